@@ -1,0 +1,57 @@
+//===- ConvLowerDialect.td - conv_lower dialect ------------*- tablegen -*-===//
+
+#ifndef CONVLOWER_DIALECT_TD
+#define CONVLOWER_DIALECT_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def ConvLower_Dialect : Dialect {
+  let name = "conv_lower";
+  let cppNamespace = "::mlir::conv_lower";
+  let summary = "Convolution lowering through im2col + GEMM + fold";
+  let description = [{
+    The `conv_lower` dialect holds the two data-movement halves of a
+    convolution lowered to a GEMM: `conv_lower.im2col` gathers input patches
+    into the GEMM's A operand, and `conv_lower.fold` scatters the GEMM result
+    back into the output image layout. Between them sits an ordinary linalg
+    contraction. Both ops work on ranked tensors.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def ConvLower_Layout : I32EnumAttr<"ImageLayout",
+    "memory layout of an image tensor", [
+      I32EnumAttrCase<"nchw", 0>,
+      I32EnumAttrCase<"nhwc", 1>,
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::conv_lower";
+}
+
+def ConvLower_LayoutAttr : EnumAttr<ConvLower_Dialect, ConvLower_Layout,
+                                    "layout"> {
+  let assemblyFormat = "$value";
+}
+
+def ConvLower_KOrder : I32EnumAttr<"KOrder",
+    "order of the (c, kh, kw) reduction index inside an im2col row", [
+      I32EnumAttrCase<"chw", 0>,
+      I32EnumAttrCase<"hwc", 1>,
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::conv_lower";
+}
+
+def ConvLower_KOrderAttr : EnumAttr<ConvLower_Dialect, ConvLower_KOrder,
+                                    "k_order"> {
+  let assemblyFormat = "$value";
+}
+
+#endif // CONVLOWER_DIALECT_TD

@@ -1,0 +1,94 @@
+//===- ConvLowerToLLVM.cpp - the CPU pipeline -----------------------------===//
+//
+// linalg on tensors -> LLVM dialect, runnable by mlir-runner and the JIT.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConvLower/Pipelines/Pipelines.h"
+#include "ConvLower/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::conv_lower;
+
+/// Convolutions into im2col + GEMM + fold, then plain linalg/tensor.
+static void addConvRewrite(OpPassManager &pm,
+                           const ConvLowerToLLVMOptions &options) {
+  if (options.im2col)
+    pm.addPass(createConvLowerIm2Col());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createConvLowerDecompose());
+  pm.addPass(createCanonicalizerPass());
+}
+
+/// The GEMMs become register-tiled vector.contract loops (still on tensors).
+static void addTileAndVectorize(OpPassManager &pm,
+                                const ConvLowerToLLVMOptions &options) {
+  ConvLowerTileAndVectorizeOptions tiling;
+  tiling.tileM = options.tileM;
+  tiling.tileN = options.tileN;
+  tiling.tileK = options.tileK;
+  pm.addPass(createConvLowerTileAndVectorize(tiling));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+/// Tensors into buffers, with deallocation made explicit.
+static void addBufferize(OpPassManager &pm) {
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createCanonicalizerPass());
+}
+
+/// Remaining linalg ops (im2col copies, transposes, fills) into loops, then
+/// every dialect into LLVM.
+static void addLowerToLLVM(OpPassManager &pm) {
+  pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  ConvertVectorToLLVMPassOptions vectorOptions;
+  vectorOptions.vectorContractLowering =
+      vector::VectorContractLowering::OuterProduct;
+  pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void mlir::conv_lower::buildConvLowerToLLVMPipeline(
+    OpPassManager &pm, const ConvLowerToLLVMOptions &options) {
+  addConvRewrite(pm, options);
+  addTileAndVectorize(pm, options);
+  addBufferize(pm);
+  addLowerToLLVM(pm);
+}
+
+void mlir::conv_lower::registerConvLowerPipelines() {
+  PassPipelineRegistration<ConvLowerToLLVMOptions>(
+      "conv-lower-to-llvm",
+      "Lower a linalg-on-tensors module (convolutions included) to the LLVM "
+      "dialect for the CPU: im2col rewrite, tiled and vectorized GEMMs, "
+      "bufferization, LLVM conversion",
+      buildConvLowerToLLVMPipeline);
+}

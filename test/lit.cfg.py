@@ -1,0 +1,64 @@
+# -*- Python -*-
+# lit configuration of the ConvLower regression suite.
+
+import os
+import shutil
+import subprocess
+import sys
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "CONV_LOWER"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.conv_lower_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%python", sys.executable))
+llvm_config.use_default_substitutions()
+
+# Our tools first, then LLVM's (FileCheck, not, mlir-opt, mlir-runner).
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.conv_lower_tools_dir, append_path=True)
+tool_dirs = [config.conv_lower_tools_dir, config.llvm_tools_dir]
+llvm_config.add_tool_substitutions(["conv-opt"], tool_dirs)
+
+def tool_path(name):
+    for d in tool_dirs:
+        p = os.path.join(d, name)
+        if os.path.exists(p):
+            return p
+    return shutil.which(name) or name
+
+config.substitutions.append(("%conv_opt", tool_path("conv-opt")))
+config.substitutions.append(("%mlir_opt", tool_path("mlir-opt")))
+config.substitutions.append(("%mlir_runner", tool_path("mlir-runner")))
+for lib in ["mlir_runner_utils", "mlir_c_runner_utils"]:
+    config.substitutions.append(
+        ("%" + lib, os.path.join(config.llvm_lib_dir, "lib" + lib + ".so")))
+
+# ptxas from the CUDA toolkit: tests that assemble cubins say `REQUIRES: ptxas`
+# and are reported unsupported, with the reason below, where it is absent.
+ptxas = shutil.which("ptxas") or os.path.join(config.cuda_toolkit_dir or "/usr/local/cuda", "bin", "ptxas")
+if os.path.exists(ptxas):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+    llvm_config.with_environment("PATH", os.path.dirname(ptxas), append_path=True)
+else:
+    lit_config.note("ptxas not found (no CUDA toolkit in /usr/local/cuda): "
+                    "tests that need it are UNSUPPORTED")
+
+# A usable GPU is never assumed: `REQUIRES: cuda-device` tests run in bench/gpu.
+if os.environ.get("CONV_LOWER_CUDA_DEVICE") == "1":
+    config.available_features.add("cuda-device")
+
+# numpy drives the numerical integration tests.
+if subprocess.call([sys.executable, "-c", "import numpy"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
+    config.available_features.add("numpy")
+else:
+    lit_config.note("numpy is not importable by %s: numerical tests are UNSUPPORTED" % sys.executable)
