@@ -50,6 +50,7 @@ static void addBufferize(OpPassManager &pm) {
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addPass(createCanonicalizerPass());
 }
 

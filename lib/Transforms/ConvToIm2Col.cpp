@@ -205,6 +205,25 @@ LogicalResult fitOutput(int64_t in, int64_t &padBefore, int64_t &padAfter,
   return success();
 }
 
+/// Why a convolution-like op matches none of the forms.
+std::string unsupportedFormReason(linalg::LinalgOp op) {
+  StringRef name = op->getName().getStringRef();
+  if (name.starts_with("linalg.pooling"))
+    return "pooling has no filter to multiply with";
+  if (name.ends_with("_q"))
+    return "quantized convolutions (with zero points) are not rewritten";
+  FailureOr<linalg::ConvolutionDimensions> dims =
+      linalg::inferConvolutionDims(op);
+  if (succeeded(dims) && dims->outputImage.size() != 2) {
+    size_t n = dims->outputImage.size();
+    return ("only 2-D convolutions are rewritten (this one has " + Twine(n) +
+            " spatial dimension" + (n == 1 ? ")" : "s)"))
+        .str();
+  }
+  return ("not one of the supported 2-D convolution forms (" + name + ")")
+      .str();
+}
+
 FailureOr<ConvPlan> analyzeConv(linalg::LinalgOp op, std::string &whyNot) {
   auto fail = [&](const Twine &reason) {
     whyNot = reason.str();
@@ -218,14 +237,8 @@ FailureOr<ConvPlan> analyzeConv(linalg::LinalgOp op, std::string &whyNot) {
       break;
     }
   }
-  if (!plan.form) {
-    if (op.getNumLoops() != 7 && op.getNumLoops() != 8 &&
-        op.getNumLoops() != 6 && isa<linalg::ConvolutionOpInterface>(*op))
-      return fail("only 2-D convolutions are rewritten (this op has " +
-                  Twine(op.getNumLoops()) + " loops)");
-    return fail("not a supported 2-D convolution form (quantized, pooling, "
-                "1-D/3-D and other layouts are left alone)");
-  }
+  if (!plan.form)
+    return fail(unsupportedFormReason(op));
   const ConvForm &form = *plan.form;
   if (!op.hasPureTensorSemantics())
     return fail("the convolution works on buffers; only tensors are rewritten");

@@ -5,6 +5,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::conv_lower {
@@ -16,9 +18,19 @@ using namespace mlir;
 
 namespace {
 
+/// The largest divisor of `extent` not above `size`: full tiles only, so every
+/// tile is static and vectorizes without masks.
+int64_t largestDividingTile(int64_t extent, int64_t size) {
+  for (int64_t t = std::min(size, extent); t > 1; --t)
+    if (extent % t == 0)
+      return t;
+  return 1;
+}
+
 /// Tile sizes for a contraction: the innermost m, n and k loops get the
-/// requested sizes (clamped to the loop's static extent so that the tile is
-/// full and static where it can be), every other loop 1.
+/// requested sizes (shrunk to divide a static extent), every other loop 1.
+/// A dynamic extent keeps the requested size; its partial last tile is
+/// vectorized with masks.
 SmallVector<int64_t> computeTileSizes(linalg::LinalgOp op,
                                       const linalg::ContractionDimensions &dims,
                                       int64_t tileM, int64_t tileN,
@@ -31,7 +43,7 @@ SmallVector<int64_t> computeTileSizes(linalg::LinalgOp op,
     unsigned loop = loops.back();
     sizes[loop] = ShapedType::isDynamic(ranges[loop])
                       ? size
-                      : std::min(size, ranges[loop]);
+                      : largestDividingTile(ranges[loop], size);
   };
   setInnermost(dims.m, tileM);
   setInnermost(dims.n, tileN);
@@ -66,8 +78,15 @@ LogicalResult tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
     if (linalgOp.hasDynamicShape())
       vectorSizes = sizes;
     rewriter.setInsertionPoint(linalgOp);
-    FailureOr<linalg::VectorizationResult> result =
-        linalg::vectorize(rewriter, linalgOp, vectorSizes);
+    // Prefer a direct vector.contract (lowered to outer-product FMAs); fall
+    // back to broadcast + multi_reduction for bodies it does not accept.
+    FailureOr<linalg::VectorizationResult> result = linalg::vectorize(
+        rewriter, linalgOp, vectorSizes, /*inputScalableVecDims=*/{},
+        /*vectorizeNDExtract=*/false, /*flatten1DDepthwiseConv=*/false,
+        /*assumeDynamicDimsMatchVecSizes=*/false,
+        /*createNamedContraction=*/true);
+    if (failed(result))
+      result = linalg::vectorize(rewriter, linalgOp, vectorSizes);
     if (failed(result))
       continue; // A scalar tile is still correct; later passes lower it.
     if (!result->replacements.empty())
@@ -96,6 +115,12 @@ struct ConvLowerTileAndVectorizePass
     IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp op : contractions)
       (void)tileAndVectorize(rewriter, op, tileM, tileN, tileK);
+
+    // Mixed-precision bodies vectorize as ext + mul + multi_reduction: fold
+    // them back into vector.contract so that every tile is one contraction.
+    RewritePatternSet patterns(&getContext());
+    vector::populateVectorReductionToContractPatterns(patterns);
+    (void)applyPatternsGreedily(getOperation(), std::move(patterns));
   }
 };
 

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what ConvLower needs to build and test, idempotently and quietly:
+# Debian's LLVM/MLIR 22, lit/FileCheck, Ninja, CMake, numpy (numerical tests).
+# Says whether the CUDA toolkit (ptxas) is present; it is optional.
+set -euo pipefail
+
+PACKAGES=(
+  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
+  ninja-build cmake g++ python3 python3-numpy
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "setup: all packages present"
+fi
+
+CUDA_HOME="${CUDA_HOME:-/usr/local/cuda}"
+if [ -x "$CUDA_HOME/bin/ptxas" ]; then
+  echo "setup: CUDA toolkit found: $("$CUDA_HOME/bin/ptxas" --version | tail -1)"
+else
+  echo "setup: no CUDA toolkit at $CUDA_HOME (ptxas missing): PTX/cubin tests will be reported UNSUPPORTED"
+fi

@@ -1,0 +1,50 @@
+// RUN: conv-opt %s | FileCheck %s
+// Round trip through the custom form, and through the generic form.
+// RUN: conv-opt %s | conv-opt | FileCheck %s
+// RUN: conv-opt %s --mlir-print-op-generic | conv-opt | FileCheck %s
+
+// CHECK-LABEL: func.func @im2col_nchw
+// CHECK: conv_lower.im2col %{{.*}} layout = nchw kernel = [3, 3] strides = [1, 1] dilations = [1, 1] padding = [1, 1, 1, 1] groups = 1 k_order = chw : tensor<1x8x16x16xf32> -> tensor<256x72xf32>
+func.func @im2col_nchw(%x: tensor<1x8x16x16xf32>) -> tensor<256x72xf32> {
+  %0 = conv_lower.im2col %x layout = nchw kernel = [3, 3] strides = [1, 1]
+         dilations = [1, 1] padding = [1, 1, 1, 1] groups = 1 k_order = chw
+       : tensor<1x8x16x16xf32> -> tensor<256x72xf32>
+  return %0 : tensor<256x72xf32>
+}
+
+// Grouped, strided, dilated, asymmetric padding, HWC K order:
+// Ho = (9 + 0 + 2 - 2*(3-1) - 1) / 2 + 1 = 4, Wo = (9 + 1 + 0 - 4 - 1) / 2 + 1 = 3.
+// CHECK-LABEL: func.func @im2col_nhwc_grouped
+// CHECK: conv_lower.im2col %{{.*}} layout = nhwc kernel = [3, 3] strides = [2, 2] dilations = [2, 2] padding = [0, 1, 2, 0] groups = 4 k_order = hwc : tensor<2x9x9x8xf16> -> tensor<4x24x18xf16>
+func.func @im2col_nhwc_grouped(%x: tensor<2x9x9x8xf16>) -> tensor<4x24x18xf16> {
+  %0 = conv_lower.im2col %x layout = nhwc kernel = [3, 3] strides = [2, 2]
+         dilations = [2, 2] padding = [0, 1, 2, 0] groups = 4 k_order = hwc
+       : tensor<2x9x9x8xf16> -> tensor<4x24x18xf16>
+  return %0 : tensor<4x24x18xf16>
+}
+
+// A dynamic batch makes M dynamic.
+// CHECK-LABEL: func.func @im2col_dynamic_batch
+// CHECK: conv_lower.im2col {{.*}} : tensor<?x3x8x8xbf16> -> tensor<?x27xbf16>
+func.func @im2col_dynamic_batch(%x: tensor<?x3x8x8xbf16>) -> tensor<?x27xbf16> {
+  %0 = conv_lower.im2col %x layout = nchw kernel = [3, 3] strides = [1, 1]
+         dilations = [1, 1] padding = [1, 1, 1, 1] groups = 1 k_order = chw
+       : tensor<?x3x8x8xbf16> -> tensor<?x27xbf16>
+  return %0 : tensor<?x27xbf16>
+}
+
+// CHECK-LABEL: func.func @fold_nchw
+// CHECK: conv_lower.fold %{{.*}} layout = nchw output_size = [16, 16] : tensor<256x32xf32> -> tensor<1x32x16x16xf32>
+func.func @fold_nchw(%y: tensor<256x32xf32>) -> tensor<1x32x16x16xf32> {
+  %0 = conv_lower.fold %y layout = nchw output_size = [16, 16]
+       : tensor<256x32xf32> -> tensor<1x32x16x16xf32>
+  return %0 : tensor<1x32x16x16xf32>
+}
+
+// CHECK-LABEL: func.func @fold_nhwc_grouped_dynamic
+// CHECK: conv_lower.fold %{{.*}} layout = nhwc output_size = [4, 3] : tensor<4x?x6xi32> -> tensor<?x4x3x24xi32>
+func.func @fold_nhwc_grouped_dynamic(%y: tensor<4x?x6xi32>) -> tensor<?x4x3x24xi32> {
+  %0 = conv_lower.fold %y layout = nhwc output_size = [4, 3]
+       : tensor<4x?x6xi32> -> tensor<?x4x3x24xi32>
+  return %0 : tensor<?x4x3x24xi32>
+}

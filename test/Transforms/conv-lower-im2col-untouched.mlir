@@ -1,0 +1,68 @@
+// RUN: conv-opt %s --conv-lower-im2col=emit-remarks -verify-diagnostics | FileCheck %s
+// RUN: conv-opt %s --conv-lower-im2col | FileCheck %s
+//
+// What the rewrite cannot handle stays exactly as it was; with emit-remarks
+// each such op gets one remark saying why.
+
+// CHECK-LABEL: func.func @pooling
+// CHECK: linalg.pooling_nhwc_sum
+func.func @pooling(%x: tensor<1x10x10x8xf32>, %w: tensor<3x3xf32>, %init: tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32> {
+  // expected-remark @+1 {{conv-lower-im2col: left untouched: pooling has no filter to multiply with}}
+  %y = linalg.pooling_nhwc_sum {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x10x10x8xf32>, tensor<3x3xf32>) outs(%init : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  return %y : tensor<1x8x8x8xf32>
+}
+
+// CHECK-LABEL: func.func @conv3d
+// CHECK: linalg.conv_3d_ndhwc_dhwcf
+func.func @conv3d(%x: tensor<1x6x6x6x4xf32>, %w: tensor<3x3x3x4x8xf32>, %init: tensor<1x4x4x4x8xf32>) -> tensor<1x4x4x4x8xf32> {
+  // expected-remark @+1 {{conv-lower-im2col: left untouched: only 2-D convolutions are rewritten (this one has 3 spatial dimensions)}}
+  %y = linalg.conv_3d_ndhwc_dhwcf {strides = dense<1> : tensor<3xi64>, dilations = dense<1> : tensor<3xi64>} ins(%x, %w : tensor<1x6x6x6x4xf32>, tensor<3x3x3x4x8xf32>) outs(%init : tensor<1x4x4x4x8xf32>) -> tensor<1x4x4x4x8xf32>
+  return %y : tensor<1x4x4x4x8xf32>
+}
+
+// CHECK-LABEL: func.func @conv1d
+// CHECK: linalg.conv_1d_nwc_wcf
+func.func @conv1d(%x: tensor<1x10x4xf32>, %w: tensor<3x4x8xf32>, %init: tensor<1x8x8xf32>) -> tensor<1x8x8xf32> {
+  // expected-remark @+1 {{conv-lower-im2col: left untouched: only 2-D convolutions are rewritten (this one has 1 spatial dimension)}}
+  %y = linalg.conv_1d_nwc_wcf {strides = dense<1> : tensor<1xi64>, dilations = dense<1> : tensor<1xi64>} ins(%x, %w : tensor<1x10x4xf32>, tensor<3x4x8xf32>) outs(%init : tensor<1x8x8xf32>) -> tensor<1x8x8xf32>
+  return %y : tensor<1x8x8xf32>
+}
+
+// A non-zero pad value cannot become im2col padding: the pad stays and the
+// convolution is rewritten on the padded tensor.
+// CHECK-LABEL: func.func @nonzero_pad
+// CHECK: tensor.pad
+// CHECK: conv_lower.im2col %{{.*}} padding = [0, 0, 0, 0]
+func.func @nonzero_pad(%x: tensor<1x4x8x8xf32>, %w: tensor<8x4x3x3xf32>, %init: tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32> {
+  %one = arith.constant 1.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %one : f32
+  } : tensor<1x4x8x8xf32> to tensor<1x4x10x10xf32>
+  %y = linalg.conv_2d_nchw_fchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>} ins(%p, %w : tensor<1x4x10x10xf32>, tensor<8x4x3x3xf32>) outs(%init : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  return %y : tensor<1x8x8x8xf32>
+}
+
+// CHECK-LABEL: func.func @quantized
+// CHECK: linalg.conv_2d_nhwc_hwcf_q
+func.func @quantized(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x4x8xi8>, %zx: i32, %zw: i32, %init: tensor<1x6x6x8xi32>) -> tensor<1x6x6x8xi32> {
+  // expected-remark @+1 {{conv-lower-im2col: left untouched: quantized convolutions (with zero points) are not rewritten}}
+  %y = linalg.conv_2d_nhwc_hwcf_q {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>} ins(%x, %w, %zx, %zw : tensor<1x8x8x4xi8>, tensor<3x3x4x8xi8>, i32, i32) outs(%init : tensor<1x6x6x8xi32>) -> tensor<1x6x6x8xi32>
+  return %y : tensor<1x6x6x8xi32>
+}
+
+// CHECK-LABEL: func.func @dynamic_spatial
+// CHECK: linalg.conv_2d_nhwc_hwcf
+func.func @dynamic_spatial(%x: tensor<1x?x?x4xf32>, %w: tensor<3x3x4x8xf32>, %init: tensor<1x?x?x8xf32>) -> tensor<1x?x?x8xf32> {
+  // expected-remark @+1 {{conv-lower-im2col: left untouched: only the batch dimension may be dynamic}}
+  %y = linalg.conv_2d_nhwc_hwcf {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x?x?x4xf32>, tensor<3x3x4x8xf32>) outs(%init : tensor<1x?x?x8xf32>) -> tensor<1x?x?x8xf32>
+  return %y : tensor<1x?x?x8xf32>
+}
+
+// CHECK-LABEL: func.func @on_buffers
+// CHECK: linalg.conv_2d_nhwc_hwcf
+func.func @on_buffers(%x: memref<1x8x8x4xf32>, %w: memref<3x3x4x8xf32>, %y: memref<1x6x6x8xf32>) {
+  // expected-remark @+1 {{conv-lower-im2col: left untouched: the convolution works on buffers; only tensors are rewritten}}
+  linalg.conv_2d_nhwc_hwcf {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>} ins(%x, %w : memref<1x8x8x4xf32>, memref<3x3x4x8xf32>) outs(%y : memref<1x6x6x8xf32>)
+  return
+}

@@ -1,0 +1,59 @@
+// RUN: conv-opt %s --conv-lower-im2col --canonicalize --cse | FileCheck %s
+
+#mapx = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh * 2 + kh * 2, ow * 2 + kw * 2)>
+#mapw = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+#mapy = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+
+// A convolution written as a linalg.generic (torch-mlir's form) is
+// recognized, strides and dilations included.
+// CHECK-LABEL: func.func @generic_nchw_fchw
+// CHECK-NOT: linalg.generic
+// CHECK: conv_lower.im2col %{{.*}} layout = nchw kernel = [3, 3] strides = [2, 2] dilations = [2, 2] padding = [0, 0, 0, 0] groups = 1 k_order = chw : tensor<1x3x11x11xf32> -> tensor<16x27xf32>
+// CHECK: linalg.matmul
+// CHECK: conv_lower.fold
+func.func @generic_nchw_fchw(%x: tensor<1x3x11x11xf32>, %w: tensor<4x3x3x3xf32>, %init: tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32> {
+  %y = linalg.generic {indexing_maps = [#mapx, #mapw, #mapy], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : tensor<1x3x11x11xf32>, tensor<4x3x3x3xf32>) outs(%init : tensor<1x4x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x4x4xf32>
+  return %y : tensor<1x4x4x4xf32>
+}
+
+// 1x1, stride 1, NCHW: no im2col, no fold; Y[n] = W . X[n] on [N, C, H*W].
+// CHECK-LABEL: func.func @pointwise_nchw
+// CHECK-NOT: conv_lower
+// CHECK-DAG: %[[X:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0], [1], [2, 3]] : tensor<?x16x7x7xf32> into tensor<?x16x49xf32>
+// CHECK-DAG: %[[W:.*]] = tensor.collapse_shape %arg1 {{\[\[}}0], [1, 2, 3]] : tensor<32x16x1x1xf32> into tensor<32x16xf32>
+// CHECK: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[$NCP:.*]], #[[$FC:.*]], #[[$NFP:.*]]], {{.*}} ins(%[[X]], %[[W]] : {{.*}}) outs(%{{.*}} : tensor<?x32x49xf32>)
+// CHECK: tensor.expand_shape %[[Y]] {{\[\[}}0], [1], [2, 3]]
+// CHECK-NOT: conv_lower
+func.func @pointwise_nchw(%x: tensor<?x16x7x7xf32>, %w: tensor<32x16x1x1xf32>, %init: tensor<?x32x7x7xf32>) -> tensor<?x32x7x7xf32> {
+  %y = linalg.conv_2d_nchw_fchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<?x16x7x7xf32>, tensor<32x16x1x1xf32>) outs(%init : tensor<?x32x7x7xf32>) -> tensor<?x32x7x7xf32>
+  return %y : tensor<?x32x7x7xf32>
+}
+
+// 1x1, stride 1, NHWC: the image is already X_col; only reshapes remain.
+// CHECK-LABEL: func.func @pointwise_nhwc
+// CHECK-NOT: conv_lower
+// CHECK: tensor.collapse_shape %arg0 {{\[\[}}0, 1, 2], [3]] : tensor<2x7x7x16xf32> into tensor<98x16xf32>
+// CHECK: linalg.matmul
+// CHECK: tensor.expand_shape
+// CHECK-NOT: conv_lower
+func.func @pointwise_nhwc(%x: tensor<2x7x7x16xf32>, %w: tensor<1x1x16x32xf32>, %init: tensor<2x7x7x32xf32>) -> tensor<2x7x7x32xf32> {
+  %y = linalg.conv_2d_nhwc_hwcf {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<2x7x7x16xf32>, tensor<1x1x16x32xf32>) outs(%init : tensor<2x7x7x32xf32>) -> tensor<2x7x7x32xf32>
+  return %y : tensor<2x7x7x32xf32>
+}
+
+// Linalg allows an output smaller than the formula gives (9x9, 3x3, stride 2
+// gives 4x4; this one keeps 3x3): the unread rows and columns are cropped so
+// that the im2col states the exact formula.
+// CHECK-LABEL: func.func @output_smaller_than_formula
+// CHECK: %[[S:.*]] = tensor.extract_slice %arg0[0, 0, 0, 0] [1, 4, 7, 7] [1, 1, 1, 1]
+// CHECK: conv_lower.im2col %[[S]] {{.*}} : tensor<1x4x7x7xf32> -> tensor<9x36xf32>
+func.func @output_smaller_than_formula(%x: tensor<1x4x9x9xf32>, %w: tensor<8x4x3x3xf32>, %init: tensor<1x8x3x3xf32>) -> tensor<1x8x3x3xf32> {
+  %y = linalg.conv_2d_nchw_fchw {strides = dense<2> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x4x9x9xf32>, tensor<8x4x3x3xf32>) outs(%init : tensor<1x8x3x3xf32>) -> tensor<1x8x3x3xf32>
+  return %y : tensor<1x8x3x3xf32>
+}

@@ -1,0 +1,54 @@
+// RUN: conv-opt %s --conv-lower-tile-and-vectorize="tile-m=8 tile-n=16 tile-k=4" --canonicalize | FileCheck %s
+// RUN: not conv-opt %s --conv-lower-tile-and-vectorize="tile-m=0" 2>&1 | FileCheck %s --check-prefix=BAD
+
+// BAD: conv-lower-tile-and-vectorize: tile sizes must be positive
+
+// A 64x48x36 GEMM: tiles of 8x16x4 divide it exactly, each tile is one
+// vector.contract; no linalg.matmul survives.
+// CHECK-LABEL: func.func @matmul
+// CHECK-COUNT-3: scf.for
+// CHECK: vector.contract {{.*}} : vector<8x4xf32>, vector<4x16xf32> into vector<8x16xf32>
+// CHECK-NOT: linalg.matmul
+func.func @matmul(%a: tensor<64x36xf32>, %b: tensor<36x48xf32>, %c: tensor<64x48xf32>) -> tensor<64x48xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<64x36xf32>, tensor<36x48xf32>) outs(%c : tensor<64x48xf32>) -> tensor<64x48xf32>
+  return %0 : tensor<64x48xf32>
+}
+
+// Sizes that the requested tiles do not divide shrink to a divisor
+// (M = 36: 6, K = 27: 3, N = 2: 2) so that every tile stays static.
+// CHECK-LABEL: func.func @transposed_b_odd_sizes
+// CHECK: vector.contract {{.*}} : vector<6x3xf32>, vector<2x3xf32> into vector<6x2xf32>
+// CHECK-NOT: linalg.matmul
+func.func @transposed_b_odd_sizes(%a: tensor<36x27xf32>, %b: tensor<2x27xf32>, %c: tensor<36x2xf32>) -> tensor<36x2xf32> {
+  %0 = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+         ins(%a, %b : tensor<36x27xf32>, tensor<2x27xf32>) outs(%c : tensor<36x2xf32>) -> tensor<36x2xf32>
+  return %0 : tensor<36x2xf32>
+}
+
+// Grouped contraction as linalg.generic with mixed precision: the group loop
+// is tiled by 1, the extension stays inside the vectorized tile.
+// CHECK-LABEL: func.func @grouped_generic_f16
+// CHECK: arith.extf {{.*}} : vector<{{.*}}xf16> to vector<{{.*}}xf32>
+// CHECK: vector.contract
+// CHECK-NOT: linalg.generic
+func.func @grouped_generic_f16(%a: tensor<2x16x36xf16>, %b: tensor<3x2x36xf16>, %c: tensor<2x16x3xf32>) -> tensor<2x16x3xf32> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(g, m, f, k) -> (g, m, k)>, affine_map<(g, m, f, k) -> (f, g, k)>, affine_map<(g, m, f, k) -> (g, m, f)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+       ins(%a, %b : tensor<2x16x36xf16>, tensor<3x2x36xf16>) outs(%c : tensor<2x16x3xf32>) {
+  ^bb0(%x: f16, %y: f16, %acc: f32):
+    %xe = arith.extf %x : f16 to f32
+    %ye = arith.extf %y : f16 to f32
+    %m = arith.mulf %xe, %ye : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x16x3xf32>
+  return %0 : tensor<2x16x3xf32>
+}
+
+// Non-contractions are left alone.
+// CHECK-LABEL: func.func @not_a_contraction
+// CHECK: linalg.transpose
+func.func @not_a_contraction(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %0 = linalg.transpose ins(%a : tensor<4x8xf32>) outs(%b : tensor<8x4xf32>) permutation = [1, 0]
+  return %0 : tensor<8x4xf32>
+}
