@@ -34,12 +34,14 @@ def tool_path(name):
             return p
     return shutil.which(name) or name
 
-config.substitutions.append(("%conv_opt", tool_path("conv-opt")))
-config.substitutions.append(("%mlir_opt", tool_path("mlir-opt")))
-config.substitutions.append(("%mlir_runner", tool_path("mlir-runner")))
+# Longer names first: lit substitutes in order, and %mlir_runner is a prefix
+# of %mlir_runner_utils.
 for lib in ["mlir_runner_utils", "mlir_c_runner_utils"]:
     config.substitutions.append(
         ("%" + lib, os.path.join(config.llvm_lib_dir, "lib" + lib + ".so")))
+config.substitutions.append(("%conv_opt", tool_path("conv-opt")))
+config.substitutions.append(("%mlir_opt", tool_path("mlir-opt")))
+config.substitutions.append(("%mlir_runner", tool_path("mlir-runner")))
 
 # ptxas from the CUDA toolkit: tests that assemble cubins say `REQUIRES: ptxas`
 # and are reported unsupported, with the reason below, where it is absent.
