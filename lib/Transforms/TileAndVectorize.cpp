@@ -1,13 +1,24 @@
 //===- TileAndVectorize.cpp - register-tile GEMMs and vectorize them ------===//
+//
+// Three steps over every linalg contraction on tensors:
+//  1. tile (innermost m/n/k by the requested sizes, other loops by 1); a
+//     static extent gets the largest dividing tile, a dynamic one (batch) the
+//     requested tile with its last partial iteration peeled off;
+//  2. canonicalize, so the full tiles get static shapes;
+//  3. vectorize every static tile into one vector.contract. Peeled remainder
+//     tiles stay scalar and are lowered to loops later: correct, and rare.
+//
+//===----------------------------------------------------------------------===//
 
 #include "ConvLower/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERTILEANDVECTORIZE
@@ -19,7 +30,7 @@ using namespace mlir;
 namespace {
 
 /// The largest divisor of `extent` not above `size`: full tiles only, so every
-/// tile is static and vectorizes without masks.
+/// tile of a static extent is static and vectorizes without masks.
 int64_t largestDividingTile(int64_t extent, int64_t size) {
   for (int64_t t = std::min(size, extent); t > 1; --t)
     if (extent % t == 0)
@@ -29,8 +40,6 @@ int64_t largestDividingTile(int64_t extent, int64_t size) {
 
 /// Tile sizes for a contraction: the innermost m, n and k loops get the
 /// requested sizes (shrunk to divide a static extent), every other loop 1.
-/// A dynamic extent keeps the requested size; its partial last tile is
-/// vectorized with masks.
 SmallVector<int64_t> computeTileSizes(linalg::LinalgOp op,
                                       const linalg::ContractionDimensions &dims,
                                       int64_t tileM, int64_t tileN,
@@ -51,12 +60,14 @@ SmallVector<int64_t> computeTileSizes(linalg::LinalgOp op,
   return sizes;
 }
 
-LogicalResult tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
-                               int64_t tileM, int64_t tileN, int64_t tileK) {
+/// Step 1: tile one contraction; peel loops over dynamic extents.
+LogicalResult tileAndPeel(RewriterBase &rewriter, linalg::LinalgOp op,
+                          int64_t tileM, int64_t tileN, int64_t tileK) {
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
   if (failed(dims))
     return failure();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<int64_t> sizes = computeTileSizes(op, *dims, tileM, tileN, tileK);
 
   scf::SCFTilingOptions options;
@@ -68,33 +79,55 @@ LogicalResult tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op,
     return failure();
   rewriter.replaceOp(op, tiled->replacements);
 
-  for (Operation *tiledOp : tiled->tiledOps) {
-    auto linalgOp = dyn_cast<linalg::LinalgOp>(tiledOp);
-    if (!linalgOp)
+  // Loops are created for the non-zero tile sizes, outermost first.
+  unsigned loopIndex = 0;
+  for (auto [dim, size] : llvm::enumerate(sizes)) {
+    if (size == 0)
       continue;
-    // Partial boundary tiles have dynamic shapes: vectorize them with masks
-    // at the full tile size.
-    SmallVector<int64_t> vectorSizes;
-    if (linalgOp.hasDynamicShape())
-      vectorSizes = sizes;
-    rewriter.setInsertionPoint(linalgOp);
-    // Prefer a direct vector.contract (lowered to outer-product FMAs); fall
-    // back to broadcast + multi_reduction for bodies it does not accept.
-    FailureOr<linalg::VectorizationResult> result = linalg::vectorize(
-        rewriter, linalgOp, vectorSizes, /*inputScalableVecDims=*/{},
-        /*vectorizeNDExtract=*/false, /*flatten1DDepthwiseConv=*/false,
-        /*assumeDynamicDimsMatchVecSizes=*/false,
-        /*createNamedContraction=*/true);
-    if (failed(result))
-      result = linalg::vectorize(rewriter, linalgOp, vectorSizes);
-    if (failed(result))
-      continue; // A scalar tile is still correct; later passes lower it.
-    if (!result->replacements.empty())
-      rewriter.replaceOp(linalgOp, result->replacements);
-    else
-      rewriter.eraseOp(linalgOp);
+    auto forOp = dyn_cast<scf::ForOp>(
+        tiled->loops[loopIndex++].getOperation());
+    if (!forOp || !ShapedType::isDynamic(ranges[dim]) || size == 1)
+      continue;
+    scf::ForOp remainder;
+    (void)scf::peelForLoopAndSimplifyBounds(rewriter, forOp, remainder);
   }
   return success();
+}
+
+/// Step 2: the canonicalizer's patterns, so that peeled full tiles become
+/// static (affine.min folded, slices and linalg ops re-typed).
+LogicalResult canonicalize(Operation *root) {
+  MLIRContext *ctx = root->getContext();
+  RewritePatternSet patterns(ctx);
+  for (Dialect *dialect : ctx->getLoadedDialects())
+    dialect->getCanonicalizationPatterns(patterns);
+  for (RegisteredOperationName op : ctx->getRegisteredOperations())
+    op.getCanonicalizationPatterns(patterns, ctx);
+  return applyPatternsGreedily(root, std::move(patterns));
+}
+
+/// Step 3: one static tile into one vector.contract.
+void vectorizeTile(RewriterBase &rewriter, linalg::LinalgOp op) {
+  rewriter.setInsertionPoint(op);
+  // Prefer a direct vector.contract (lowered to outer-product FMAs); fall
+  // back to broadcast + multi_reduction for bodies it does not accept.
+  FailureOr<linalg::VectorizationResult> result = linalg::vectorize(
+      rewriter, op, /*inputVectorSizes=*/{}, /*inputScalableVecDims=*/{},
+      /*vectorizeNDExtract=*/false, /*flatten1DDepthwiseConv=*/false,
+      /*assumeDynamicDimsMatchVecSizes=*/false,
+      /*createNamedContraction=*/true);
+  if (failed(result))
+    result = linalg::vectorize(rewriter, op);
+  if (failed(result))
+    return; // A scalar tile is still correct; later passes lower it.
+  if (!result->replacements.empty())
+    rewriter.replaceOp(op, result->replacements);
+  else
+    rewriter.eraseOp(op);
+}
+
+bool isTensorContraction(linalg::LinalgOp op) {
+  return op.hasPureTensorSemantics() && linalg::isaContractionOpInterface(op);
 }
 
 struct ConvLowerTileAndVectorizePass
@@ -107,14 +140,24 @@ struct ConvLowerTileAndVectorizePass
           << "conv-lower-tile-and-vectorize: tile sizes must be positive";
       return signalPassFailure();
     }
+    IRRewriter rewriter(&getContext());
     SmallVector<linalg::LinalgOp> contractions;
     getOperation()->walk([&](linalg::LinalgOp op) {
-      if (op.hasPureTensorSemantics() && linalg::isaContractionOpInterface(op))
+      if (isTensorContraction(op))
         contractions.push_back(op);
     });
-    IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp op : contractions)
-      (void)tileAndVectorize(rewriter, op, tileM, tileN, tileK);
+      (void)tileAndPeel(rewriter, op, tileM, tileN, tileK);
+
+    (void)canonicalize(getOperation());
+
+    SmallVector<linalg::LinalgOp> tiles;
+    getOperation()->walk([&](linalg::LinalgOp op) {
+      if (isTensorContraction(op) && !op.hasDynamicShape())
+        tiles.push_back(op);
+    });
+    for (linalg::LinalgOp op : tiles)
+      vectorizeTile(rewriter, op);
 
     // Mixed-precision bodies vectorize as ext + mul + multi_reduction: fold
     // them back into vector.contract so that every tile is one contraction.

@@ -52,3 +52,15 @@ func.func @not_a_contraction(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>) -> tensor
   %0 = linalg.transpose ins(%a : tensor<4x8xf32>) outs(%b : tensor<8x4xf32>) permutation = [1, 0]
   return %0 : tensor<8x4xf32>
 }
+
+// A dynamic M (a dynamic batch): full 8-row tiles are peeled from the partial
+// last one; the full tiles vectorize, the remainder stays a scalar matmul.
+// CHECK-LABEL: func.func @dynamic_m
+// CHECK: scf.for
+// CHECK: vector.contract {{.*}} : vector<8x4xf32>, vector<4x16xf32> into vector<8x16xf32>
+// CHECK: scf.for
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<?x4xf32>, tensor<4x16xf32>)
+func.func @dynamic_m(%a: tensor<?x36xf32>, %b: tensor<36x48xf32>, %c: tensor<?x48xf32>) -> tensor<?x48xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<?x36xf32>, tensor<36x48xf32>) outs(%c : tensor<?x48xf32>) -> tensor<?x48xf32>
+  return %0 : tensor<?x48xf32>
+}

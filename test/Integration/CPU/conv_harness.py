@@ -1,0 +1,802 @@
+#!/usr/bin/env python3
+"""Numerics harness for ConvLower's im2col + matmul + fold rewrite of 2-D convolutions.
+
+Each case is a small convolution problem. The harness emits an MLIR module that runs the
+convolution on seeded random data, executes it through one or more routes, and compares
+what mlir-runner prints against a float64 numpy direct convolution written from the
+formula in DESIGN.md ("Convolution semantics"), never from the code under test:
+
+  upstream   mlir-opt UPSTREAM_PIPELINE | mlir-runner          (the original linalg conv)
+  decompose  conv-opt --conv-lower-im2col --conv-lower-decompose | mlir-opt UPSTREAM_PIPELINE
+             | mlir-runner
+  llvm       conv-opt --conv-lower-to-llvm | mlir-runner
+
+The upstream route checks the harness itself (the emitted MLIR and the reference); the
+other two check ConvLower. Before the conv-opt routes, `conv-opt --conv-lower-im2col` alone
+must leave no convolution behind (see check_im2col_rewrite).
+
+Usage: conv_harness.py --set forms [--routes upstream,decompose,llvm] [tool paths]
+       conv_harness.py --list
+"""
+
+import argparse
+import dataclasses
+import math
+import os
+import re
+import subprocess
+import sys
+import time
+import zlib
+
+import numpy as np
+
+# ----------------------------------------------------------------------------------------
+# Layouts as data.
+#
+# Every form is the grouped convolution of DESIGN.md written over logical dimensions:
+#   n batch, g group, c input channel within a group, f output channel within a group
+#   (the multiplier M for depthwise_conv_2d_nhwc_hwcm), h/w rows/columns (the input's in
+#   X, the output's in Y), r/s filter rows/columns.
+# A layout lists a tensor's axes outer to inner; an axis of several letters is those
+# dimensions merged row-major (the NCHW channel axis "gc" has index g*Cg + c). A dimension a
+# form does not mention has extent 1 (no "g": one group; no "c"/"f": depthwise).
+# The reference works on the canonical orders below and converts through these tables, so a
+# wrong entry shows up as a mismatch on the upstream route.
+# ----------------------------------------------------------------------------------------
+
+CANON_X = "ngchw"   # X[n, g, c, h, w]
+CANON_W = "gfcrs"   # W[g, f, c, r, s]
+CANON_Y = "ngfhw"   # Y[n, g, f, oh, ow]
+
+
+@dataclasses.dataclass(frozen=True)
+class Form:
+    op: str                # linalg op name; "generic" means a linalg.generic built from the maps
+    x: tuple               # input axes
+    w: tuple               # filter axes
+    y: tuple               # output axes
+    depthwise: bool = False
+
+
+def _form(op, x, w, y, depthwise=False):
+    return Form(op, tuple(x.split()), tuple(w.split()), tuple(y.split()), depthwise)
+
+
+# Operand orders from LinalgNamedStructuredOps.yamlgen.td (their indexing maps).
+FORMS = {
+    "conv_2d_nchw_fchw": _form("conv_2d_nchw_fchw", "n c h w", "f c r s", "n f h w"),
+    "conv_2d_nhwc_hwcf": _form("conv_2d_nhwc_hwcf", "n h w c", "r s c f", "n h w f"),
+    "conv_2d_nhwc_fhwc": _form("conv_2d_nhwc_fhwc", "n h w c", "f r s c", "n h w f"),
+    "conv_2d_ngchw_fgchw": _form("conv_2d_ngchw_fgchw", "n g c h w", "f g c r s", "n g f h w"),
+    "conv_2d_nhwgc_gfhwc": _form("conv_2d_nhwgc_gfhwc", "n h w g c", "g f r s c", "n h w g f"),
+    "depthwise_conv_2d_nchw_chw": _form("depthwise_conv_2d_nchw_chw", "n g h w", "g r s",
+                                        "n g h w", depthwise=True),
+    "depthwise_conv_2d_nhwc_hwc": _form("depthwise_conv_2d_nhwc_hwc", "n h w g", "r s g",
+                                        "n h w g", depthwise=True),
+    "depthwise_conv_2d_nhwc_hwcm": _form("depthwise_conv_2d_nhwc_hwcm", "n h w g", "r s g f",
+                                         "n h w g f", depthwise=True),
+    # The same convolutions as torch-mlir writes them: a linalg.generic with a mul/add body.
+    "generic_nchw_fchw": _form("generic", "n c h w", "f c r s", "n f h w"),
+    "generic_nhwc_hwcf": _form("generic", "n h w c", "r s c f", "n h w f"),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class DType:
+    elem_in: str     # MLIR element type of X and W
+    elem_out: str    # MLIR element type of Y (the accumulator)
+    rtol: float      # bound on max|got - ref| / max(1, max|ref|); 0 means exact
+
+
+DTYPES = {
+    # Inputs are exactly representable and products of two f16/bf16 values are exact in
+    # f32, so every float32-accumulating dtype gets the same bound: f32 summation order
+    # plus printMemrefF32's 6 significant digits (<= 5e-6 relative) fit well inside 1e-5.
+    "f32": DType("f32", "f32", 1e-5),
+    "f16": DType("f16", "f32", 1e-5),
+    "bf16": DType("bf16", "f32", 1e-5),
+    # Integer accumulation is exact (values kept below 1e6 so that printing is exact too).
+    "i8": DType("i8", "i32", 0.0),
+    # f16 accumulation rounds every partial sum to 11 bits.
+    "f16f16": DType("f16", "f16", 1e-2),
+}
+
+
+# ----------------------------------------------------------------------------------------
+# Problems.
+# ----------------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    form: str
+    n: int
+    c: int                   # input channels (all groups)
+    h: int
+    w: int
+    f: int                   # output channels (all groups); depthwise: the multiplier M
+    kh: int
+    kw: int
+    groups: int = 1          # ignored by depthwise forms, where it is C
+    stride: tuple = (1, 1)
+    dilation: tuple = (1, 1)
+    pad: tuple = (0, 0, 0, 0)  # top, left, bottom, right
+    dtype: str = "f32"
+    dynamic_batch: bool = False
+    note: str = ""           # where the case comes from, printed with it
+
+    @property
+    def spec(self):
+        return FORMS[self.form]
+
+    def out_hw(self):
+        (sh, sw), (dh, dw) = self.stride, self.dilation
+        pt, pl, pb, pr = self.pad
+        oh = (self.h + pt + pb - dh * (self.kh - 1) - 1) // sh + 1
+        ow = (self.w + pl + pr - dw * (self.kw - 1) - 1) // sw + 1
+        return oh, ow
+
+    def sizes(self):
+        """Extents of the logical dimensions; h/w are the input's (see y_sizes)."""
+        g = self.c if self.spec.depthwise else self.groups
+        cg = self.c // g
+        fg = self.f if self.spec.depthwise else self.f // g
+        return dict(n=self.n, g=g, c=cg, f=fg, h=self.h, w=self.w, r=self.kh, s=self.kw)
+
+    def y_sizes(self):
+        oh, ow = self.out_hw()
+        return dict(self.sizes(), h=oh, w=ow)
+
+    def padded_sizes(self):
+        pt, pl, pb, pr = self.pad
+        return dict(self.sizes(), h=self.h + pt + pb, w=self.w + pl + pr)
+
+    def validate(self):
+        if self.form not in FORMS or self.dtype not in DTYPES:
+            raise ValueError(f"unknown form or dtype in {self}")
+        spec, sz = self.spec, self.sizes()
+        if not spec.depthwise and (self.c % self.groups or self.f % self.groups):
+            raise ValueError(f"groups={self.groups} must divide C={self.c} and F={self.f}")
+        used = set("".join(spec.x + spec.w + spec.y))
+        for dim, extent in sz.items():
+            if dim not in used and extent != 1:
+                raise ValueError(f"{self.form} has no '{dim}' axis but {dim}={extent}")
+        if min(self.out_hw()) < 1:
+            raise ValueError(f"empty output for {self}")
+
+    def name(self):
+        p = self
+        parts = [p.form, p.dtype, f"N{p.n}{'?' if p.dynamic_batch else ''}",
+                 f"C{p.c}", f"H{p.h}", f"W{p.w}", f"{'M' if p.spec.depthwise else 'F'}{p.f}",
+                 f"K{p.kh}x{p.kw}"]
+        if p.groups != 1 and not p.spec.depthwise:
+            parts.append(f"G{p.groups}")
+        if p.stride != (1, 1):
+            parts.append(f"s{p.stride[0]}x{p.stride[1]}")
+        if p.dilation != (1, 1):
+            parts.append(f"d{p.dilation[0]}x{p.dilation[1]}")
+        if any(p.pad):
+            parts.append("p" + ",".join(map(str, p.pad)))
+        return " ".join(parts)
+
+
+def shape_of(axes, sizes):
+    return [math.prod(sizes[d] for d in axis) for axis in axes]
+
+
+# ----------------------------------------------------------------------------------------
+# Layout conversion and the float64 reference.
+# ----------------------------------------------------------------------------------------
+
+def to_canonical(arr, axes, sizes, canon):
+    """A tensor in layout `axes` -> the canonical order `canon` (missing dims get extent 1)."""
+    order = "".join(axes)
+    arr = arr.reshape([sizes[d] for d in order])
+    arr = arr.transpose([order.index(d) for d in canon if d in order])
+    return arr.reshape([sizes[d] if d in order else 1 for d in canon])
+
+
+def from_canonical(arr, axes, sizes, canon):
+    """Inverse of to_canonical: drop the extent-1 dims the layout lacks, permute, merge."""
+    order = "".join(axes)
+    present = [d for d in canon if d in order]
+    arr = arr.reshape([sizes[d] for d in present])
+    arr = arr.transpose([present.index(d) for d in order])
+    return arr.reshape(shape_of(axes, sizes))
+
+
+def reference_conv(p, x, w):
+    """Y in p's output layout, float64, straight from DESIGN.md's formula:
+    Y[n,g,f,oh,ow] = sum_{c,r,s} W[g,f,c,r,s] * X[n,g,c, oh*sh - pt + r*dh, ow*sw - pl + s*dw]
+    with X zero outside its bounds (done by padding, so the padded row is oh*sh + r*dh)."""
+    spec = p.spec
+    xc = to_canonical(x.astype(np.float64), spec.x, p.sizes(), CANON_X)
+    wc = to_canonical(w.astype(np.float64), spec.w, p.sizes(), CANON_W)
+    pt, pl, pb, pr = p.pad
+    xc = np.pad(xc, [(0, 0), (0, 0), (0, 0), (pt, pb), (pl, pr)])
+    (sh, sw), (dh, dw) = p.stride, p.dilation
+    oh, ow = p.out_hw()
+    yc = np.zeros([p.n, xc.shape[1], wc.shape[1], oh, ow])
+    for r in range(p.kh):
+        for s in range(p.kw):
+            window = xc[:, :, :, r * dh: r * dh + sh * (oh - 1) + 1: sh,
+                        s * dw: s * dw + sw * (ow - 1) + 1: sw]
+            yc += np.einsum("ngchw,gfc->ngfhw", window, wc[:, :, :, r, s])
+    return from_canonical(yc, spec.y, p.y_sizes(), CANON_Y)
+
+
+# ----------------------------------------------------------------------------------------
+# Random data, exactly representable in the input type.
+# ----------------------------------------------------------------------------------------
+
+def round_to_bf16(a):
+    """Round float32 values to the nearest bfloat16 (ties to even), kept as float32."""
+    bits = a.astype(np.float32).view(np.uint32)
+    bits = (bits + np.uint32(0x7FFF) + ((bits >> 16) & np.uint32(1))) & np.uint32(0xFFFF0000)
+    return bits.view(np.float32)
+
+
+def random_tensor(rng, shape, elem):
+    """Nonzero values: magnitudes in [1/16, 1] for floats, the full range for i8."""
+    if elem == "i8":
+        v = rng.integers(-128, 127, size=shape, endpoint=True)
+        v[v == 0] = 1
+        return v.astype(np.int8)
+    v = rng.uniform(1.0 / 16, 1.0, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+    if elem == "f16":
+        return v.astype(np.float16)
+    if elem == "bf16":
+        return round_to_bf16(v.astype(np.float32))
+    return v.astype(np.float32)
+
+
+def case_inputs(p, seed):
+    """Seeded by the case's name, so every case gets its own, reproducible data."""
+    rng = np.random.default_rng([seed, zlib.crc32(p.name().encode())])
+    elem = DTYPES[p.dtype].elem_in
+    x = random_tensor(rng, shape_of(p.spec.x, p.sizes()), elem)
+    w = random_tensor(rng, shape_of(p.spec.w, p.sizes()), elem)
+    return x, w
+
+
+# ----------------------------------------------------------------------------------------
+# MLIR emission.
+# ----------------------------------------------------------------------------------------
+
+def tensor_type(shape, elem, dynamic_dim=None):
+    dims = ["?" if i == dynamic_dim else str(d) for i, d in enumerate(shape)]
+    return f"tensor<{'x'.join(dims + [elem])}>"
+
+
+def format_value(v, elem):
+    # repr of the exact float64 rounds back to the same value in any narrower type that
+    # holds it (a shortest float32 string could double-round through f64).
+    return str(int(v)) if elem.startswith("i") else repr(float(v))
+
+
+def dense_literal(arr, elem):
+    if arr.ndim == 0:
+        return format_value(arr, elem)
+    return "[" + ", ".join(dense_literal(sub, elem) for sub in arr) + "]"
+
+
+def zero_literal(elem):
+    return f"0 : {elem}" if elem.startswith("i") else f"0.0 : {elem}"
+
+
+def quoted(words):
+    return ", ".join(f'"{w}"' for w in words)
+
+
+def affine_map(num_dims, results):
+    dims = ", ".join(f"d{i}" for i in range(num_dims))
+    return f"affine_map<({dims}) -> ({', '.join(results)})>"
+
+
+def generic_maps(p):
+    """Indexing maps of the convolution as a linalg.generic: loops are the output's
+    dimensions in its layout order, then the reductions in the filter's order (the order
+    of the matching named op)."""
+    spec, sz = p.spec, p.sizes()
+    out_dims = [d for axis in spec.y for d in axis]
+    loops = out_dims + [d for axis in spec.w for d in axis if d not in out_dims]
+    loop = {d: f"d{i}" for i, d in enumerate(loops)}
+    (sh, sw), (dh, dw) = p.stride, p.dilation
+    window = {"h": ("h", sh, "r", dh), "w": ("w", sw, "s", dw)}
+
+    def term(var, k):
+        return loop[var] if k == 1 else f"{loop[var]} * {k}"
+
+    def index(axis, windowed):
+        if windowed and axis in window:
+            o, st, k, dl = window[axis]
+            return f"{term(o, st)} + {term(k, dl)}"
+        # One dimension, or several merged row-major.
+        expr, stride = [], 1
+        for d in reversed(axis):
+            expr.insert(0, term(d, stride))
+            stride *= sz[d]
+        return " + ".join(expr)
+
+    maps = [affine_map(len(loops), [index(a, windowed) for a in axes])
+            for axes, windowed in ((spec.x, True), (spec.w, False), (spec.y, False))]
+    kinds = ["parallel"] * len(out_dims) + ["reduction"] * (len(loops) - len(out_dims))
+    return maps, kinds
+
+
+def mac_body(elem_in, elem_out, a, b, acc):
+    """Lines of a multiply-accumulate region body; returns (lines, result name)."""
+    lines = []
+    if elem_in.startswith("i"):
+        ext, mul, add = "arith.extsi", "arith.muli", "arith.addi"
+    else:
+        ext, mul, add = "arith.extf", "arith.mulf", "arith.addf"
+    if elem_in != elem_out:
+        lines += [f"%ea = {ext} {a} : {elem_in} to {elem_out}",
+                  f"%eb = {ext} {b} : {elem_in} to {elem_out}"]
+        a, b = "%ea", "%eb"
+    lines += [f"%prod = {mul} {a}, {b} : {elem_out}",
+              f"%sum = {add} {acc}, %prod : {elem_out}"]
+    return lines, "%sum"
+
+
+def emit_conv_op(p, xp_name, xp_type, w_type, init_type):
+    dt = DTYPES[p.dtype]
+    ins = f"ins({xp_name}, %w : {xp_type}, {w_type}) outs(%init : {init_type})"
+    if p.spec.op != "generic":
+        attrs = (f"dilations = dense<[{p.dilation[0]}, {p.dilation[1]}]> : tensor<2xi64>, "
+                 f"strides = dense<[{p.stride[0]}, {p.stride[1]}]> : tensor<2xi64>")
+        return [f"%y = linalg.{p.spec.op} {{{attrs}}}",
+                f"    {ins} -> {init_type}"]
+    maps, kinds = generic_maps(p)
+    body, result = mac_body(dt.elem_in, dt.elem_out, "%a", "%b", "%acc")
+    return ([f"%y = linalg.generic {{indexing_maps = [{', '.join(maps)}],",
+             f"    iterator_types = [{quoted(kinds)}]}}",
+             f"    {ins} {{",
+             f"^bb0(%a: {dt.elem_in}, %b: {dt.elem_in}, %acc: {dt.elem_out}):"]
+            + ["  " + line for line in body]
+            + [f"  linalg.yield {result} : {dt.elem_out}", f"}} -> {init_type}"])
+
+
+def emit_conv_func(p):
+    """@conv(%x, %w): optional tensor.pad, zero-filled init, the convolution."""
+    spec, dt = p.spec, DTYPES[p.dtype]
+    batch_axis = spec.x.index("n")       # the batch is an axis of its own in every form
+    dyn = batch_axis if p.dynamic_batch else None
+    x_type = tensor_type(shape_of(spec.x, p.sizes()), dt.elem_in, dyn)
+    w_type = tensor_type(shape_of(spec.w, p.sizes()), dt.elem_in)
+    y_type = tensor_type(shape_of(spec.y, p.y_sizes()), dt.elem_out,
+                         spec.y.index("n") if p.dynamic_batch else None)
+    lines = [f"func.func @conv(%x: {x_type}, %w: {w_type}) -> {y_type} {{"]
+    xp_name, xp_type = "%x", x_type
+    if any(p.pad):
+        pt, pl, pb, pr = p.pad
+        low = [{"h": pt, "w": pl}.get(a, 0) for a in spec.x]
+        high = [{"h": pb, "w": pr}.get(a, 0) for a in spec.x]
+        xp_name = "%xp"
+        xp_type = tensor_type(shape_of(spec.x, p.padded_sizes()), dt.elem_in, dyn)
+        idx = ", ".join(f"%i{k}: index" for k in range(len(spec.x)))
+        lines += [f"  %pad_value = arith.constant {zero_literal(dt.elem_in)}",
+                  f"  %xp = tensor.pad %x low{low} high{high} {{",
+                  f"  ^bb0({idx}):",
+                  f"    tensor.yield %pad_value : {dt.elem_in}",
+                  f"  }} : {x_type} to {xp_type}"]
+    if p.dynamic_batch:
+        lines += [f"  %c{batch_axis} = arith.constant {batch_axis} : index",
+                  f"  %n = tensor.dim %x, %c{batch_axis} : {x_type}",
+                  f"  %empty = tensor.empty(%n) : {y_type}"]
+    else:
+        lines += [f"  %empty = tensor.empty() : {y_type}"]
+    lines += [f"  %zero = arith.constant {zero_literal(dt.elem_out)}",
+              f"  %init = linalg.fill ins(%zero : {dt.elem_out}) outs(%empty : {y_type})"
+              f" -> {y_type}"]
+    lines += ["  " + line for line in emit_conv_op(p, xp_name, xp_type, w_type, y_type)]
+    lines += [f"  return %y : {y_type}", "}"]
+    return lines, x_type, w_type, y_type
+
+
+def emit_to_f32(y_name, shape, elem):
+    """printMemrefF32 needs f32: widen the result elementwise (a no-op for f32)."""
+    if elem == "f32":
+        return [], y_name
+    src, dst = tensor_type(shape, elem), tensor_type(shape, "f32")
+    ident = affine_map(len(shape), [f"d{i}" for i in range(len(shape))])
+    cast = "arith.sitofp" if elem.startswith("i") else "arith.extf"
+    return ([f"%yf_init = tensor.empty() : {dst}",
+             f"%yf = linalg.generic {{indexing_maps = [{ident}, {ident}],",
+             f"    iterator_types = [{quoted(['parallel'] * len(shape))}]}}",
+             f"    ins({y_name} : {src}) outs(%yf_init : {dst}) {{",
+             f"^bb0(%v: {elem}, %unused: f32):",
+             f"  %vf = {cast} %v : {elem} to f32",
+             "  linalg.yield %vf : f32",
+             f"}} -> {dst}"], "%yf")
+
+
+def emit_module(p, x, w):
+    spec, dt = p.spec, DTYPES[p.dtype]
+    conv_lines, x_dyn_type, w_type, y_dyn_type = emit_conv_func(p)
+    x_type = tensor_type(x.shape, dt.elem_in)
+    y_shape = shape_of(spec.y, p.y_sizes())
+    y_type = tensor_type(y_shape, dt.elem_out)
+    f32_type = tensor_type(y_shape, "f32")
+    memref = f32_type.replace("tensor", "memref")
+    body = [f"%x = arith.constant dense<{dense_literal(x, dt.elem_in)}> : {x_type}",
+            f"%w = arith.constant dense<{dense_literal(w, dt.elem_in)}> : {w_type}"]
+    if p.dynamic_batch:
+        body += [f"%xd = tensor.cast %x : {x_type} to {x_dyn_type}",
+                 f"%yd = call @conv(%xd, %w) : ({x_dyn_type}, {w_type}) -> {y_dyn_type}",
+                 f"%y = tensor.cast %yd : {y_dyn_type} to {y_type}"]
+    else:
+        body += [f"%y = call @conv(%x, %w) : ({x_type}, {w_type}) -> {y_type}"]
+    widen, yf = emit_to_f32("%y", y_shape, dt.elem_out)
+    body += widen
+    body += [f"%buf = bufferization.to_buffer {yf} : {f32_type} to {memref}",
+             f"%unranked = memref.cast %buf : {memref} to memref<*xf32>",
+             "call @printMemrefF32(%unranked) : (memref<*xf32>) -> ()",
+             "return"]
+    return "\n".join(
+        [f"// {p.name()}", "module {"]
+        + ["  " + line for line in conv_lines]
+        + ["  func.func private @printMemrefF32(memref<*xf32>)"
+           " attributes {llvm.emit_c_interface}",
+           "  func.func @main() {"]
+        + ["    " + line for line in body]
+        + ["  }", "}", ""])
+
+
+# ----------------------------------------------------------------------------------------
+# Routes.
+# ----------------------------------------------------------------------------------------
+
+# Upstream lowering of a tensor-level linalg module to the LLVM dialect (MLIR 22):
+# bufferize across function boundaries with identity layouts (so @conv's memrefs match
+# bufferization.to_buffer's), linalg to scf loops, strided metadata (tensor.pad's subview)
+# and affine to arith, then everything to LLVM.
+UPSTREAM_PIPELINE = [
+    "--one-shot-bufferize=bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map",
+    "--convert-linalg-to-loops",
+    "--expand-strided-metadata",
+    "--lower-affine",
+    "--convert-scf-to-cf",
+    "--convert-to-llvm",
+    "--reconcile-unrealized-casts",
+]
+
+ROUTES = ("upstream", "decompose", "llvm")
+
+
+class ToolError(Exception):
+    pass
+
+
+def run_tool(cmd, stdin_text):
+    try:
+        proc = subprocess.run(cmd, input=stdin_text, capture_output=True, text=True)
+    except OSError as err:   # e.g. a tool being relinked: fail this case, not the run
+        raise ToolError(f"`{' '.join(cmd)}` could not start: {err}") from err
+    if proc.returncode != 0:
+        raise ToolError(f"`{' '.join(cmd)}` exited with {proc.returncode}:\n"
+                        f"{proc.stderr.strip()[-4000:]}")
+    return proc.stdout
+
+
+def route_stages(route, tools):
+    """The commands of a route, each reading the previous one's stdout."""
+    mlir_opt = [tools.mlir_opt, *UPSTREAM_PIPELINE]
+    runner = [tools.mlir_runner, "-e", "main", "-entry-point-result=void",
+              f"-shared-libs={tools.runner_utils},{tools.c_runner_utils}"]
+    return {
+        "upstream": [mlir_opt, runner],
+        "decompose": [[tools.conv_opt, "--conv-lower-im2col", "--conv-lower-decompose"],
+                      mlir_opt, runner],
+        "llvm": [[tools.conv_opt, "--conv-lower-to-llvm"], runner],
+    }[route]
+
+
+def run_route(route, module_text, tools):
+    text = module_text
+    for cmd in route_stages(route, tools):
+        text = run_tool(cmd, text)
+    return text
+
+
+_NUMBER = re.compile(r"[-+]?(?:nan|inf|\d+\.?\d*(?:[eE][-+]?\d+)?)", re.IGNORECASE)
+
+
+def parse_printed_memref(text, shape):
+    """printMemrefF32's output -> numpy array of `shape`."""
+    header = re.search(r"sizes = \[([^\]]*)\].*?data =", text, re.DOTALL)
+    if not header:
+        raise ToolError(f"no printMemrefF32 output in:\n{text[:2000]}")
+    sizes = [int(s) for s in header.group(1).split(",") if s.strip()]
+    if sizes != list(shape):
+        raise ToolError(f"printed sizes {sizes}, expected {list(shape)}")
+    values = [float(v) for v in _NUMBER.findall(text[header.end():])]
+    if len(values) != math.prod(shape):
+        raise ToolError(f"parsed {len(values)} values, expected {math.prod(shape)}")
+    return np.array(values, dtype=np.float64).reshape(shape)
+
+
+# A convolution's input map indexes a window: a sum of two loop dimensions, each optionally
+# scaled (oh*sh + kh*dh). The rewrite's own ops (im2col, fold, matmul) have no such map.
+_WINDOW_SUM = re.compile(r"\bd\d+(?: \* \d+)? \+ d\d+\b")
+_AFFINE_MAP = re.compile(r"affine_map<[^>]*>")
+
+
+def check_im2col_rewrite(p, tools):
+    """`conv-opt --conv-lower-im2col` must replace the convolution by im2col (or, for a
+    1x1 filter, by reshapes): returns None or the reason it did not. It runs on @conv
+    alone so that the IR shown on failure is not buried under @main's constants."""
+    conv_only = "\n".join(["module {", *emit_conv_func(p)[0], "}", ""])
+    ir = run_tool([tools.conv_opt, "--conv-lower-im2col"], conv_only)
+    problems = []
+    left = re.findall(r"linalg\.(?:depthwise_)?conv_\w+", ir)
+    if left:
+        problems.append(f"convolution ops left: {sorted(set(left))}")
+    windows = [m for m in _AFFINE_MAP.findall(ir) if _WINDOW_SUM.search(m.split("->")[-1])]
+    if windows:
+        problems.append(f"conv-shaped indexing maps left: {sorted(set(windows))}")
+    pointwise = p.kh == 1 and p.kw == 1
+    if "conv_lower.im2col" not in ir and not (pointwise and "_shape" in ir):
+        problems.append("neither conv_lower.im2col nor (for a 1x1 filter) a reshape appears")
+    return None if not problems else "; ".join(problems) + "\n--- IR ---\n" + ir
+
+
+# ----------------------------------------------------------------------------------------
+# Comparison and driver.
+# ----------------------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class Outcome:
+    ok: bool
+    detail: str
+    log: str = ""
+
+
+def compare(p, got, ref):
+    """Pass iff max|got - ref| <= rtol * max(1, max|ref|) (exact equality when rtol = 0)."""
+    if not np.all(np.isfinite(got)):
+        return Outcome(False, "non-finite values in the result")
+    max_abs = float(np.max(np.abs(got - ref)))
+    scale = max(1.0, float(np.max(np.abs(ref))))
+    rel = max_abs / scale
+    rtol = DTYPES[p.dtype].rtol
+    detail = f"max_abs={max_abs:.3g} rel={rel:.3g} tol={rtol:g}"
+    if rel > rtol:
+        worst = np.unravel_index(np.argmax(np.abs(got - ref)), ref.shape)
+        detail += (f" worst at {tuple(int(i) for i in worst)}:"
+                   f" got {got[worst]!r} ref {ref[worst]!r}")
+    return Outcome(rel <= rtol, detail)
+
+
+class Case:
+    """One problem's data, reference and module, shared by all of its routes."""
+
+    def __init__(self, p, seed):
+        p.validate()
+        self.p = p
+        self.x, self.w = case_inputs(p, seed)
+        self.ref = reference_conv(p, self.x, self.w)
+        if DTYPES[p.dtype].elem_out == "i32" and np.max(np.abs(self.ref)) >= 1e6:
+            raise ValueError(f"{p.name()}: |Y| reaches 1e6; printMemrefF32's 6 digits "
+                             "would round it")
+        self.module = emit_module(p, self.x, self.w)
+        self._rewrite_problem = None
+
+    def rewrite_problem(self, tools):
+        """check_im2col_rewrite, run once for all conv-opt routes."""
+        if self._rewrite_problem is None:
+            try:
+                self._rewrite_problem = check_im2col_rewrite(self.p, tools) or ""
+            except ToolError as err:
+                self._rewrite_problem = f"conv-opt --conv-lower-im2col failed\n{err}"
+        return self._rewrite_problem
+
+    def run(self, route, tools):
+        """The numeric check, plus the rewrite check on conv-opt routes. Both always run,
+        so that a failure says whether the numbers, the rewrite or both are wrong."""
+        try:
+            printed = run_route(route, self.module, tools)
+            outcome = compare(self.p, parse_printed_memref(printed, self.ref.shape), self.ref)
+        except ToolError as err:
+            outcome = Outcome(False, "tool failed", str(err))
+        problem = self.rewrite_problem(tools) if route != "upstream" else ""
+        if problem:
+            outcome = Outcome(False, outcome.detail + "; " + problem.splitlines()[0],
+                              "\n".join(filter(None, [outcome.log, problem])))
+        return outcome
+
+
+def keep_module(keep_dir, p, route, module, log):
+    os.makedirs(keep_dir, exist_ok=True)
+    # "?" marks a dynamic batch; spell it out so that it cannot collide with the static case.
+    stem = re.sub(r"[^A-Za-z0-9_.,-]+", "_", p.name().replace("?", "dyn")) + f".{route}"
+    with open(os.path.join(keep_dir, stem + ".mlir"), "w") as f:
+        f.write(module)
+    if log:
+        with open(os.path.join(keep_dir, stem + ".log"), "w") as f:
+            f.write(log)
+    return os.path.join(keep_dir, stem + ".mlir")
+
+
+# ----------------------------------------------------------------------------------------
+# Case sets.
+# ----------------------------------------------------------------------------------------
+
+def P(form, n, c, h, w, f, kh, kw, **kw_args):
+    return Problem(form, n, c, h, w, f, kh, kw, **kw_args)
+
+
+def set_forms():
+    """Every form in f32, mixing stride, dilation, asymmetric padding, groups and batch."""
+    return [
+        P("conv_2d_nchw_fchw", 1, 3, 7, 6, 4, 3, 3),
+        P("conv_2d_nchw_fchw", 3, 4, 9, 8, 5, 3, 2, stride=(2, 1), dilation=(1, 2),
+          pad=(1, 0, 2, 1)),
+        P("conv_2d_nhwc_hwcf", 1, 3, 7, 6, 4, 3, 3, pad=(1, 1, 1, 1)),
+        P("conv_2d_nhwc_hwcf", 3, 5, 10, 9, 3, 2, 3, stride=(2, 2), dilation=(2, 1),
+          pad=(0, 2, 1, 0)),
+        P("conv_2d_nhwc_fhwc", 1, 4, 8, 8, 6, 3, 3, stride=(1, 2)),
+        P("conv_2d_nhwc_fhwc", 3, 3, 9, 7, 2, 2, 2, dilation=(2, 2), pad=(2, 1, 0, 1)),
+        P("conv_2d_ngchw_fgchw", 1, 4, 7, 7, 6, 3, 3, groups=2, pad=(1, 0, 1, 2)),
+        P("conv_2d_ngchw_fgchw", 3, 8, 9, 8, 8, 3, 2, groups=4, stride=(2, 1),
+          dilation=(1, 2)),
+        P("conv_2d_nhwgc_gfhwc", 1, 4, 8, 7, 6, 3, 3, groups=2, stride=(2, 2),
+          pad=(0, 1, 2, 1)),
+        P("conv_2d_nhwgc_gfhwc", 3, 8, 7, 9, 4, 2, 3, groups=4, dilation=(2, 1)),
+        P("depthwise_conv_2d_nchw_chw", 1, 4, 8, 8, 1, 3, 3, pad=(1, 2, 0, 1)),
+        P("depthwise_conv_2d_nchw_chw", 3, 3, 9, 10, 1, 3, 2, stride=(2, 1), dilation=(1, 2)),
+        P("depthwise_conv_2d_nhwc_hwc", 1, 5, 8, 7, 1, 3, 3, stride=(2, 2), pad=(1, 1, 2, 0)),
+        P("depthwise_conv_2d_nhwc_hwc", 3, 4, 9, 9, 1, 2, 3, dilation=(2, 2)),
+        P("depthwise_conv_2d_nhwc_hwcm", 1, 3, 7, 8, 2, 3, 3, pad=(0, 1, 1, 2)),
+        P("depthwise_conv_2d_nhwc_hwcm", 3, 4, 9, 7, 3, 2, 2, stride=(1, 2), dilation=(2, 1)),
+        P("generic_nchw_fchw", 1, 3, 8, 7, 4, 3, 3, stride=(2, 1), pad=(1, 1, 0, 2)),
+        P("generic_nchw_fchw", 3, 2, 8, 8, 3, 2, 3, dilation=(2, 2)),
+        P("generic_nhwc_hwcf", 1, 4, 7, 7, 3, 3, 3, dilation=(1, 2), pad=(2, 0, 1, 1)),
+        P("generic_nhwc_hwcf", 3, 3, 9, 8, 5, 3, 2, stride=(2, 2)),
+    ]
+
+
+def set_dtypes():
+    """Every non-f32 dtype on the two common layouts and on a grouped and a depthwise form."""
+    shapes = [
+        P("conv_2d_nchw_fchw", 2, 4, 8, 7, 5, 3, 3, stride=(2, 1), pad=(1, 0, 1, 2)),
+        P("conv_2d_nhwc_hwcf", 2, 3, 7, 8, 4, 3, 2, dilation=(2, 1), pad=(0, 1, 2, 1)),
+        P("conv_2d_ngchw_fgchw", 2, 4, 7, 7, 4, 3, 3, groups=2, pad=(1, 1, 1, 1)),
+        P("depthwise_conv_2d_nhwc_hwc", 2, 4, 8, 8, 1, 3, 3, stride=(2, 2), pad=(1, 0, 1, 2)),
+    ]
+    return [dataclasses.replace(p, dtype=d) for d in ("f16", "bf16", "i8", "f16f16")
+            for p in shapes]
+
+
+def set_dynamic():
+    return [
+        P("conv_2d_nchw_fchw", 3, 3, 7, 7, 4, 3, 3, pad=(1, 0, 1, 1), dynamic_batch=True),
+        P("conv_2d_nhwc_hwcf", 2, 4, 8, 6, 3, 3, 2, stride=(2, 1), dynamic_batch=True),
+        P("depthwise_conv_2d_nhwc_hwc", 3, 4, 7, 8, 1, 3, 3, dilation=(2, 1),
+          pad=(0, 1, 2, 1), dynamic_batch=True),
+    ]
+
+
+def set_upstream_img2col():
+    """The cases of llvm-project mlir/test/Dialect/Linalg/convert-conv2d-to-img2col.mlir,
+    with the same shapes unless noted (all stride 1, dilation 1, no padding)."""
+    u = "convert-conv2d-to-img2col.mlir"
+    return [
+        # @conv_non_static: tensor<?x?x?x?xf32> input, 3x3x4x16 filter. The harness makes
+        # only the batch dynamic; H, W, C come from @conv_16433136.
+        P("conv_2d_nhwc_hwcf", 1, 4, 16, 16, 16, 3, 3, dynamic_batch=True,
+          note=f"{u} @conv_non_static"),
+        P("conv_2d_nhwc_hwcf", 1, 4, 16, 16, 16, 3, 3, note=f"{u} @conv_16433136"),
+        # @depthwise_conv_hwc_114x16x3: 1x114x114x16 input is 208k elements (200k outputs),
+        # too large for a dense literal and printMemrefF32; H and W shrunk to 18.
+        P("depthwise_conv_2d_nhwc_hwc", 1, 16, 18, 18, 1, 3, 3,
+          note=f"{u} @depthwise_conv_hwc_114x16x3 (H, W 114 -> 18)"),
+        P("conv_2d_nhwc_hwcf", 8, 4, 16, 16, 16, 3, 3, note=f"{u} @batch_nhwc_conv"),
+        P("conv_2d_nchw_fchw", 8, 4, 16, 16, 16, 3, 3, note=f"{u} @batch_nchw_conv"),
+        P("conv_2d_nhwc_fhwc", 1, 4, 16, 16, 16, 3, 3, note=f"{u} @conv_2d_nhwc_fhwc"),
+        P("conv_2d_nhwc_hwcf", 1, 4, 16, 16, 16, 3, 3, dtype="i8",
+          note=f"{u} @conv_integer_extend"),
+        # @conv_complex, @conv_complex_extended, @conv_complex_f16_extended use complex
+        # element types, which the harness (and printMemrefF32) does not cover.
+    ]
+
+
+def set_pointwise():
+    return [
+        P("conv_2d_nchw_fchw", 2, 6, 5, 7, 4, 1, 1),
+        P("conv_2d_nhwc_hwcf", 2, 5, 6, 6, 7, 1, 1),
+        P("conv_2d_nhwc_fhwc", 3, 4, 5, 5, 6, 1, 1),
+        P("conv_2d_nchw_fchw", 2, 4, 9, 8, 5, 1, 1, stride=(2, 2)),
+    ]
+
+
+SETS = {
+    "forms": set_forms,
+    "dtypes": set_dtypes,
+    "dynamic": set_dynamic,
+    "upstream-img2col": set_upstream_img2col,
+    "pointwise": set_pointwise,
+}
+
+
+# ----------------------------------------------------------------------------------------
+# Command line.
+# ----------------------------------------------------------------------------------------
+
+def parse_args(argv):
+    llvm = "/usr/lib/llvm-22"
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--set", choices=sorted(SETS), action="append",
+                    help="case set to run (repeatable)")
+    ap.add_argument("--list", action="store_true", help="list the sets and their cases")
+    ap.add_argument("--routes", default=",".join(ROUTES),
+                    help="comma-separated subset of " + ",".join(ROUTES))
+    ap.add_argument("--conv-opt", default="build/release/bin/conv-opt")
+    ap.add_argument("--mlir-opt", default=f"{llvm}/bin/mlir-opt")
+    ap.add_argument("--mlir-runner", default=f"{llvm}/bin/mlir-runner")
+    ap.add_argument("--runner-utils", default=f"{llvm}/lib/libmlir_runner_utils.so")
+    ap.add_argument("--c-runner-utils", default=f"{llvm}/lib/libmlir_c_runner_utils.so")
+    ap.add_argument("--seed", type=int, default=0, help="mixed with each case's name")
+    ap.add_argument("--keep", metavar="DIR",
+                    help="write the .mlir (and tool log) of every failing case here")
+    args = ap.parse_args(argv)
+    args.routes = [r for r in args.routes.split(",") if r]
+    bad = [r for r in args.routes if r not in ROUTES]
+    if bad:
+        ap.error(f"unknown route(s) {bad}; choose from {ROUTES}")
+    if not args.set and not args.list:
+        ap.error("give --set NAME or --list")
+    if args.set:
+        # A wrong path otherwise surfaces as an obscure JIT "symbols not found" per case.
+        needed = ["mlir_runner", "runner_utils", "c_runner_utils"]
+        needed += ["mlir_opt"] if {"upstream", "decompose"} & set(args.routes) else []
+        needed += ["conv_opt"] if {"decompose", "llvm"} & set(args.routes) else []
+        missing = [f"--{n.replace('_', '-')} {getattr(args, n)}" for n in needed
+                   if not os.path.isfile(getattr(args, n))]
+        if missing:
+            ap.error("not found: " + ", ".join(missing))
+    return args
+
+
+def list_sets(names):
+    for name in names:
+        print(f"{name}:")
+        for p in SETS[name]():
+            print(f"  {p.name()}" + (f"   [{p.note}]" if p.note else ""))
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    names = args.set or sorted(SETS)
+    if args.list:
+        list_sets(names)
+        return 0
+    passed = failed = 0
+    for name in names:
+        for p in SETS[name]():
+            case = Case(p, args.seed)
+            for route in args.routes:
+                start = time.monotonic()
+                outcome = case.run(route, args)
+                secs = time.monotonic() - start
+                status = "PASS" if outcome.ok else "FAIL"
+                print(f"{status} route={route} form={p.form} dtype={p.dtype} "
+                      f"case=[{p.name()}] {outcome.detail} ({secs:.2f}s)", flush=True)
+                if outcome.ok:
+                    passed += 1
+                    continue
+                failed += 1
+                if outcome.log:
+                    print("  " + outcome.log.replace("\n", "\n  "))
+                if args.keep:
+                    kept = keep_module(args.keep, p, route, case.module, outcome.log)
+                    print(f"  kept {kept}")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
