@@ -30,9 +30,11 @@ static void addConvRewrite(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
 }
 
-/// The GEMMs become register-tiled vector.contract loops (still on tensors).
+/// The GEMMs become register-tiled vector.contract loops (still on tensors),
+/// reading B row by row.
 static void addTileAndVectorize(OpPassManager &pm,
                                 const ConvLowerToLLVMOptions &options) {
+  pm.addPass(createConvLowerPackRhs());
   ConvLowerTileAndVectorizeOptions tiling;
   tiling.tileM = options.tileM;
   tiling.tileN = options.tileN;
@@ -58,7 +60,11 @@ static void addBufferize(OpPassManager &pm) {
 /// every dialect into LLVM.
 static void addLowerToLLVM(OpPassManager &pm) {
   pm.addPass(createConvertLinalgToLoopsPass());
-  pm.addPass(createConvertVectorToSCFPass());
+  // Fully unrolled: the default keeps a memref.alloca per transfer inside
+  // the GEMM loops, which grows the stack every iteration.
+  VectorTransferToSCFOptions vectorToSCF;
+  vectorToSCF.enableFullUnroll(true);
+  pm.addPass(createConvertVectorToSCFPass(vectorToSCF));
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

@@ -50,6 +50,21 @@ def ConvLowerDecompose : Pass<"conv-lower-decompose"> {
   ];
 }
 
+def ConvLowerPackRhs : Pass<"conv-lower-pack-rhs"> {
+  let summary = "Transpose a GEMM's [N, K] right-hand side into [K, N] once";
+  let description = [{
+    The im2col rewrite keeps FCHW/FHWC filters as they are: the GEMM reads
+    B as [F, K] (a reshape of the filter, no copy). The CPU micro-kernel
+    (outer products along K) wants rows of B contiguous along N, so this pass
+    materializes B^T with one `linalg.transpose` before the GEMM — the packing
+    step of every GEMM library, on the (small) filter — and gives the
+    `linalg.matmul` / `linalg.batch_matmul` its default indexing maps.
+    A 50176x576x128 f32 GEMM ran 2.3x faster this way (docs/performance.md).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def ConvLowerTileAndVectorize : Pass<"conv-lower-tile-and-vectorize"> {
   let summary = "Tile linalg contractions into register tiles and vectorize them";
   let description = [{
