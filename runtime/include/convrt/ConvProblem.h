@@ -1,0 +1,86 @@
+//===- ConvProblem.h - A 2-D convolution problem ----------------*- C++ -*-===//
+//
+// The convolution of DESIGN.md: input X [N, C, H, W] (NCHW) or [N, H, W, C]
+// (NHWC); filter [F, C/G, KH, KW] (FCHW), [KH, KW, C/G, F] (HWCF) or
+// [F, KH, KW, C/G] (FHWC); optional bias [F]; output in the input's layout;
+// zero padding (top, left, bottom, right), strides, dilations, G groups.
+//
+//     Ho = floor((H + pt + pb - dh*(KH-1) - 1) / sh) + 1      (Wo alike)
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONVRT_CONVPROBLEM_H
+#define CONVRT_CONVPROBLEM_H
+
+#include "convrt/DType.h"
+#include "convrt/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace convrt {
+
+enum class Layout { NCHW, NHWC };
+enum class FilterLayout { FCHW, HWCF, FHWC };
+
+const char *layoutName(Layout layout);
+const char *filterLayoutName(FilterLayout layout);
+Expected<Layout> parseLayout(const std::string &name);
+Expected<FilterLayout> parseFilterLayout(const std::string &name);
+/// The filter layout that goes with an image layout when none is given:
+/// FCHW for NCHW (torch), FHWC for NHWC (cuDNN's KRSC).
+FilterLayout defaultFilterLayout(Layout layout);
+
+struct ConvProblem {
+  Layout layout = Layout::NCHW;
+  FilterLayout filterLayout = FilterLayout::FCHW;
+  int64_t n = 1, c = 1, h = 1, w = 1, f = 1, kh = 1, kw = 1;
+  int64_t strideH = 1, strideW = 1;
+  int64_t dilationH = 1, dilationW = 1;
+  int64_t padTop = 0, padLeft = 0, padBottom = 0, padRight = 0;
+  int64_t groups = 1;
+  /// Input/filter precision (TF32: f32 data, TF32 math).
+  DType dtype = DType::F32;
+  /// Accumulation type (F32 or F16).
+  DType accumulate = DType::F32;
+  bool hasBias = false;
+
+  int64_t outH() const;
+  int64_t outW() const;
+  int64_t channelsPerGroup() const { return c / groups; }
+  int64_t filtersPerGroup() const { return f / groups; }
+
+  /// Positive sizes, C and F divisible by G, a non-empty output.
+  Error validate() const;
+
+  /// 2 * N * F * Ho * Wo * Cg * KH * KW.
+  double flops() const;
+
+  std::vector<int64_t> inputShape() const;
+  std::vector<int64_t> filterShape() const;
+  std::vector<int64_t> biasShape() const { return {f}; }
+  std::vector<int64_t> outputShape() const;
+  int64_t inputElements() const;
+  int64_t filterElements() const;
+  int64_t outputElements() const;
+
+  /// Linear offsets of logical coordinates in each tensor's layout.
+  int64_t inputIndex(int64_t ni, int64_t ci, int64_t hi, int64_t wi) const;
+  int64_t filterIndex(int64_t fi, int64_t ci, int64_t khi, int64_t kwi) const;
+  int64_t outputIndex(int64_t ni, int64_t fi, int64_t hi, int64_t wi) const;
+
+  /// One line: "n1 c64 h56 w56 f64 k3x3 s1x1 d1x1 p1,1,1,1 g1".
+  std::string describe() const;
+};
+
+/// Re-lays a filter from `problem.filterLayout` to `target`.
+std::vector<double> convertFilterLayout(const ConvProblem &problem,
+                                        const std::vector<double> &filter,
+                                        FilterLayout target);
+
+std::string formatShape(const std::vector<int64_t> &shape);
+
+} // namespace convrt
+
+#endif // CONVRT_CONVPROBLEM_H

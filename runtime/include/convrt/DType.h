@@ -1,0 +1,49 @@
+//===- DType.h - Element types of bundle tensors ----------------*- C++ -*-===//
+//
+// The storage types a kernel reads and writes, their bit-exact host encoding
+// (IEEE binary16, bfloat16: round to nearest even) and the tolerance each is
+// checked with. TF32 is f32 storage computed with tensor-core TF32 math: it
+// exists as a problem precision only, never as a buffer type.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONVRT_DTYPE_H
+#define CONVRT_DTYPE_H
+
+#include "convrt/Error.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace convrt {
+
+enum class DType { F32, TF32, F16, BF16 };
+
+const char *dtypeName(DType dtype);
+/// "f32", "tf32", "f16", "bf16".
+Expected<DType> parseDType(const std::string &name);
+
+/// The buffer type of a precision: TF32 is stored as F32.
+DType storageType(DType dtype);
+size_t dtypeSize(DType dtype);
+
+/// rel_l2_error allowed when checking a result computed in `dtype`.
+double tolerance(DType dtype);
+
+uint16_t floatToHalfBits(float value);
+float halfBitsToFloat(uint16_t bits);
+uint16_t floatToBFloat16Bits(float value);
+float bfloat16BitsToFloat(uint16_t bits);
+
+/// The value `value` becomes when stored as `dtype` (first rounded to f32).
+double roundTo(DType dtype, double value);
+
+/// Host values <-> the bytes of a device buffer of storageType(dtype).
+std::vector<uint8_t> encode(DType dtype, const std::vector<double> &values);
+std::vector<double> decode(DType dtype, const std::vector<uint8_t> &bytes);
+
+} // namespace convrt
+
+#endif // CONVRT_DTYPE_H

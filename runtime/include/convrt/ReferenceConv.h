@@ -1,0 +1,54 @@
+//===- ReferenceConv.h - The host float64 convolution and checks -*- C++
+//-*-===//
+//
+// The oracle every kernel is checked against: a direct convolution in float64
+// that spells out DESIGN.md's formula, independent of im2col or any GPU code.
+//
+//     Y[n, g*Fg+f, oh, ow] = bias[g*Fg+f] + sum_{c<Cg, kh<KH, kw<KW}
+//         W[g*Fg+f, c, kh, kw] * X[n, g*Cg+c, oh*sh - pt + kh*dh,
+//                                            ow*sw - pl + kw*dw]   (0 outside)
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONVRT_REFERENCECONV_H
+#define CONVRT_REFERENCECONV_H
+
+#include "convrt/ConvProblem.h"
+
+#include <cstddef>
+#include <vector>
+
+namespace convrt {
+
+/// Y in problem.layout from X (problem.layout), W (problem.filterLayout) and
+/// bias ([F], or empty for none). Spreads output rows over `threads` (0: the
+/// machine's hardware threads).
+std::vector<double> referenceConv2d(const ConvProblem &problem,
+                                    const std::vector<double> &input,
+                                    const std::vector<double> &filter,
+                                    const std::vector<double> &bias,
+                                    unsigned threads = 0);
+
+struct Comparison {
+  double maxAbsDiff = 0;
+  /// ||got - want||_2 / ||want||_2 (the absolute norm when want is all 0).
+  double relL2Error = 0;
+  double tolerance = 0;
+  /// Elements of `got` that are NaN or infinite (unwritten output reads NaN).
+  size_t nonFinite = 0;
+  bool pass = false;
+};
+
+/// Compares a result with the reference; passes when every element is
+/// finite and relL2Error <= tolerance.
+Comparison compareResults(const std::vector<double> &got,
+                          const std::vector<double> &want, double tolerance);
+
+/// Seeded uniform values in [-1, 1) rounded to `dtype`: the same seed gives
+/// the same tensor on every platform (splitmix64, not <random>'s
+/// implementation-defined distributions).
+std::vector<double> randomTensor(size_t count, DType dtype, uint64_t seed);
+
+} // namespace convrt
+
+#endif // CONVRT_REFERENCECONV_H

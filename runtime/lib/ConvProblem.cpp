@@ -1,0 +1,191 @@
+//===- ConvProblem.cpp - A 2-D convolution problem ------------------------===//
+
+#include "convrt/ConvProblem.h"
+
+namespace convrt {
+
+const char *layoutName(Layout layout) {
+  return layout == Layout::NCHW ? "nchw" : "nhwc";
+}
+
+const char *filterLayoutName(FilterLayout layout) {
+  switch (layout) {
+  case FilterLayout::FCHW:
+    return "fchw";
+  case FilterLayout::HWCF:
+    return "hwcf";
+  case FilterLayout::FHWC:
+    return "fhwc";
+  }
+  return "?";
+}
+
+Expected<Layout> parseLayout(const std::string &name) {
+  for (Layout layout : {Layout::NCHW, Layout::NHWC})
+    if (name == layoutName(layout))
+      return layout;
+  return Error::failure("unknown layout \"" + name +
+                        "\" (expected nchw or nhwc)");
+}
+
+Expected<FilterLayout> parseFilterLayout(const std::string &name) {
+  for (FilterLayout layout :
+       {FilterLayout::FCHW, FilterLayout::HWCF, FilterLayout::FHWC})
+    if (name == filterLayoutName(layout))
+      return layout;
+  return Error::failure("unknown filter layout \"" + name +
+                        "\" (expected fchw, hwcf or fhwc)");
+}
+
+FilterLayout defaultFilterLayout(Layout layout) {
+  return layout == Layout::NCHW ? FilterLayout::FCHW : FilterLayout::FHWC;
+}
+
+static int64_t outputSize(int64_t in, int64_t padBefore, int64_t padAfter,
+                          int64_t kernel, int64_t stride, int64_t dilation) {
+  int64_t span = in + padBefore + padAfter - dilation * (kernel - 1) - 1;
+  // floor division: a negative span means no output at all.
+  return span < 0 ? 0 : span / stride + 1;
+}
+
+int64_t ConvProblem::outH() const {
+  return outputSize(h, padTop, padBottom, kh, strideH, dilationH);
+}
+
+int64_t ConvProblem::outW() const {
+  return outputSize(w, padLeft, padRight, kw, strideW, dilationW);
+}
+
+Error ConvProblem::validate() const {
+  struct Named {
+    const char *name;
+    int64_t value;
+  };
+  for (Named positive :
+       {Named{"n", n}, Named{"c", c}, Named{"h", h}, Named{"w", w},
+        Named{"f", f}, Named{"kh", kh}, Named{"kw", kw},
+        Named{"stride[0]", strideH}, Named{"stride[1]", strideW},
+        Named{"dilation[0]", dilationH}, Named{"dilation[1]", dilationW},
+        Named{"groups", groups}})
+    if (positive.value <= 0)
+      return Error::failure(std::string(positive.name) +
+                            " must be positive, got " +
+                            std::to_string(positive.value));
+  for (Named pad :
+       {Named{"padding[0]", padTop}, Named{"padding[1]", padLeft},
+        Named{"padding[2]", padBottom}, Named{"padding[3]", padRight}})
+    if (pad.value < 0)
+      return Error::failure(std::string(pad.name) +
+                            " must not be negative, got " +
+                            std::to_string(pad.value));
+  if (c % groups != 0 || f % groups != 0)
+    return Error::failure("groups (" + std::to_string(groups) +
+                          ") must divide c (" + std::to_string(c) +
+                          ") and f (" + std::to_string(f) + ")");
+  if (accumulate != DType::F32 && accumulate != DType::F16)
+    return Error::failure(std::string("accumulate must be f32 or f16, got ") +
+                          dtypeName(accumulate));
+  if (outH() <= 0 || outW() <= 0)
+    return Error::failure("the output is empty: the dilated kernel (" +
+                          std::to_string(dilationH * (kh - 1) + 1) + "x" +
+                          std::to_string(dilationW * (kw - 1) + 1) +
+                          ") is larger than the padded input");
+  return Error::success();
+}
+
+double ConvProblem::flops() const {
+  return 2.0 * double(n) * double(f) * double(outH()) * double(outW()) *
+         double(channelsPerGroup()) * double(kh) * double(kw);
+}
+
+std::vector<int64_t> ConvProblem::inputShape() const {
+  if (layout == Layout::NCHW)
+    return {n, c, h, w};
+  return {n, h, w, c};
+}
+
+std::vector<int64_t> ConvProblem::filterShape() const {
+  int64_t cg = channelsPerGroup();
+  switch (filterLayout) {
+  case FilterLayout::FCHW:
+    return {f, cg, kh, kw};
+  case FilterLayout::HWCF:
+    return {kh, kw, cg, f};
+  case FilterLayout::FHWC:
+    return {f, kh, kw, cg};
+  }
+  return {};
+}
+
+std::vector<int64_t> ConvProblem::outputShape() const {
+  if (layout == Layout::NCHW)
+    return {n, f, outH(), outW()};
+  return {n, outH(), outW(), f};
+}
+
+int64_t ConvProblem::inputElements() const { return n * c * h * w; }
+int64_t ConvProblem::filterElements() const {
+  return f * channelsPerGroup() * kh * kw;
+}
+int64_t ConvProblem::outputElements() const { return n * f * outH() * outW(); }
+
+int64_t ConvProblem::inputIndex(int64_t ni, int64_t ci, int64_t hi,
+                                int64_t wi) const {
+  if (layout == Layout::NCHW)
+    return ((ni * c + ci) * h + hi) * w + wi;
+  return ((ni * h + hi) * w + wi) * c + ci;
+}
+
+int64_t ConvProblem::filterIndex(int64_t fi, int64_t ci, int64_t khi,
+                                 int64_t kwi) const {
+  int64_t cg = channelsPerGroup();
+  switch (filterLayout) {
+  case FilterLayout::FCHW:
+    return ((fi * cg + ci) * kh + khi) * kw + kwi;
+  case FilterLayout::HWCF:
+    return ((khi * kw + kwi) * cg + ci) * f + fi;
+  case FilterLayout::FHWC:
+    return ((fi * kh + khi) * kw + kwi) * cg + ci;
+  }
+  return 0;
+}
+
+int64_t ConvProblem::outputIndex(int64_t ni, int64_t fi, int64_t hi,
+                                 int64_t wi) const {
+  int64_t ho = outH(), wo = outW();
+  if (layout == Layout::NCHW)
+    return ((ni * f + fi) * ho + hi) * wo + wi;
+  return ((ni * ho + hi) * wo + wi) * f + fi;
+}
+
+std::string ConvProblem::describe() const {
+  auto s = [](int64_t v) { return std::to_string(v); };
+  return "n" + s(n) + " c" + s(c) + " h" + s(h) + " w" + s(w) + " f" + s(f) +
+         " k" + s(kh) + "x" + s(kw) + " s" + s(strideH) + "x" + s(strideW) +
+         " d" + s(dilationH) + "x" + s(dilationW) + " p" + s(padTop) + "," +
+         s(padLeft) + "," + s(padBottom) + "," + s(padRight) + " g" + s(groups);
+}
+
+std::vector<double> convertFilterLayout(const ConvProblem &problem,
+                                        const std::vector<double> &filter,
+                                        FilterLayout target) {
+  ConvProblem to = problem;
+  to.filterLayout = target;
+  std::vector<double> out(filter.size());
+  for (int64_t fi = 0; fi < problem.f; ++fi)
+    for (int64_t ci = 0; ci < problem.channelsPerGroup(); ++ci)
+      for (int64_t y = 0; y < problem.kh; ++y)
+        for (int64_t x = 0; x < problem.kw; ++x)
+          out[to.filterIndex(fi, ci, y, x)] =
+              filter[problem.filterIndex(fi, ci, y, x)];
+  return out;
+}
+
+std::string formatShape(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+} // namespace convrt

@@ -1,0 +1,113 @@
+//===- ReferenceConv.cpp - The host float64 convolution and checks --------===//
+
+#include "convrt/ReferenceConv.h"
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+namespace convrt {
+
+/// Output planes [begin, end) of the flattened (n, f) range.
+static void convolvePlanes(const ConvProblem &p, const std::vector<double> &x,
+                           const std::vector<double> &wt,
+                           const std::vector<double> &bias,
+                           std::vector<double> &y, int64_t begin, int64_t end) {
+  const int64_t cg = p.channelsPerGroup(), fg = p.filtersPerGroup();
+  const int64_t ho = p.outH(), wo = p.outW();
+  for (int64_t plane = begin; plane < end; ++plane) {
+    const int64_t ni = plane / p.f, fi = plane % p.f;
+    const int64_t g = fi / fg;
+    for (int64_t oh = 0; oh < ho; ++oh) {
+      for (int64_t ow = 0; ow < wo; ++ow) {
+        double sum = bias.empty() ? 0.0 : bias[fi];
+        for (int64_t ci = 0; ci < cg; ++ci) {
+          for (int64_t r = 0; r < p.kh; ++r) {
+            const int64_t ih = oh * p.strideH - p.padTop + r * p.dilationH;
+            if (ih < 0 || ih >= p.h)
+              continue;
+            for (int64_t s = 0; s < p.kw; ++s) {
+              const int64_t iw = ow * p.strideW - p.padLeft + s * p.dilationW;
+              if (iw < 0 || iw >= p.w)
+                continue;
+              sum += wt[p.filterIndex(fi, ci, r, s)] *
+                     x[p.inputIndex(ni, g * cg + ci, ih, iw)];
+            }
+          }
+        }
+        y[p.outputIndex(ni, fi, oh, ow)] = sum;
+      }
+    }
+  }
+}
+
+std::vector<double> referenceConv2d(const ConvProblem &problem,
+                                    const std::vector<double> &input,
+                                    const std::vector<double> &filter,
+                                    const std::vector<double> &bias,
+                                    unsigned threads) {
+  std::vector<double> output(static_cast<size_t>(problem.outputElements()));
+  const int64_t planes = problem.n * problem.f;
+  if (threads == 0)
+    threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<int64_t>(threads, planes));
+  if (threads <= 1) {
+    convolvePlanes(problem, input, filter, bias, output, 0, planes);
+    return output;
+  }
+  // Each thread writes disjoint planes of the output.
+  std::vector<std::thread> workers;
+  for (unsigned t = 0; t < threads; ++t) {
+    int64_t begin = planes * t / threads, end = planes * (t + 1) / threads;
+    workers.emplace_back([&, begin, end] {
+      convolvePlanes(problem, input, filter, bias, output, begin, end);
+    });
+  }
+  for (std::thread &worker : workers)
+    worker.join();
+  return output;
+}
+
+Comparison compareResults(const std::vector<double> &got,
+                          const std::vector<double> &want, double tolerance) {
+  Comparison result;
+  result.tolerance = tolerance;
+  double diffSquares = 0, wantSquares = 0;
+  size_t count = std::min(got.size(), want.size());
+  for (size_t i = 0; i < count; ++i) {
+    if (!std::isfinite(got[i])) {
+      ++result.nonFinite;
+      continue;
+    }
+    double diff = got[i] - want[i];
+    result.maxAbsDiff = std::max(result.maxAbsDiff, std::fabs(diff));
+    diffSquares += diff * diff;
+    wantSquares += want[i] * want[i];
+  }
+  result.relL2Error = wantSquares > 0 ? std::sqrt(diffSquares / wantSquares)
+                                      : std::sqrt(diffSquares);
+  if (result.nonFinite) {
+    result.maxAbsDiff = INFINITY;
+    result.relL2Error = INFINITY;
+  }
+  result.pass = got.size() == want.size() && result.nonFinite == 0 &&
+                result.relL2Error <= tolerance;
+  return result;
+}
+
+std::vector<double> randomTensor(size_t count, DType dtype, uint64_t seed) {
+  std::vector<double> values(count);
+  uint64_t state = seed;
+  for (double &value : values) {
+    // splitmix64
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    double unit = static_cast<double>(z >> 11) * 0x1.0p-53; // [0, 1)
+    value = roundTo(dtype, 2.0 * unit - 1.0);
+  }
+  return values;
+}
+
+} // namespace convrt

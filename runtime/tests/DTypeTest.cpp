@@ -1,0 +1,72 @@
+//===- DTypeTest.cpp - Bit-exact f16/bf16 encodings -----------------------===//
+
+#include "convrt/DType.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace convrt;
+
+namespace {
+
+TEST(DTypeTest, HalfRoundsToNearestEven) {
+  EXPECT_EQ(floatToHalfBits(1.0f), 0x3C00);
+  EXPECT_EQ(floatToHalfBits(-2.0f), 0xC000);
+  EXPECT_EQ(floatToHalfBits(0.1f), 0x2E66);
+  EXPECT_EQ(floatToHalfBits(65504.0f), 0x7BFF);
+  EXPECT_EQ(floatToHalfBits(65520.0f), 0x7C00); // rounds up to infinity
+  EXPECT_EQ(floatToHalfBits(1.0f + 0x1.0p-11f), 0x3C00); // tie, even
+  EXPECT_EQ(floatToHalfBits(1.0f + 0x1.8p-10f), 0x3C02); // tie, even up
+  EXPECT_EQ(floatToHalfBits(0x1.0p-24f), 0x0001);        // smallest subnormal
+  EXPECT_EQ(floatToHalfBits(0x1.0p-25f), 0x0000);        // tie to zero
+  EXPECT_EQ(floatToHalfBits(0x1.8p-24f), 0x0002);        // tie, even up
+  EXPECT_EQ(floatToHalfBits(0x1.ffcp-15f), 0x0400);      // subnormal carries
+  EXPECT_EQ(floatToHalfBits(INFINITY), 0x7C00);
+  EXPECT_EQ(floatToHalfBits(NAN) & 0x7C00, 0x7C00);
+  EXPECT_NE(floatToHalfBits(NAN) & 0x3FF, 0);
+}
+
+TEST(DTypeTest, HalfDecodes) {
+  EXPECT_EQ(halfBitsToFloat(0x3C00), 1.0f);
+  EXPECT_EQ(halfBitsToFloat(0x0001), 0x1.0p-24f);
+  EXPECT_EQ(halfBitsToFloat(0x7BFF), 65504.0f);
+  EXPECT_TRUE(std::isinf(halfBitsToFloat(0x7C00)));
+  EXPECT_TRUE(std::isnan(halfBitsToFloat(0x7E00)));
+  EXPECT_EQ(halfBitsToFloat(0x8000), -0.0f);
+  for (uint32_t bits = 0; bits < 0x7C00; ++bits)
+    ASSERT_EQ(floatToHalfBits(halfBitsToFloat(uint16_t(bits))), bits);
+}
+
+TEST(DTypeTest, BFloat16) {
+  EXPECT_EQ(floatToBFloat16Bits(1.0f), 0x3F80);
+  EXPECT_EQ(floatToBFloat16Bits(1.0f + 0x1.0p-8f), 0x3F80); // tie, even
+  EXPECT_EQ(floatToBFloat16Bits(1.0f + 0x1.8p-7f), 0x3F82); // tie, even up
+  EXPECT_EQ(bfloat16BitsToFloat(0x3F80), 1.0f);
+  EXPECT_TRUE(std::isnan(bfloat16BitsToFloat(floatToBFloat16Bits(NAN))));
+}
+
+TEST(DTypeTest, NamesSizesTolerances) {
+  EXPECT_EQ(*parseDType("bf16"), DType::BF16);
+  EXPECT_FALSE(parseDType("f64").ok());
+  EXPECT_EQ(storageType(DType::TF32), DType::F32);
+  EXPECT_EQ(dtypeSize(DType::TF32), 4u);
+  EXPECT_EQ(dtypeSize(DType::F16), 2u);
+  EXPECT_EQ(tolerance(DType::F32), 1e-5);
+  EXPECT_EQ(tolerance(DType::TF32), 1e-3);
+  EXPECT_EQ(tolerance(DType::F16), 1e-2);
+  EXPECT_EQ(tolerance(DType::BF16), 1e-2);
+}
+
+TEST(DTypeTest, EncodeDecodeRoundTrip) {
+  std::vector<double> values = {0.0, -1.5, 0.333, 1024.25};
+  for (DType dtype : {DType::F32, DType::F16, DType::BF16}) {
+    std::vector<uint8_t> bytes = encode(dtype, values);
+    EXPECT_EQ(bytes.size(), values.size() * dtypeSize(dtype));
+    std::vector<double> back = decode(dtype, bytes);
+    for (size_t i = 0; i < values.size(); ++i)
+      EXPECT_EQ(back[i], roundTo(dtype, values[i])) << dtypeName(dtype);
+  }
+}
+
+} // namespace

@@ -1,0 +1,90 @@
+//===- FakeBundles.h - Bundles whose kernel is the fake's conv --*- C++ -*-===//
+//
+// The fake libcuda's fake_conv2d kernel reads its problem from a "conv ..."
+// line of the module image; these helpers write that line and a matching
+// manifest, so runner and tool tests exercise real bundles end to end.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONVRT_TESTS_FAKEBUNDLES_H
+#define CONVRT_TESTS_FAKEBUNDLES_H
+
+#include "FakeCuda.h"
+
+#include "convrt/Manifest.h"
+
+#include <string>
+
+namespace convrt::test {
+
+/// The fake_conv2d configuration line for a problem.
+inline std::string convLine(const ConvProblem &p, DType out, DType bias) {
+  auto s = [](int64_t v) { return std::to_string(v); };
+  return std::string("conv layout=") + layoutName(p.layout) +
+         " filter=" + filterLayoutName(p.filterLayout) +
+         " in=" + dtypeName(storageType(p.dtype)) + " out=" + dtypeName(out) +
+         " n=" + s(p.n) + " c=" + s(p.c) + " h=" + s(p.h) + " w=" + s(p.w) +
+         " f=" + s(p.f) + " kh=" + s(p.kh) + " kw=" + s(p.kw) +
+         " sh=" + s(p.strideH) + " sw=" + s(p.strideW) +
+         " dh=" + s(p.dilationH) + " dw=" + s(p.dilationW) +
+         " pt=" + s(p.padTop) + " pl=" + s(p.padLeft) +
+         " pb=" + s(p.padBottom) + " pr=" + s(p.padRight) +
+         " g=" + s(p.groups) + " bias=" + (p.hasBias ? "1" : "0") +
+         " bias_dtype=" + dtypeName(bias);
+}
+
+inline Manifest convManifest(const ConvProblem &p, DType out, DType bias,
+                             const std::string &kernel = "fake_conv2d") {
+  Manifest m;
+  m.generator = "RunnerTest";
+  m.kernel.name = kernel;
+  m.kernel.binary = "kernel.cubin";
+  m.kernel.grid = {4, 2, 1};
+  m.kernel.block = {128, 1, 1};
+  m.kernel.chip = "sm_90";
+  m.problem = p;
+  DType storage = storageType(p.dtype);
+  m.arguments.push_back({"x", ArgumentRole::Input, storage, p.inputShape()});
+  m.arguments.push_back({"w", ArgumentRole::Filter, storage, p.filterShape()});
+  if (p.hasBias)
+    m.arguments.push_back({"b", ArgumentRole::Bias, bias, p.biasShape()});
+  m.arguments.push_back({"y", ArgumentRole::Output, out, p.outputShape()});
+  return m;
+}
+
+/// Exercises everything: stride, dilation, asymmetric padding, groups, bias.
+inline ConvProblem sampleProblem(Layout layout, FilterLayout filter,
+                                 DType dtype) {
+  ConvProblem p;
+  p.layout = layout;
+  p.filterLayout = filter;
+  p.n = 2;
+  p.c = 4;
+  p.h = 9;
+  p.w = 7;
+  p.f = 6;
+  p.kh = 3;
+  p.kw = 3;
+  p.strideH = 2;
+  p.dilationW = 2;
+  p.padTop = 1;
+  p.padLeft = 2;
+  p.padBottom = 0;
+  p.padRight = 1;
+  p.groups = 2;
+  p.dtype = dtype;
+  p.hasBias = true;
+  return p;
+}
+
+/// A bundle directory for `p` whose kernel computes exactly `p`.
+inline Error writeFakeBundle(const std::string &directory, const ConvProblem &p,
+                             const ConvProblem &kernelProblem) {
+  DType storage = storageType(p.dtype);
+  return writeBundle(directory, convManifest(p, storage, storage),
+                     fakeImage(convLine(kernelProblem, storage, storage)), "");
+}
+
+} // namespace convrt::test
+
+#endif // CONVRT_TESTS_FAKEBUNDLES_H

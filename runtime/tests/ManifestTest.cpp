@@ -1,0 +1,283 @@
+//===- ManifestTest.cpp - Bundle manifests: schema and errors -------------===//
+
+#include "TestSupport.h"
+
+#include "convrt/Manifest.h"
+
+#include <cctype>
+#include <functional>
+
+using namespace convrt;
+using namespace convrt::test;
+
+namespace {
+
+/// A valid manifest: f16 NHWC, 2 groups, bias, asymmetric padding.
+const char *kValid = R"({
+  "format_version": 1,
+  "generator": "conv-run test",
+  "kernel": {
+    "name": "conv_kernel",
+    "binary": "kernel.cubin",
+    "ptx": "kernel.ptx",
+    "grid": [4, 2, 1],
+    "block": [128, 1, 1],
+    "shared_memory_bytes": 65536,
+    "chip": "sm_90a"
+  },
+  "arguments": [
+    {"name": "x", "role": "input", "dtype": "f16", "shape": [2, 9, 9, 4]},
+    {"name": "w", "role": "filter", "dtype": "f16", "shape": [6, 3, 3, 2]},
+    {"name": "b", "role": "bias", "dtype": "f32", "shape": [6]},
+    {"name": "y", "role": "output", "dtype": "f16", "shape": [2, 5, 4, 6]}
+  ],
+  "problem": {
+    "layout": "nhwc", "n": 2, "c": 4, "h": 9, "w": 9, "f": 6,
+    "kh": 3, "kw": 3, "stride": [2, 2], "dilation": [1, 1],
+    "padding": [1, 1, 1, 0], "groups": 2, "dtype": "f16", "accumulate": "f32"
+  }
+})";
+
+TEST(ManifestTest, ParsesAValidManifest) {
+  Expected<Manifest> m = parseManifest(kValid);
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->generator, "conv-run test");
+  EXPECT_EQ(m->kernel.name, "conv_kernel");
+  EXPECT_EQ(m->kernel.binary, "kernel.cubin");
+  EXPECT_EQ(m->kernel.ptx, "kernel.ptx");
+  EXPECT_EQ(m->kernel.grid.x, 4u);
+  EXPECT_EQ(m->kernel.grid.y, 2u);
+  EXPECT_EQ(m->kernel.block.x, 128u);
+  EXPECT_EQ(m->kernel.sharedMemoryBytes, 65536u);
+  EXPECT_EQ(m->kernel.chip, "sm_90a");
+  ASSERT_EQ(m->arguments.size(), 4u);
+  EXPECT_EQ(m->arguments[2].role, ArgumentRole::Bias);
+  EXPECT_EQ(m->arguments[2].dtype, DType::F32);
+  const ConvProblem &p = m->problem;
+  EXPECT_EQ(p.layout, Layout::NHWC);
+  EXPECT_EQ(p.filterLayout, FilterLayout::FHWC); // the NHWC default
+  EXPECT_EQ(p.outH(), 5);
+  EXPECT_EQ(p.outW(), 4);
+  EXPECT_EQ(p.padRight, 0);
+  EXPECT_EQ(p.groups, 2);
+  EXPECT_EQ(p.dtype, DType::F16);
+  EXPECT_TRUE(p.hasBias);
+  EXPECT_EQ(m->find(ArgumentRole::Output), 3);
+}
+
+TEST(ManifestTest, DefaultsForOptionalFields) {
+  Expected<Manifest> m = parseManifest(R"({
+    "format_version": 1,
+    "kernel": {"name": "k", "ptx": "k.ptx", "grid": [1], "block": [32]},
+    "arguments": [
+      {"name": "x", "role": "input", "dtype": "f32", "shape": [1, 1, 3, 3]},
+      {"name": "w", "role": "filter", "dtype": "f32", "shape": [1, 1, 3, 3]},
+      {"name": "y", "role": "output", "dtype": "f32", "shape": [1, 1, 1, 1]}],
+    "problem": {"layout": "nchw", "n": 1, "c": 1, "h": 3, "w": 3, "f": 1,
+                "kh": 3, "kw": 3, "dtype": "f32"}})");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->kernel.binary, "");
+  EXPECT_EQ(m->kernel.grid.y, 1u);
+  EXPECT_EQ(m->kernel.sharedMemoryBytes, 0u);
+  EXPECT_EQ(m->problem.filterLayout, FilterLayout::FCHW);
+  EXPECT_EQ(m->problem.strideH, 1);
+  EXPECT_EQ(m->problem.groups, 1);
+  EXPECT_EQ(m->problem.accumulate, DType::F32);
+  EXPECT_FALSE(m->problem.hasBias);
+}
+
+TEST(ManifestTest, JsonRoundTrip) {
+  Expected<Manifest> m = parseManifest(kValid);
+  ASSERT_TRUE(m.ok());
+  std::string written = manifestToJson(*m).dump(2);
+  Expected<Manifest> again = parseManifest(written);
+  ASSERT_TRUE(again.ok()) << again.error().message() << "\n" << written;
+  EXPECT_EQ(manifestToJson(*again).dump(), manifestToJson(*m).dump());
+}
+
+/// Applies `edit` to the valid manifest's JSON and returns the parse error.
+std::string errorAfter(const std::function<void(std::string &)> &edit) {
+  std::string text = kValid;
+  edit(text);
+  Expected<Manifest> m = parseManifest(text);
+  return m.ok() ? "(parsed)" : m.error().message();
+}
+
+void replace(std::string &text, const std::string &from,
+             const std::string &to) {
+  size_t at = text.find(from);
+  ASSERT_NE(at, std::string::npos) << from;
+  text.replace(at, from.size(), to);
+}
+
+struct Malformed {
+  const char *from;
+  const char *to;
+  const char *error;
+};
+
+void PrintTo(const Malformed &c, std::ostream *os) {
+  *os << (*c.to ? c.to : "(a field deleted)");
+}
+
+class MalformedManifestTest : public ::testing::TestWithParam<Malformed> {};
+
+TEST_P(MalformedManifestTest, ErrorNamesTheField) {
+  const Malformed &c = GetParam();
+  EXPECT_EQ(errorAfter([&](std::string &t) { replace(t, c.from, c.to); }),
+            c.error);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EachField, MalformedManifestTest,
+    ::testing::Values(
+        Malformed{"\"format_version\": 1", "\"format_version\": 2",
+                  "manifest.json: format_version: version 2 is not supported "
+                  "(this runtime reads 1) (line 2, column 21)"},
+        Malformed{"\"format_version\": 1,", "",
+                  "manifest.json: format_version: missing (line 1, column 1)"},
+        Malformed{"\"generator\"", "\"generater\"",
+                  "manifest.json: generater: unknown field (expected one of: "
+                  "format_version, generator, kernel, arguments, problem) "
+                  "(line 3, column 16)"},
+        Malformed{"\"name\": \"conv_kernel\",", "",
+                  "manifest.json: kernel.name: missing from the kernel object "
+                  "(line 4, column 13)"},
+        Malformed{"\"grid\": [4, 2, 1]", "\"grid\": [4, -2, 1]",
+                  "manifest.json: kernel.grid[1]: expected a positive integer, "
+                  "got -2 (line 8, column 17)"},
+        Malformed{"\"grid\": [4, 2, 1]", "\"grid\": [4, 2, 1, 1]",
+                  "manifest.json: kernel.grid: expected an array of 1 to 3 "
+                  "integers, got an array of 4 (line 8, column 13)"},
+        Malformed{"\"block\": [128, 1, 1]", "\"block\": \"128\"",
+                  "manifest.json: kernel.block: expected an array of 1 to 3 "
+                  "integers, got string \"128\" (line 9, column 14)"},
+        Malformed{"65536", "1.5",
+                  "manifest.json: kernel.shared_memory_bytes: expected a "
+                  "non-negative integer, got 1.5 (line 10, column 28)"},
+        Malformed{"\"sm_90a\"", "\"hopper\"",
+                  "manifest.json: kernel.chip: expected a chip name like "
+                  "\"sm_90\", got \"hopper\" (line 11, column 13)"},
+        Malformed{"\"binary\": \"kernel.cubin\",\n    \"ptx\": \"kernel.ptx\",",
+                  "",
+                  "manifest.json: kernel.binary: missing (a kernel needs a "
+                  "binary, a ptx, or both) (line 4, column 13)"},
+        Malformed{"\"role\": \"filter\"", "\"role\": \"weights\"",
+                  "manifest.json: arguments[1].role: unknown role \"weights\" "
+                  "(expected input, filter, bias or output) (line 15, column "
+                  "27)"},
+        Malformed{"\"dtype\": \"f32\", \"shape\": [6]",
+                  "\"dtype\": \"fp8\", \"shape\": [6]",
+                  "manifest.json: arguments[2].dtype: unknown dtype \"fp8\" "
+                  "(expected f32, tf32, f16 or bf16) (line 16, column 44)"},
+        Malformed{"\"dtype\": \"f32\", \"shape\": [6]",
+                  "\"dtype\": \"tf32\", \"shape\": [6]",
+                  "manifest.json: arguments[2].dtype: tf32 is a problem "
+                  "precision, not a buffer type (store the tensor as f32) "
+                  "(line 16, column 44)"},
+        Malformed{"\"name\": \"b\"", "\"name\": \"x\"",
+                  "manifest.json: arguments[2].name: duplicate argument name "
+                  "\"x\" (line 16, column 14)"},
+        Malformed{"[2, 5, 4, 6]", "[2, 5, 5, 6]",
+                  "manifest.json: arguments[3] (y).shape: [2, 5, 5, 6] does "
+                  "not match the problem, which implies [2, 5, 4, 6] for the "
+                  "output"},
+        Malformed{"\"dtype\": \"f16\", \"shape\": [6, 3, 3, 2]",
+                  "\"dtype\": \"f32\", \"shape\": [6, 3, 3, 2]",
+                  "manifest.json: arguments[1] (w).dtype: f32 does not match "
+                  "problem.dtype f16 (stored as f16)"},
+        Malformed{"\"role\": \"output\"", "\"role\": \"input\"",
+                  "manifest.json: arguments: 2 arguments have role \"input\" "
+                  "(at most one)"},
+        Malformed{"\"layout\": \"nhwc\"", "\"layout\": \"chwn\"",
+                  "manifest.json: problem.layout: unknown layout \"chwn\" "
+                  "(expected nchw or nhwc) (line 20, column 15)"},
+        Malformed{"\"n\": 2", "\"n\": \"2\"",
+                  "manifest.json: problem.n: expected a positive integer, got "
+                  "string \"2\" (line 20, column 28)"},
+        Malformed{"\"stride\": [2, 2]", "\"stride\": [2]",
+                  "manifest.json: problem.stride: expected an array of 2 "
+                  "integers, got an array of 1 (line 21, column 33)"},
+        Malformed{"\"padding\": [1, 1, 1, 0]", "\"padding\": [1, -1, 1, 0]",
+                  "manifest.json: problem.padding[1]: expected a non-negative "
+                  "integer, got -1 (line 22, column 20)"},
+        Malformed{"\"groups\": 2", "\"groups\": 3",
+                  "manifest.json: problem: groups (3) must divide c (4) and f "
+                  "(6) (line 19, column 14)"},
+        Malformed{"\"kh\": 3", "\"kh\": 30",
+                  "manifest.json: problem: the output is empty: the dilated "
+                  "kernel (30x3) is larger than the padded input (line 19, "
+                  "column 14)"},
+        Malformed{"\"accumulate\": \"f32\"", "\"accumulate\": \"bf16\"",
+                  "manifest.json: problem: accumulate must be f32 or f16, got "
+                  "bf16 (line 19, column 14)"},
+        Malformed{"\"groups\": 2,", "\"groups\": 2, \"bias\": true,",
+                  "manifest.json: problem.bias: unknown field (expected one "
+                  "of: layout, filter_layout, n, c, h, w, f, kh, kw, stride, "
+                  "dilation, padding, groups, dtype, accumulate) (line 22, "
+                  "column 51)"}),
+    [](const ::testing::TestParamInfo<Malformed> &info) {
+      // The error's field path, as a test name: "problem_padding_1_".
+      std::string error = info.param.error;
+      size_t start = error.find(": ") + 2;
+      std::string name = error.substr(start, error.find(": ", start) - start) +
+                         "_" + std::to_string(info.index);
+      for (char &c : name)
+        if (!std::isalnum(static_cast<unsigned char>(c)))
+          c = '_';
+      return name;
+    });
+
+TEST(ManifestTest, SyntaxErrorsArePrefixed) {
+  Expected<Manifest> m = parseManifest("{\"kernel\": }", "b/manifest.json");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().message(),
+            "b/manifest.json: invalid JSON: line 1, column 12: expected a "
+            "value, found '}'");
+  EXPECT_EQ(parseManifest("[]").error().message(),
+            "manifest.json: expected a JSON object at the top level (line 1, "
+            "column 1)");
+}
+
+TEST(ManifestTest, BundleFilesMustExist) {
+  TempDir dir;
+  dir.write("manifest.json", kValid);
+  dir.write("kernel.cubin", "FAKECUBIN");
+  Expected<Bundle> bundle = loadBundle(dir.path());
+  ASSERT_FALSE(bundle.ok());
+  EXPECT_EQ(bundle.error().message(),
+            dir.file("manifest.json") +
+                ": kernel.ptx names kernel.ptx, which is not a file in the "
+                "bundle (" +
+                dir.file("kernel.ptx") + ")");
+  dir.write("kernel.ptx", "// ptx");
+  bundle = loadBundle(dir.path());
+  ASSERT_TRUE(bundle.ok()) << bundle.error().message();
+  EXPECT_EQ(bundle->binaryPath, dir.file("kernel.cubin"));
+  EXPECT_EQ(bundle->ptxPath, dir.file("kernel.ptx"));
+
+  Expected<Bundle> missing = loadBundle(dir.file("nope"));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message().find("cannot open " + dir.file("nope") +
+                                           "/manifest.json"),
+            std::string::npos);
+}
+
+TEST(ManifestTest, WriteBundleThenLoadIt) {
+  Expected<Manifest> m = parseManifest(kValid);
+  ASSERT_TRUE(m.ok());
+  TempDir dir;
+  Error written = writeBundle(dir.path(), *m, "FAKECUBIN\n", ".version 9.0\n");
+  ASSERT_TRUE(written.ok()) << written.message();
+  Expected<Bundle> bundle = loadBundle(dir.path());
+  ASSERT_TRUE(bundle.ok()) << bundle.error().message();
+  EXPECT_EQ(manifestToJson(bundle->manifest).dump(), manifestToJson(*m).dump());
+
+  Manifest broken = *m;
+  broken.arguments.pop_back(); // no output
+  Error refused = writeBundle(dir.path(), broken, "", "");
+  EXPECT_EQ(refused.message(), "refusing to write bundle: arguments: no "
+                               "argument has role \"output\"");
+}
+
+} // namespace

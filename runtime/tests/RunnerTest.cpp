@@ -1,0 +1,244 @@
+//===- RunnerTest.cpp - Bundles run, timed and checked on the fake --------===//
+
+#include "FakeBundles.h"
+#include "TestSupport.h"
+
+#include "convrt/Cudnn.h"
+#include "convrt/Runner.h"
+
+using namespace convrt;
+using namespace convrt::test;
+
+namespace {
+
+RunOptions fastOptions() {
+  RunOptions options;
+  options.warmup = 2;
+  options.repeat = 3;
+  options.cudnn = false;
+  return options;
+}
+
+class RunnerTest : public FakeCudaTest {
+protected:
+  /// Writes a bundle and runs it.
+  Expected<RunReport> run(const Manifest &m, const std::string &binary,
+                          const std::string &ptx = "",
+                          RunOptions options = fastOptions()) {
+    Manifest written = m;
+    if (!ptx.empty())
+      written.kernel.ptx = "kernel.ptx";
+    Error error = writeBundle(dir_.path(), written, binary, ptx);
+    if (!error.ok())
+      return error;
+    Expected<Bundle> bundle = loadBundle(dir_.path());
+    if (!bundle.ok())
+      return bundle.takeError();
+    return runBundle(*bundle, loadFakeDriver(), options);
+  }
+
+  TempDir dir_;
+};
+
+struct Case {
+  Layout layout;
+  FilterLayout filter;
+  DType dtype;
+  DType out;
+  DType bias;
+};
+
+void PrintTo(const Case &c, std::ostream *os) {
+  *os << layoutName(c.layout) << "/" << filterLayoutName(c.filter) << " "
+      << dtypeName(c.dtype) << " -> " << dtypeName(c.out);
+}
+
+class RunnerCaseTest : public RunnerTest,
+                       public ::testing::WithParamInterface<Case> {};
+
+TEST_P(RunnerCaseTest, MatchesTheReference) {
+  const Case &c = GetParam();
+  ConvProblem p = sampleProblem(c.layout, c.filter, c.dtype);
+  Manifest m = convManifest(p, c.out, c.bias);
+  Expected<RunReport> report = run(m, fakeImage(convLine(p, c.out, c.bias)));
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  EXPECT_TRUE(report->checked);
+  EXPECT_TRUE(report->comparison.pass)
+      << "rel_l2 " << report->comparison.relL2Error << " max_abs "
+      << report->comparison.maxAbsDiff;
+  EXPECT_EQ(report->comparison.nonFinite, 0u);
+  EXPECT_EQ(report->loadedFrom, "cubin");
+  EXPECT_DOUBLE_EQ(report->medianMs, 0.5);
+  EXPECT_GT(report->tflops(), 0);
+  EXPECT_EQ(report->device.name, "Fake GPU");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, RunnerCaseTest,
+    ::testing::Values(Case{Layout::NCHW, FilterLayout::FCHW, DType::F32,
+                           DType::F32, DType::F32},
+                      Case{Layout::NCHW, FilterLayout::FCHW, DType::TF32,
+                           DType::F32, DType::F32},
+                      Case{Layout::NHWC, FilterLayout::HWCF, DType::F16,
+                           DType::F16, DType::F32},
+                      Case{Layout::NHWC, FilterLayout::FHWC, DType::BF16,
+                           DType::BF16, DType::BF16},
+                      Case{Layout::NCHW, FilterLayout::FHWC, DType::F16,
+                           DType::F32, DType::F16}),
+    [](const ::testing::TestParamInfo<Case> &info) {
+      const Case &c = info.param;
+      return std::string(layoutName(c.layout)) + "_" +
+             filterLayoutName(c.filter) + "_" + dtypeName(c.dtype) + "_to_" +
+             dtypeName(c.out);
+    });
+
+TEST_F(RunnerTest, LaunchesWithTheManifestsConfiguration) {
+  ConvProblem p = sampleProblem(Layout::NCHW, FilterLayout::FCHW, DType::F32);
+  Manifest m = convManifest(p, DType::F32, DType::F32);
+  m.kernel.sharedMemoryBytes = 96 * 1024;
+  Expected<RunReport> report =
+      run(m, fakeImage(convLine(p, DType::F32, DType::F32)));
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  EXPECT_EQ(fake().lastLaunch(),
+            "fake_conv2d grid=4,2,1 block=128,1,1 smem=98304");
+  EXPECT_EQ(fake().maxDynamicShared("fake_conv2d"), 96 * 1024);
+  EXPECT_EQ(fake().calls("cuLaunchKernel"), 2 + 3);
+}
+
+TEST_F(RunnerTest, AWrongKernelFailsTheCheck) {
+  ConvProblem p = sampleProblem(Layout::NHWC, FilterLayout::FHWC, DType::F16);
+  ConvProblem wrong = p;
+  wrong.padTop = 0; // the kernel pads differently than the manifest says
+  wrong.padBottom = 1;
+  Manifest m = convManifest(p, DType::F16, DType::F16);
+  Expected<RunReport> report =
+      run(m, fakeImage(convLine(wrong, DType::F16, DType::F16)));
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  EXPECT_FALSE(report->comparison.pass);
+  EXPECT_FALSE(report->passed());
+  EXPECT_GT(report->comparison.relL2Error, 0.1);
+}
+
+TEST_F(RunnerTest, UnwrittenOutputIsCaught) {
+  ConvProblem p = sampleProblem(Layout::NCHW, FilterLayout::FCHW, DType::F32);
+  Manifest m = convManifest(p, DType::F32, DType::F32, "fake_noop");
+  Expected<RunReport> report = run(m, fakeImage());
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  EXPECT_FALSE(report->comparison.pass);
+  EXPECT_EQ(report->comparison.nonFinite, size_t(p.outputElements()));
+}
+
+TEST_F(RunnerTest, FallsBackToThePtx) {
+  ConvProblem p = sampleProblem(Layout::NCHW, FilterLayout::FCHW, DType::F32);
+  Manifest m = convManifest(p, DType::F32, DType::F32);
+  Expected<RunReport> report =
+      run(m, "not a cubin", fakeImage(convLine(p, DType::F32, DType::F32)));
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  EXPECT_EQ(report->loadedFrom, "ptx");
+  EXPECT_EQ(report->loadNote,
+            "the binary did not load (cuModuleLoadData failed: "
+            "CUDA_ERROR_INVALID_IMAGE (device kernel image is invalid)), so "
+            "the PTX was JIT-compiled");
+  EXPECT_TRUE(report->comparison.pass);
+}
+
+TEST_F(RunnerTest, LoadFailuresCarryTheJitLogAndTheReason) {
+  ScopedEnv cc("FAKE_CUDA_CC", "8.0");
+  ConvProblem p = sampleProblem(Layout::NCHW, FilterLayout::FCHW, DType::F32);
+  Manifest m = convManifest(p, DType::F32, DType::F32);
+  Expected<RunReport> noPtx = run(m, "not a cubin");
+  ASSERT_FALSE(noPtx.ok());
+  EXPECT_EQ(noPtx.error().message(),
+            "loading kernel.cubin: cuModuleLoadData failed: "
+            "CUDA_ERROR_INVALID_IMAGE (device kernel image is invalid): the "
+            "kernel binary is built for sm_90 and Fake GPU is sm_80 (compute "
+            "capability 8.0): rebuild it for sm_80; the bundle has no PTX to "
+            "JIT-compile instead");
+
+  Expected<RunReport> badPtx = run(m, "not a cubin", "not ptx either");
+  ASSERT_FALSE(badPtx.ok());
+  EXPECT_NE(badPtx.error().message().find(
+                "JIT-compiling kernel.ptx after kernel.cubin failed to load: "
+                "cuModuleLoadDataEx failed: CUDA_ERROR_INVALID_IMAGE (device "
+                "kernel image is invalid): JIT error log:\nfake ptxas fatal"),
+            std::string::npos)
+      << badPtx.error().message();
+}
+
+TEST_F(RunnerTest, DriverFailuresDuringTheRunAreNamed) {
+  ConvProblem p = sampleProblem(Layout::NCHW, FilterLayout::FCHW, DType::F32);
+  Manifest m = convManifest(p, DType::F32, DType::F32);
+  fake().setFailures("cuMemAlloc:CUDA_ERROR_OUT_OF_MEMORY@3");
+  Expected<RunReport> report =
+      run(m, fakeImage(convLine(p, DType::F32, DType::F32)));
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.error().message(),
+            "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)");
+}
+
+TEST_F(RunnerTest, CudnnSkipsWhatItCannotExpress) {
+  ConvProblem p = sampleProblem(Layout::NCHW, FilterLayout::FCHW, DType::F32);
+  Manifest m = convManifest(p, DType::F32, DType::F32);
+  RunOptions options = fastOptions();
+  options.cudnn = true; // asymmetric padding: cuDNN is never loaded
+  Expected<RunReport> report =
+      run(m, fakeImage(convLine(p, DType::F32, DType::F32)), "", options);
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  EXPECT_FALSE(report->cudnn.ran);
+  EXPECT_EQ(report->cudnn.reason,
+            "cuDNN's convolution descriptor has symmetric padding only, the "
+            "problem pads [1, 2, 0, 1]");
+  EXPECT_EQ(report->vsCudnn(), 0);
+}
+
+TEST_F(RunnerTest, ReportsAsTableAndJson) {
+  ConvProblem p = sampleProblem(Layout::NHWC, FilterLayout::FHWC, DType::F16);
+  Manifest m = convManifest(p, DType::F16, DType::F16);
+  Expected<RunReport> report =
+      run(m, fakeImage(convLine(p, DType::F16, DType::F16)));
+  ASSERT_TRUE(report.ok()) << report.error().message();
+
+  std::string header = runTableHeader();
+  std::string row = runTableRow(*report);
+  EXPECT_EQ(header.find("problem"), 0u);
+  EXPECT_NE(header.find("TFLOP/s"), std::string::npos);
+  EXPECT_EQ(row.find("n2 c4 h9 w7 f6 k3x3 s2x1 d1x2 p1,2,0,1 g2"), 0u) << row;
+  EXPECT_NE(row.find(" f16   nhwc       0.5000"), std::string::npos) << row;
+  EXPECT_EQ(row.substr(row.size() - 2), "ok");
+
+  std::string text = runReportJson(*report).dump();
+  Expected<JsonValue> json = parseJson(text);
+  ASSERT_TRUE(json.ok()) << json.error().message() << "\n" << text;
+  EXPECT_EQ(json->find("source")->asString(), dir_.path());
+  EXPECT_EQ(json->find("kernel")->asString(), "fake_conv2d");
+  EXPECT_EQ(json->find("dtype")->asString(), "f16");
+  EXPECT_EQ(json->find("layout")->asString(), "nhwc");
+  EXPECT_EQ(json->find("ms")->asNumber(), 0.5);
+  EXPECT_NEAR(json->find("tflops")->asNumber(), p.flops() / 0.5e-3 / 1e12,
+              1e-12);
+  EXPECT_TRUE(json->find("pass")->asBool());
+  EXPECT_EQ(json->find("tolerance")->asNumber(), 1e-2);
+  EXPECT_TRUE(json->find("vs_cudnn")->isNull());
+  EXPECT_FALSE(json->find("cudnn")->find("ran")->asBool());
+  EXPECT_EQ(json->find("problem_detail")->find("groups")->asNumber(), 2);
+  EXPECT_EQ(json->find("device")->find("chip")->asString(), "sm_90");
+}
+
+TEST(CudnnTest, LoadsWhereInstalledOrSaysWhy) {
+  Expected<std::unique_ptr<Cudnn>> cudnn = Cudnn::load();
+  if (cudnn.ok()) {
+    EXPECT_FALSE((*cudnn)->libraryPath().empty());
+    EXPECT_TRUE((*cudnn)->version()[0] == '8' || (*cudnn)->version()[0] == '9')
+        << (*cudnn)->version();
+  } else {
+    EXPECT_NE(cudnn.error().message().find("cuDNN"), std::string::npos);
+  }
+  ScopedEnv env(kCudnnEnvVar, "/nonexistent/libcudnn.so.9");
+  Expected<std::unique_ptr<Cudnn>> missing = Cudnn::load();
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message().find("/nonexistent/libcudnn.so.9"),
+            std::string::npos)
+      << missing.error().message();
+}
+
+} // namespace

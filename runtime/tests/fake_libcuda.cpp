@@ -1,0 +1,1061 @@
+//===- fake_libcuda.cpp - A host-memory libcuda.so.1 for tests ------------===//
+//
+// Built as libcuda.so.1 into a test-only directory and loaded by path, it
+// implements the driver entry points convrt uses on the host:
+//
+//  - one or more "Fake GPU" devices (sm_90, 132 SMs; FAKE_CUDA_DEVICE_COUNT,
+//    FAKE_CUDA_CC="8.0", FAKE_CUDA_DRIVER_VERSION=12040 change them);
+//  - device memory is malloc'ed host memory, so pointers are usable both ways;
+//  - modules are blobs starting with "FAKECUBIN"; their kernels are host
+//    functions: fake_add_one(float *data, int n), fake_noop(), and
+//    fake_conv2d(input, filter, [bias], output) configured by a line
+//    "conv layout=nchw filter=fchw in=f32 out=f32 n=.. c=.. ... g=.. bias=0|1"
+//    of the blob;
+//  - events read a fake clock that each launch advances by 0.5 ms.
+//
+// Any call can be made to fail: FAKE_CUDA_FAIL or fakecuda_set_failures()
+// take "cuName:CUDA_ERROR_NAME[@N][,...]" (N: only the N-th call from now).
+// It counts live allocations, modules, contexts, streams, events and host
+// registrations so tests can assert that nothing leaked. Like the real
+// driver it insists on cuInit first and on a current context where one is
+// needed, which catches a runtime that forgets either.
+//
+//===----------------------------------------------------------------------===//
+
+#include <cuda.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
+
+struct CUctx_st {
+  int device = 0;
+};
+struct CUfunc_st {
+  std::string name;
+  CUmod_st *module = nullptr;
+  int maxDynamicShared = 48 * 1024;
+};
+struct CUmod_st {
+  std::string image;
+  std::map<std::string, std::unique_ptr<CUfunc_st>> functions;
+};
+struct CUstream_st {
+  unsigned flags = 0;
+};
+struct CUevent_st {
+  unsigned flags = 0;
+  bool recorded = false;
+  double timeMs = 0;
+};
+
+namespace {
+
+constexpr int kMaxDevices = 8;
+constexpr int kOptinSharedMemory = 232448; // H100/H200: 227 KiB
+constexpr double kKernelMs = 0.5;
+
+struct NamedError {
+  CUresult code;
+  const char *name;
+  const char *text;
+};
+
+const NamedError kErrors[] = {
+    {CUDA_SUCCESS, "CUDA_SUCCESS", "no error"},
+    {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED",
+     "initialization error"},
+    {CUDA_ERROR_STUB_LIBRARY, "CUDA_ERROR_STUB_LIBRARY",
+     "CUDA driver is a stub library"},
+    {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE",
+     "no CUDA-capable device is detected"},
+    {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE",
+     "invalid device ordinal"},
+    {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE",
+     "device kernel image is invalid"},
+    {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT",
+     "invalid device context"},
+    {CUDA_ERROR_NO_BINARY_FOR_GPU, "CUDA_ERROR_NO_BINARY_FOR_GPU",
+     "no kernel image is available for execution on the device"},
+    {CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX",
+     "a PTX JIT compilation failed"},
+    {CUDA_ERROR_UNSUPPORTED_PTX_VERSION, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+     "the provided PTX was compiled with an unsupported toolchain."},
+    {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE",
+     "invalid resource handle"},
+    {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
+    {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS",
+     "an illegal memory access was encountered"},
+    {CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+     "too many resources requested for launch"},
+    {CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED",
+     "unspecified launch failure"},
+    {CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
+     "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED",
+     "part or all of the requested memory range is already mapped"},
+    {CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED,
+     "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED",
+     "pointer does not correspond to a registered memory region"},
+    {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED",
+     "operation not supported"},
+    {CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+     "system has unsupported display driver / cuda driver combination"},
+    {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
+};
+
+struct Failure {
+  std::string call;
+  CUresult code;
+  int nth; // 0: every call
+};
+
+struct State {
+  std::recursive_mutex mutex;
+  bool initialized = false;
+  bool failuresLoaded = false;
+  std::vector<Failure> failures;
+  std::map<std::string, int> calls;        // since the failures were set
+  std::map<uintptr_t, size_t> allocations; // device and managed memory
+  std::set<CUmod_st *> modules;
+  std::set<CUstream_st *> streams;
+  std::set<CUevent_st *> events;
+  std::map<uintptr_t, size_t> hostRegistrations;
+  int retains[kMaxDevices] = {};
+  CUctx_st contexts[kMaxDevices];
+  std::map<std::string, int> maxDynamicShared; // by kernel name
+  std::string lastLaunch;
+  double clockMs = 0;
+};
+
+State &state() {
+  // An object, not a leaked pointer: a copy of this library that a test
+  // loads and unloads must not leave its state behind.
+  static State s;
+  return s;
+}
+
+thread_local std::vector<CUcontext> contextStack;
+
+CUresult codeForName(const std::string &name) {
+  for (const NamedError &e : kErrors)
+    if (name == e.name)
+      return e.code;
+  return CUDA_ERROR_UNKNOWN;
+}
+
+std::vector<Failure> parseFailures(const std::string &spec) {
+  std::vector<Failure> failures;
+  std::stringstream items(spec);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    size_t colon = item.find(':');
+    if (colon == std::string::npos)
+      continue;
+    Failure failure;
+    failure.call = item.substr(0, colon);
+    std::string rest = item.substr(colon + 1);
+    size_t at = rest.find('@');
+    failure.nth =
+        at == std::string::npos ? 0 : std::atoi(rest.c_str() + at + 1);
+    failure.code = codeForName(rest.substr(0, at));
+    failures.push_back(failure);
+  }
+  return failures;
+}
+
+/// Counts the call and returns the injected failure, if any.
+CUresult enter(const char *name) {
+  State &s = state();
+  if (!s.failuresLoaded) {
+    s.failuresLoaded = true;
+    if (const char *spec = std::getenv("FAKE_CUDA_FAIL"))
+      s.failures = parseFailures(spec);
+  }
+  int count = ++s.calls[name];
+  for (const Failure &failure : s.failures)
+    if (failure.call == name && (failure.nth == 0 || failure.nth == count))
+      return failure.code;
+  return CUDA_SUCCESS;
+}
+
+int envInt(const char *name, int fallback) {
+  const char *value = std::getenv(name);
+  return value && *value ? std::atoi(value) : fallback;
+}
+
+int deviceCount() {
+  return std::min(envInt("FAKE_CUDA_DEVICE_COUNT", 1), kMaxDevices);
+}
+
+CUresult requireContext() {
+  State &s = state();
+  if (contextStack.empty() || !contextStack.back())
+    return CUDA_ERROR_INVALID_CONTEXT;
+  if (s.retains[contextStack.back()->device] <= 0)
+    return CUDA_ERROR_INVALID_CONTEXT; // released: destroyed
+  return CUDA_SUCCESS;
+}
+
+/// Is [pointer, pointer + bytes) inside one live allocation?
+bool inAllocation(uintptr_t pointer, size_t bytes) {
+  State &s = state();
+  auto it = s.allocations.upper_bound(pointer);
+  if (it == s.allocations.begin())
+    return false;
+  --it;
+  return pointer >= it->first && pointer + bytes <= it->first + it->second;
+}
+
+#define FAKE_ENTER(name)                                                       \
+  std::lock_guard<std::recursive_mutex> fakeLock(state().mutex);               \
+  if (CUresult injected = enter(name))                                         \
+    return injected;
+
+#define FAKE_REQUIRE_INIT()                                                    \
+  if (!state().initialized)                                                    \
+    return CUDA_ERROR_NOT_INITIALIZED;
+
+#define FAKE_REQUIRE_CONTEXT()                                                 \
+  FAKE_REQUIRE_INIT()                                                          \
+  if (CUresult noContext = requireContext())                                   \
+    return noContext;
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+/// key=value settings of the "conv" line of a module image.
+std::map<std::string, std::string> convConfig(const std::string &image) {
+  std::map<std::string, std::string> config;
+  std::stringstream lines(image);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.compare(0, 5, "conv ") != 0)
+      continue;
+    std::stringstream words(line.substr(5));
+    std::string word;
+    while (words >> word) {
+      size_t eq = word.find('=');
+      if (eq != std::string::npos)
+        config[word.substr(0, eq)] = word.substr(eq + 1);
+    }
+  }
+  return config;
+}
+
+enum class Type { F32, F16, BF16 };
+
+Type typeNamed(const std::string &name) {
+  return name == "f16" ? Type::F16 : name == "bf16" ? Type::BF16 : Type::F32;
+}
+
+double loadValue(const void *base, size_t index, Type type) {
+  if (type == Type::F32)
+    return static_cast<const float *>(base)[index];
+  uint16_t bits = static_cast<const uint16_t *>(base)[index];
+  if (type == Type::BF16) {
+    uint32_t wide = static_cast<uint32_t>(bits) << 16;
+    float value;
+    std::memcpy(&value, &wide, 4);
+    return value;
+  }
+  _Float16 half;
+  std::memcpy(&half, &bits, 2);
+  return static_cast<double>(half);
+}
+
+void storeValue(void *base, size_t index, Type type, double value) {
+  if (type == Type::F32) {
+    static_cast<float *>(base)[index] = static_cast<float>(value);
+    return;
+  }
+  uint16_t bits;
+  if (type == Type::BF16) {
+    float single = static_cast<float>(value);
+    uint32_t wide;
+    std::memcpy(&wide, &single, 4);
+    wide += 0x7FFF + ((wide >> 16) & 1);
+    bits = static_cast<uint16_t>(wide >> 16);
+  } else {
+    _Float16 half = static_cast<_Float16>(static_cast<float>(value));
+    std::memcpy(&bits, &half, 2);
+  }
+  static_cast<uint16_t *>(base)[index] = bits;
+}
+
+/// A direct convolution written independently of convrt's reference.
+CUresult fakeConv2d(const std::map<std::string, std::string> &cfg,
+                    void **params) {
+  auto num = [&](const char *key) -> long {
+    auto it = cfg.find(key);
+    return it == cfg.end() ? -1 : std::atol(it->second.c_str());
+  };
+  auto text = [&](const char *key, const char *fallback) {
+    auto it = cfg.find(key);
+    return it == cfg.end() ? std::string(fallback) : it->second;
+  };
+  long N = num("n"), C = num("c"), H = num("h"), W = num("w"), F = num("f"),
+       KH = num("kh"), KW = num("kw"), SH = num("sh"), SW = num("sw"),
+       DH = num("dh"), DW = num("dw"), PT = num("pt"), PL = num("pl"),
+       PB = num("pb"), PR = num("pr"), G = num("g");
+  if (N < 1 || C < 1 || H < 1 || W < 1 || F < 1 || KH < 1 || KW < 1 || SH < 1 ||
+      SW < 1 || DH < 1 || DW < 1 || PT < 0 || PL < 0 || PB < 0 || PR < 0 ||
+      G < 1)
+    return CUDA_ERROR_INVALID_IMAGE;
+  bool nhwc = text("layout", "nchw") == "nhwc";
+  std::string filterLayout = text("filter", nhwc ? "fhwc" : "fchw");
+  std::string inName = text("in", "f32");
+  Type in = typeNamed(inName), out = typeNamed(text("out", inName.c_str()));
+  Type biasType = typeNamed(text("bias_dtype", inName.c_str()));
+  bool bias = num("bias") == 1;
+  long HO = (H + PT + PB - DH * (KH - 1) - 1) / SH + 1;
+  long WO = (W + PL + PR - DW * (KW - 1) - 1) / SW + 1;
+  long CG = C / G, FG = F / G;
+
+  auto ptr = [&](int i) {
+    return reinterpret_cast<void *>(*static_cast<CUdeviceptr *>(params[i]));
+  };
+  void *x = ptr(0), *w = ptr(1), *b = bias ? ptr(2) : nullptr,
+       *y = ptr(bias ? 3 : 2);
+  auto xAt = [&](long n, long c, long h, long ww) -> size_t {
+    return nhwc ? ((n * H + h) * W + ww) * C + c
+                : ((n * C + c) * H + h) * W + ww;
+  };
+  auto wAt = [&](long f, long c, long r, long s) -> size_t {
+    if (filterLayout == "hwcf")
+      return ((r * KW + s) * CG + c) * F + f;
+    if (filterLayout == "fhwc")
+      return ((f * KH + r) * KW + s) * CG + c;
+    return ((f * CG + c) * KH + r) * KW + s;
+  };
+  auto yAt = [&](long n, long f, long h, long ww) -> size_t {
+    return nhwc ? ((n * HO + h) * WO + ww) * F + f
+                : ((n * F + f) * HO + h) * WO + ww;
+  };
+  for (long n = 0; n < N; ++n)
+    for (long f = 0; f < F; ++f)
+      for (long oh = 0; oh < HO; ++oh)
+        for (long ow = 0; ow < WO; ++ow) {
+          double acc = b ? loadValue(b, f, biasType) : 0.0;
+          long g = f / FG;
+          for (long c = 0; c < CG; ++c)
+            for (long r = 0; r < KH; ++r)
+              for (long s = 0; s < KW; ++s) {
+                long ih = oh * SH - PT + r * DH, iw = ow * SW - PL + s * DW;
+                if (ih >= 0 && ih < H && iw >= 0 && iw < W)
+                  acc += loadValue(w, wAt(f, c, r, s), in) *
+                         loadValue(x, xAt(n, g * CG + c, ih, iw), in);
+              }
+          storeValue(y, yAt(n, f, oh, ow), out, acc);
+        }
+  return CUDA_SUCCESS;
+}
+
+CUresult runKernel(CUfunc_st *function, void **params) {
+  if (function->name == "fake_noop")
+    return CUDA_SUCCESS;
+  if (!params)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (function->name == "fake_add_one") {
+    float *data =
+        reinterpret_cast<float *>(*static_cast<CUdeviceptr *>(params[0]));
+    int n = *static_cast<int *>(params[1]);
+    if (!inAllocation(reinterpret_cast<uintptr_t>(data), size_t(n) * 4))
+      return CUDA_ERROR_ILLEGAL_ADDRESS;
+    for (int i = 0; i < n; ++i)
+      data[i] += 1.0f;
+    return CUDA_SUCCESS;
+  }
+  if (function->name == "fake_conv2d")
+    return fakeConv2d(convConfig(function->module->image), params);
+  return CUDA_ERROR_NOT_FOUND;
+}
+
+const char *const kKernelNames[] = {"fake_add_one", "fake_noop", "fake_conv2d"};
+
+CUresult loadModule(CUmodule *module, const void *image) {
+  const char *text = static_cast<const char *>(image);
+  if (!text || std::strncmp(text, "FAKECUBIN", 9) != 0)
+    return CUDA_ERROR_INVALID_IMAGE;
+  auto *m = new CUmod_st();
+  m->image = text;
+  for (const char *name : kKernelNames) {
+    auto function = std::make_unique<CUfunc_st>();
+    function->name = name;
+    function->module = m;
+    m->functions[name] = std::move(function);
+  }
+  state().modules.insert(m);
+  *module = m;
+  return CUDA_SUCCESS;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Driver API
+//===----------------------------------------------------------------------===//
+
+extern "C" {
+
+CUresult CUDAAPI cuInit(unsigned int flags) {
+  FAKE_ENTER("cuInit");
+  if (flags != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  state().initialized = true;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDriverGetVersion(int *version) {
+  FAKE_ENTER("cuDriverGetVersion");
+  if (!version)
+    return CUDA_ERROR_INVALID_VALUE;
+  *version = envInt("FAKE_CUDA_DRIVER_VERSION", 13000);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGetErrorName(CUresult error, const char **name) {
+  for (const NamedError &e : kErrors)
+    if (e.code == error) {
+      *name = e.name;
+      return CUDA_SUCCESS;
+    }
+  *name = nullptr;
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult CUDAAPI cuGetErrorString(CUresult error, const char **text) {
+  for (const NamedError &e : kErrors)
+    if (e.code == error) {
+      *text = e.text;
+      return CUDA_SUCCESS;
+    }
+  *text = nullptr;
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult CUDAAPI cuDeviceGetCount(int *count) {
+  FAKE_ENTER("cuDeviceGetCount");
+  FAKE_REQUIRE_INIT();
+  *count = deviceCount();
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal) {
+  FAKE_ENTER("cuDeviceGet");
+  FAKE_REQUIRE_INIT();
+  if (ordinal < 0 || ordinal >= deviceCount())
+    return CUDA_ERROR_INVALID_DEVICE;
+  *device = ordinal;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGetName(char *name, int length, CUdevice device) {
+  FAKE_ENTER("cuDeviceGetName");
+  FAKE_REQUIRE_INIT();
+  if (device < 0 || device >= deviceCount())
+    return CUDA_ERROR_INVALID_DEVICE;
+  std::snprintf(name, size_t(length), "Fake GPU");
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
+                                      CUdevice device) {
+  FAKE_ENTER("cuDeviceGetAttribute");
+  FAKE_REQUIRE_INIT();
+  if (device < 0 || device >= deviceCount())
+    return CUDA_ERROR_INVALID_DEVICE;
+  const char *cc = std::getenv("FAKE_CUDA_CC");
+  int major = 9, minor = 0;
+  if (cc && std::strchr(cc, '.')) {
+    major = std::atoi(cc);
+    minor = std::atoi(std::strchr(cc, '.') + 1);
+  }
+  switch (attribute) {
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+    *value = major;
+    return CUDA_SUCCESS;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+    *value = minor;
+    return CUDA_SUCCESS;
+  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+    *value = 132;
+    return CUDA_SUCCESS;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK:
+    *value = 48 * 1024;
+    return CUDA_SUCCESS;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+    *value = kOptinSharedMemory;
+    return CUDA_SUCCESS;
+  default:
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+CUresult CUDAAPI cuDeviceTotalMem(size_t *bytes, CUdevice device) {
+  FAKE_ENTER("cuDeviceTotalMem");
+  FAKE_REQUIRE_INIT();
+  if (device < 0 || device >= deviceCount())
+    return CUDA_ERROR_INVALID_DEVICE;
+  *bytes = size_t(80) << 30;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGetPCIBusId(char *busId, int length, CUdevice device) {
+  FAKE_ENTER("cuDeviceGetPCIBusId");
+  FAKE_REQUIRE_INIT();
+  if (device < 0 || device >= deviceCount())
+    return CUDA_ERROR_INVALID_DEVICE;
+  std::snprintf(busId, size_t(length), "0000:%02X:00.0", 0x10 + device);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *context, CUdevice device) {
+  FAKE_ENTER("cuDevicePrimaryCtxRetain");
+  FAKE_REQUIRE_INIT();
+  if (device < 0 || device >= deviceCount())
+    return CUDA_ERROR_INVALID_DEVICE;
+  State &s = state();
+  s.contexts[device].device = device;
+  ++s.retains[device];
+  *context = &s.contexts[device];
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice device) {
+  FAKE_ENTER("cuDevicePrimaryCtxRelease");
+  FAKE_REQUIRE_INIT();
+  if (device < 0 || device >= deviceCount())
+    return CUDA_ERROR_INVALID_DEVICE;
+  if (state().retains[device] <= 0)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  --state().retains[device];
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxSetCurrent(CUcontext context) {
+  FAKE_ENTER("cuCtxSetCurrent");
+  FAKE_REQUIRE_INIT();
+  if (contextStack.empty())
+    contextStack.push_back(context);
+  else
+    contextStack.back() = context;
+  if (!context)
+    contextStack.pop_back();
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxGetCurrent(CUcontext *context) {
+  FAKE_ENTER("cuCtxGetCurrent");
+  FAKE_REQUIRE_INIT();
+  *context = contextStack.empty() ? nullptr : contextStack.back();
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxPushCurrent(CUcontext context) {
+  FAKE_ENTER("cuCtxPushCurrent");
+  FAKE_REQUIRE_INIT();
+  if (!context)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  contextStack.push_back(context);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxPopCurrent(CUcontext *context) {
+  FAKE_ENTER("cuCtxPopCurrent");
+  FAKE_REQUIRE_INIT();
+  if (contextStack.empty())
+    return CUDA_ERROR_INVALID_CONTEXT;
+  if (context)
+    *context = contextStack.back();
+  contextStack.pop_back();
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxSynchronize() {
+  FAKE_ENTER("cuCtxSynchronize");
+  FAKE_REQUIRE_CONTEXT();
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) {
+  FAKE_ENTER("cuModuleLoadData");
+  FAKE_REQUIRE_CONTEXT();
+  return loadModule(module, image);
+}
+
+CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image,
+                                    unsigned int numOptions,
+                                    CUjit_option *options, void **values) {
+  std::lock_guard<std::recursive_mutex> lock(state().mutex);
+  char *errorLog = nullptr, *infoLog = nullptr;
+  size_t errorSize = 0, infoSize = 0;
+  for (unsigned i = 0; i < numOptions; ++i) {
+    if (options[i] == CU_JIT_ERROR_LOG_BUFFER)
+      errorLog = static_cast<char *>(values[i]);
+    else if (options[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+      errorSize = reinterpret_cast<uintptr_t>(values[i]);
+    else if (options[i] == CU_JIT_INFO_LOG_BUFFER)
+      infoLog = static_cast<char *>(values[i]);
+    else if (options[i] == CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
+      infoSize = reinterpret_cast<uintptr_t>(values[i]);
+  }
+  auto write = [&](char *buffer, size_t size, const char *text,
+                   CUjit_option sizeOption) {
+    if (!buffer || !size)
+      return;
+    std::snprintf(buffer, size, "%s", text);
+    for (unsigned i = 0; i < numOptions; ++i)
+      if (options[i] == sizeOption)
+        values[i] =
+            reinterpret_cast<void *>(uintptr_t(std::strlen(buffer) + 1));
+  };
+  CUresult result = enter("cuModuleLoadDataEx");
+  if (result == CUDA_SUCCESS && !state().initialized)
+    result = CUDA_ERROR_NOT_INITIALIZED;
+  if (result == CUDA_SUCCESS)
+    result = requireContext();
+  if (result == CUDA_SUCCESS)
+    result = loadModule(module, image);
+  if (result == CUDA_SUCCESS)
+    write(infoLog, infoSize, "fake ptxas info: compiled 3 fake kernels",
+          CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES);
+  else
+    write(errorLog, errorSize,
+          "fake ptxas fatal: line 1: image does not start with FAKECUBIN",
+          CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES);
+  return result;
+}
+
+CUresult CUDAAPI cuModuleUnload(CUmodule module) {
+  FAKE_ENTER("cuModuleUnload");
+  FAKE_REQUIRE_INIT();
+  if (!state().modules.erase(module))
+    return CUDA_ERROR_INVALID_HANDLE;
+  delete module;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuModuleGetFunction(CUfunction *function, CUmodule module,
+                                     const char *name) {
+  FAKE_ENTER("cuModuleGetFunction");
+  FAKE_REQUIRE_INIT();
+  if (!state().modules.count(module))
+    return CUDA_ERROR_INVALID_HANDLE;
+  auto found = module->functions.find(name ? name : "");
+  if (found == module->functions.end())
+    return CUDA_ERROR_NOT_FOUND;
+  *function = found->second.get();
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuFuncSetAttribute(CUfunction function,
+                                    CUfunction_attribute attribute, int value) {
+  FAKE_ENTER("cuFuncSetAttribute");
+  FAKE_REQUIRE_CONTEXT();
+  if (attribute != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (value < 0 || value > kOptinSharedMemory)
+    return CUDA_ERROR_INVALID_VALUE;
+  function->maxDynamicShared = value;
+  state().maxDynamicShared[function->name] = value;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned gridX,
+                                unsigned gridY, unsigned gridZ, unsigned blockX,
+                                unsigned blockY, unsigned blockZ,
+                                unsigned sharedMemBytes, CUstream stream,
+                                void **params, void **extra) {
+  FAKE_ENTER("cuLaunchKernel");
+  FAKE_REQUIRE_CONTEXT();
+  State &s = state();
+  if (!function || (stream && !s.streams.count(stream)))
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (extra)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  if (!gridX || !gridY || !gridZ || !blockX || !blockY || !blockZ ||
+      uint64_t(blockX) * blockY * blockZ > 1024)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (int(sharedMemBytes) > function->maxDynamicShared)
+    return CUDA_ERROR_INVALID_VALUE; // the real driver wants the attribute
+  std::ostringstream launch;
+  launch << function->name << " grid=" << gridX << "," << gridY << "," << gridZ
+         << " block=" << blockX << "," << blockY << "," << blockZ
+         << " smem=" << sharedMemBytes;
+  s.lastLaunch = launch.str();
+  s.clockMs += kKernelMs;
+  return runKernel(function, params);
+}
+
+CUresult CUDAAPI cuMemAlloc(CUdeviceptr *pointer, size_t bytes) {
+  FAKE_ENTER("cuMemAlloc");
+  FAKE_REQUIRE_CONTEXT();
+  if (bytes == 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  void *memory = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  if (!memory)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  state().allocations[reinterpret_cast<uintptr_t>(memory)] = bytes;
+  *pointer = reinterpret_cast<CUdeviceptr>(memory);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *pointer, size_t bytes,
+                                   unsigned int flags) {
+  FAKE_ENTER("cuMemAllocManaged");
+  FAKE_REQUIRE_CONTEXT();
+  if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (bytes == 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  void *memory = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  state().allocations[reinterpret_cast<uintptr_t>(memory)] = bytes;
+  *pointer = reinterpret_cast<CUdeviceptr>(memory);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemFree(CUdeviceptr pointer) {
+  FAKE_ENTER("cuMemFree");
+  FAKE_REQUIRE_CONTEXT();
+  if (!state().allocations.erase(pointer))
+    return CUDA_ERROR_INVALID_VALUE;
+  std::free(reinterpret_cast<void *>(pointer));
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr destination, const void *source,
+                              size_t bytes) {
+  FAKE_ENTER("cuMemcpyHtoD");
+  FAKE_REQUIRE_CONTEXT();
+  if (!inAllocation(destination, bytes))
+    return CUDA_ERROR_INVALID_VALUE;
+  std::memcpy(reinterpret_cast<void *>(destination), source, bytes);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemcpyDtoH(void *destination, CUdeviceptr source,
+                              size_t bytes) {
+  FAKE_ENTER("cuMemcpyDtoH");
+  FAKE_REQUIRE_CONTEXT();
+  if (!inAllocation(source, bytes))
+    return CUDA_ERROR_INVALID_VALUE;
+  std::memcpy(destination, reinterpret_cast<void *>(source), bytes);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr destination, CUdeviceptr source,
+                               size_t bytes, CUstream stream) {
+  FAKE_ENTER("cuMemcpyAsync");
+  FAKE_REQUIRE_CONTEXT();
+  if (stream && !state().streams.count(stream))
+    return CUDA_ERROR_INVALID_HANDLE;
+  std::memmove(reinterpret_cast<void *>(destination),
+               reinterpret_cast<void *>(source), bytes);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemsetD8(CUdeviceptr destination, unsigned char value,
+                            size_t count) {
+  FAKE_ENTER("cuMemsetD8");
+  FAKE_REQUIRE_CONTEXT();
+  if (!inAllocation(destination, count))
+    return CUDA_ERROR_INVALID_VALUE;
+  std::memset(reinterpret_cast<void *>(destination), value, count);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemsetD16Async(CUdeviceptr destination, unsigned short value,
+                                  size_t count, CUstream) {
+  FAKE_ENTER("cuMemsetD16Async");
+  FAKE_REQUIRE_CONTEXT();
+  if (!inAllocation(destination, count * 2))
+    return CUDA_ERROR_INVALID_VALUE;
+  auto *data = reinterpret_cast<unsigned short *>(destination);
+  for (size_t i = 0; i < count; ++i)
+    data[i] = value;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr destination, unsigned int value,
+                                  size_t count, CUstream) {
+  FAKE_ENTER("cuMemsetD32Async");
+  FAKE_REQUIRE_CONTEXT();
+  if (!inAllocation(destination, count * 4))
+    return CUDA_ERROR_INVALID_VALUE;
+  auto *data = reinterpret_cast<unsigned int *>(destination);
+  for (size_t i = 0; i < count; ++i)
+    data[i] = value;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemHostRegister(void *pointer, size_t bytes, unsigned int) {
+  FAKE_ENTER("cuMemHostRegister");
+  FAKE_REQUIRE_CONTEXT();
+  if (!pointer || !bytes)
+    return CUDA_ERROR_INVALID_VALUE;
+  uintptr_t start = reinterpret_cast<uintptr_t>(pointer);
+  for (const auto &[begin, size] : state().hostRegistrations)
+    if (start < begin + size && begin < start + bytes)
+      return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+  state().hostRegistrations[start] = bytes;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemHostUnregister(void *pointer) {
+  FAKE_ENTER("cuMemHostUnregister");
+  FAKE_REQUIRE_CONTEXT();
+  if (!state().hostRegistrations.erase(reinterpret_cast<uintptr_t>(pointer)))
+    return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamCreate(CUstream *stream, unsigned int flags) {
+  FAKE_ENTER("cuStreamCreate");
+  FAKE_REQUIRE_CONTEXT();
+  auto *s = new CUstream_st();
+  s->flags = flags;
+  state().streams.insert(s);
+  *stream = s;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamDestroy(CUstream stream) {
+  FAKE_ENTER("cuStreamDestroy");
+  FAKE_REQUIRE_INIT();
+  if (!state().streams.erase(stream))
+    return CUDA_ERROR_INVALID_HANDLE;
+  delete stream;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamSynchronize(CUstream stream) {
+  FAKE_ENTER("cuStreamSynchronize");
+  FAKE_REQUIRE_CONTEXT();
+  if (stream && !state().streams.count(stream))
+    return CUDA_ERROR_INVALID_HANDLE;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamWaitEvent(CUstream stream, CUevent event,
+                                   unsigned int) {
+  FAKE_ENTER("cuStreamWaitEvent");
+  FAKE_REQUIRE_CONTEXT();
+  if ((stream && !state().streams.count(stream)) ||
+      !state().events.count(event))
+    return CUDA_ERROR_INVALID_HANDLE;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuEventCreate(CUevent *event, unsigned int flags) {
+  FAKE_ENTER("cuEventCreate");
+  FAKE_REQUIRE_CONTEXT();
+  auto *e = new CUevent_st();
+  e->flags = flags;
+  state().events.insert(e);
+  *event = e;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuEventDestroy(CUevent event) {
+  FAKE_ENTER("cuEventDestroy");
+  FAKE_REQUIRE_INIT();
+  if (!state().events.erase(event))
+    return CUDA_ERROR_INVALID_HANDLE;
+  delete event;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuEventRecord(CUevent event, CUstream stream) {
+  FAKE_ENTER("cuEventRecord");
+  FAKE_REQUIRE_CONTEXT();
+  if (!state().events.count(event) ||
+      (stream && !state().streams.count(stream)))
+    return CUDA_ERROR_INVALID_HANDLE;
+  event->recorded = true;
+  event->timeMs = state().clockMs;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuEventSynchronize(CUevent event) {
+  FAKE_ENTER("cuEventSynchronize");
+  FAKE_REQUIRE_INIT();
+  if (!state().events.count(event))
+    return CUDA_ERROR_INVALID_HANDLE;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuEventElapsedTime(float *ms, CUevent start, CUevent end) {
+  FAKE_ENTER("cuEventElapsedTime");
+  FAKE_REQUIRE_INIT();
+  State &s = state();
+  if (!s.events.count(start) || !s.events.count(end) ||
+      (start->flags & CU_EVENT_DISABLE_TIMING) ||
+      (end->flags & CU_EVENT_DISABLE_TIMING))
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (!start->recorded || !end->recorded)
+    return CUDA_ERROR_INVALID_HANDLE;
+  *ms = static_cast<float>(end->timeMs - start->timeMs);
+  return CUDA_SUCCESS;
+}
+
+} // extern "C"
+
+namespace {
+
+struct Symbol {
+  const char *name;
+  void *function;
+};
+
+/// What cuGetProcAddress hands out, by plain name.
+const Symbol kSymbols[] = {
+#define FAKE_SYMBOL(name)                                                      \
+  { #name, reinterpret_cast < void *>(&name) }
+    FAKE_SYMBOL(cuInit),
+    FAKE_SYMBOL(cuDriverGetVersion),
+    FAKE_SYMBOL(cuGetErrorName),
+    FAKE_SYMBOL(cuGetErrorString),
+    FAKE_SYMBOL(cuDeviceGetCount),
+    FAKE_SYMBOL(cuDeviceGet),
+    FAKE_SYMBOL(cuDeviceGetName),
+    FAKE_SYMBOL(cuDeviceGetAttribute),
+    FAKE_SYMBOL(cuDeviceTotalMem),
+    FAKE_SYMBOL(cuDeviceGetPCIBusId),
+    FAKE_SYMBOL(cuDevicePrimaryCtxRetain),
+    FAKE_SYMBOL(cuDevicePrimaryCtxRelease),
+    FAKE_SYMBOL(cuCtxSetCurrent),
+    FAKE_SYMBOL(cuCtxGetCurrent),
+    FAKE_SYMBOL(cuCtxPushCurrent),
+    FAKE_SYMBOL(cuCtxPopCurrent),
+    FAKE_SYMBOL(cuCtxSynchronize),
+    FAKE_SYMBOL(cuModuleLoadData),
+    FAKE_SYMBOL(cuModuleLoadDataEx),
+    FAKE_SYMBOL(cuModuleUnload),
+    FAKE_SYMBOL(cuModuleGetFunction),
+    FAKE_SYMBOL(cuFuncSetAttribute),
+    FAKE_SYMBOL(cuLaunchKernel),
+    FAKE_SYMBOL(cuMemAlloc),
+    FAKE_SYMBOL(cuMemAllocManaged),
+    FAKE_SYMBOL(cuMemFree),
+    FAKE_SYMBOL(cuMemcpyHtoD),
+    FAKE_SYMBOL(cuMemcpyDtoH),
+    FAKE_SYMBOL(cuMemcpyAsync),
+    FAKE_SYMBOL(cuMemsetD8),
+    FAKE_SYMBOL(cuMemsetD16Async),
+    FAKE_SYMBOL(cuMemsetD32Async),
+    FAKE_SYMBOL(cuMemHostRegister),
+    FAKE_SYMBOL(cuMemHostUnregister),
+    FAKE_SYMBOL(cuStreamCreate),
+    FAKE_SYMBOL(cuStreamDestroy),
+    FAKE_SYMBOL(cuStreamSynchronize),
+    FAKE_SYMBOL(cuStreamWaitEvent),
+    FAKE_SYMBOL(cuEventCreate),
+    FAKE_SYMBOL(cuEventDestroy),
+    FAKE_SYMBOL(cuEventRecord),
+    FAKE_SYMBOL(cuEventSynchronize),
+    FAKE_SYMBOL(cuEventElapsedTime),
+#undef FAKE_SYMBOL
+};
+
+} // namespace
+
+extern "C" CUresult CUDAAPI
+cuGetProcAddress_v2(const char *symbol, void **function, int cudaVersion,
+                    cuuint64_t flags, CUdriverProcAddressQueryResult *status) {
+  FAKE_ENTER("cuGetProcAddress");
+  (void)flags;
+  *function = nullptr;
+  if (status)
+    *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  if (cudaVersion < 3020)
+    return CUDA_ERROR_INVALID_VALUE; // would mean the pre-_v2 ABIs
+  for (const Symbol &entry : kSymbols)
+    if (std::strcmp(entry.name, symbol) == 0) {
+      *function = entry.function;
+      if (status)
+        *status = CU_GET_PROC_ADDRESS_SUCCESS;
+      return CUDA_SUCCESS;
+    }
+  return CUDA_ERROR_NOT_FOUND;
+}
+
+//===----------------------------------------------------------------------===//
+// Test controls
+//===----------------------------------------------------------------------===//
+
+/// Live objects of a kind: allocations, modules, contexts (primary context
+/// retains), streams, events, host_registrations.
+FAKE_EXPORT int fakecuda_live(const char *kind) {
+  State &s = state();
+  std::lock_guard<std::recursive_mutex> lock(s.mutex);
+  std::string k = kind;
+  if (k == "allocations")
+    return int(s.allocations.size());
+  if (k == "modules")
+    return int(s.modules.size());
+  if (k == "streams")
+    return int(s.streams.size());
+  if (k == "events")
+    return int(s.events.size());
+  if (k == "host_registrations")
+    return int(s.hostRegistrations.size());
+  if (k == "contexts") {
+    int total = 0;
+    for (int retains : s.retains)
+      total += retains;
+    return total;
+  }
+  return -1;
+}
+
+/// Replaces the injected failures ("" clears) and restarts call counting.
+FAKE_EXPORT void fakecuda_set_failures(const char *spec) {
+  State &s = state();
+  std::lock_guard<std::recursive_mutex> lock(s.mutex);
+  s.failuresLoaded = true;
+  s.failures = parseFailures(spec ? spec : "");
+  s.calls.clear();
+}
+
+FAKE_EXPORT int fakecuda_calls(const char *name) {
+  State &s = state();
+  std::lock_guard<std::recursive_mutex> lock(s.mutex);
+  auto found = s.calls.find(name);
+  return found == s.calls.end() ? 0 : found->second;
+}
+
+/// The last CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES set on a kernel
+/// of that name, or -1.
+FAKE_EXPORT int fakecuda_max_dynamic_shared(const char *kernel) {
+  State &s = state();
+  std::lock_guard<std::recursive_mutex> lock(s.mutex);
+  auto found = s.maxDynamicShared.find(kernel);
+  return found == s.maxDynamicShared.end() ? -1 : found->second;
+}
+
+/// "name grid=x,y,z block=x,y,z smem=N" of the last launch.
+FAKE_EXPORT const char *fakecuda_last_launch() {
+  return state().lastLaunch.c_str();
+}
+
+/// Device of the calling thread's current context, or -1.
+FAKE_EXPORT int fakecuda_current_device() {
+  return contextStack.empty() || !contextStack.back()
+             ? -1
+             : contextStack.back()->device;
+}
