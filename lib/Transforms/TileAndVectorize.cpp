@@ -161,8 +161,12 @@ struct ConvLowerTileAndVectorizePass
 
     // Mixed-precision bodies vectorize as ext + mul + multi_reduction: fold
     // them back into vector.contract so that every tile is one contraction.
+    // Batch/group tiles of 1 leave leading unit dims: drop them, so every
+    // contraction is a 2-D GEMM tile (the LLVM lowering of mixed-precision
+    // contractions handles those, not rank-3 ones).
     RewritePatternSet patterns(&getContext());
     vector::populateVectorReductionToContractPatterns(patterns);
+    vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
     (void)applyPatternsGreedily(getOperation(), std::move(patterns));
   }
 };
