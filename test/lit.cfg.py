@@ -25,7 +25,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.conv_lower_tools_dir, append_path=True)
 tool_dirs = [config.conv_lower_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["conv-opt"], tool_dirs)
+llvm_config.add_tool_substitutions(["conv-opt", "conv-run"], tool_dirs)
 
 def tool_path(name):
     for d in tool_dirs:
@@ -40,6 +40,7 @@ for lib in ["mlir_runner_utils", "mlir_c_runner_utils"]:
     config.substitutions.append(
         ("%" + lib, os.path.join(config.llvm_lib_dir, "lib" + lib + ".so")))
 config.substitutions.append(("%conv_opt", tool_path("conv-opt")))
+config.substitutions.append(("%conv_run", tool_path("conv-run")))
 config.substitutions.append(("%mlir_opt", tool_path("mlir-opt")))
 config.substitutions.append(("%mlir_runner", tool_path("mlir-runner")))
 

@@ -1,0 +1,33 @@
+//===- ModuleInfo.h - what a conv module costs ------------------*- C++ -*-===//
+
+#ifndef CONVLOWER_RUNNER_MODULEINFO_H
+#define CONVLOWER_RUNNER_MODULEINFO_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::conv_lower {
+
+/// `name` if given, else @conv, else the module's only public function.
+llvm::Expected<func::FuncOp> findConvFunction(ModuleOp module,
+                                              llvm::StringRef name);
+
+struct ModuleInfo {
+  std::string description;          // the function and its convolutions
+  std::optional<int64_t> inputBytes; // the first argument
+  std::optional<int64_t> im2colBytes;
+  std::optional<double> flops;      // 2 x multiply-adds of every GEMM
+};
+
+/// Reads the costs off the im2col rewrite of a copy of `module`: X_col bytes
+/// from the conv_lower.im2col results, FLOPs from the contractions' loop
+/// ranges. Unknown (dynamic) quantities stay empty.
+ModuleInfo analyzeConvModule(ModuleOp module, llvm::StringRef function);
+
+} // namespace mlir::conv_lower
+
+#endif

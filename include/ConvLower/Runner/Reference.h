@@ -1,0 +1,53 @@
+//===- Reference.h - float64 direct convolution and error metrics -*- C++ -*-=//
+//
+// The independent reference: DESIGN.md's formula evaluated in float64, one
+// output element at a time, on the same (dtype-rounded) inputs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONVLOWER_RUNNER_REFERENCE_H
+#define CONVLOWER_RUNNER_REFERENCE_H
+
+#include "ConvLower/Runner/ConvProblem.h"
+#include "ConvLower/Runner/Tensor.h"
+
+namespace mlir::conv_lower {
+
+/// Y[n, f, oh, ow] (torch indices) in float64; `bias` may be null.
+double referenceAt(const ConvProblem &p, const HostTensor &x,
+                   const HostTensor &w, const HostTensor *bias, int64_t n,
+                   int64_t f, int64_t oh, int64_t ow);
+
+/// Flat index of Y[n, f, oh, ow] in the output's memory layout.
+int64_t outputIndex(const ConvProblem &p, int64_t n, int64_t f, int64_t oh,
+                    int64_t ow);
+
+struct CheckResult {
+  double maxAbsDiff = 0;
+  double maxAbsReference = 0;
+  double relL2Error = 0;
+  int64_t checked = 0; // output elements compared
+  int64_t total = 0;   // output elements in all
+  double tolerance = 0;
+  bool passed = false;
+};
+
+/// Relative L2 tolerance by the output (= accumulation) type: f32 1e-5
+/// (f16/bf16 inputs are exact in f32, so they get it too), f16/bf16 1e-2.
+double toleranceFor(DType output);
+
+/// rel_l2_error <= tolerance and max_abs_diff <= 100 * tolerance *
+/// max(1, max|reference|).
+bool withinTolerance(const CheckResult &r);
+
+/// Compares `y` (output layout) with the reference: every element when the
+/// problem has at most `maxFullMacs` multiply-adds, else `samples` elements
+/// drawn with a fixed seed (say so when reporting).
+CheckResult checkOutput(const ConvProblem &p, const HostTensor &x,
+                        const HostTensor &w, const HostTensor *bias,
+                        llvm::ArrayRef<float> y, double maxFullMacs = 6.4e7,
+                        int64_t samples = 32768);
+
+} // namespace mlir::conv_lower
+
+#endif

@@ -1,0 +1,58 @@
+//===- Report.h - what conv-run prints --------------------------*- C++ -*-===//
+
+#ifndef CONVLOWER_RUNNER_REPORT_H
+#define CONVLOWER_RUNNER_REPORT_H
+
+#include "ConvLower/Runner/Reference.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::conv_lower {
+
+/// One GPU as the runtime reports it.
+struct DeviceInfo {
+  std::string name;
+  int ccMajor = 0, ccMinor = 0;
+  int smCount = 0;
+  uint64_t totalMemoryBytes = 0;
+  std::string pciBusId;
+};
+
+struct RunReport {
+  std::string problem;             // one-line description
+  std::string source;              // "flags" or the .mlir path
+  // Where it ran and why.
+  std::string target;              // "cpu" or "cuda"
+  std::string targetReason;
+  std::string driverVersion;       // empty without a driver
+  std::vector<DeviceInfo> devices; // empty without a usable device
+  std::string deviceProblem;       // why no device is usable, if none is
+  // Compilation.
+  std::string pipeline;
+  std::string im2col;              // "explicit" or "implicit"
+  double compileMs = 0;
+  // Timing (medians).
+  int repeat = 0, warmup = 0;
+  double loweredMs = 0;
+  std::optional<double> referenceMs;
+  int referenceRepeat = 0;
+  std::string referenceKind;       // what the reference time measures
+  std::optional<double> gflops;
+  // Numerics.
+  std::optional<CheckResult> check;
+  std::string checkAgainst;
+  // Memory.
+  std::optional<int64_t> inputBytes, im2colBytes;
+  std::string outputPath;
+};
+
+void printHuman(const RunReport &r, llvm::raw_ostream &os);
+void printJson(const RunReport &r, llvm::raw_ostream &os);
+
+} // namespace mlir::conv_lower
+
+#endif

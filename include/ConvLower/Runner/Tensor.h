@@ -1,0 +1,52 @@
+//===- Tensor.h - host tensors, .npy files, 16-bit floats -------*- C++ -*-===//
+
+#ifndef CONVLOWER_RUNNER_TENSOR_H
+#define CONVLOWER_RUNNER_TENSOR_H
+
+#include "ConvLower/Runner/ConvProblem.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace mlir::conv_lower {
+
+/// Round-to-nearest-even conversions between f32 and the 16-bit formats.
+uint16_t floatToHalf(float value);
+float halfToFloat(uint16_t bits);
+uint16_t floatToBFloat(float value);
+float bfloatToFloat(uint16_t bits);
+
+/// A dense host tensor kept as f32 values that are exactly representable in
+/// `dtype` (so f16/bf16 data round-trip losslessly); `storage()` packs it.
+struct HostTensor {
+  DType dtype = DType::F32;
+  llvm::SmallVector<int64_t> shape;
+  std::vector<float> values;
+
+  int64_t numElements() const;
+  /// Bytes in the element type (f32: 4 per element, f16/bf16: 2).
+  std::vector<uint8_t> storage() const;
+};
+
+/// Uniform values in [-1, 1), rounded to `dtype`; never all zeros. Each
+/// (seed, stream) pair is an independent sequence: operands use different
+/// streams so that no seed's input equals another seed's filter.
+HostTensor randomTensor(llvm::ArrayRef<int64_t> shape, DType dtype,
+                        uint64_t seed, uint64_t stream = 0);
+
+/// Reads a C-order little-endian .npy of f32 ('<f4') or f16 ('<f2'); the
+/// values are rounded to `dtype`. Errors name the file and what is wrong.
+llvm::Expected<HostTensor> readNpy(llvm::StringRef path, DType dtype);
+/// Writes a C-order little-endian f32 .npy.
+llvm::Error writeNpy(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,
+                     llvm::ArrayRef<float> values);
+
+std::string formatShape(llvm::ArrayRef<int64_t> shape);
+
+} // namespace mlir::conv_lower
+
+#endif

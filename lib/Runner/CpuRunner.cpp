@@ -1,0 +1,207 @@
+//===- CpuRunner.cpp - compile a conv function and JIT it on the CPU ------===//
+
+#include "ConvLower/Runner/CpuRunner.h"
+
+#include "ConvLower/Dialect/ConvLower/IR/ConvLowerDialect.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/ExecutionEngine/CRunnerUtils.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <chrono>
+
+using namespace mlir;
+using namespace mlir::conv_lower;
+
+void mlir::conv_lower::registerCpuRunnerDialects(DialectRegistry &registry) {
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  registry.insert<ConvLowerDialect>();
+}
+
+static constexpr llvm::StringLiteral kWrapperName = "conv_run";
+
+/// conv_run(%in..., %out) { out = func(to_tensor(in)...) } with C interface.
+static LogicalResult addWrapper(ModuleOp module, func::FuncOp callee,
+                                llvm::ArrayRef<BufferSpec> inputs,
+                                const BufferSpec &output) {
+  OpBuilder b(module.getBodyRegion());
+  b.setInsertionPointToEnd(module.getBody());
+  Location loc = callee.getLoc();
+  SmallVector<Type> argTypes;
+  for (const BufferSpec &s : inputs)
+    argTypes.push_back(MemRefType::get(s.shape, s.elementType));
+  auto outType = MemRefType::get(output.shape, output.elementType);
+  argTypes.push_back(outType);
+  auto wrapper = func::FuncOp::create(b, loc, kWrapperName,
+                                      b.getFunctionType(argTypes, {}));
+  wrapper->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  Block *body = wrapper.addEntryBlock();
+  b.setInsertionPointToStart(body);
+
+  SmallVector<Value> operands;
+  for (auto [i, type] : llvm::enumerate(callee.getArgumentTypes())) {
+    auto memrefType = cast<MemRefType>(argTypes[i]);
+    Value t = bufferization::ToTensorOp::create(
+        b, loc, memref::getTensorTypeFromMemRefType(memrefType),
+        body->getArgument(i), /*restrict=*/true);
+    if (t.getType() != type)
+      t = tensor::CastOp::create(b, loc, type, t);
+    operands.push_back(t);
+  }
+  Value result = func::CallOp::create(b, loc, callee, operands).getResult(0);
+  auto staticResult = memref::getTensorTypeFromMemRefType(outType);
+  if (result.getType() != staticResult)
+    result = tensor::CastOp::create(b, loc, staticResult, result);
+  auto store = bufferization::MaterializeInDestinationOp::create(
+      b, loc, result, body->getArguments().back());
+  store.setRestrict(true);
+  store.setWritable(true);
+  func::ReturnOp::create(b, loc);
+  return success();
+}
+
+static llvm::Error checkSignature(func::FuncOp func, size_t numInputs) {
+  FunctionType type = func.getFunctionType();
+  if (type.getNumInputs() != numInputs || type.getNumResults() != 1)
+    return llvm::createStringError(llvm::formatv(
+        "@{0} must take {1} tensors (input, filter[, bias]) and return one "
+        "tensor; it takes {2} and returns {3}",
+        func.getSymName(), numInputs, type.getNumInputs(),
+        type.getNumResults()));
+  for (Type t : llvm::concat<const Type>(type.getInputs(), type.getResults()))
+    if (!isa<RankedTensorType>(t))
+      return llvm::createStringError(
+          llvm::formatv("@{0} must work on ranked tensors", func.getSymName()));
+  return llvm::Error::success();
+}
+
+/// The pipeline can succeed and still leave ops it could not convert (an
+/// unrealized cast, say); name the first one instead of failing later in
+/// the LLVM translation with no location.
+static llvm::Error checkFullyLowered(ModuleOp module) {
+  Operation *leftover = nullptr;
+  module.walk([&](Operation *op) {
+    if (op == module.getOperation() ||
+        op->getDialect()->getNamespace() == "llvm")
+      return WalkResult::advance();
+    leftover = op;
+    return WalkResult::interrupt();
+  });
+  if (!leftover)
+    return llvm::Error::success();
+  std::string where;
+  llvm::raw_string_ostream os(where);
+  os << leftover->getLoc();
+  return llvm::createStringError(
+      llvm::formatv("conv-lower-to-llvm left '{0}' unconverted (at {1}); this "
+                    "is a compiler bug: please report it with --emit-mlir",
+                    leftover->getName(), where));
+}
+
+llvm::Expected<std::unique_ptr<CpuRunner>>
+CpuRunner::create(OwningOpRef<ModuleOp> module, llvm::StringRef functionName,
+                  llvm::ArrayRef<BufferSpec> inputs, const BufferSpec &output,
+                  const ConvLowerToLLVMOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  auto func = module->lookupSymbol<func::FuncOp>(functionName);
+  if (!func)
+    return llvm::createStringError(
+        llvm::formatv("no function @{0} in the module", functionName));
+  if (llvm::Error e = checkSignature(func, inputs.size()))
+    return std::move(e);
+  if (failed(addWrapper(*module, func, inputs, output)))
+    return llvm::createStringError("cannot wrap the function for the JIT");
+
+  PassManager pm(module->getContext());
+  buildConvLowerToLLVMPipeline(pm, options);
+  std::string diagnostics;
+  {
+    llvm::raw_string_ostream os(diagnostics);
+    ScopedDiagnosticHandler handler(module->getContext(), [&](Diagnostic &d) {
+      os << d.getLocation() << ": " << d << "\n";
+      return success();
+    });
+    if (failed(pm.run(*module)))
+      return llvm::createStringError("conv-lower-to-llvm failed:\n" +
+                                     diagnostics);
+  }
+  if (llvm::Error e = checkFullyLowered(*module))
+    return std::move(e);
+
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  auto transformer = makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0,
+                                               /*targetMachine=*/nullptr);
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = transformer;
+  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  auto engine = ExecutionEngine::create(*module, engineOptions);
+  if (!engine)
+    return engine.takeError();
+
+  // Strided memref copies (bufferized pads, slices) call the C runner
+  // utilities' memrefCopy; resolve it from the library linked into the tool.
+  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    symbols[interner("memrefCopy")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
+        llvm::JITSymbolFlags::Exported};
+    return symbols;
+  });
+
+  // The JIT generates machine code on first lookup: do it now, so that it is
+  // counted as compile time and not as the first timed run.
+  auto entry = (*engine)->lookupPacked(("_mlir_ciface_" + kWrapperName).str());
+  if (!entry)
+    return entry.takeError();
+
+  std::unique_ptr<CpuRunner> runner(new CpuRunner());
+  runner->engine = std::move(*engine);
+  // A ranked memref descriptor: {base, data, offset, sizes[r], strides[r]}.
+  auto describe = [](const BufferSpec &s) {
+    std::vector<int64_t> d(3 + 2 * s.shape.size(), 0);
+    int64_t stride = 1;
+    for (size_t i = s.shape.size(); i-- > 0;) {
+      d[3 + i] = s.shape[i];
+      d[3 + s.shape.size() + i] = stride;
+      stride *= s.shape[i];
+    }
+    return d;
+  };
+  for (const BufferSpec &s : inputs)
+    runner->descriptors.push_back(describe(s));
+  runner->descriptors.push_back(describe(output));
+  runner->compileMillis = std::chrono::duration<double, std::milli>(
+                              std::chrono::steady_clock::now() - start)
+                              .count();
+  return runner;
+}
+
+llvm::Error CpuRunner::run(llvm::ArrayRef<void *> buffers) {
+  if (buffers.size() != descriptors.size())
+    return llvm::createStringError("wrong number of buffers");
+  SmallVector<void *> descriptorPtrs;
+  for (auto [d, ptr] : llvm::zip(descriptors, buffers)) {
+    d[0] = d[1] = reinterpret_cast<int64_t>(ptr);
+    descriptorPtrs.push_back(d.data());
+  }
+  // The packed interface takes a pointer to each argument; each argument of
+  // the C interface is a pointer to a descriptor.
+  SmallVector<void *> args;
+  for (void *&p : descriptorPtrs)
+    args.push_back(&p);
+  return engine->invokePacked(("_mlir_ciface_" + kWrapperName).str(), args);
+}

@@ -1,0 +1,146 @@
+//===- Report.cpp - human-readable and JSON reports -----------------------===//
+
+#include "ConvLower/Runner/Report.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
+
+#include <cmath>
+
+using namespace mlir::conv_lower;
+using llvm::formatv;
+
+static std::string megabytes(int64_t bytes) {
+  return formatv("{0:F2} MB", bytes / 1e6).str();
+}
+
+static double inflation(const RunReport &r) {
+  return *r.inputBytes > 0 ? static_cast<double>(*r.im2colBytes) / *r.inputBytes
+                           : 0.0;
+}
+
+void mlir::conv_lower::printHuman(const RunReport &r, llvm::raw_ostream &os) {
+  os << "conv-run: " << r.problem << "  [" << r.source << "]\n";
+  os << "target    : " << r.target << " (" << r.targetReason << ")\n";
+  if (!r.devices.empty()) {
+    os << "devices   : " << r.devices.size() << ", driver " << r.driverVersion
+       << "\n";
+    for (auto [i, d] : llvm::enumerate(r.devices))
+      os << formatv("  [{0}] {1}, sm_{2}{3}, {4} SMs, {5:F1} GiB, {6}\n", i,
+                    d.name, d.ccMajor, d.ccMinor, d.smCount,
+                    d.totalMemoryBytes / double(1ull << 30), d.pciBusId);
+  } else {
+    os << "devices   : none usable (" << r.deviceProblem << ")\n";
+  }
+  os << formatv("compile   : {0:F0} ms ({1}, im2col {2})\n", r.compileMs,
+                r.pipeline, r.im2col);
+  os << formatv("lowered   : {0:F3} ms median of {1} (after {2} warm-up)",
+                r.loweredMs, r.repeat, r.warmup);
+  if (r.gflops)
+    os << formatv(", {0:F1} GFLOP/s", *r.gflops);
+  os << "\n";
+  if (r.referenceMs)
+    os << formatv("reference : {0:F3} ms median of {4} ({1}); lowered is "
+                  "{2:F2}x {3}\n",
+                  *r.referenceMs, r.referenceKind,
+                  *r.referenceMs >= r.loweredMs ? *r.referenceMs / r.loweredMs
+                                                : r.loweredMs / *r.referenceMs,
+                  *r.referenceMs >= r.loweredMs ? "faster" : "slower",
+                  r.referenceRepeat);
+  if (r.check) {
+    const CheckResult &c = *r.check;
+    os << formatv("check     : {0} — max_abs_diff {1:E2}, rel_l2_error {2:E2} "
+                  "(tolerance {3:E0}) against {4}, ",
+                  c.passed ? "PASS" : "FAIL", c.maxAbsDiff, c.relL2Error,
+                  c.tolerance, r.checkAgainst);
+    if (c.checked == c.total)
+      os << "all " << c.total << " outputs\n";
+    else
+      os << c.checked << " sampled of " << c.total << " outputs\n";
+  }
+  if (r.inputBytes && r.im2colBytes)
+    os << formatv("memory    : input {0}, im2col {1} ({2}), inflation "
+                  "{3:F2}x\n",
+                  megabytes(*r.inputBytes), megabytes(*r.im2colBytes),
+                  r.im2col, inflation(r));
+  if (!r.outputPath.empty())
+    os << "output    : " << r.outputPath << "\n";
+}
+
+void mlir::conv_lower::printJson(const RunReport &r, llvm::raw_ostream &os) {
+  llvm::json::OStream j(os, 2);
+  // Six significant digits: measurements, not bit patterns.
+  auto number = [&](llvm::StringRef key, double v) {
+    j.attributeBegin(key);
+    j.rawValue(std::isfinite(v) ? formatv("{0}", llvm::format("%.6g", v)).str()
+                                : std::string("null"));
+    j.attributeEnd();
+  };
+  auto optional = [&](llvm::StringRef key, std::optional<double> v) {
+    if (v)
+      number(key, *v);
+    else
+      j.attribute(key, nullptr);
+  };
+  j.object([&] {
+    j.attribute("problem", r.problem);
+    j.attribute("source", r.source);
+    j.attribute("target", r.target);
+    j.attribute("target_reason", r.targetReason);
+    j.attributeObject("device", [&] {
+      j.attribute("count", static_cast<int64_t>(r.devices.size()));
+      j.attribute("driver_version", r.driverVersion);
+      if (!r.deviceProblem.empty())
+        j.attribute("problem", r.deviceProblem);
+      j.attributeArray("devices", [&] {
+        for (const DeviceInfo &d : r.devices)
+          j.object([&] {
+            j.attribute("name", d.name);
+            j.attribute("compute_capability",
+                        formatv("{0}.{1}", d.ccMajor, d.ccMinor).str());
+            j.attribute("sm_count", d.smCount);
+            j.attribute("total_memory_bytes",
+                        static_cast<int64_t>(d.totalMemoryBytes));
+            j.attribute("pci_bus_id", d.pciBusId);
+          });
+      });
+    });
+    j.attribute("pipeline", r.pipeline);
+    j.attribute("im2col", r.im2col);
+    number("compile_ms", r.compileMs);
+    j.attribute("repeat", r.repeat);
+    j.attribute("warmup", r.warmup);
+    number("lowered_ms", r.loweredMs);
+    optional("reference_ms", r.referenceMs);
+    j.attribute("reference_repeat", r.referenceRepeat);
+    j.attribute("reference_kind", r.referenceKind);
+    optional("speedup", r.referenceMs ? std::optional<double>(*r.referenceMs /
+                                                              r.loweredMs)
+                                      : std::nullopt);
+    optional("gflops", r.gflops);
+    if (r.check) {
+      j.attribute("check_against", r.checkAgainst);
+      number("max_abs_diff", r.check->maxAbsDiff);
+      number("rel_l2_error", r.check->relL2Error);
+      number("tolerance", r.check->tolerance);
+      j.attribute("checked_outputs", r.check->checked);
+      j.attribute("total_outputs", r.check->total);
+      j.attribute("check_passed", r.check->passed);
+    }
+    auto optionalInt = [&](llvm::StringRef key, std::optional<int64_t> v) {
+      if (v)
+        j.attribute(key, *v);
+      else
+        j.attribute(key, nullptr);
+    };
+    optionalInt("input_bytes", r.inputBytes);
+    optionalInt("im2col_bytes", r.im2colBytes);
+    optional("inflation", r.inputBytes && r.im2colBytes
+                              ? std::optional<double>(inflation(r))
+                              : std::nullopt);
+    if (!r.outputPath.empty())
+      j.attribute("output", r.outputPath);
+  });
+  os << "\n";
+}

@@ -1,0 +1,258 @@
+//===- Tensor.cpp - host tensors, .npy files, 16-bit floats ---------------===//
+
+#include "ConvLower/Runner/Tensor.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+using namespace mlir::conv_lower;
+using llvm::createStringError;
+using llvm::formatv;
+
+//===----------------------------------------------------------------------===//
+// 16-bit floats
+//===----------------------------------------------------------------------===//
+
+static uint32_t bitsOf(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+static float floatOf(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+uint16_t mlir::conv_lower::floatToBFloat(float value) {
+  uint32_t u = bitsOf(value);
+  if (std::isnan(value))
+    return 0x7fc0;
+  u += 0x7fff + ((u >> 16) & 1); // round to nearest even
+  return static_cast<uint16_t>(u >> 16);
+}
+
+float mlir::conv_lower::bfloatToFloat(uint16_t bits) {
+  return floatOf(static_cast<uint32_t>(bits) << 16);
+}
+
+uint16_t mlir::conv_lower::floatToHalf(float value) {
+  uint32_t u = bitsOf(value);
+  uint16_t sign = (u >> 16) & 0x8000;
+  if (std::isnan(value))
+    return sign | 0x7e00;
+  float a = std::fabs(value);
+  if (a >= 65520.0f) // rounds to infinity
+    return sign | 0x7c00;
+  if (a < 6.103515625e-05f) {
+    // Subnormal: units of 2^-24, round to nearest even.
+    float scaled = a * 16777216.0f;
+    return sign | static_cast<uint16_t>(std::nearbyint(scaled));
+  }
+  uint32_t ua = bitsOf(a);
+  uint32_t mant = ua & 0x7fffff;
+  int32_t exp = static_cast<int32_t>(ua >> 23) - 127 + 15;
+  uint32_t half = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
+  uint32_t rest = mant & 0x1fff;
+  if (rest > 0x1000 || (rest == 0x1000 && (half & 1)))
+    ++half; // may carry into the exponent, which is still correct
+  return sign | static_cast<uint16_t>(half);
+}
+
+float mlir::conv_lower::halfToFloat(uint16_t bits) {
+  uint32_t sign = static_cast<uint32_t>(bits & 0x8000) << 16;
+  uint32_t exp = (bits >> 10) & 0x1f, mant = bits & 0x3ff;
+  if (exp == 0) {
+    float v = std::ldexp(static_cast<float>(mant), -24);
+    return sign ? -v : v;
+  }
+  if (exp == 31)
+    return floatOf(sign | 0x7f800000 | (mant << 13));
+  return floatOf(sign | ((exp - 15 + 127) << 23) | (mant << 13));
+}
+
+static float roundTo(DType dtype, float v) {
+  switch (dtype) {
+  case DType::F32:
+    return v;
+  case DType::F16:
+    return halfToFloat(floatToHalf(v));
+  case DType::BF16:
+    return bfloatToFloat(floatToBFloat(v));
+  }
+  return v;
+}
+
+//===----------------------------------------------------------------------===//
+// HostTensor
+//===----------------------------------------------------------------------===//
+
+int64_t HostTensor::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+std::vector<uint8_t> HostTensor::storage() const {
+  std::vector<uint8_t> bytes(values.size() * elementBytes(dtype));
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (dtype == DType::F32) {
+      std::memcpy(&bytes[4 * i], &values[i], 4);
+      continue;
+    }
+    uint16_t b = dtype == DType::F16 ? floatToHalf(values[i])
+                                     : floatToBFloat(values[i]);
+    std::memcpy(&bytes[2 * i], &b, 2);
+  }
+  return bytes;
+}
+
+HostTensor mlir::conv_lower::randomTensor(llvm::ArrayRef<int64_t> shape,
+                                          DType dtype, uint64_t seed,
+                                          uint64_t stream) {
+  HostTensor t;
+  t.dtype = dtype;
+  t.shape.assign(shape.begin(), shape.end());
+  t.values.resize(t.numElements());
+  std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
+                    static_cast<uint32_t>(stream)};
+  std::mt19937_64 rng(seq);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (float &v : t.values)
+    v = roundTo(dtype, dist(rng));
+  return t;
+}
+
+std::string mlir::conv_lower::formatShape(llvm::ArrayRef<int64_t> shape) {
+  // Python's tuple spelling, as numpy prints shapes: (2,) for one dim.
+  return "(" +
+         llvm::join(llvm::map_range(shape,
+                                    [](int64_t d) { return std::to_string(d); }),
+                    ", ") +
+         (shape.size() == 1 ? ",)" : ")");
+}
+
+//===----------------------------------------------------------------------===//
+// .npy
+//===----------------------------------------------------------------------===//
+
+/// Value of `key` in the header dict, e.g. 'descr': '<f4' -> <f4.
+static llvm::StringRef headerField(llvm::StringRef header, llvm::StringRef key) {
+  size_t at = header.find(("'" + key + "'").str());
+  if (at == llvm::StringRef::npos)
+    return {};
+  llvm::StringRef rest = header.drop_front(at + key.size() + 2).ltrim(" :");
+  if (rest.starts_with("'"))
+    return rest.drop_front().take_until([](char c) { return c == '\''; });
+  if (rest.starts_with("("))
+    return rest.drop_front().take_until([](char c) { return c == ')'; });
+  return rest.take_until([](char c) { return c == ',' || c == '}'; }).trim();
+}
+
+llvm::Expected<HostTensor> mlir::conv_lower::readNpy(llvm::StringRef path,
+                                                     DType dtype) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return createStringError(
+        formatv("cannot read {0}: {1}", path, buffer.getError().message()));
+  llvm::StringRef data = (*buffer)->getBuffer();
+  if (!data.starts_with("\x93NUMPY") || data.size() < 10)
+    return createStringError(formatv("{0} is not a .npy file", path));
+  uint8_t major = data[6];
+  size_t headerLen, offset;
+  if (major == 1) {
+    headerLen = static_cast<uint8_t>(data[8]) |
+                (static_cast<uint8_t>(data[9]) << 8);
+    offset = 10;
+  } else {
+    if (data.size() < 12)
+      return createStringError(formatv("{0}: truncated .npy header", path));
+    headerLen = 0;
+    for (int i = 0; i < 4; ++i)
+      headerLen |= static_cast<size_t>(static_cast<uint8_t>(data[8 + i]))
+                   << (8 * i);
+    offset = 12;
+  }
+  if (data.size() < offset + headerLen)
+    return createStringError(formatv("{0}: truncated .npy header", path));
+  llvm::StringRef header = data.substr(offset, headerLen);
+  llvm::StringRef payload = data.drop_front(offset + headerLen);
+
+  llvm::StringRef descr = headerField(header, "descr");
+  if (descr != "<f4" && descr != "<f2")
+    return createStringError(
+        formatv("{0} has dtype '{1}'; conv-run reads little-endian float32 "
+                "('<f4') or float16 ('<f2')",
+                path, descr));
+  if (headerField(header, "fortran_order") != "False")
+    return createStringError(
+        formatv("{0} is in Fortran order; save it in C order", path));
+
+  HostTensor t;
+  t.dtype = dtype;
+  llvm::SmallVector<llvm::StringRef> dims;
+  headerField(header, "shape").split(dims, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef d : dims) {
+    int64_t v;
+    if (d.trim().getAsInteger(10, v))
+      return createStringError(formatv("{0}: bad shape in header", path));
+    t.shape.push_back(v);
+  }
+  size_t width = descr == "<f4" ? 4 : 2;
+  if (payload.size() != t.numElements() * width)
+    return createStringError(
+        formatv("{0}: expected {1} bytes of data for shape {2}, found {3}",
+                path, t.numElements() * width, formatShape(t.shape),
+                payload.size()));
+  t.values.resize(t.numElements());
+  for (int64_t i = 0; i < t.numElements(); ++i) {
+    float v;
+    if (width == 4) {
+      std::memcpy(&v, payload.data() + 4 * i, 4);
+    } else {
+      uint16_t b;
+      std::memcpy(&b, payload.data() + 2 * i, 2);
+      v = halfToFloat(b);
+    }
+    t.values[i] = roundTo(dtype, v);
+  }
+  return t;
+}
+
+llvm::Error mlir::conv_lower::writeNpy(llvm::StringRef path,
+                                       llvm::ArrayRef<int64_t> shape,
+                                       llvm::ArrayRef<float> values) {
+  std::string dims = llvm::join(
+      llvm::map_range(shape, [](int64_t d) { return std::to_string(d); }),
+      ", ");
+  if (shape.size() == 1)
+    dims += ","; // a Python 1-tuple
+  std::string header =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
+  // Pad with spaces so that the data starts on a 64-byte boundary.
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return createStringError(formatv("cannot write {0}: {1}", path, ec.message()));
+  os << "\x93NUMPY" << '\x01' << '\x00';
+  os << static_cast<char>(header.size() & 0xff)
+     << static_cast<char>((header.size() >> 8) & 0xff);
+  os << header;
+  os.write(reinterpret_cast<const char *>(values.data()), values.size() * 4);
+  os.close();
+  if (os.has_error())
+    return createStringError(formatv("cannot write {0}", path));
+  return llvm::Error::success();
+}

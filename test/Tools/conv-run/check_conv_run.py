@@ -1,0 +1,823 @@
+#!/usr/bin/env python3
+"""Black-box tests of conv-run: numbers, reports and bad input.
+
+conv-run builds a convolution from torch-style flags (or reads a .mlir file), compiles it
+with ConvLower's CPU pipeline, runs it and reports. This script only drives the binary
+and reads what it writes (Y.npy, the JSON and human reports, stderr, the exit status);
+the numbers are checked against a float64 numpy convolution written from DESIGN.md's
+formula, never from conv-run's own reference.
+
+Sets (each one lit test):
+  numerics   random problems (every layout, dtype, group form, stride, dilation, padding
+             form, batch, bias) on numpy data given as .npy files; Y.npy against numpy,
+             and the JSON's check, byte counts and rates against the problem
+  json       report keys and types, the human report's lines, --reference direct timing,
+             the op --emit-mlir builds for each flag combination, a .mlir file input,
+             --function, --seed
+  bad-input  every bad input: exit status 2, one `conv-run: error:` line naming the
+             problem, no crash dump, no --output file
+
+Usage: check_conv_run.py --set numerics [--conv-run PATH] [--seed S] [--keep-temp]
+Prints one line per case and `N passed, M failed`; exits 1 on any failure.
+"""
+
+import argparse
+import dataclasses
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+DEFAULT_CONV_RUN = REPO_ROOT / "build" / "release" / "bin" / "conv-run"
+
+# A case runs conv-run a few times on tiny problems; anything near this is a hang.
+RUN_TIMEOUT_S = 120
+
+# Flags that keep a numerics run short: one timed run, no slow reference lowering.
+FAST = ["--reference", "none", "--repeat", "1", "--warmup", "0"]
+
+ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
+
+# max|Y - ref| / max|ref|. 16-bit inputs are exact and their products exact in f32, so
+# they see only f32 summation error like f32 does; 1e-4 leaves room.
+REL_TOLERANCE = {"f32": 1e-5, "f16": 1e-4, "bf16": 1e-4}
+
+# Signs of a crash rather than a diagnosed error.
+CRASH_MARKERS = ("Traceback", "Stack dump", "PLEASE submit a bug report", "LLVM ERROR",
+                 "Segmentation fault", "Assertion")
+
+
+# ----------------------------------------------------------------------------------------
+# Running a case.
+# ----------------------------------------------------------------------------------------
+
+class CaseFailure(Exception):
+    """What a case found wrong; the message is printed after FAIL."""
+
+
+def expect(condition, message):
+    if not condition:
+        raise CaseFailure(message)
+
+
+@dataclasses.dataclass
+class Context:
+    conv_run: str
+    tmp: Path
+    seed: int
+
+
+def run_conv_run(ctx, args):
+    cmd = [ctx.conv_run] + [str(a) for a in args]
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise CaseFailure(f"timed out after {RUN_TIMEOUT_S}s: {' '.join(cmd)}")
+
+
+def command_text(ctx, args):
+    return " ".join([os.path.basename(ctx.conv_run)] + [str(a) for a in args])
+
+
+def run_ok(ctx, args):
+    """Runs conv-run, which must succeed; returns stdout."""
+    r = run_conv_run(ctx, args)
+    expect(r.returncode == 0,
+           f"exit status {r.returncode} from `{command_text(ctx, args)}`: "
+           f"{r.stderr.strip()[-800:]}")
+    return r.stdout
+
+
+def run_json(ctx, args):
+    out = run_ok(ctx, list(args) + ["--json"])
+    try:
+        return json.loads(out)
+    except json.JSONDecodeError as e:
+        raise CaseFailure(f"--json printed no valid JSON ({e}): {out[:300]!r}")
+
+
+def run_cases(cases, ctx):
+    """cases: (name, callable(ctx)). Prints one line per case; returns (passed, failed)."""
+    passed = failed = 0
+    for name, body in cases:
+        start = time.monotonic()
+        try:
+            detail = body(ctx) or ""
+            ok = True
+        except CaseFailure as e:
+            ok, detail = False, str(e)
+        except Exception as e:  # a harness bug still fails the case and names itself
+            ok, detail = False, f"harness error {type(e).__name__}: {e}"
+        secs = time.monotonic() - start
+        print(f"{'PASS' if ok else 'FAIL'} {name} ({secs:.2f}s){': ' + detail if detail else ''}",
+              flush=True)
+        passed += ok
+        failed += not ok
+    return passed, failed
+
+
+# ----------------------------------------------------------------------------------------
+# Problems, in conv-run's own flag syntax.
+# ----------------------------------------------------------------------------------------
+
+def int_list(text):
+    return tuple(int(v) for v in text.split(","))
+
+
+def pair(text):
+    """--stride/--dilation: S or SH,SW."""
+    v = int_list(text)
+    return (v[0], v[-1])
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    name: str
+    input: str               # --input-shape N,C,H,W
+    filter: str              # --filter-shape F,C/G,KH,KW
+    stride: str = "1"
+    dilation: str = "1"
+    padding: str = "0"       # P, PH,PW (torch) or PT,PL,PB,PR
+    groups: int = 1
+    bias: bool = False
+    layout: str = "nchw"
+    dtype: str = "f32"
+
+    def flags(self):
+        return ["--input-shape", self.input, "--filter-shape", self.filter,
+                "--stride", self.stride, "--dilation", self.dilation,
+                "--padding", self.padding, "--groups", self.groups,
+                "--layout", self.layout, "--dtype", self.dtype] + (["--bias"] if self.bias else [])
+
+    @property
+    def nchw(self):
+        return int_list(self.input)
+
+    @property
+    def fchw(self):
+        return int_list(self.filter)
+
+    def pads(self):
+        """(top, left, bottom, right) from torch's 1- or 2-value or the 4-value form."""
+        p = int_list(self.padding)
+        if len(p) == 1:
+            return (p[0],) * 4
+        if len(p) == 2:
+            return (p[0], p[1], p[0], p[1])
+        return p
+
+    def out_hw(self):
+        _, _, h, w = self.nchw
+        _, _, kh, kw = self.fchw
+        (sh, sw), (dh, dw) = pair(self.stride), pair(self.dilation)
+        pt, pl, pb, pr = self.pads()
+        return ((h + pt + pb - dh * (kh - 1) - 1) // sh + 1,
+                (w + pl + pr - dw * (kw - 1) - 1) // sw + 1)
+
+    def shapes(self):
+        """Memory-order shapes of input, filter, output: NCHW/FCHW or NHWC/FHWC."""
+        n, c, h, w = self.nchw
+        f, cg, kh, kw = self.fchw
+        ho, wo = self.out_hw()
+        if self.layout == "nchw":
+            return (n, c, h, w), (f, cg, kh, kw), (n, f, ho, wo)
+        return (n, h, w, c), (f, kh, kw, cg), (n, ho, wo, f)
+
+    def emitted_conv_op(self):
+        """The linalg op conv-run builds: ungrouped, grouped, or (NCHW, G=C=F) depthwise."""
+        c, f = self.nchw[1], self.fchw[0]
+        if self.groups == 1:
+            return {"nchw": "conv_2d_nchw_fchw", "nhwc": "conv_2d_nhwc_fhwc"}[self.layout]
+        if self.layout == "nchw" and self.groups == c == f:
+            return "depthwise_conv_2d_nchw_chw"
+        return {"nchw": "conv_2d_ngchw_gfchw", "nhwc": "conv_2d_nhwgc_gfhwc"}[self.layout]
+
+
+# ----------------------------------------------------------------------------------------
+# The float64 reference (DESIGN.md, "Convolution semantics").
+# ----------------------------------------------------------------------------------------
+
+def conv2d_nchw_reference(x, w, bias, stride, dilation, pads, groups):
+    """Y[n, g·Fg+f, oh, ow] = bias + Σ_{c,r,s} W[g·Fg+f, c, r, s] ·
+    X[n, g·Cg+c, oh·sh - pt + r·dh, ow·sw - pl + s·dw], zero outside X."""
+    x, w = x.astype(np.float64), w.astype(np.float64)
+    n, c, h, wd = x.shape
+    f, cg, kh, kw = w.shape
+    (sh, sw), (dh, dw), (pt, pl, pb, pr) = stride, dilation, pads
+    ho = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1
+    wo = (wd + pl + pr - dw * (kw - 1) - 1) // sw + 1
+    xp = np.zeros((n, c, h + pt + pb, wd + pl + pr))
+    xp[:, :, pt:pt + h, pl:pl + wd] = x
+    fg = f // groups
+    y = np.zeros((n, f, ho, wo))
+    for g in range(groups):
+        xg, wg = xp[:, g * cg:(g + 1) * cg], w[g * fg:(g + 1) * fg]
+        for r in range(kh):
+            for s in range(kw):
+                # Every output position's tap (r, s) at once: a strided window of xp.
+                taps = xg[:, :, r * dh:r * dh + sh * (ho - 1) + 1:sh,
+                          s * dw:s * dw + sw * (wo - 1) + 1:sw]
+                y[:, g * fg:(g + 1) * fg] += np.einsum("nchw,fc->nfhw", taps, wg[:, :, r, s])
+    if bias is not None:
+        y += bias.astype(np.float64)[None, :, None, None]
+    return y
+
+
+def reference_for(problem, x, w, bias):
+    """The reference in the problem's own layout (NHWC/FHWC converted to and from NCHW)."""
+    nhwc = problem.layout == "nhwc"
+    if nhwc:
+        x, w = x.transpose(0, 3, 1, 2), w.transpose(0, 3, 1, 2)
+    y = conv2d_nchw_reference(x, w, bias, pair(problem.stride), pair(problem.dilation),
+                              problem.pads(), problem.groups)
+    return y.transpose(0, 2, 3, 1) if nhwc else y
+
+
+# ----------------------------------------------------------------------------------------
+# Data.
+# ----------------------------------------------------------------------------------------
+
+def random_values(rng, shape, dtype):
+    """Uniform [-1, 1) values exactly representable in `dtype`, as the array to save:
+    float16 for f16 (conv-run reads '<f2'), float32 otherwise; bf16 values are float32s
+    with the low 16 bits cleared (truncation keeps them exactly representable)."""
+    a = rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
+    if dtype == "f16":
+        return a.astype(np.float16)
+    if dtype == "bf16":
+        return (a.view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32)
+    return a
+
+
+def case_rng(ctx, name):
+    """Data per case, reproducible from --seed and the case name alone."""
+    return np.random.default_rng([ctx.seed, zlib.crc32(name.encode())])
+
+
+def save(ctx, name, array):
+    path = ctx.tmp / name
+    np.save(path, np.ascontiguousarray(array))
+    return path
+
+
+def load_output(path, shape):
+    expect(path.exists(), f"--output {path.name} was not written")
+    y = np.load(path)
+    expect(y.dtype == np.float32, f"Y.npy has dtype {y.dtype}, not float32")
+    expect(y.shape == tuple(shape), f"Y.npy has shape {y.shape}, expected {tuple(shape)}")
+    return y
+
+
+def compare(y, ref, rel_tolerance):
+    """Returns (max|y - ref|, max|ref|); fails beyond rel_tolerance · max|ref|."""
+    max_diff = float(np.max(np.abs(y.astype(np.float64) - ref))) if ref.size else 0.0
+    scale = max(float(np.max(np.abs(ref))) if ref.size else 0.0, 1e-30)
+    expect(np.all(np.isfinite(y)), "Y.npy holds non-finite values")
+    expect(max_diff <= rel_tolerance * scale,
+           f"max|Y - ref| = {max_diff:.3e} > {rel_tolerance:g} * max|ref| ({scale:.3e})")
+    return max_diff, scale
+
+
+def close(a, b, rel):
+    return abs(a - b) <= rel * max(abs(a), abs(b))
+
+
+# ----------------------------------------------------------------------------------------
+# Set "numerics".
+# ----------------------------------------------------------------------------------------
+
+NUMERICS = [
+    # nchw (torch's NCHW input, FCHW filter)
+    Problem("nchw-3x3-p1", "1,4,8,8", "8,4,3,3", padding="1"),
+    Problem("nchw-batch3-stride2-bias", "3,3,9,9", "5,3,3,3", stride="2", padding="1",
+            bias=True),
+    Problem("nchw-groups2-dilation2", "1,8,10,10", "6,4,3,3", groups=2, dilation="2",
+            padding="2"),
+    Problem("nchw-depthwise-stride2-torchpad", "2,6,9,7", "6,1,3,3", groups=6, stride="2",
+            padding="1,2"),
+    Problem("nchw-depthwise-multiplier2-bias", "1,4,7,7", "8,1,3,3", groups=4, padding="1",
+            bias=True),
+    Problem("nchw-asympad-3x2-kernel", "1,3,7,9", "4,3,3,2", padding="0,1,2,3"),
+    Problem("nchw-odd-tile-sizes", "1,16,7,7", "13,16,3,3", padding="1"),
+    Problem("nchw-stride1x2-dilation2x1", "1,4,11,12", "4,4,3,3", stride="1,2",
+            dilation="2,1", padding="1,0"),
+    Problem("nchw-1x1-batch3", "3,8,5,5", "4,8,1,1"),
+    Problem("nchw-1x1-stride2", "1,8,6,6", "4,8,1,1", stride="2"),
+    # nhwc (NHWC input, FHWC filter)
+    Problem("nhwc-3x3-batch3-bias", "3,4,8,8", "6,4,3,3", padding="1", bias=True,
+            layout="nhwc"),
+    Problem("nhwc-groups3-stride2-asympad", "1,6,8,9", "9,2,3,3", groups=3, stride="2",
+            padding="2,0,1,1", layout="nhwc"),
+    Problem("nhwc-depthwise-dilation2", "1,5,10,10", "5,1,3,3", groups=5, dilation="2",
+            padding="2", layout="nhwc"),
+    Problem("nhwc-1x1", "2,8,4,4", "8,8,1,1", layout="nhwc"),
+    # 16-bit inputs (accumulated in f32)
+    Problem("f16-nchw-groups2-bias", "1,4,8,8", "4,2,3,3", groups=2, padding="1", bias=True,
+            dtype="f16"),
+    Problem("f16-nhwc-depthwise-batch3-stride2", "3,4,9,9", "4,1,3,3", groups=4, stride="2",
+            padding="1", layout="nhwc", dtype="f16"),
+    Problem("f16-nchw-1x1-batch3", "3,8,4,4", "8,8,1,1", dtype="f16"),
+    Problem("bf16-nchw-dilation2-asympad-bias", "1,3,9,9", "4,3,3,3", dilation="2",
+            padding="1,0,2,1", bias=True, dtype="bf16"),
+    Problem("bf16-nhwc-batch3-stride2-torchpad", "3,4,7,7", "8,4,3,3", stride="2",
+            padding="2,1", layout="nhwc", dtype="bf16"),
+    Problem("bf16-nhwc-groups2", "1,4,6,6", "6,2,3,3", groups=2, padding="1",
+            layout="nhwc", dtype="bf16"),
+]
+
+
+def check_report(problem, report, y, own_max_diff, scale):
+    """The JSON of a numerics run against the problem's sizes and our own comparison."""
+    n, c, h, w = problem.nchw
+    f, cg, kh, kw = problem.fchw
+    ho, wo = problem.out_hw()
+    elem = ELEMENT_BYTES[problem.dtype]
+    expect(report.get("check_passed") is True, f"check_passed is {report.get('check_passed')}")
+    expect(report.get("checked_outputs") == report.get("total_outputs") == y.size,
+           f"checked/total outputs {report.get('checked_outputs')}/"
+           f"{report.get('total_outputs')}, Y has {y.size}")
+    theirs = report.get("max_abs_diff")
+    # Both compare the same Y with a float64 convolution: they may differ only by the
+    # order of float64 sums and the report's 6 digits (floor: far below f32 rounding).
+    expect(isinstance(theirs, (int, float)) and
+           abs(theirs - own_max_diff) <= 0.01 * max(theirs, own_max_diff) + 1e-9 * scale,
+           f"max_abs_diff {theirs} disagrees with ours {own_max_diff:.6g}")
+    im2col = problem.groups * n * ho * wo * cg * kh * kw * elem
+    expect(report.get("im2col_bytes") == im2col,
+           f"im2col_bytes {report.get('im2col_bytes')} != G*N*Ho*Wo*Cg*KH*KW*{elem} = {im2col}")
+    expect(report.get("input_bytes") == n * c * h * w * elem,
+           f"input_bytes {report.get('input_bytes')} != N*C*H*W*{elem} = {n * c * h * w * elem}")
+    inflation, want = report.get("inflation"), im2col / (n * c * h * w * elem)
+    expect(isinstance(inflation, (int, float)) and close(inflation, want, 1e-5),
+           f"inflation {inflation} != im2col/input = {want:.6g}")
+    gflops = report.get("gflops")
+    expect(isinstance(gflops, (int, float)) and math.isfinite(gflops) and gflops > 0,
+           f"gflops {gflops} is not a positive number")
+
+
+def numerics_case(problem):
+    def body(ctx):
+        rng = case_rng(ctx, problem.name)
+        x_shape, w_shape, y_shape = problem.shapes()
+        x = random_values(rng, x_shape, problem.dtype)
+        w = random_values(rng, w_shape, problem.dtype)
+        bias = random_values(rng, (w_shape[0],), problem.dtype) if problem.bias else None
+        args = problem.flags() + FAST + ["--check",
+                                         "--input", save(ctx, f"{problem.name}-x.npy", x),
+                                         "--filter", save(ctx, f"{problem.name}-w.npy", w)]
+        if bias is not None:
+            args += ["--bias-file", save(ctx, f"{problem.name}-b.npy", bias)]
+        y_path = ctx.tmp / f"{problem.name}-y.npy"
+        report = run_json(ctx, args + ["--output", y_path])
+        y = load_output(y_path, y_shape)
+        ref = reference_for(problem, x, w, bias)
+        max_diff, scale = compare(y, ref, REL_TOLERANCE[problem.dtype])
+        check_report(problem, report, y, max_diff, scale)
+        return f"max|Y-ref|/max|ref| = {max_diff / scale:.1e}"
+    return body
+
+
+def numerics_set():
+    return [(p.name, numerics_case(p)) for p in NUMERICS]
+
+
+# ----------------------------------------------------------------------------------------
+# Set "json".
+# ----------------------------------------------------------------------------------------
+
+NUMBER = "number"        # int or float (the report prints %.6g: 9 reads back as an int)
+NULLABLE_NUMBER = "number or null"
+NULLABLE_INT = "int or null"
+
+# Every key of a flags run with --check and --output, and its type.
+REPORT_KEYS = {
+    "problem": str, "source": str, "target": str, "target_reason": str, "device": dict,
+    "pipeline": str, "im2col": str, "compile_ms": NUMBER, "repeat": int, "warmup": int,
+    "lowered_ms": NUMBER, "reference_ms": NULLABLE_NUMBER, "reference_repeat": int,
+    "reference_kind": str, "speedup": NULLABLE_NUMBER, "gflops": NULLABLE_NUMBER,
+    "check_against": str, "max_abs_diff": NUMBER, "rel_l2_error": NUMBER,
+    "tolerance": NUMBER, "checked_outputs": int, "total_outputs": int,
+    "check_passed": bool, "input_bytes": NULLABLE_INT, "im2col_bytes": NULLABLE_INT,
+    "inflation": NULLABLE_NUMBER, "output": str,
+}
+DEVICE_KEYS = {"count": int, "driver_version": str, "problem": str, "devices": list}
+
+# Lines of the human report, by their first word.
+HUMAN_LINES = ["target", "compile", "lowered", "reference", "check", "memory"]
+
+SMALL = Problem("small", "1,4,8,8", "8,4,3,3", padding="1", bias=True)
+
+
+def has_type(value, kind):
+    is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == NUMBER:
+        return is_number
+    if kind == NULLABLE_NUMBER:
+        return value is None or is_number
+    if kind == NULLABLE_INT:
+        return value is None or (isinstance(value, int) and not isinstance(value, bool))
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
+def type_errors(obj, keys, where):
+    errors = []
+    for key, kind in keys.items():
+        if key not in obj:
+            errors.append(f"{where}{key} missing")
+        elif not has_type(obj[key], kind):
+            errors.append(f"{where}{key} = {obj[key]!r} is not {getattr(kind, '__name__', kind)}")
+    return errors
+
+
+def case_json_keys(ctx):
+    y_path = ctx.tmp / "keys-y.npy"
+    report = run_json(ctx, SMALL.flags() + ["--check", "--repeat", "3", "--warmup", "1",
+                                            "--reference-repeat", "1", "--output", y_path])
+    errors = type_errors(report, REPORT_KEYS, "")
+    device = report.get("device")
+    if isinstance(device, dict):
+        keys = dict(DEVICE_KEYS)
+        if device.get("count"):  # the problem is stated only when no device is usable
+            keys.pop("problem")
+        errors += type_errors(device, keys, "device.")
+    expect(not errors, "; ".join(errors))
+    expected = {"source": "flags", "target": "cpu", "pipeline": "conv-lower-to-llvm",
+                "im2col": "explicit", "repeat": 3, "warmup": 1, "reference_repeat": 1,
+                "output": str(y_path)}
+    wrong = [f"{k} = {report[k]!r}, expected {v!r}" for k, v in expected.items() if report[k] != v]
+    expect(not wrong, "; ".join(wrong))
+    expect("float64" in report["check_against"], f"check_against {report['check_against']!r}")
+    return f"{len(REPORT_KEYS)} keys"
+
+
+def case_json_reference_none(ctx):
+    report = run_json(ctx, SMALL.flags() + FAST)
+    for key in ("reference_ms", "speedup"):
+        value = report.get(key, "missing")
+        expect(value is None, f"{key} = {value!r}, expected null")
+    expect(report.get("reference_repeat") == 0,
+           f"reference_repeat = {report.get('reference_repeat')!r}")
+    expect("check_passed" not in report, "check keys present without --check")
+
+
+def human_lines(text):
+    return {line.split()[0] for line in text.splitlines() if line.strip()}
+
+
+def case_human_report(ctx):
+    firsts = human_lines(run_ok(ctx, SMALL.flags() + ["--check", "--repeat", "1"]))
+    missing = [w for w in HUMAN_LINES if w not in firsts]
+    expect(not missing, f"no line starting with {missing}; lines start with {sorted(firsts)}")
+    firsts = human_lines(run_ok(ctx, SMALL.flags() + FAST + ["--check"]))
+    missing = [w for w in HUMAN_LINES if w != "reference" and w not in firsts]
+    expect(not missing, f"--reference none: no line starting with {missing}")
+    expect("reference" not in firsts, "--reference none still prints a reference line")
+
+
+def case_reference_direct(ctx):
+    report = run_json(ctx, SMALL.flags() + ["--reference", "direct", "--reference-repeat", "1",
+                                            "--repeat", "1"])
+    ref, low, speedup = report["reference_ms"], report["lowered_ms"], report["speedup"]
+    expect(isinstance(ref, (int, float)) and ref > 0, f"reference_ms = {ref!r}")
+    expect(isinstance(low, (int, float)) and low > 0, f"lowered_ms = {low!r}")
+    # Three numbers of 6 significant digits each.
+    expect(isinstance(speedup, (int, float)) and close(speedup, ref / low, 1e-4),
+           f"speedup {speedup} != reference_ms/lowered_ms = {ref / low:.6g}")
+    expect(report["reference_repeat"] == 1, f"reference_repeat = {report['reference_repeat']}")
+    return f"reference {ref:.3g} ms, lowered {low:.3g} ms"
+
+
+EMIT_CASES = [
+    Problem("nchw", "1,4,8,8", "4,4,3,3"),
+    Problem("nchw-padded-bias", "1,4,8,8", "4,4,3,3", padding="1", bias=True),
+    Problem("nchw-groups2", "1,4,8,8", "6,2,3,3", groups=2, padding="0,1,0,0"),
+    Problem("nchw-depthwise", "1,4,8,8", "4,1,3,3", groups=4, padding="1"),
+    Problem("nchw-depthwise-multiplier2", "1,4,8,8", "8,1,3,3", groups=4),
+    Problem("nhwc", "1,4,8,8", "4,4,3,3", layout="nhwc"),
+    Problem("nhwc-groups2-padded", "1,4,8,8", "6,2,3,3", groups=2, padding="1,0",
+            layout="nhwc"),
+    Problem("nhwc-depthwise", "1,4,8,8", "4,1,3,3", groups=4, layout="nhwc"),
+    Problem("nhwc-bf16-bias", "1,4,8,8", "4,4,3,3", bias=True, layout="nhwc", dtype="bf16"),
+]
+
+
+def emit_case(problem):
+    def body(ctx):
+        text = run_ok(ctx, problem.flags() + ["--emit-mlir"])
+        expect("func.func @conv" in text, "no func.func @conv in the --emit-mlir output")
+        ops = set(re.findall(r"linalg\.((?:depthwise_)?conv_2d_\w+)", text))
+        want = problem.emitted_conv_op()
+        expect(ops == {want}, f"conv ops {sorted(ops)}, expected [{want}]")
+        padded = any(problem.pads())
+        expect(("tensor.pad" in text) == padded,
+               f"tensor.pad {'missing' if padded else 'present'} with --padding {problem.padding}")
+        expect(("linalg.generic" in text) == problem.bias,
+               f"bias generic {'missing' if problem.bias else 'present'}")
+        return want
+    return body
+
+
+# A conv_2d_nhwc_hwcf function as a user would write it: X NHWC, W HWCF, Y NHWC.
+HWCF_FUNCTION = """\
+func.func @{name}(%x: tensor<{x}xf32>, %w: tensor<{w}xf32>) -> tensor<{y}xf32> {{
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<{y}xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%empty : tensor<{y}xf32>) -> tensor<{y}xf32>
+  %y = linalg.conv_2d_nhwc_hwcf
+      {{strides = dense<[{sh}, {sw}]> : tensor<2xi64>,
+        dilations = dense<[{dh}, {dw}]> : tensor<2xi64>}}
+      ins(%x, %w : tensor<{x}xf32>, tensor<{w}xf32>)
+      outs(%init : tensor<{y}xf32>) -> tensor<{y}xf32>
+  return %y : tensor<{y}xf32>
+}}
+"""
+
+
+@dataclasses.dataclass(frozen=True)
+class HwcfConv:
+    """An unpadded conv_2d_nhwc_hwcf problem for a .mlir file."""
+    name: str
+    x: tuple                  # N, H, W, C
+    w: tuple                  # KH, KW, C, F
+    stride: tuple = (1, 1)
+    dilation: tuple = (1, 1)
+
+    def y(self):
+        n, h, w, _ = self.x
+        kh, kw, _, f = self.w
+        (sh, sw), (dh, dw) = self.stride, self.dilation
+        return (n, (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1, f)
+
+    def mlir(self):
+        dims = lambda s: "x".join(map(str, s))
+        return HWCF_FUNCTION.format(name=self.name, x=dims(self.x), w=dims(self.w),
+                                    y=dims(self.y()), sh=self.stride[0], sw=self.stride[1],
+                                    dh=self.dilation[0], dw=self.dilation[1])
+
+    def reference(self, x, w):
+        y = conv2d_nchw_reference(x.transpose(0, 3, 1, 2), w.transpose(3, 2, 0, 1), None,
+                                  self.stride, self.dilation, (0, 0, 0, 0), 1)
+        return y.transpose(0, 2, 3, 1)
+
+
+def run_file_conv(ctx, conv, path, extra):
+    """Runs conv from `path` on fresh .npy data; returns (report, Y) after comparing Y with
+    numpy."""
+    rng = case_rng(ctx, conv.name + path.name)
+    x, w = random_values(rng, conv.x, "f32"), random_values(rng, conv.w, "f32")
+    y_path = ctx.tmp / f"{path.stem}-{conv.name}-y.npy"
+    report = run_json(ctx, [path, "--input", save(ctx, f"{conv.name}-x.npy", x),
+                            "--filter", save(ctx, f"{conv.name}-w.npy", w),
+                            "--output", y_path, "--repeat", "1"] + extra)
+    y = load_output(y_path, conv.y())
+    compare(y, conv.reference(x, w), REL_TOLERANCE["f32"])
+    return report, y
+
+
+def case_mlir_file(ctx):
+    conv = HwcfConv("conv", (2, 7, 7, 3), (3, 3, 3, 4), stride=(2, 1))
+    path = ctx.tmp / "hwcf.mlir"
+    path.write_text(conv.mlir())
+    report, _ = run_file_conv(ctx, conv, path, ["--check", "--reference-repeat", "1"])
+    expect(report.get("source") == str(path),
+           f"source = {report.get('source')!r}, expected {str(path)!r}")
+    expect(report.get("check_passed") is True, f"check_passed = {report.get('check_passed')!r}")
+    expect("reference lowering" in str(report.get("check_against")),
+           f"check_against = {report.get('check_against')!r}")
+    expect("conv_2d_nhwc_hwcf" in str(report.get("problem")),
+           f"problem = {report.get('problem')!r}")
+
+
+def case_function_select(ctx):
+    convs = [HwcfConv("first", (1, 6, 6, 2), (3, 3, 2, 3)),
+             HwcfConv("second", (1, 9, 8, 3), (2, 2, 3, 5), dilation=(2, 3))]
+    path = ctx.tmp / "two.mlir"
+    path.write_text("\n".join(c.mlir() for c in convs))
+    for conv in convs:
+        report, _ = run_file_conv(ctx, conv, path, ["--function", conv.name, "--reference", "none"])
+        expect(f"@{conv.name}" in str(report.get("problem")),
+               f"--function {conv.name}: problem = {report.get('problem')!r}")
+
+
+def case_seed(ctx):
+    def output(seed, tag):
+        y_path = ctx.tmp / f"seed-{tag}.npy"
+        run_ok(ctx, SMALL.flags() + FAST + ["--seed", seed, "--output", y_path])
+        return load_output(y_path, SMALL.shapes()[2])
+    first, again, other = output(7, "a"), output(7, "b"), output(8, "c")
+    expect(first.tobytes() == again.tobytes(), "--seed 7 twice: outputs differ")
+    expect(not np.array_equal(first, other), "--seed 7 and --seed 8 give the same output")
+
+
+def json_set():
+    return ([("json-keys-and-types", case_json_keys),
+             ("json-reference-none", case_json_reference_none),
+             ("human-report-lines", case_human_report),
+             ("reference-direct-speedup", case_reference_direct)] +
+            [(f"emit-mlir-{p.name}", emit_case(p)) for p in EMIT_CASES] +
+            [("mlir-file-hwcf", case_mlir_file),
+             ("mlir-file-function-select", case_function_select),
+             ("seed-reproducible", case_seed)])
+
+
+# ----------------------------------------------------------------------------------------
+# Set "bad-input".
+# ----------------------------------------------------------------------------------------
+
+GOOD = ["--input-shape", "1,4,8,8", "--filter-shape", "8,4,3,3"]
+
+# Files the cases refer to as {tmp}/NAME; written by write_bad_input_files.
+MALFORMED_MLIR = """\
+func.func @conv(%x: tensor<1x6x6x3xf32>, %w: tensor<3x3x3x4xf32>) -> tensor<1x4x4x4xf32> {
+  %y = linalg.frobnicate %x, %w : tensor<1x6x6x3xf32>
+  return %y : tensor<1x4x4x4xf32>
+}
+"""
+SCALAR_ARGS_MLIR = """\
+func.func @conv(%x: f32, %w: f32) -> f32 {
+  %y = arith.mulf %x, %w : f32
+  return %y : f32
+}
+"""
+MEMREF_ARGS_MLIR = """\
+func.func @conv(%x: memref<1x6x6x3xf32>, %w: memref<3x3x3x4xf32>) -> memref<1x4x4x4xf32> {
+  %y = memref.alloc() : memref<1x4x4x4xf32>
+  return %y : memref<1x4x4x4xf32>
+}
+"""
+
+
+def write_bad_input_files(ctx):
+    np.save(ctx.tmp / "x_wrong_shape.npy", np.zeros((1, 4, 8, 9), np.float32))
+    np.save(ctx.tmp / "x_float64.npy", np.zeros((1, 4, 8, 8), np.float64))
+    np.save(ctx.tmp / "x_fortran.npy", np.asfortranarray(np.zeros((1, 4, 8, 8), np.float32)))
+    np.save(ctx.tmp / "b_wrong_shape.npy", np.zeros((4,), np.float32))
+    (ctx.tmp / "not_npy.npy").write_text("just text, no NUMPY magic\n")
+    (ctx.tmp / "malformed.mlir").write_text(MALFORMED_MLIR)
+    two = [HwcfConv(name, (1, 6, 6, 3), (3, 3, 3, 4)).mlir() for name in ("a", "b")]
+    (ctx.tmp / "two_functions.mlir").write_text("\n".join(two))
+    (ctx.tmp / "scalar_args.mlir").write_text(SCALAR_ARGS_MLIR)
+    (ctx.tmp / "memref_args.mlir").write_text(MEMREF_ARGS_MLIR)
+
+
+@dataclasses.dataclass(frozen=True)
+class BadInput:
+    name: str
+    args: list               # "{tmp}" stands for the temp dir
+    names: tuple             # regexes (case-insensitive) the error line must match
+    located: bool = False    # a file:line:col diagnostic comes first (a .mlir parse error)
+
+
+BAD_INPUTS = [
+    # The problem
+    BadInput("channels-not-divisible-by-groups",
+             ["--input-shape", "1,6,8,8", "--filter-shape", "4,2,3,3", "--groups", "4"],
+             (r"C=6|\b6\b", r"divisible")),
+    BadInput("filter-input-channel-mismatch",
+             ["--input-shape", "1,4,8,8", "--filter-shape", "8,3,3,3"], (r"channel", r"\b3\b")),
+    BadInput("filters-not-divisible-by-groups",
+             ["--input-shape", "1,4,8,8", "--filter-shape", "6,1,3,3", "--groups", "4"],
+             (r"F=6|\b6\b", r"divisible")),
+    BadInput("kernel-larger-than-padded-input",
+             ["--input-shape", "1,2,4,4", "--filter-shape", "2,2,7,7", "--padding", "1"],
+             (r"kernel", r"7x7|\b7\b")),
+    BadInput("zero-stride", GOOD + ["--stride", "0"], (r"--stride",)),
+    BadInput("negative-dilation", GOOD + ["--dilation=-1"], (r"--dilation",)),
+    BadInput("input-shape-rank-3", ["--input-shape", "1,4,8", "--filter-shape", "8,4,3,3"],
+             (r"--input-shape",)),
+    BadInput("padding-3-values", GOOD + ["--padding", "1,1,1"], (r"--padding",)),
+    BadInput("unknown-dtype", GOOD + ["--dtype", "f64"], (r"--dtype", r"f64")),
+    BadInput("unknown-layout", GOOD + ["--layout", "nchwc"], (r"--layout", r"nchwc")),
+    BadInput("unknown-target", GOOD + ["--target", "tpu"], (r"--target", r"tpu")),
+    BadInput("im2col-implicit-on-cpu", GOOD + ["--target", "cpu", "--im2col", "implicit"],
+             (r"implicit",)),
+    BadInput("repeat-0", GOOD + ["--repeat", "0"], (r"--repeat",)),
+    BadInput("non-integer-groups", GOOD + ["--groups=abc"], (r"--groups", r"abc")),
+    BadInput("unknown-option", GOOD + ["--bogus"], (r"--bogus",)),
+    BadInput("element-count-overflows",
+             ["--input-shape", "4611686018427387904,4,1,1", "--filter-shape", "1,4,1,1"],
+             (r"overflow|too large|exceed",)),
+    # .npy data
+    BadInput("npy-wrong-shape", GOOD + ["--input", "{tmp}/x_wrong_shape.npy"],
+             (r"x_wrong_shape\.npy", r"shape")),
+    BadInput("npy-float64", GOOD + ["--input", "{tmp}/x_float64.npy"],
+             (r"x_float64\.npy", r"dtype|f8|float64")),
+    BadInput("npy-fortran-order", GOOD + ["--input", "{tmp}/x_fortran.npy"],
+             (r"x_fortran\.npy", r"fortran")),
+    BadInput("not-an-npy-file", GOOD + ["--filter", "{tmp}/not_npy.npy"],
+             (r"not_npy\.npy", r"not a \.npy|npy")),
+    BadInput("bias-file-wrong-shape", GOOD + ["--bias-file", "{tmp}/b_wrong_shape.npy"],
+             (r"b_wrong_shape\.npy", r"shape")),
+    # .mlir files
+    BadInput("malformed-mlir", ["{tmp}/malformed.mlir"], (r"malformed\.mlir",), located=True),
+    BadInput("mlir-two-public-functions-no-conv", ["{tmp}/two_functions.mlir"],
+             (r"--function",)),
+    BadInput("mlir-function-not-found", ["{tmp}/two_functions.mlir", "--function", "nosuch"],
+             (r"nosuch",)),
+    BadInput("missing-mlir-file", ["{tmp}/missing.mlir"],
+             (r"missing\.mlir",
+              r"no such file|could not open|cannot open|not found|does not exist")),
+    BadInput("mlir-scalar-arguments", ["{tmp}/scalar_args.mlir"], (r"tensor",)),
+    BadInput("mlir-memref-arguments", ["{tmp}/memref_args.mlir"], (r"tensor",)),
+    BadInput("mlir-file-and-shape-flags", ["{tmp}/two_functions.mlir"] + GOOD,
+             (r"\.mlir|--input-shape",)),
+    BadInput("mlir-check-without-reference",
+             ["{tmp}/two_functions.mlir", "--function", "a", "--check", "--reference", "none"],
+             (r"--reference",)),
+]
+
+ERROR_PREFIX = "conv-run: error:"
+
+
+def is_located_diagnostic_line(line, path_name):
+    """A diagnostic at file:line:col, or the source line and caret MLIR prints under it."""
+    return bool(re.match(rf".*{re.escape(path_name)}:\d+:\d+: ", line)) or line.startswith(" ")
+
+
+def bad_input_case(case):
+    def body(ctx):
+        y_path = ctx.tmp / f"{case.name}-y.npy"
+        args = [a.replace("{tmp}", str(ctx.tmp)) for a in case.args] + ["--output", y_path]
+        r = run_conv_run(ctx, args)
+        cmd = command_text(ctx, args)
+        stderr = r.stderr.rstrip("\n")
+        # The head of stderr: the message, or what crashed before the stack dump.
+        expect(r.returncode == 2, f"exit status {r.returncode}, expected 2 from `{cmd}`; "
+                                  f"stderr: {stderr[:300]!r}")
+        crash = [m for m in CRASH_MARKERS if m in r.stderr]
+        expect(not crash, f"crash output ({', '.join(crash)}) from `{cmd}`")
+        expect(not y_path.exists(), "--output file written for bad input")
+        expect(r.stdout == "", f"stdout not empty: {r.stdout[:200]!r}")
+        lines = stderr.splitlines()
+        errors = [l for l in lines if l.startswith(ERROR_PREFIX)]
+        expect(len(errors) == 1 and lines[-1] == errors[0],
+               f"stderr must end with exactly one '{ERROR_PREFIX}' line: {stderr!r}")
+        others = lines[:-1]
+        if case.located:
+            file_name = Path(case.args[0]).name
+            expect(any(re.match(rf".*{re.escape(file_name)}:\d+:\d+: error", l) for l in others),
+                   f"no {file_name}:line:col: error diagnostic: {stderr!r}")
+            stray = [l for l in others if not is_located_diagnostic_line(l, file_name)]
+            expect(not stray, f"lines besides the located diagnostic: {stray}")
+        else:
+            expect(not others, f"{len(others)} line(s) besides the error line: {stderr!r}")
+        unnamed = [n for n in case.names if not re.search(n, errors[0], re.IGNORECASE)]
+        expect(not unnamed, f"error line does not match {unnamed}: {errors[0]!r}")
+        return errors[0][len(ERROR_PREFIX):].strip()
+    return body
+
+
+def bad_input_set():
+    return [(c.name, bad_input_case(c)) for c in BAD_INPUTS]
+
+
+# ----------------------------------------------------------------------------------------
+
+SETS = {"numerics": numerics_set, "json": json_set, "bad-input": bad_input_set}
+SETUP = {"bad-input": write_bad_input_files}
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--set", required=True, choices=sorted(SETS))
+    ap.add_argument("--conv-run", default=str(DEFAULT_CONV_RUN),
+                    help="the conv-run binary (default: %(default)s)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the numpy data")
+    ap.add_argument("--keep-temp", action="store_true",
+                    help="keep the temp dir (printed) with the .npy/.mlir files")
+    return ap.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if not os.access(args.conv_run, os.X_OK):
+        print(f"error: conv-run not found or not executable: {args.conv_run}")
+        return 2
+    tmp = Path(tempfile.mkdtemp(prefix=f"conv-run-{args.set}-"))
+    ctx = Context(args.conv_run, tmp, args.seed)
+    try:
+        SETUP.get(args.set, lambda ctx: None)(ctx)
+        passed, failed = run_cases(SETS[args.set](), ctx)
+    finally:
+        if args.keep_temp:
+            print(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

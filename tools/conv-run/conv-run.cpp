@@ -1,0 +1,642 @@
+//===- conv-run.cpp - build, compile, run, check and report a convolution -===//
+//
+// The main job: a convolution (from torch-style flags or a .mlir file) is
+// compiled through ConvLower, run (CPU JIT; the GPU once its pipeline lands),
+// checked against an independent reference and reported: device, time next
+// to a reference lowering, error, and what im2col costs in memory.
+//
+// Exit status: 0 success, 1 check failure or run-time error, 2 bad input.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConvLower/Pipelines/Pipelines.h"
+#include "ConvLower/Runner/ConvModule.h"
+#include "ConvLower/Runner/CpuRunner.h"
+#include "ConvLower/Runner/Device.h"
+#include "ConvLower/Runner/ModuleInfo.h"
+#include "ConvLower/Runner/Report.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/WithColor.h"
+
+#include <algorithm>
+#include <functional>
+#include <chrono>
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::conv_lower;
+namespace cl = llvm::cl;
+
+#ifndef CONV_LOWER_VERSION
+#define CONV_LOWER_VERSION "unknown"
+#endif
+
+namespace {
+cl::OptionCategory problemCat("Problem (torch.nn.functional.conv2d terms)");
+cl::OptionCategory dataCat("Data");
+cl::OptionCategory runCat("Running and reporting");
+
+cl::opt<std::string> mlirFile(cl::Positional, cl::init(""),
+                              cl::desc("[conv.mlir]"), cl::cat(problemCat));
+cl::opt<std::string> functionName(
+    "function", cl::init(""), cl::cat(problemCat),
+    cl::desc("Function of the .mlir file to run: (input, filter[, bias]) -> "
+             "output on tensors (default: @conv, or the only public function)"));
+cl::opt<std::string> inputShape("input-shape", cl::cat(problemCat),
+                                cl::desc("N,C,H,W (torch order, any layout)"));
+cl::opt<std::string> filterShape("filter-shape", cl::cat(problemCat),
+                                 cl::desc("F,C/G,KH,KW (torch order)"));
+cl::opt<std::string> strideOpt("stride", cl::init("1"), cl::cat(problemCat),
+                               cl::desc("S or SH,SW"));
+cl::opt<std::string> dilationOpt("dilation", cl::init("1"), cl::cat(problemCat),
+                                 cl::desc("D or DH,DW"));
+cl::opt<std::string> paddingOpt(
+    "padding", cl::init("0"), cl::cat(problemCat),
+    cl::desc("P, PH,PW (torch) or PT,PL,PB,PR (top,left,bottom,right)"));
+cl::opt<std::string> groupsText("groups", cl::init("1"), cl::cat(problemCat),
+                           cl::desc("Groups G (G = C: depthwise)"));
+cl::opt<bool> biasOpt("bias", cl::cat(problemCat), cl::desc("Add a bias [F]"));
+cl::opt<std::string> layoutOpt(
+    "layout", cl::init("nchw"), cl::cat(problemCat),
+    cl::desc("nchw (torch: NCHW input, FCHW filter) or nhwc (NHWC input, "
+             "FHWC filter)"));
+cl::opt<std::string> dtypeOpt(
+    "dtype", cl::init("f32"), cl::cat(problemCat),
+    cl::desc("f32, f16 or bf16 inputs (16-bit types accumulate in f32)"));
+cl::opt<bool> emitMlir("emit-mlir", cl::cat(problemCat),
+                       cl::desc("Print the linalg module built from the flags "
+                                "and exit"));
+
+cl::opt<std::string> inputNpy("input", cl::cat(dataCat),
+                              cl::desc("Input X.npy (C order, <f4 or <f2)"));
+cl::opt<std::string> filterNpy("filter", cl::cat(dataCat),
+                               cl::desc("Filter W.npy"));
+cl::opt<std::string> biasNpy("bias-file", cl::cat(dataCat),
+                             cl::desc("Bias B.npy (implies --bias)"));
+cl::opt<std::string> seedText("seed", cl::init("0"), cl::cat(dataCat),
+                          cl::desc("Seed of the random data (default 0)"));
+cl::opt<std::string> outputNpy(
+    "output", cl::cat(dataCat),
+    cl::desc("Write the result Y.npy (f32; for nchw torch's output shape)"));
+
+cl::opt<std::string> targetOpt(
+    "target", cl::init("auto"), cl::cat(runCat),
+    cl::desc("auto (cuda where a usable device and the GPU pipeline exist, "
+             "else cpu), cpu or cuda"));
+cl::opt<std::string> im2colOpt(
+    "im2col", cl::init("explicit"), cl::cat(runCat),
+    cl::desc("explicit (X_col materialized) or implicit (fused into the GEMM "
+             "load: GPU pipeline only)"));
+cl::opt<std::string> referenceOpt(
+    "reference", cl::init("direct"), cl::cat(runCat),
+    cl::desc("direct: also time the convolution lowered without the im2col "
+             "rewrite (upstream's path); none: skip it"));
+cl::opt<std::string> repeatText("repeat", cl::init("5"), cl::cat(runCat),
+                       cl::desc("Timed runs; medians are reported"));
+cl::opt<std::string> warmupText("warmup", cl::init("1"), cl::cat(runCat),
+                       cl::desc("Untimed runs first"));
+cl::opt<std::string> referenceRepeatText(
+    "reference-repeat", cl::init("1"), cl::cat(runCat),
+    cl::desc("Timed runs of the reference lowering (slow: default 1, no "
+             "warm-up)"));
+cl::opt<bool> checkOpt(
+    "check", cl::cat(runCat),
+    cl::desc("Compare with a float64 direct convolution (flags) or with the "
+             "reference lowering (a .mlir file)"));
+cl::opt<bool> jsonOpt("json", cl::cat(runCat),
+                      cl::desc("Print the report as JSON"));
+cl::opt<bool> doctorOpt(
+    "doctor", cl::cat(runCat),
+    cl::desc("Diagnose GPU passthrough (device nodes, driver, libcuda) and "
+             "exit: 0 only when a device is usable"));
+cl::opt<std::string> tileMText("tile-m", cl::init("8"), cl::cat(runCat),
+                       cl::desc("CPU GEMM tile along M"));
+cl::opt<std::string> tileNText("tile-n", cl::init("32"), cl::cat(runCat),
+                       cl::desc("CPU GEMM tile along N"));
+cl::opt<std::string> tileKText("tile-k", cl::init("8"), cl::cat(runCat),
+                       cl::desc("CPU GEMM tile along K"));
+
+/// The integer options, parsed by conv-run itself so that a bad value is a
+/// one-line error with status 2 like every other bad input.
+struct IntSettings {
+  int64_t groups, tileM, tileN, tileK;
+  uint64_t seed;
+  int repeat, warmup, referenceRepeat;
+} settings;
+
+llvm::Error parseIntSettings() {
+  struct Field {
+    const cl::opt<std::string> &text;
+    int64_t min;
+    std::function<void(int64_t)> store;
+  } fields[] = {
+      {groupsText, 1, [](int64_t v) { settings.groups = v; }},
+      {seedText, 0, [](int64_t v) { settings.seed = v; }},
+      {repeatText, 1, [](int64_t v) { settings.repeat = v; }},
+      {warmupText, 0, [](int64_t v) { settings.warmup = v; }},
+      {referenceRepeatText, 1,
+       [](int64_t v) { settings.referenceRepeat = v; }},
+      {tileMText, 1, [](int64_t v) { settings.tileM = v; }},
+      {tileNText, 1, [](int64_t v) { settings.tileN = v; }},
+      {tileKText, 1, [](int64_t v) { settings.tileK = v; }},
+  };
+  for (Field &f : fields) {
+    int64_t v;
+    if (llvm::StringRef(f.text).trim().getAsInteger(10, v) || v < f.min ||
+        v > (int64_t(1) << 40))
+      return llvm::createStringError(llvm::formatv(
+          "--{0} expects an integer {1}, got '{2}'", f.text.ArgStr,
+          f.min == 0 ? "of at least 0" : "of at least 1", f.text.getValue()));
+    f.store(v);
+  }
+  return llvm::Error::success();
+}
+
+/// Exit statuses.
+constexpr int kOk = 0, kFailed = 1, kBadInput = 2;
+
+/// A one-line error on stderr, "conv-run: error: ...".
+int fail(int status, const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "conv-run") << message << "\n";
+  return status;
+}
+int fail(int status, llvm::Error error) {
+  std::string message = llvm::toString(std::move(error));
+  return fail(status, message);
+}
+
+/// Progress for long steps, on a terminal only.
+void progress(const llvm::Twine &what) {
+  if (llvm::sys::Process::StandardErrIsDisplayed())
+    llvm::errs() << "conv-run: " << what << "...\n";
+}
+
+double medianOf(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/// Runs `runner` warm-up + repeat times; returns the median in ms.
+llvm::Expected<double> timeRuns(CpuRunner &runner,
+                                llvm::ArrayRef<void *> buffers, int warmup,
+                                int repeat) {
+  std::vector<double> times;
+  for (int i = 0; i < warmup + repeat; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    if (llvm::Error e = runner.run(buffers))
+      return std::move(e);
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+    if (i >= warmup)
+      times.push_back(ms);
+  }
+  return medianOf(times);
+}
+
+/// The data of one run: host tensors in, f32 result out.
+struct RunData {
+  std::vector<HostTensor> inputs; // input, filter[, bias]
+  std::vector<BufferSpec> inputSpecs;
+  BufferSpec outputSpec;
+  int64_t outputElements = 0;
+  DType outputDType = DType::F32;
+};
+
+/// Output buffer in its storage type, converted to f32 values.
+struct OutputBuffer {
+  std::vector<uint8_t> bytes;
+  std::vector<float> values(DType dtype) const {
+    size_t n = bytes.size() / elementBytes(dtype);
+    std::vector<float> v(n);
+    for (size_t i = 0; i < n; ++i) {
+      if (dtype == DType::F32) {
+        std::memcpy(&v[i], &bytes[4 * i], 4);
+        continue;
+      }
+      uint16_t b;
+      std::memcpy(&b, &bytes[2 * i], 2);
+      v[i] = dtype == DType::F16 ? halfToFloat(b) : bfloatToFloat(b);
+    }
+    return v;
+  }
+};
+
+/// Compiles `module` (a clone is consumed), runs it on `data` and times it.
+struct Execution {
+  double compileMs = 0, medianMs = 0;
+  std::vector<float> output;
+};
+llvm::Expected<Execution> compileAndRun(ModuleOp module, llvm::StringRef func,
+                                        const RunData &data, bool im2col,
+                                        int warmup, int repeat) {
+  ConvLowerToLLVMOptions options;
+  options.tileM = settings.tileM;
+  options.tileN = settings.tileN;
+  options.tileK = settings.tileK;
+  options.im2col = im2col;
+  auto runner = CpuRunner::create(OwningOpRef<ModuleOp>(module.clone()), func,
+                                  data.inputSpecs, data.outputSpec, options);
+  if (!runner)
+    return runner.takeError();
+  std::vector<std::vector<uint8_t>> storage;
+  std::vector<void *> buffers;
+  for (const HostTensor &t : data.inputs)
+    storage.push_back(t.storage());
+  for (auto &s : storage)
+    buffers.push_back(s.data());
+  OutputBuffer out;
+  out.bytes.assign(data.outputElements * elementBytes(data.outputDType), 0);
+  buffers.push_back(out.bytes.data());
+  Execution e;
+  e.compileMs = (*runner)->compileMs();
+  auto ms = timeRuns(**runner, buffers, warmup, repeat);
+  if (!ms)
+    return ms.takeError();
+  e.medianMs = *ms;
+  e.output = out.values(data.outputDType);
+  return e;
+}
+
+llvm::Expected<DType> dtypeOf(Type t) {
+  if (t.isF32())
+    return DType::F32;
+  if (t.isF16())
+    return DType::F16;
+  if (t.isBF16())
+    return DType::BF16;
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return llvm::createStringError("element type " + s +
+                                 " is not supported (f32, f16, bf16)");
+}
+
+/// Loads `path` if given (checking its shape), else random data.
+llvm::Expected<HostTensor> loadOrRandom(llvm::StringRef path,
+                                        llvm::StringRef what,
+                                        llvm::ArrayRef<int64_t> shape,
+                                        DType dtype, uint64_t stream) {
+  if (path.empty())
+    return randomTensor(shape, dtype, settings.seed, stream);
+  auto t = readNpy(path, dtype);
+  if (!t)
+    return t.takeError();
+  if (!shape.empty() && llvm::ArrayRef<int64_t>(t->shape) != shape)
+    return llvm::createStringError(
+        llvm::formatv("{0} {1} has shape {2} but the problem needs {3}", what,
+                      path, formatShape(t->shape), formatShape(shape)));
+  return t;
+}
+
+Type mlirType(MLIRContext &ctx, DType d) {
+  switch (d) {
+  case DType::F32:
+    return Float32Type::get(&ctx);
+  case DType::F16:
+    return Float16Type::get(&ctx);
+  case DType::BF16:
+    return BFloat16Type::get(&ctx);
+  }
+  return {};
+}
+
+/// Fills the report's device section and picks the target.
+llvm::Error chooseTarget(RunReport &report) {
+  DeviceStatus status = probeDevices();
+  report.driverVersion = status.driverVersion;
+  report.devices = status.devices;
+  report.deviceProblem = status.problem;
+  bool usable = !status.devices.empty();
+  if (targetOpt == "cuda")
+    return llvm::createStringError(
+        usable ? "--target cuda: this build has no GPU pipeline yet "
+                 "(conv-lower-to-nvvm); use --target cpu"
+               : "--target cuda: no usable CUDA device: " + status.problem);
+  if (targetOpt != "auto" && targetOpt != "cpu")
+    return llvm::createStringError("--target must be auto, cpu or cuda, got '" +
+                                   targetOpt + "'");
+  report.target = "cpu";
+  if (targetOpt == "cpu")
+    report.targetReason = "requested with --target cpu";
+  else if (usable)
+    report.targetReason = "a CUDA device is usable, but this build has no GPU "
+                          "pipeline yet; the CPU JIT runs instead";
+  else
+    report.targetReason = "no usable CUDA device (see devices); the CPU JIT "
+                          "runs instead";
+  return llvm::Error::success();
+}
+
+/// Flags or file: builds the module, data and what the report states about
+/// the problem. Errors are bad input.
+struct Prepared {
+  OwningOpRef<ModuleOp> module;
+  std::string function;
+  RunData data;
+  std::optional<ConvProblem> problem; // flags only
+};
+
+llvm::Expected<Prepared> prepareFromFlags(MLIRContext &ctx) {
+  ConvFlags flags;
+  flags.inputShape = inputShape;
+  flags.filterShape = filterShape;
+  flags.stride = strideOpt;
+  flags.dilation = dilationOpt;
+  flags.padding = paddingOpt;
+  flags.layout = layoutOpt;
+  flags.dtype = dtypeOpt;
+  flags.groups = settings.groups;
+  flags.bias = biasOpt || !biasNpy.empty();
+  auto problem = problemFromFlags(flags);
+  if (!problem)
+    return problem.takeError();
+  Prepared p;
+  p.problem = *problem;
+  p.function = kConvFunctionName.str();
+  std::string text = buildConvModule(*problem);
+  p.module = parseSourceString<ModuleOp>(text, &ctx, "conv-run");
+  if (!p.module)
+    return llvm::createStringError("internal error: the built module does not "
+                                   "parse (run with --emit-mlir to see it)");
+  DType dt = problem->dtype;
+  auto x = loadOrRandom(inputNpy, "--input", problem->inputShape(), dt, 0);
+  if (!x)
+    return x.takeError();
+  auto w = loadOrRandom(filterNpy, "--filter", problem->filterShape(), dt, 1);
+  if (!w)
+    return w.takeError();
+  p.data.inputs = {std::move(*x), std::move(*w)};
+  if (problem->bias) {
+    auto b = loadOrRandom(biasNpy, "--bias-file", problem->biasShape(), dt, 2);
+    if (!b)
+      return b.takeError();
+    p.data.inputs.push_back(std::move(*b));
+  }
+  for (const HostTensor &t : p.data.inputs)
+    p.data.inputSpecs.push_back({t.shape, mlirType(ctx, dt)});
+  p.data.outputSpec = {problem->outputShape(), Float32Type::get(&ctx)};
+  p.data.outputElements = problem->n * problem->f * problem->ho() * problem->wo();
+  return p;
+}
+
+llvm::Expected<Prepared> prepareFromFile(MLIRContext &ctx) {
+  Prepared p;
+  std::string openError;
+  std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(mlirFile, &openError);
+  if (!file)
+    return llvm::createStringError(openError);
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  SourceMgrDiagnosticHandler handler(sourceMgr, &ctx);
+  p.module = parseSourceFile<ModuleOp>(sourceMgr, &ctx);
+  if (!p.module)
+    return llvm::createStringError("cannot parse " + mlirFile +
+                                   " (diagnostics above)");
+  auto func = findConvFunction(*p.module, functionName);
+  if (!func)
+    return func.takeError();
+  p.function = func->getSymName().str();
+  if (func->isExternal())
+    return llvm::createStringError("@" + p.function +
+                                   " is a declaration without a body");
+  FunctionType type = func->getFunctionType();
+  if (type.getNumInputs() < 2 || type.getNumInputs() > 3 ||
+      type.getNumResults() != 1)
+    return llvm::createStringError(llvm::formatv(
+        "@{0} must take (input, filter[, bias]) tensors and return the output",
+        p.function));
+  for (Type t : llvm::concat<const Type>(type.getInputs(), type.getResults()))
+    if (!isa<RankedTensorType>(t))
+      return llvm::createStringError(llvm::formatv(
+          "@{0} must take and return ranked tensors, not {1}", p.function, t));
+  llvm::StringRef paths[] = {inputNpy, filterNpy, biasNpy};
+  llvm::StringRef names[] = {"--input", "--filter", "--bias-file"};
+  for (unsigned i = 0; i < type.getNumInputs(); ++i) {
+    auto t = cast<RankedTensorType>(type.getInput(i));
+    auto dt = dtypeOf(t.getElementType());
+    if (!dt)
+      return dt.takeError();
+    llvm::SmallVector<int64_t> shape(t.getShape());
+    if (!t.hasStaticShape() && paths[i].empty())
+      return llvm::createStringError(llvm::formatv(
+          "argument {0} of @{1} has a dynamic shape: give its data with {2}",
+          i, p.function, names[i]));
+    auto data = loadOrRandom(paths[i], names[i],
+                             t.hasStaticShape() ? llvm::ArrayRef<int64_t>(shape)
+                                                : llvm::ArrayRef<int64_t>(),
+                             *dt, i);
+    if (!data)
+      return data.takeError();
+    if (!t.hasStaticShape() && data->shape.size() != t.getShape().size())
+      return llvm::createStringError(llvm::formatv(
+          "{0} {1} has rank {2}; @{3} expects rank {4}", names[i], paths[i],
+          data->shape.size(), p.function, t.getRank()));
+    p.data.inputSpecs.push_back({data->shape, t.getElementType()});
+    p.data.inputs.push_back(std::move(*data));
+  }
+  auto result = cast<RankedTensorType>(type.getResult(0));
+  auto outDType = dtypeOf(result.getElementType());
+  if (!outDType)
+    return outDType.takeError();
+  llvm::SmallVector<int64_t> outShape(result.getShape());
+  if (!outShape.empty() && ShapedType::isDynamic(outShape[0]))
+    outShape[0] = p.data.inputs[0].shape[0]; // a dynamic batch
+  if (llvm::any_of(outShape, ShapedType::isDynamic))
+    return llvm::createStringError(
+        "only the batch of the result may be dynamic");
+  p.data.outputSpec = {outShape, result.getElementType()};
+  p.data.outputDType = *outDType;
+  p.data.outputElements = 1;
+  for (int64_t d : outShape)
+    p.data.outputElements *= d;
+  return p;
+}
+
+CheckResult compareOutputs(llvm::ArrayRef<float> got,
+                           llvm::ArrayRef<float> want, double tolerance) {
+  CheckResult r;
+  r.total = r.checked = got.size();
+  r.tolerance = tolerance;
+  double errSq = 0, refSq = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    double d = std::fabs(double(got[i]) - double(want[i]));
+    r.maxAbsDiff = std::isnan(d) ? INFINITY : std::max(r.maxAbsDiff, d);
+    r.maxAbsReference = std::max(r.maxAbsReference, std::fabs(double(want[i])));
+    errSq += d * d;
+    refSq += double(want[i]) * double(want[i]);
+  }
+  r.relL2Error = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
+  r.passed = withinTolerance(r);
+  return r;
+}
+
+int runMain(MLIRContext &ctx) {
+  if (llvm::Error e = parseIntSettings())
+    return fail(kBadInput, std::move(e));
+  if (doctorOpt)
+    return runDoctor(llvm::outs(), jsonOpt) ? kOk : kFailed;
+  if (im2colOpt != "explicit" && im2colOpt != "implicit")
+    return fail(kBadInput, "--im2col must be explicit or implicit, got '" +
+                               im2colOpt + "'");
+  if (referenceOpt != "direct" && referenceOpt != "none")
+    return fail(kBadInput, "--reference must be direct or none, got '" +
+                               referenceOpt + "'");
+  if (!mlirFile.empty() && (!inputShape.empty() || !filterShape.empty()))
+    return fail(kBadInput,
+                "give either a .mlir file or --input-shape/--filter-shape");
+  if (!mlirFile.empty() && checkOpt && referenceOpt == "none")
+    return fail(kBadInput, "--check on a .mlir file compares with the "
+                           "reference lowering: drop --reference none");
+  if (!outputNpy.empty()) {
+    llvm::StringRef dir = llvm::sys::path::parent_path(outputNpy);
+    if (!dir.empty() && !llvm::sys::fs::is_directory(dir))
+      return fail(kBadInput, "--output: no directory " + dir);
+  }
+
+  auto prepared = mlirFile.empty() ? prepareFromFlags(ctx) : prepareFromFile(ctx);
+  if (!prepared)
+    return fail(kBadInput, prepared.takeError());
+  if (emitMlir) {
+    prepared->module->print(llvm::outs());
+    return kOk;
+  }
+
+  RunReport report;
+  report.source = mlirFile.empty() ? "flags" : std::string(mlirFile);
+  if (llvm::Error e = chooseTarget(report))
+    return fail(kBadInput, std::move(e));
+  if (im2colOpt == "implicit")
+    return fail(kBadInput,
+                "--im2col implicit fuses the gather into the GEMM's operand "
+                "load, which only the GPU pipeline does; the CPU path "
+                "materializes X_col (--im2col explicit)");
+  report.im2col = "explicit";
+  report.pipeline = "conv-lower-to-llvm";
+  report.repeat = settings.repeat;
+  report.warmup = settings.warmup;
+
+  ModuleOp module = *prepared->module;
+  ModuleInfo info = analyzeConvModule(module, prepared->function);
+  report.problem = prepared->problem ? prepared->problem->describe()
+                                     : info.description;
+  report.inputBytes = prepared->problem
+                          ? std::optional<int64_t>(prepared->problem->inputBytes())
+                          : info.inputBytes;
+  report.im2colBytes = prepared->problem
+                           ? std::optional<int64_t>(prepared->problem->im2colBytes())
+                           : info.im2colBytes;
+  std::optional<double> flops = prepared->problem
+                                    ? std::optional<double>(prepared->problem->flops())
+                                    : info.flops;
+
+  progress("compiling and running " + report.problem);
+  auto lowered = compileAndRun(module, prepared->function, prepared->data,
+                               /*im2col=*/true, settings.warmup,
+                               settings.repeat);
+  if (!lowered)
+    return fail(kFailed, lowered.takeError());
+  report.compileMs = lowered->compileMs;
+  report.loweredMs = lowered->medianMs;
+  if (flops)
+    report.gflops = *flops / (lowered->medianMs * 1e6);
+
+  std::optional<Execution> reference;
+  if (referenceOpt == "direct") {
+    progress("compiling and running the reference lowering (no im2col)");
+    auto ref = compileAndRun(module, prepared->function, prepared->data,
+                             /*im2col=*/false, /*warmup=*/0,
+                             settings.referenceRepeat);
+    if (!ref)
+      return fail(kFailed, ref.takeError());
+    report.referenceMs = ref->medianMs;
+    report.referenceRepeat = settings.referenceRepeat;
+    report.referenceKind =
+        "same pipeline without the im2col rewrite: upstream's lowering of the "
+        "linalg conv";
+    reference = std::move(*ref);
+  }
+
+  if (checkOpt) {
+    if (prepared->problem) {
+      progress("checking against a float64 direct convolution");
+      const RunData &d = prepared->data;
+      report.check = checkOutput(*prepared->problem, d.inputs[0], d.inputs[1],
+                                 d.inputs.size() > 2 ? &d.inputs[2] : nullptr,
+                                 lowered->output);
+      report.checkAgainst = "float64 direct convolution";
+    } else {
+      report.check = compareOutputs(lowered->output, reference->output,
+                                    toleranceFor(prepared->data.outputDType));
+      report.checkAgainst = "the reference lowering (no im2col)";
+    }
+  }
+
+  if (!outputNpy.empty()) {
+    if (llvm::Error e = writeNpy(outputNpy, prepared->data.outputSpec.shape,
+                                 lowered->output))
+      return fail(kFailed, std::move(e));
+    report.outputPath = outputNpy;
+  }
+
+  if (jsonOpt)
+    printJson(report, llvm::outs());
+  else
+    printHuman(report, llvm::outs());
+  return report.check && !report.check->passed ? kFailed : kOk;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions({&problemCat, &dataCat, &runCat});
+  cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
+    os << "ConvLower conv-run version " CONV_LOWER_VERSION
+          " (built against LLVM/MLIR " LLVM_VERSION_STRING ")\n";
+  });
+  std::string parseErrors;
+  llvm::raw_string_ostream parseErrorStream(parseErrors);
+  bool parsed = cl::ParseCommandLineOptions(
+      argc, argv,
+      "conv-run: build (or read), compile, run, check and report a 2-D "
+      "convolution\n\n"
+      "  conv-run --input-shape 16,64,56,56 --filter-shape 128,64,3,3 "
+      "--padding 1 --check\n"
+      "  conv-run model.mlir --function conv --check --json\n"
+      "  conv-run --doctor\n\n"
+      "Exit status: 0 ok, 1 check failed or run-time error, 2 bad input.\n",
+      &parseErrorStream);
+  if (!parsed) {
+    // One line, like every other bad input: cl's "conv-run: " prefixes and
+    // line breaks folded into "; ".
+    llvm::SmallVector<llvm::StringRef> lines;
+    llvm::StringRef(parseErrors).split(lines, '\n', -1, false);
+    std::string message;
+    for (llvm::StringRef line : lines) {
+      line = line.trim();
+      line.consume_front("conv-run: ");
+      if (!line.empty())
+        message += (message.empty() ? "" : "; ") + line.str();
+    }
+    return fail(kBadInput, message);
+  }
+
+  DialectRegistry registry;
+  registerCpuRunnerDialects(registry);
+  MLIRContext ctx(registry);
+  ctx.loadAllAvailableDialects();
+  return runMain(ctx);
+}
