@@ -426,7 +426,7 @@ Value cropImage(OpBuilder &b, Location loc, Value image, const ConvPlan &plan) {
 // The rewrite
 //===----------------------------------------------------------------------===//
 
-/// 1x1, stride 1, unpadded NCHW, one group: Y[n] = B . X[n] with X viewed as
+/// 1x1, stride 1, unpadded NCHW, one group: Y[n] = W . X[n] with X viewed as
 /// [N, C, H*W]. No im2col and no fold: the data never moves.
 Value rewritePointwiseNchw(OpBuilder &b, Location loc, Value image,
                            Value filterB, const ConvPlan &plan, Value init,
@@ -445,10 +445,13 @@ Value rewritePointwiseNchw(OpBuilder &b, Location loc, Value image,
   AffineExpr n, f, p, c;
   bindDims(ctx, n, f, p, c);
   SmallVector<AffineMap> maps =
-      makeMaps(ctx, {{n, c, p}, {f, c}, {n, f, p}});
+      makeMaps(ctx, {{f, c}, {n, c, p}, {n, f, p}});
   using IT = utils::IteratorType;
+  // The filter is the left operand: then the contraction's M is F, N is the
+  // pixel dimension (contiguous in both X and Y) and K is C, so every
+  // operand is read in its natural row-major order.
   Value y = buildGenericContraction(
-      b, loc, x, filterB, acc, maps,
+      b, loc, filterB, x, acc, maps,
       {IT::parallel, IT::parallel, IT::parallel, IT::reduction});
   return tensor::ExpandShapeOp::create(
       b, loc, imageOutType, y,

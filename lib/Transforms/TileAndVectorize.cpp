@@ -106,8 +106,46 @@ LogicalResult canonicalize(Operation *root) {
   return applyPatternsGreedily(root, std::move(patterns));
 }
 
+/// A generic tile keeps the unit loops of the dimensions tiled by 1 (the
+/// batch of a pointwise conv, say); vector.contract cannot be formed with a
+/// unit loop that only some operands index, so drop them first.
+linalg::LinalgOp dropUnitLoops(RewriterBase &rewriter, linalg::LinalgOp op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic || !llvm::is_contained(op.getStaticLoopRanges(), 1))
+    return op;
+  rewriter.setInsertionPoint(op);
+  // Rank-reducing slices (not reshapes) fold into the tile's own
+  // extract/insert_slice, so the tile still bufferizes in place.
+  linalg::ControlDropUnitDims control;
+  control.rankReductionStrategy =
+      linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
+  FailureOr<linalg::DropUnitDimsResult> dropped =
+      linalg::dropUnitDims(rewriter, generic, control);
+  if (failed(dropped))
+    return op;
+  rewriter.replaceOp(op, dropped->replacements);
+  return cast<linalg::LinalgOp>(dropped->resultOp.getOperation());
+}
+
+/// A generic tile that is a plain matmul ((m, k) x (k, n) -> (m, n)) becomes
+/// linalg.matmul: only named contractions vectorize straight into
+/// vector.contract (a generic goes through broadcast operands and a
+/// multi_reduction). Other maps are left alone: vectorizing a named matmul
+/// with transposed maps this way miscomputes its vector shapes in MLIR 22.
+linalg::LinalgOp specialize(RewriterBase &rewriter, linalg::LinalgOp op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic || generic.getIndexingMapsArray() !=
+                      linalg::MatmulOp::getDefaultIndexingMaps(op.getContext()))
+    return op;
+  rewriter.setInsertionPoint(op);
+  FailureOr<linalg::LinalgOp> named =
+      linalg::specializeGenericOp(rewriter, generic);
+  return succeeded(named) ? *named : op;
+}
+
 /// Step 3: one static tile into one vector.contract.
 void vectorizeTile(RewriterBase &rewriter, linalg::LinalgOp op) {
+  op = specialize(rewriter, dropUnitLoops(rewriter, op));
   rewriter.setInsertionPoint(op);
   // Prefer a direct vector.contract (lowered to outer-product FMAs); fall
   // back to broadcast + multi_reduction for bodies it does not accept.

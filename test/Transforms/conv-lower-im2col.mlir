@@ -22,12 +22,13 @@ func.func @generic_nchw_fchw(%x: tensor<1x3x11x11xf32>, %w: tensor<4x3x3x3xf32>,
   return %y : tensor<1x4x4x4xf32>
 }
 
-// 1x1, stride 1, NCHW: no im2col, no fold; Y[n] = W . X[n] on [N, C, H*W].
+// 1x1, stride 1, NCHW: no im2col, no fold; Y[n] = W . X[n] on [N, C, H*W],
+// the filter first so that every operand is read row-major (M = F, N = pixels).
 // CHECK-LABEL: func.func @pointwise_nchw
 // CHECK-NOT: conv_lower
 // CHECK-DAG: %[[X:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0], [1], [2, 3]] : tensor<?x16x7x7xf32> into tensor<?x16x49xf32>
 // CHECK-DAG: %[[W:.*]] = tensor.collapse_shape %arg1 {{\[\[}}0], [1, 2, 3]] : tensor<32x16x1x1xf32> into tensor<32x16xf32>
-// CHECK: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[$NCP:.*]], #[[$FC:.*]], #[[$NFP:.*]]], {{.*}} ins(%[[X]], %[[W]] : {{.*}}) outs(%{{.*}} : tensor<?x32x49xf32>)
+// CHECK: %[[Y:.*]] = linalg.generic {indexing_maps = [#[[$FC:.*]], #[[$NCP:.*]], #[[$NFP:.*]]], {{.*}} ins(%[[W]], %[[X]] : {{.*}}) outs(%{{.*}} : tensor<?x32x49xf32>)
 // CHECK: tensor.expand_shape %[[Y]] {{\[\[}}0], [1], [2, 3]]
 // CHECK-NOT: conv_lower
 func.func @pointwise_nchw(%x: tensor<?x16x7x7xf32>, %w: tensor<32x16x1x1xf32>, %init: tensor<?x32x7x7xf32>) -> tensor<?x32x7x7xf32> {

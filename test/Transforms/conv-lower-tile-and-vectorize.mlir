@@ -64,3 +64,25 @@ func.func @dynamic_m(%a: tensor<?x36xf32>, %b: tensor<36x48xf32>, %c: tensor<?x4
   %0 = linalg.matmul ins(%a, %b : tensor<?x36xf32>, tensor<36x48xf32>) outs(%c : tensor<?x48xf32>) -> tensor<?x48xf32>
   return %0 : tensor<?x48xf32>
 }
+
+// The pointwise NCHW contraction Y[n, f, p] += W[f, c] * X[n, c, p]: the
+// batch loop is tiled by 1 and dropped (rank-reducing slices, so the tile
+// still updates the result in place) and the tile, now a plain matmul, is
+// specialized so that it vectorizes straight into one vector.contract.
+// (49 pixels: the 16-wide tile shrinks to 7, a divisor.)
+// CHECK-LABEL: func.func @pointwise_generic
+// CHECK: tensor.extract_slice %{{.*}} : tensor<1x4x7xf32> to tensor<4x7xf32>
+// CHECK: vector.contract {{.*}} : vector<8x4xf32>, vector<4x7xf32> into vector<8x7xf32>
+// CHECK-NOT: vector.multi_reduction
+// CHECK-NOT: linalg.generic
+func.func @pointwise_generic(%w: tensor<32x16xf32>, %x: tensor<2x16x49xf32>, %y: tensor<2x32x49xf32>) -> tensor<2x32x49xf32> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(n, f, p, c) -> (f, c)>, affine_map<(n, f, p, c) -> (n, c, p)>, affine_map<(n, f, p, c) -> (n, f, p)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+       ins(%w, %x : tensor<32x16xf32>, tensor<2x16x49xf32>) outs(%y : tensor<2x32x49xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x32x49xf32>
+  return %0 : tensor<2x32x49xf32>
+}
