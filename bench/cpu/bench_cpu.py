@@ -246,8 +246,8 @@ def main(argv=None):
         ["", table(rows, threads), "",
          "conv-run runs single-threaded JIT code; ms are medians of "
          f"{args.repeat} runs after warm-up. naive = `--reference direct "
-         "--reference-repeat 1`: one run, no warm-up (it includes the JIT's first-call "
-         "code generation, ~15-25 ms)."] +
+         "--reference-repeat 1`: one run, no warm-up (machine code is generated before "
+         "timing; caches are cold)."] +
         ([f"Naive skipped (budget {args.naive_budget_s:.0f} s): {', '.join(skipped)}."]
          if skipped else []) +
         ([f"conv-run failed: {'; '.join(failed)}"] if failed else []) +
