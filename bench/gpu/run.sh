@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# bench/gpu: the one script for a machine with an NVIDIA GPU, nvcc and CMake
+# but no MLIR (the lent H200, a slim container). Run from anywhere:
+#
+#   OUT=/some/dir bench/gpu/run.sh        # results land in $OUT (default bench/gpu/out)
+#
+# 1. builds runtime/ (convrt) with CMake;
+# 2. convrt-info: the passthrough diagnosis and telemetry;
+# 3. the runtime's real-device tests (ctest -R DeviceTest), where GoogleTest exists;
+# 4. convrt-run on every bundle: ConvLower's (carried into bench/gpu/bundles/
+#    from a machine with MLIR: `conv-run --emit-bundle DIR`) and the naive
+#    nvcc reference kernels made here; each is checked against a float64
+#    host reference and timed next to cuDNN in the same run;
+# 5. one table, $OUT/table.md.
+set -uo pipefail
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+OUT="${OUT:-$ROOT/bench/gpu/out}"
+BUILD="${BUILD:-$ROOT/build/gpu-runtime}"
+mkdir -p "$OUT"
+log() { echo "bench/gpu: $*" | tee -a "$OUT/run.log"; }
+
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+log "building runtime/ in $BUILD"
+cmake -S "$ROOT/runtime" -B "$BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+  >"$OUT/cmake.log" 2>&1 && cmake --build "$BUILD" -j "$(nproc)" >>"$OUT/cmake.log" 2>&1 \
+  || { log "runtime build failed (see $OUT/cmake.log)"; exit 2; }
+
+# cuDNN: a system libcudnn.so.9, else the one PyTorch ships (with its
+# sub-libraries beside it).
+if ! ldconfig -p 2>/dev/null | grep -q libcudnn.so.9; then
+  torch_lib=$(python3 -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))' 2>/dev/null)
+  for d in "$torch_lib" $(python3 -c 'import nvidia.cudnn, os; print(os.path.join(os.path.dirname(nvidia.cudnn.__file__), "lib"))' 2>/dev/null); do
+    if [ -n "$d" ] && [ -e "$d/libcudnn.so.9" ]; then
+      export CONVRT_CUDNN="$d/libcudnn.so.9" LD_LIBRARY_PATH="$d:${LD_LIBRARY_PATH:-}"
+      log "cuDNN from $d"
+      break
+    fi
+  done
+fi
+
+log "convrt-info"
+"$BUILD/bin/convrt-info" | tee "$OUT/convrt-info.txt"
+"$BUILD/bin/convrt-info" --json >"$OUT/convrt-info.json"
+info_rc=${PIPESTATUS[0]}
+
+if [ -n "$(ctest --test-dir "$BUILD" -N 2>/dev/null | grep DeviceTest)" ]; then
+  log "runtime device tests"
+  ctest --test-dir "$BUILD" -R DeviceTest --output-on-failure 2>&1 | tee "$OUT/device-tests.txt"
+else
+  log "no GoogleTest here: runtime device tests not built"
+fi
+
+log "naive reference bundles (nvcc)"
+python3 "$ROOT/bench/gpu/make_reference_bundles.py" --out "$BUILD/reference-bundles" \
+  >"$OUT/bundles.log" 2>&1 || log "nvcc failed (see $OUT/bundles.log)"
+bundles=()
+for b in "$ROOT"/bench/gpu/bundles/*/ "$BUILD"/reference-bundles/*/; do
+  [ -f "$b/manifest.json" ] && bundles+=("$b")
+done
+log "${#bundles[@]} bundles"
+
+"$BUILD/bin/convrt-run" "${bundles[@]}" --json >"$OUT/results.jsonl" 2>"$OUT/convrt-run.err"
+run_rc=$?
+python3 "$ROOT/bench/gpu/table.py" "$OUT/results.jsonl" | tee "$OUT/table.md"
+
+if command -v compute-sanitizer >/dev/null && [ "${#bundles[@]}" -gt 0 ]; then
+  log "compute-sanitizer memcheck on ${bundles[0]}"
+  compute-sanitizer --tool memcheck "$BUILD/bin/convrt-run" "${bundles[0]}" \
+    --repeat 1 --warmup 0 --no-cudnn >"$OUT/memcheck.txt" 2>&1
+  tail -3 "$OUT/memcheck.txt" | tee -a "$OUT/run.log"
+fi
+
+{ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv 2>/dev/null || true; } >"$OUT/gpu.txt"
+log "done: convrt-info exit $info_rc, convrt-run exit $run_rc; results in $OUT"
+exit $(( info_rc != 0 ? 1 : run_rc ))
