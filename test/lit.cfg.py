@@ -55,6 +55,18 @@ else:
     lit_config.note("ptxas not found (no CUDA toolkit in /usr/local/cuda): "
                     "tests that need it are UNSUPPORTED")
 
+# runtime/'s MLIR GPU ABI library, and the test-only fake libcuda (built with
+# the runtime's gtests) that lets the ABI run without a GPU.
+obj = config.conv_lower_obj_root
+convrt_mlir_cuda = os.path.join(obj, "lib", "libconvrt_mlir_cuda.so")
+if os.path.exists(convrt_mlir_cuda):
+    config.available_features.add("convrt-runtime")
+    config.substitutions.append(("%convrt_mlir_cuda", convrt_mlir_cuda))
+fake_libcuda = os.path.join(obj, "runtime", "tests", "fakecuda", "libcuda.so.1")
+if os.path.exists(fake_libcuda):
+    config.available_features.add("fake-libcuda")
+    config.substitutions.append(("%fake_libcuda", fake_libcuda))
+
 # A usable GPU is never assumed: `REQUIRES: cuda-device` tests run in bench/gpu.
 if os.environ.get("CONV_LOWER_CUDA_DEVICE") == "1":
     config.available_features.add("cuda-device")

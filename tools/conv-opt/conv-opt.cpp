@@ -13,6 +13,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
@@ -30,6 +31,8 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  // gpu-module-to-binary serializes gpu.modules through LLVM IR to PTX/cubin.
+  mlir::registerAllToLLVMIRTranslations(registry);
   registry.insert<mlir::conv_lower::ConvLowerDialect>();
 
   llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
