@@ -1,55 +1,37 @@
-//===- Reference.cpp - float64 direct convolution -------------------------===//
+//===- Reference.cpp - checking a result against the float64 reference ----===//
+//
+// The formula itself is runtime/'s (convrt::referenceOutput, shared with
+// convrt-run on GPU machines); this file decides what to compare and how to
+// judge it.
+//
+//===----------------------------------------------------------------------===//
 
 #include "ConvLower/Runner/Reference.h"
+
+#include "convrt/ReferenceConv.h"
 
 #include <cmath>
 #include <random>
 
 using namespace mlir::conv_lower;
 
-static int64_t inputIndex(const ConvProblem &p, int64_t n, int64_t c,
-                          int64_t h, int64_t w) {
-  if (p.layout == Layout::NCHW)
-    return ((n * p.c + c) * p.h + h) * p.w + w;
-  return ((n * p.h + h) * p.w + w) * p.c + c;
-}
-
-static int64_t filterIndex(const ConvProblem &p, int64_t f, int64_t c,
-                           int64_t kh, int64_t kw) {
-  if (p.layout == Layout::NCHW)
-    return ((f * p.cg() + c) * p.kh + kh) * p.kw + kw;
-  return ((f * p.kh + kh) * p.kw + kw) * p.cg() + c;
-}
-
-int64_t mlir::conv_lower::outputIndex(const ConvProblem &p, int64_t n,
-                                      int64_t f, int64_t oh, int64_t ow) {
-  if (p.layout == Layout::NCHW)
-    return ((n * p.f + f) * p.ho() + oh) * p.wo() + ow;
-  return ((n * p.ho() + oh) * p.wo() + ow) * p.f + f;
-}
-
-double mlir::conv_lower::referenceAt(const ConvProblem &p, const HostTensor &x,
-                                     const HostTensor &w,
-                                     const HostTensor *bias, int64_t n,
-                                     int64_t f, int64_t oh, int64_t ow) {
-  int64_t g = f / p.fg();
-  double acc = bias ? static_cast<double>(bias->values[f]) : 0.0;
-  for (int64_t c = 0; c < p.cg(); ++c) {
-    for (int64_t kh = 0; kh < p.kh; ++kh) {
-      int64_t ih = oh * p.stride[0] - p.padding[0] + kh * p.dilation[0];
-      if (ih < 0 || ih >= p.h)
-        continue; // zero padding
-      for (int64_t kw = 0; kw < p.kw; ++kw) {
-        int64_t iw = ow * p.stride[1] - p.padding[1] + kw * p.dilation[1];
-        if (iw < 0 || iw >= p.w)
-          continue;
-        acc += static_cast<double>(
-                   x.values[inputIndex(p, n, g * p.cg() + c, ih, iw)]) *
-               static_cast<double>(w.values[filterIndex(p, f, c, kh, kw)]);
-      }
-    }
-  }
-  return acc;
+convrt::ConvProblem mlir::conv_lower::toRuntime(const ConvProblem &p) {
+  convrt::ConvProblem r;
+  r.layout = p.layout == Layout::NCHW ? convrt::Layout::NCHW
+                                      : convrt::Layout::NHWC;
+  r.filterLayout = p.layout == Layout::NCHW ? convrt::FilterLayout::FCHW
+                                            : convrt::FilterLayout::FHWC;
+  r.n = p.n, r.c = p.c, r.h = p.h, r.w = p.w;
+  r.f = p.f, r.kh = p.kh, r.kw = p.kw;
+  r.strideH = p.stride[0], r.strideW = p.stride[1];
+  r.dilationH = p.dilation[0], r.dilationW = p.dilation[1];
+  r.padTop = p.padding[0], r.padLeft = p.padding[1];
+  r.padBottom = p.padding[2], r.padRight = p.padding[3];
+  r.groups = p.groups;
+  r.dtype = toRuntime(p.dtype);
+  r.accumulate = convrt::DType::F32;
+  r.hasBias = p.bias;
+  return r;
 }
 
 double mlir::conv_lower::toleranceFor(DType output) {
@@ -69,18 +51,20 @@ CheckResult mlir::conv_lower::checkOutput(const ConvProblem &p,
                                           const HostTensor *bias,
                                           llvm::ArrayRef<float> y,
                                           double maxFullMacs, int64_t samples) {
+  convrt::ConvProblem rp = toRuntime(p);
+  std::vector<double> xd = x.asDoubles(), wd = w.asDoubles();
+  std::vector<double> bd = bias ? bias->asDoubles() : std::vector<double>();
   CheckResult r;
-  r.total = p.n * p.f * p.ho() * p.wo();
+  r.total = rp.outputElements();
   r.tolerance = toleranceFor(DType::F32); // f32 accumulation and output
   double errSq = 0, refSq = 0;
   auto compare = [&](int64_t n, int64_t f, int64_t oh, int64_t ow) {
-    double ref = referenceAt(p, x, w, bias, n, f, oh, ow);
-    double got = y[outputIndex(p, n, f, oh, ow)];
-    double diff = std::fabs(got - ref);
+    double ref = convrt::referenceOutput(rp, xd, wd, bd, n, f, oh, ow);
+    double diff = std::fabs(double(y[rp.outputIndex(n, f, oh, ow)]) - ref);
     r.maxAbsDiff = std::isnan(diff) ? INFINITY : std::max(r.maxAbsDiff, diff);
+    r.maxAbsReference = std::max(r.maxAbsReference, std::fabs(ref));
     errSq += diff * diff;
     refSq += ref * ref;
-    r.maxAbsReference = std::max(r.maxAbsReference, std::fabs(ref));
     ++r.checked;
   };
   if (p.flops() / 2 <= maxFullMacs) {

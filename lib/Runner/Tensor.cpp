@@ -16,78 +16,20 @@ using namespace mlir::conv_lower;
 using llvm::createStringError;
 using llvm::formatv;
 
-//===----------------------------------------------------------------------===//
-// 16-bit floats
-//===----------------------------------------------------------------------===//
-
-static uint32_t bitsOf(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-static float floatOf(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
-uint16_t mlir::conv_lower::floatToBFloat(float value) {
-  uint32_t u = bitsOf(value);
-  if (std::isnan(value))
-    return 0x7fc0;
-  u += 0x7fff + ((u >> 16) & 1); // round to nearest even
-  return static_cast<uint16_t>(u >> 16);
-}
-
-float mlir::conv_lower::bfloatToFloat(uint16_t bits) {
-  return floatOf(static_cast<uint32_t>(bits) << 16);
-}
-
-uint16_t mlir::conv_lower::floatToHalf(float value) {
-  uint32_t u = bitsOf(value);
-  uint16_t sign = (u >> 16) & 0x8000;
-  if (std::isnan(value))
-    return sign | 0x7e00;
-  float a = std::fabs(value);
-  if (a >= 65520.0f) // rounds to infinity
-    return sign | 0x7c00;
-  if (a < 6.103515625e-05f) {
-    // Subnormal: units of 2^-24, round to nearest even.
-    float scaled = a * 16777216.0f;
-    return sign | static_cast<uint16_t>(std::nearbyint(scaled));
+convrt::DType mlir::conv_lower::toRuntime(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return convrt::DType::F32;
+  case DType::F16:
+    return convrt::DType::F16;
+  case DType::BF16:
+    return convrt::DType::BF16;
   }
-  uint32_t ua = bitsOf(a);
-  uint32_t mant = ua & 0x7fffff;
-  int32_t exp = static_cast<int32_t>(ua >> 23) - 127 + 15;
-  uint32_t half = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
-  uint32_t rest = mant & 0x1fff;
-  if (rest > 0x1000 || (rest == 0x1000 && (half & 1)))
-    ++half; // may carry into the exponent, which is still correct
-  return sign | static_cast<uint16_t>(half);
-}
-
-float mlir::conv_lower::halfToFloat(uint16_t bits) {
-  uint32_t sign = static_cast<uint32_t>(bits & 0x8000) << 16;
-  uint32_t exp = (bits >> 10) & 0x1f, mant = bits & 0x3ff;
-  if (exp == 0) {
-    float v = std::ldexp(static_cast<float>(mant), -24);
-    return sign ? -v : v;
-  }
-  if (exp == 31)
-    return floatOf(sign | 0x7f800000 | (mant << 13));
-  return floatOf(sign | ((exp - 15 + 127) << 23) | (mant << 13));
+  return convrt::DType::F32;
 }
 
 static float roundTo(DType dtype, float v) {
-  switch (dtype) {
-  case DType::F32:
-    return v;
-  case DType::F16:
-    return halfToFloat(floatToHalf(v));
-  case DType::BF16:
-    return bfloatToFloat(floatToBFloat(v));
-  }
-  return v;
+  return static_cast<float>(convrt::roundTo(toRuntime(dtype), v));
 }
 
 //===----------------------------------------------------------------------===//
@@ -102,17 +44,11 @@ int64_t HostTensor::numElements() const {
 }
 
 std::vector<uint8_t> HostTensor::storage() const {
-  std::vector<uint8_t> bytes(values.size() * elementBytes(dtype));
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (dtype == DType::F32) {
-      std::memcpy(&bytes[4 * i], &values[i], 4);
-      continue;
-    }
-    uint16_t b = dtype == DType::F16 ? floatToHalf(values[i])
-                                     : floatToBFloat(values[i]);
-    std::memcpy(&bytes[2 * i], &b, 2);
-  }
-  return bytes;
+  return convrt::encode(toRuntime(dtype), asDoubles());
+}
+
+std::vector<double> HostTensor::asDoubles() const {
+  return std::vector<double>(values.begin(), values.end());
 }
 
 HostTensor mlir::conv_lower::randomTensor(llvm::ArrayRef<int64_t> shape,
@@ -220,7 +156,7 @@ llvm::Expected<HostTensor> mlir::conv_lower::readNpy(llvm::StringRef path,
     } else {
       uint16_t b;
       std::memcpy(&b, payload.data() + 2 * i, 2);
-      v = halfToFloat(b);
+      v = convrt::halfBitsToFloat(b);
     }
     t.values[i] = roundTo(dtype, v);
   }

@@ -9,35 +9,39 @@
 namespace convrt {
 
 /// Output planes [begin, end) of the flattened (n, f) range.
+double referenceOutput(const ConvProblem &p, const std::vector<double> &x,
+                       const std::vector<double> &wt,
+                       const std::vector<double> &bias, int64_t ni,
+                       int64_t fi, int64_t oh, int64_t ow) {
+  const int64_t cg = p.channelsPerGroup(), g = fi / p.filtersPerGroup();
+  double sum = bias.empty() ? 0.0 : bias[fi];
+  for (int64_t ci = 0; ci < cg; ++ci) {
+    for (int64_t r = 0; r < p.kh; ++r) {
+      const int64_t ih = oh * p.strideH - p.padTop + r * p.dilationH;
+      if (ih < 0 || ih >= p.h)
+        continue; // zero padding
+      for (int64_t s = 0; s < p.kw; ++s) {
+        const int64_t iw = ow * p.strideW - p.padLeft + s * p.dilationW;
+        if (iw < 0 || iw >= p.w)
+          continue;
+        sum += wt[p.filterIndex(fi, ci, r, s)] *
+               x[p.inputIndex(ni, g * cg + ci, ih, iw)];
+      }
+    }
+  }
+  return sum;
+}
+
 static void convolvePlanes(const ConvProblem &p, const std::vector<double> &x,
                            const std::vector<double> &wt,
                            const std::vector<double> &bias,
                            std::vector<double> &y, int64_t begin, int64_t end) {
-  const int64_t cg = p.channelsPerGroup(), fg = p.filtersPerGroup();
-  const int64_t ho = p.outH(), wo = p.outW();
   for (int64_t plane = begin; plane < end; ++plane) {
     const int64_t ni = plane / p.f, fi = plane % p.f;
-    const int64_t g = fi / fg;
-    for (int64_t oh = 0; oh < ho; ++oh) {
-      for (int64_t ow = 0; ow < wo; ++ow) {
-        double sum = bias.empty() ? 0.0 : bias[fi];
-        for (int64_t ci = 0; ci < cg; ++ci) {
-          for (int64_t r = 0; r < p.kh; ++r) {
-            const int64_t ih = oh * p.strideH - p.padTop + r * p.dilationH;
-            if (ih < 0 || ih >= p.h)
-              continue;
-            for (int64_t s = 0; s < p.kw; ++s) {
-              const int64_t iw = ow * p.strideW - p.padLeft + s * p.dilationW;
-              if (iw < 0 || iw >= p.w)
-                continue;
-              sum += wt[p.filterIndex(fi, ci, r, s)] *
-                     x[p.inputIndex(ni, g * cg + ci, ih, iw)];
-            }
-          }
-        }
-        y[p.outputIndex(ni, fi, oh, ow)] = sum;
-      }
-    }
+    for (int64_t oh = 0; oh < p.outH(); ++oh)
+      for (int64_t ow = 0; ow < p.outW(); ++ow)
+        y[p.outputIndex(ni, fi, oh, ow)] =
+            referenceOutput(p, x, wt, bias, ni, fi, oh, ow);
   }
 }
 

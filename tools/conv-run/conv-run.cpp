@@ -220,18 +220,8 @@ struct RunData {
 struct OutputBuffer {
   std::vector<uint8_t> bytes;
   std::vector<float> values(DType dtype) const {
-    size_t n = bytes.size() / elementBytes(dtype);
-    std::vector<float> v(n);
-    for (size_t i = 0; i < n; ++i) {
-      if (dtype == DType::F32) {
-        std::memcpy(&v[i], &bytes[4 * i], 4);
-        continue;
-      }
-      uint16_t b;
-      std::memcpy(&b, &bytes[2 * i], 2);
-      v[i] = dtype == DType::F16 ? halfToFloat(b) : bfloatToFloat(b);
-    }
-    return v;
+    std::vector<double> v = convrt::decode(toRuntime(dtype), bytes);
+    return std::vector<float>(v.begin(), v.end());
   }
 };
 

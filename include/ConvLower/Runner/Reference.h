@@ -1,7 +1,8 @@
-//===- Reference.h - float64 direct convolution and error metrics -*- C++ -*-=//
+//===- Reference.h - checks against the float64 reference -------*- C++ -*-===//
 //
-// The independent reference: DESIGN.md's formula evaluated in float64, one
-// output element at a time, on the same (dtype-rounded) inputs.
+// The independent reference: DESIGN.md's formula evaluated in float64 (by
+// runtime/'s convrt::referenceOutput), one output element at a time, on the
+// same (dtype-rounded) inputs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,16 +12,12 @@
 #include "ConvLower/Runner/ConvProblem.h"
 #include "ConvLower/Runner/Tensor.h"
 
+#include "convrt/ConvProblem.h"
+
 namespace mlir::conv_lower {
 
-/// Y[n, f, oh, ow] (torch indices) in float64; `bias` may be null.
-double referenceAt(const ConvProblem &p, const HostTensor &x,
-                   const HostTensor &w, const HostTensor *bias, int64_t n,
-                   int64_t f, int64_t oh, int64_t ow);
-
-/// Flat index of Y[n, f, oh, ow] in the output's memory layout.
-int64_t outputIndex(const ConvProblem &p, int64_t n, int64_t f, int64_t oh,
-                    int64_t ow);
+/// The same problem in runtime/'s terms (its float64 reference, manifests).
+convrt::ConvProblem toRuntime(const ConvProblem &p);
 
 struct CheckResult {
   double maxAbsDiff = 0;

@@ -9,16 +9,16 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
 
+#include "convrt/DType.h"
+
 #include <cstdint>
 #include <vector>
 
 namespace mlir::conv_lower {
 
-/// Round-to-nearest-even conversions between f32 and the 16-bit formats.
-uint16_t floatToHalf(float value);
-float halfToFloat(uint16_t bits);
-uint16_t floatToBFloat(float value);
-float bfloatToFloat(uint16_t bits);
+/// The runtime's DType for ours (f16/bf16 conversions and rounding live in
+/// runtime/'s host library, shared with convrt-run).
+convrt::DType toRuntime(DType dtype);
 
 /// A dense host tensor kept as f32 values that are exactly representable in
 /// `dtype` (so f16/bf16 data round-trip losslessly); `storage()` packs it.
@@ -30,6 +30,8 @@ struct HostTensor {
   int64_t numElements() const;
   /// Bytes in the element type (f32: 4 per element, f16/bf16: 2).
   std::vector<uint8_t> storage() const;
+  /// The values widened to double, as the float64 reference takes them.
+  std::vector<double> asDoubles() const;
 };
 
 /// Uniform values in [-1, 1), rounded to `dtype`; never all zeros. Each

@@ -23,6 +23,15 @@ namespace convrt {
 /// Y in problem.layout from X (problem.layout), W (problem.filterLayout) and
 /// bias ([F], or empty for none). Spreads output rows over `threads` (0: the
 /// machine's hardware threads).
+/// One output element, Y[ni, fi, oh, ow] in logical (torch) indices, by the
+/// formula, in float64; `bias` may be empty. Inputs are in the problem's
+/// layouts. referenceConv2d is this for every element.
+double referenceOutput(const ConvProblem &problem,
+                       const std::vector<double> &input,
+                       const std::vector<double> &filter,
+                       const std::vector<double> &bias, int64_t ni,
+                       int64_t fi, int64_t oh, int64_t ow);
+
 std::vector<double> referenceConv2d(const ConvProblem &problem,
                                     const std::vector<double> &input,
                                     const std::vector<double> &filter,
