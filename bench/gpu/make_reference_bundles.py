@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Builds bundles of the naive reference kernel (naive_conv.cu) with nvcc.
+"""Builds bundles of the naive reference kernel with nvcc (runtime/tests/
+kernels/naive_conv.cu, the kernel of the runtime's real-device test).
 
 One bundle per problem: kernel.cubin (for --arch), kernel.ptx, manifest.json
 in runtime/'s bundle format. They let bench/gpu check the runtime, the bundle
@@ -40,7 +41,7 @@ def build(problem, out_dir, nvcc, arch):
                    SW_=stride, DH_=dil, DW_=dil, PT_=pad, PL_=pad, PB_=pad,
                    PR_=pad, G_=groups)
     flags = [f"-D{k}={v}" for k, v in defines.items()]
-    src = os.path.join(HERE, "naive_conv.cu")
+    src = os.path.join(HERE, "..", "..", "runtime", "tests", "kernels", "naive_conv.cu")
     subprocess.run([nvcc, "-cubin", f"-arch={arch}", "-O3", *flags, "-o",
                     os.path.join(bundle, "kernel.cubin"), src], check=True)
     subprocess.run([nvcc, "-ptx", f"-arch=compute_{arch.split('_')[1]}", "-O3",
