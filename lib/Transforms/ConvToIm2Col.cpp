@@ -244,6 +244,10 @@ FailureOr<ConvPlan> analyzeConv(linalg::LinalgOp op, std::string &whyNot) {
     return fail("the convolution works on buffers; only tensors are rewritten");
   if (hasUnsignedCast(op))
     return fail("the body extends unsigned; the GEMM would extend signed");
+  for (OpOperand &operand : op->getOpOperands())
+    if (!getElementTypeOrSelf(operand.get().getType()).isIntOrFloat())
+      return fail("element types must be integers or floats (complex and "
+                  "other types are left alone)");
 
   Value input = op.getDpsInputOperand(0)->get();
   Value filter = op.getDpsInputOperand(1)->get();

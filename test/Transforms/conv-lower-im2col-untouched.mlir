@@ -66,3 +66,11 @@ func.func @on_buffers(%x: memref<1x8x8x4xf32>, %w: memref<3x3x4x8xf32>, %y: memr
   linalg.conv_2d_nhwc_hwcf {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>} ins(%x, %w : memref<1x8x8x4xf32>, memref<3x3x4x8xf32>) outs(%y : memref<1x6x6x8xf32>)
   return
 }
+
+// CHECK-LABEL: func.func @complex
+// CHECK: linalg.conv_2d_nhwc_hwcf
+func.func @complex(%x: tensor<1x8x8x4xcomplex<f32>>, %w: tensor<3x3x4x8xcomplex<f32>>, %y: tensor<1x6x6x8xcomplex<f32>>) -> tensor<1x6x6x8xcomplex<f32>> {
+  // expected-remark @+1 {{conv-lower-im2col: left untouched: element types must be integers or floats (complex and other types are left alone)}}
+  %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x8x4xcomplex<f32>>, tensor<3x3x4x8xcomplex<f32>>) outs(%y : tensor<1x6x6x8xcomplex<f32>>) -> tensor<1x6x6x8xcomplex<f32>>
+  return %0 : tensor<1x6x6x8xcomplex<f32>>
+}

@@ -58,3 +58,13 @@ func.func @output_smaller_than_formula(%x: tensor<1x4x9x9xf32>, %w: tensor<8x4x3
   %y = linalg.conv_2d_nchw_fchw {strides = dense<2> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x4x9x9xf32>, tensor<8x4x3x3xf32>) outs(%init : tensor<1x8x3x3xf32>) -> tensor<1x8x3x3xf32>
   return %y : tensor<1x8x3x3xf32>
 }
+
+// Mixed element types (i8 image, f16 filter, f32 result): the matmul keeps
+// linalg's signed-cast semantics of the convolution.
+// CHECK-LABEL: func.func @mixed_types
+// CHECK: conv_lower.im2col {{.*}} : tensor<1x8x8x4xi8> -> tensor<36x36xi8>
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<36x36xi8>, tensor<36x8xf16>) outs(%{{.*}} : tensor<36x8xf32>)
+func.func @mixed_types(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x4x8xf16>, %y: tensor<1x6x6x8xf32>) -> tensor<1x6x6x8xf32> {
+  %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x8x4xi8>, tensor<3x3x4x8xf16>) outs(%y : tensor<1x6x6x8xf32>) -> tensor<1x6x6x8xf32>
+  return %0 : tensor<1x6x6x8xf32>
+}
