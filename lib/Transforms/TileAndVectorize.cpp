@@ -148,12 +148,17 @@ void vectorizeTile(RewriterBase &rewriter, linalg::LinalgOp op) {
   op = specialize(rewriter, dropUnitLoops(rewriter, op));
   rewriter.setInsertionPoint(op);
   // Prefer a direct vector.contract (lowered to outer-product FMAs); fall
-  // back to broadcast + multi_reduction for bodies it does not accept.
-  FailureOr<linalg::VectorizationResult> result = linalg::vectorize(
-      rewriter, op, /*inputVectorSizes=*/{}, /*inputScalableVecDims=*/{},
-      /*vectorizeNDExtract=*/false, /*flatten1DDepthwiseConv=*/false,
-      /*assumeDynamicDimsMatchVecSizes=*/false,
-      /*createNamedContraction=*/true);
+  // back to broadcast + multi_reduction for bodies it does not accept, and
+  // for operands of different element types (vector.contract requires one).
+  Type lhsType = getElementTypeOrSelf(op.getDpsInputOperand(0)->get());
+  Type rhsType = getElementTypeOrSelf(op.getDpsInputOperand(1)->get());
+  FailureOr<linalg::VectorizationResult> result = failure();
+  if (lhsType == rhsType)
+    result = linalg::vectorize(
+        rewriter, op, /*inputVectorSizes=*/{}, /*inputScalableVecDims=*/{},
+        /*vectorizeNDExtract=*/false, /*flatten1DDepthwiseConv=*/false,
+        /*assumeDynamicDimsMatchVecSizes=*/false,
+        /*createNamedContraction=*/true);
   if (failed(result))
     result = linalg::vectorize(rewriter, op);
   if (failed(result))
