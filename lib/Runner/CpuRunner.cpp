@@ -15,6 +15,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/TargetSelect.h"
@@ -125,7 +126,13 @@ CpuRunner::create(OwningOpRef<ModuleOp> module, llvm::StringRef functionName,
   if (failed(addWrapper(*module, func, inputs, output)))
     return llvm::createStringError("cannot wrap the function for the JIT");
 
+  // Only the wrapper and what it calls are compiled: a @main that prints
+  // with the runner utilities, say, would otherwise need their symbols.
+  for (auto f : module->getOps<func::FuncOp>())
+    if (f.getSymName() != kWrapperName)
+      f.setPrivate();
   PassManager pm(module->getContext());
+  pm.addPass(createSymbolDCEPass());
   buildConvLowerToLLVMPipeline(pm, options);
   std::string diagnostics;
   {
