@@ -67,6 +67,12 @@ if os.path.exists(fake_libcuda):
     config.available_features.add("fake-libcuda")
     config.substitutions.append(("%fake_libcuda", fake_libcuda))
 
+# The OpenMP runtime that threaded CPU code needs (conv-lower-to-llvm{threads}).
+libomp = os.path.join(config.llvm_lib_dir, "libomp.so")
+if os.path.exists(libomp):
+    config.available_features.add("libomp")
+    config.substitutions.append(("%libomp", libomp))
+
 # A usable GPU is never assumed: `REQUIRES: cuda-device` tests run in bench/gpu.
 if os.environ.get("CONV_LOWER_CUDA_DEVICE") == "1":
     config.available_features.add("cuda-device")

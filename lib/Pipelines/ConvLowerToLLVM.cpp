@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -39,6 +40,10 @@ static void addTileAndVectorize(OpPassManager &pm,
   tiling.tileM = options.tileM;
   tiling.tileN = options.tileN;
   tiling.tileK = options.tileK;
+  // Blocks of rows for the threads: many more blocks than threads, each a
+  // multiple of the register tile.
+  if (options.threads > 1)
+    tiling.parallelBlockM = 32 * options.tileM;
   pm.addPass(createConvLowerTileAndVectorize(tiling));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -57,8 +62,19 @@ static void addBufferize(OpPassManager &pm) {
 }
 
 /// Remaining linalg ops (im2col copies, transposes, fills) into loops, then
-/// every dialect into LLVM.
-static void addLowerToLLVM(OpPassManager &pm) {
+/// every dialect into LLVM. With threads, the GEMMs' row blocks become an
+/// OpenMP worksharing loop.
+static void addLowerToLLVM(OpPassManager &pm,
+                           const ConvLowerToLLVMOptions &options) {
+  if (options.threads > 1) {
+    // Only the GEMMs' row blocks (an scf.forall) run in parallel: a copy
+    // lowered to one collapsed 7-D parallel loop recomputes every index per
+    // element and ran 2x slower on 2 threads than on one.
+    pm.addPass(createForallToParallelLoopPass());
+    ConvertSCFToOpenMPPassOptions openmp;
+    openmp.numThreads = options.threads;
+    pm.addPass(createConvertSCFToOpenMPPass(openmp));
+  }
   pm.addPass(createConvertLinalgToLoopsPass());
   // Fully unrolled: the default keeps a memref.alloca per transfer inside
   // the GEMM loops, which grows the stack every iteration.
@@ -66,18 +82,23 @@ static void addLowerToLLVM(OpPassManager &pm) {
   vectorToSCF.enableFullUnroll(true);
   pm.addPass(createConvertVectorToSCFPass(vectorToSCF));
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   ConvertVectorToLLVMPassOptions vectorOptions;
   vectorOptions.vectorContractLowering =
       vector::VectorContractLowering::OuterProduct;
   pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
+  // Memrefs before structured control flow: the OpenMP loop bodies are
+  // memref.alloca_scope regions, which must still be one block when they are
+  // lowered.
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());
+  if (options.threads > 1)
+    pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
@@ -88,7 +109,7 @@ void mlir::conv_lower::buildConvLowerToLLVMPipeline(
   addConvRewrite(pm, options);
   addTileAndVectorize(pm, options);
   addBufferize(pm);
-  addLowerToLLVM(pm);
+  addLowerToLLVM(pm, options);
 }
 
 void mlir::conv_lower::registerConvLowerPipelines() {

@@ -95,8 +95,9 @@ static llvm::Error checkSignature(func::FuncOp func, size_t numInputs) {
 static llvm::Error checkFullyLowered(ModuleOp module) {
   Operation *leftover = nullptr;
   module.walk([&](Operation *op) {
-    if (op == module.getOperation() ||
-        op->getDialect()->getNamespace() == "llvm")
+    // OpenMP ops (threaded code) have their own translation to LLVM IR.
+    StringRef dialect = op->getDialect()->getNamespace();
+    if (op == module.getOperation() || dialect == "llvm" || dialect == "omp")
       return WalkResult::advance();
     leftover = op;
     return WalkResult::interrupt();
@@ -154,6 +155,18 @@ CpuRunner::create(OwningOpRef<ModuleOp> module, llvm::StringRef functionName,
                                                /*targetMachine=*/nullptr);
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
+  // Threaded code calls the OpenMP runtime (__kmpc_*).
+  SmallVector<StringRef> sharedLibs;
+  if (options.threads > 1) {
+#ifdef CONV_LOWER_LIBOMP_PATH
+    sharedLibs.push_back(CONV_LOWER_LIBOMP_PATH);
+#else
+    return llvm::createStringError(
+        "threads need the OpenMP runtime, and this build found no libomp: "
+        "install libomp-22-dev (scripts/setup.sh does) and reconfigure");
+#endif
+  }
+  engineOptions.sharedLibPaths = sharedLibs;
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   auto engine = ExecutionEngine::create(*module, engineOptions);
   if (!engine)

@@ -60,6 +60,33 @@ SmallVector<int64_t> computeTileSizes(linalg::LinalgOp op,
   return sizes;
 }
 
+/// Step 0 (optional): an scf.forall over blocks of `blockM` rows of the
+/// innermost M dimension (other M and batch dimensions by 1): the unit of
+/// work a thread takes. Returns the contraction inside the forall.
+linalg::LinalgOp tileForThreads(RewriterBase &rewriter, linalg::LinalgOp op,
+                                int64_t blockM) {
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.empty())
+    return op;
+  SmallVector<int64_t> sizes(op.getNumLoops(), 0);
+  for (unsigned d : dims->batch)
+    sizes[d] = 1;
+  for (unsigned d : dims->m)
+    sizes[d] = 1;
+  sizes[dims->m.back()] = blockM;
+  scf::SCFTilingOptions options;
+  options.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
+  options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled) || tiled->tiledOps.empty())
+    return op;
+  rewriter.replaceOp(op, tiled->replacements);
+  return cast<linalg::LinalgOp>(tiled->tiledOps.back());
+}
+
 /// Step 1: tile one contraction; peel loops over dynamic extents.
 LogicalResult tileAndPeel(RewriterBase &rewriter, linalg::LinalgOp op,
                           int64_t tileM, int64_t tileN, int64_t tileK) {
@@ -178,7 +205,7 @@ struct ConvLowerTileAndVectorizePass
           ConvLowerTileAndVectorizePass> {
   using Base::Base;
   void runOnOperation() override {
-    if (tileM < 1 || tileN < 1 || tileK < 1) {
+    if (tileM < 1 || tileN < 1 || tileK < 1 || parallelBlockM < 0) {
       getOperation()->emitError()
           << "conv-lower-tile-and-vectorize: tile sizes must be positive";
       return signalPassFailure();
@@ -189,8 +216,11 @@ struct ConvLowerTileAndVectorizePass
       if (isTensorContraction(op))
         contractions.push_back(op);
     });
-    for (linalg::LinalgOp op : contractions)
+    for (linalg::LinalgOp op : contractions) {
+      if (parallelBlockM > 0)
+        op = tileForThreads(rewriter, op, parallelBlockM);
       (void)tileAndPeel(rewriter, op, tileM, tileN, tileK);
+    }
 
     (void)canonicalize(getOperation());
 

@@ -18,6 +18,15 @@
 // RUN: | mlir-runner -e main -entry-point-result=void \
 // RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils \
 // RUN: | FileCheck %s --check-prefix=EXEC
+// With threads, the GEMM's row blocks are an OpenMP loop (libomp at run time).
+// RUN: %if libomp %{ conv-opt %S/../../examples/conv2d_nchw.mlir --conv-lower-to-llvm="threads=2 tile-m=1" \
+// RUN: | FileCheck %s --check-prefix=OMP %}
+// OMP: omp.parallel
+// OMP: omp.wsloop
+// RUN: %if libomp %{ conv-opt %S/../../examples/conv2d_nchw.mlir --conv-lower-to-llvm="threads=2 tile-m=1" \
+// RUN: | mlir-runner -e main -entry-point-result=void \
+// RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%libomp \
+// RUN: | FileCheck %s --check-prefix=EXEC %}
 // Without the im2col rewrite the same pipeline lowers the convolution as is.
 // RUN: conv-opt %S/../../examples/conv2d_nchw.mlir --conv-lower-to-llvm="im2col=false" \
 // RUN: | mlir-runner -e main -entry-point-result=void \

@@ -121,6 +121,9 @@ cl::opt<bool> doctorOpt(
     "doctor", cl::cat(runCat),
     cl::desc("Diagnose GPU passthrough (device nodes, driver, libcuda) and "
              "exit: 0 only when a device is usable"));
+cl::opt<std::string> threadsText(
+    "num-threads", cl::init("1"), cl::cat(runCat),
+    cl::desc("Worker threads of the CPU code (OpenMP; default 1)"));
 cl::opt<std::string> tileMText("tile-m", cl::init("8"), cl::cat(runCat),
                        cl::desc("CPU GEMM tile along M"));
 cl::opt<std::string> tileNText("tile-n", cl::init("32"), cl::cat(runCat),
@@ -131,7 +134,7 @@ cl::opt<std::string> tileKText("tile-k", cl::init("8"), cl::cat(runCat),
 /// The integer options, parsed by conv-run itself so that a bad value is a
 /// one-line error with status 2 like every other bad input.
 struct IntSettings {
-  int64_t groups, tileM, tileN, tileK;
+  int64_t groups, tileM, tileN, tileK, threads;
   uint64_t seed;
   int repeat, warmup, referenceRepeat;
 } settings;
@@ -148,6 +151,7 @@ llvm::Error parseIntSettings() {
       {warmupText, 0, [](int64_t v) { settings.warmup = v; }},
       {referenceRepeatText, 1,
        [](int64_t v) { settings.referenceRepeat = v; }},
+      {threadsText, 1, [](int64_t v) { settings.threads = v; }},
       {tileMText, 1, [](int64_t v) { settings.tileM = v; }},
       {tileNText, 1, [](int64_t v) { settings.tileN = v; }},
       {tileKText, 1, [](int64_t v) { settings.tileK = v; }},
@@ -237,6 +241,7 @@ llvm::Expected<Execution> compileAndRun(ModuleOp module, llvm::StringRef func,
   options.tileM = settings.tileM;
   options.tileN = settings.tileN;
   options.tileK = settings.tileK;
+  options.threads = settings.threads;
   options.im2col = im2col;
   auto runner = CpuRunner::create(OwningOpRef<ModuleOp>(module.clone()), func,
                                   data.inputSpecs, data.outputSpec, options);

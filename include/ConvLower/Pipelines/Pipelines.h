@@ -21,6 +21,12 @@ struct ConvLowerToLLVMOptions
   PassOptions::Option<int64_t> tileK{
       *this, "tile-k", llvm::cl::desc("GEMM tile size along K (reduction)"),
       llvm::cl::init(1)};
+  PassOptions::Option<int64_t> threads{
+      *this, "threads",
+      llvm::cl::desc("Worker threads (OpenMP): above 1, the GEMMs run as "
+                     "parallel blocks of rows; the code then needs libomp "
+                     "at run time"),
+      llvm::cl::init(1)};
   PassOptions::Option<bool> im2col{
       *this, "im2col",
       llvm::cl::desc("Run the im2col rewrite first (off: lower convs as-is)"),
