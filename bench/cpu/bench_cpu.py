@@ -83,16 +83,18 @@ class Row:
     conv_run_ms: float = None
     torch1_ms: float = None
     torchn_ms: float = None
+    conv_run_n_ms: float = None
     naive_ms: float = None
     note: str = ""
 
 
-def run_conv_run(conv_run, layer, repeat, naive):
+def run_conv_run(conv_run, layer, repeat, naive, threads=1):
     """(lowered_ms, reference_ms or None); raises RuntimeError with conv-run's error."""
     reference = ["--reference", "direct", "--reference-repeat", "1"] if naive else \
                 ["--reference", "none"]
     cmd = [conv_run] + layer.conv_run_flags() + reference + \
-          ["--repeat", str(repeat), "--warmup", "1", "--check", "--json"]
+          ["--repeat", str(repeat), "--warmup", "1", "--check", "--json",
+           "--num-threads", str(threads)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"conv-run exit {r.returncode}: {r.stderr.strip()[:300]}")
@@ -143,6 +145,12 @@ def measure(layer, args, torch, threads, budget):
         row.note = str(e)
     if row.naive_ms is not None:
         budget.spend(layer, row.naive_ms)
+    if threads > 1 and row.conv_run_ms is not None:
+        try:
+            row.conv_run_n_ms, _ = run_conv_run(args.conv_run, layer, args.repeat, False,
+                                                threads)
+        except RuntimeError as e:
+            row.note = str(e)
     if torch is not None:
         row.torch1_ms = time_torch(torch, layer, 1, args.repeat)
         row.torchn_ms = time_torch(torch, layer, threads, args.repeat)
@@ -163,14 +171,16 @@ def ratio(a, b):
 
 def table(rows, threads):
     head = ["layer", "GFLOP", "conv-run ms", "GFLOP/s", "torch 1-thr ms",
-            "torch1/conv-run", f"torch {threads}-thr ms", "naive ms", "naive/conv-run"]
+            "torch1/conv-run", f"conv-run {threads}-thr ms", f"torch {threads}-thr ms",
+            f"torch{threads}/conv-run{threads}", "naive ms", "naive/conv-run"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         g = r.layer.gflop()
         naive = fmt(r.naive_ms, 1) if r.naive_ms is not None else \
             ("skipped" if r.conv_run_ms is not None else "—")
         cells = [r.layer.name, fmt(g, 3), fmt(r.conv_run_ms), fmt(ratio(g * 1e3, r.conv_run_ms), 1),
-                 fmt(r.torch1_ms), fmt(ratio(r.torch1_ms, r.conv_run_ms)), fmt(r.torchn_ms),
+                 fmt(r.torch1_ms), fmt(ratio(r.torch1_ms, r.conv_run_ms)),
+                 fmt(r.conv_run_n_ms), fmt(r.torchn_ms), fmt(ratio(r.torchn_ms, r.conv_run_n_ms)),
                  naive, fmt(ratio(r.naive_ms, r.conv_run_ms), 1)]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -244,7 +254,7 @@ def main(argv=None):
         ["# ConvLower CPU benchmark" + (" (--quick)" if args.quick else ""), ""] +
         machine_lines(args.conv_run, torch, threads, default_threads) +
         ["", table(rows, threads), "",
-         "conv-run runs single-threaded JIT code; ms are medians of "
+         "conv-run ms: one thread; conv-run N-thr: --num-threads N (the GEMM row blocks in parallel, the im2col copy and fold still on one thread); ms are medians of "
          f"{args.repeat} runs after warm-up. naive = `--reference direct "
          "--reference-repeat 1`: one run, no warm-up (machine code is generated before "
          "timing; caches are cold)."] +
