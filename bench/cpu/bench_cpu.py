@@ -136,7 +136,7 @@ class NaiveBudget:
         self.rates.append(layer.gflop() / 2 * 1e9 / (ms / 1e3))
 
 
-def measure(layer, args, torch, threads, budget):
+def measure_conv_run(layer, args, threads, budget):
     row = Row(layer)
     naive = budget.allows(layer)
     try:
@@ -151,10 +151,12 @@ def measure(layer, args, torch, threads, budget):
                                                 threads)
         except RuntimeError as e:
             row.note = str(e)
-    if torch is not None:
-        row.torch1_ms = time_torch(torch, layer, 1, args.repeat)
-        row.torchn_ms = time_torch(torch, layer, threads, args.repeat)
     return row
+
+
+def measure_torch(row, args, torch, threads):
+    row.torch1_ms = time_torch(torch, row.layer, 1, args.repeat)
+    row.torchn_ms = time_torch(torch, row.layer, threads, args.repeat)
 
 
 # ----------------------------------------------------------------------------------------
@@ -244,10 +246,15 @@ def main(argv=None):
     budget = NaiveBudget(args.naive_budget_s)
     rows = []
     start = time.monotonic()
+    # Every conv-run measurement first, torch's after: torch's OpenMP threads keep
+    # spinning after each call and would take the cores from conv-run's threads.
     for layer in QUICK if args.quick else FULL:
-        rows.append(measure(layer, args, torch, threads, budget))
-        print(f"  {layer.name}: done ({time.monotonic() - start:.0f}s)", file=sys.stderr,
-              flush=True)
+        rows.append(measure_conv_run(layer, args, threads, budget))
+        print(f"  {layer.name}: conv-run done ({time.monotonic() - start:.0f}s)",
+              file=sys.stderr, flush=True)
+    if torch is not None:
+        for row in rows:
+            measure_torch(row, args, torch, threads)
     skipped = [r.layer.name for r in rows if r.naive_ms is None and r.conv_run_ms is not None]
     failed = [f"{r.layer.name}: {r.note}" for r in rows if r.note]
     text = "\n".join(

@@ -40,10 +40,10 @@ static void addTileAndVectorize(OpPassManager &pm,
   tiling.tileM = options.tileM;
   tiling.tileN = options.tileN;
   tiling.tileK = options.tileK;
-  // Blocks of rows for the threads: many more blocks than threads, each a
-  // multiple of the register tile.
+  // Row blocks for the threads: a few per thread, so that uneven blocks
+  // still balance.
   if (options.threads > 1)
-    tiling.parallelBlockM = 32 * options.tileM;
+    tiling.parallelBlocks = 4 * options.threads;
   pm.addPass(createConvLowerTileAndVectorize(tiling));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -60,15 +60,32 @@ SmallVector<int64_t> computeTileSizes(linalg::LinalgOp op,
   return sizes;
 }
 
-/// Step 0 (optional): an scf.forall over blocks of `blockM` rows of the
-/// innermost M dimension (other M and batch dimensions by 1): the unit of
-/// work a thread takes. Returns the contraction inside the forall.
+/// Step 0 (optional): an scf.forall over about `blocks` blocks of rows of
+/// the innermost M dimension (each a multiple of `tileM`; other M and batch
+/// dimensions by 1): the units of work that threads share. Returns the
+/// contraction inside the forall.
 linalg::LinalgOp tileForThreads(RewriterBase &rewriter, linalg::LinalgOp op,
-                                int64_t blockM) {
+                                int64_t blocks, int64_t tileM) {
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
   if (failed(dims) || dims->m.empty())
     return op;
+  int64_t rows = op.getStaticLoopRanges()[dims->m.back()];
+  int64_t blockM = 32 * tileM; // a dynamic extent: a fixed block
+  if (!ShapedType::isDynamic(rows)) {
+    // The smallest multiple of the register tile that divides the rows and
+    // gives at most `blocks` blocks: every block is whole, so each tiles
+    // exactly as the unsplit GEMM would and the result is the same to the
+    // bit whatever the thread count.
+    int64_t tile = largestDividingTile(rows, tileM);
+    int64_t wanted = llvm::divideCeil(rows, blocks);
+    blockM = rows;
+    for (int64_t b = tile; b < rows; b += tile)
+      if (b >= wanted && rows % b == 0) {
+        blockM = b;
+        break;
+      }
+  }
   SmallVector<int64_t> sizes(op.getNumLoops(), 0);
   for (unsigned d : dims->batch)
     sizes[d] = 1;
@@ -205,7 +222,7 @@ struct ConvLowerTileAndVectorizePass
           ConvLowerTileAndVectorizePass> {
   using Base::Base;
   void runOnOperation() override {
-    if (tileM < 1 || tileN < 1 || tileK < 1 || parallelBlockM < 0) {
+    if (tileM < 1 || tileN < 1 || tileK < 1 || parallelBlocks < 0) {
       getOperation()->emitError()
           << "conv-lower-tile-and-vectorize: tile sizes must be positive";
       return signalPassFailure();
@@ -217,8 +234,8 @@ struct ConvLowerTileAndVectorizePass
         contractions.push_back(op);
     });
     for (linalg::LinalgOp op : contractions) {
-      if (parallelBlockM > 0)
-        op = tileForThreads(rewriter, op, parallelBlockM);
+      if (parallelBlocks > 0)
+        op = tileForThreads(rewriter, op, parallelBlocks, tileM);
       (void)tileAndPeel(rewriter, op, tileM, tileN, tileK);
     }
 

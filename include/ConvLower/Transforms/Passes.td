@@ -89,10 +89,11 @@ def ConvLowerTileAndVectorize : Pass<"conv-lower-tile-and-vectorize"> {
            "Tile size along the innermost N (filter) dimension">,
     Option<"tileK", "tile-k", "int64_t", /*default=*/"8",
            "Tile size along the innermost K (reduction) dimension">,
-    Option<"parallelBlockM", "parallel-block-m", "int64_t", /*default=*/"0",
-           "When positive, first tile the innermost M dimension by this many "
-           "rows (and batch/group dimensions by 1) with an scf.forall, whose "
-           "iterations can run on different threads">,
+    Option<"parallelBlocks", "parallel-blocks", "int64_t", /*default=*/"0",
+           "When positive, first split the innermost M dimension into about "
+           "this many blocks of rows (a multiple of tile-m each; batch and "
+           "group dimensions by 1) with an scf.forall, whose iterations can "
+           "run on different threads">,
   ];
 }
 
