@@ -30,38 +30,51 @@ int64_t mlir::conv_lower::elementBytes(DType dtype) {
   return dtype == DType::F32 ? 4 : 2;
 }
 
-static int64_t outputSize(int64_t in, int64_t padBefore, int64_t padAfter,
-                          int64_t kernel, int64_t stride, int64_t dilation) {
-  int64_t span = in + padBefore + padAfter - dilation * (kernel - 1) - 1;
-  return span < 0 ? 0 : span / stride + 1;
+convrt::DType mlir::conv_lower::toRuntime(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return convrt::DType::F32;
+  case DType::F16:
+    return convrt::DType::F16;
+  case DType::BF16:
+    return convrt::DType::BF16;
+  }
+  return convrt::DType::F32;
 }
 
-int64_t ConvProblem::ho() const {
-  return outputSize(h, padding[0], padding[2], kh, stride[0], dilation[0]);
+convrt::ConvProblem ConvProblem::runtime() const {
+  convrt::ConvProblem r;
+  r.layout = layout == Layout::NCHW ? convrt::Layout::NCHW
+                                    : convrt::Layout::NHWC;
+  r.filterLayout = layout == Layout::NCHW ? convrt::FilterLayout::FCHW
+                                          : convrt::FilterLayout::FHWC;
+  r.n = n, r.c = c, r.h = h, r.w = w;
+  r.f = f, r.kh = kh, r.kw = kw;
+  r.strideH = stride[0], r.strideW = stride[1];
+  r.dilationH = dilation[0], r.dilationW = dilation[1];
+  r.padTop = padding[0], r.padLeft = padding[1];
+  r.padBottom = padding[2], r.padRight = padding[3];
+  r.groups = groups;
+  r.dtype = toRuntime(dtype);
+  r.accumulate = convrt::DType::F32;
+  r.hasBias = bias;
+  return r;
 }
-int64_t ConvProblem::wo() const {
-  return outputSize(w, padding[1], padding[3], kw, stride[1], dilation[1]);
-}
+
+int64_t ConvProblem::ho() const { return runtime().outH(); }
+int64_t ConvProblem::wo() const { return runtime().outW(); }
 
 llvm::SmallVector<int64_t> ConvProblem::inputShape() const {
-  if (layout == Layout::NCHW)
-    return {n, c, h, w};
-  return {n, h, w, c};
+  return llvm::to_vector(runtime().inputShape());
 }
 llvm::SmallVector<int64_t> ConvProblem::filterShape() const {
-  if (layout == Layout::NCHW)
-    return {f, cg(), kh, kw};
-  return {f, kh, kw, cg()};
+  return llvm::to_vector(runtime().filterShape());
 }
 llvm::SmallVector<int64_t> ConvProblem::outputShape() const {
-  if (layout == Layout::NCHW)
-    return {n, f, ho(), wo()};
-  return {n, ho(), wo(), f};
+  return llvm::to_vector(runtime().outputShape());
 }
 
-double ConvProblem::flops() const {
-  return 2.0 * n * f * ho() * wo() * cg() * kh * kw;
-}
+double ConvProblem::flops() const { return runtime().flops(); }
 int64_t ConvProblem::inputBytes() const {
   return n * c * h * w * elementBytes(dtype);
 }

@@ -15,25 +15,6 @@
 
 using namespace mlir::conv_lower;
 
-convrt::ConvProblem mlir::conv_lower::toRuntime(const ConvProblem &p) {
-  convrt::ConvProblem r;
-  r.layout = p.layout == Layout::NCHW ? convrt::Layout::NCHW
-                                      : convrt::Layout::NHWC;
-  r.filterLayout = p.layout == Layout::NCHW ? convrt::FilterLayout::FCHW
-                                            : convrt::FilterLayout::FHWC;
-  r.n = p.n, r.c = p.c, r.h = p.h, r.w = p.w;
-  r.f = p.f, r.kh = p.kh, r.kw = p.kw;
-  r.strideH = p.stride[0], r.strideW = p.stride[1];
-  r.dilationH = p.dilation[0], r.dilationW = p.dilation[1];
-  r.padTop = p.padding[0], r.padLeft = p.padding[1];
-  r.padBottom = p.padding[2], r.padRight = p.padding[3];
-  r.groups = p.groups;
-  r.dtype = toRuntime(p.dtype);
-  r.accumulate = convrt::DType::F32;
-  r.hasBias = p.bias;
-  return r;
-}
-
 double mlir::conv_lower::toleranceFor(DType output) {
   return output == DType::F32 ? 1e-5 : 1e-2;
 }
@@ -45,40 +26,54 @@ bool mlir::conv_lower::withinTolerance(const CheckResult &r) {
          r.maxAbsDiff <= 100 * r.tolerance * std::max(1.0, r.maxAbsReference);
 }
 
+CheckResult mlir::conv_lower::compareValues(llvm::ArrayRef<float> got,
+                                            llvm::ArrayRef<double> want,
+                                            double tolerance) {
+  CheckResult r;
+  r.checked = r.total = got.size();
+  r.tolerance = tolerance;
+  double errSq = 0, refSq = 0;
+  for (auto [g, ref] : llvm::zip(got, want)) {
+    double diff = std::fabs(double(g) - ref);
+    r.maxAbsDiff = std::isnan(diff) ? INFINITY : std::max(r.maxAbsDiff, diff);
+    r.maxAbsReference = std::max(r.maxAbsReference, std::fabs(ref));
+    errSq += diff * diff;
+    refSq += ref * ref;
+  }
+  r.relL2Error = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
+  r.passed = withinTolerance(r);
+  return r;
+}
+
 CheckResult mlir::conv_lower::checkOutput(const ConvProblem &p,
                                           const HostTensor &x,
                                           const HostTensor &w,
                                           const HostTensor *bias,
                                           llvm::ArrayRef<float> y,
                                           double maxFullMacs, int64_t samples) {
-  convrt::ConvProblem rp = toRuntime(p);
+  convrt::ConvProblem rp = p.runtime();
   std::vector<double> xd = x.asDoubles(), wd = w.asDoubles();
   std::vector<double> bd = bias ? bias->asDoubles() : std::vector<double>();
-  CheckResult r;
-  r.total = rp.outputElements();
-  r.tolerance = toleranceFor(DType::F32); // f32 accumulation and output
-  double errSq = 0, refSq = 0;
-  auto compare = [&](int64_t n, int64_t f, int64_t oh, int64_t ow) {
-    double ref = convrt::referenceOutput(rp, xd, wd, bd, n, f, oh, ow);
-    double diff = std::fabs(double(y[rp.outputIndex(n, f, oh, ow)]) - ref);
-    r.maxAbsDiff = std::isnan(diff) ? INFINITY : std::max(r.maxAbsDiff, diff);
-    r.maxAbsReference = std::max(r.maxAbsReference, std::fabs(ref));
-    errSq += diff * diff;
-    refSq += ref * ref;
-    ++r.checked;
+  std::vector<float> got;
+  std::vector<double> want;
+  auto take = [&](int64_t n, int64_t f, int64_t oh, int64_t ow) {
+    got.push_back(y[rp.outputIndex(n, f, oh, ow)]);
+    want.push_back(convrt::referenceOutput(rp, xd, wd, bd, n, f, oh, ow));
   };
-  if (p.flops() / 2 <= maxFullMacs) {
-    for (int64_t n = 0; n < p.n; ++n)
-      for (int64_t f = 0; f < p.f; ++f)
-        for (int64_t oh = 0; oh < p.ho(); ++oh)
-          for (int64_t ow = 0; ow < p.wo(); ++ow)
-            compare(n, f, oh, ow);
+  const int64_t ho = rp.outH(), wo = rp.outW();
+  if (rp.flops() / 2 <= maxFullMacs) {
+    for (int64_t n = 0; n < rp.n; ++n)
+      for (int64_t f = 0; f < rp.f; ++f)
+        for (int64_t oh = 0; oh < ho; ++oh)
+          for (int64_t ow = 0; ow < wo; ++ow)
+            take(n, f, oh, ow);
   } else {
     std::mt19937_64 rng(0x5eed);
     for (int64_t i = 0; i < samples; ++i)
-      compare(rng() % p.n, rng() % p.f, rng() % p.ho(), rng() % p.wo());
+      take(rng() % rp.n, rng() % rp.f, rng() % ho, rng() % wo);
   }
-  r.relL2Error = refSq > 0 ? std::sqrt(errSq / refSq) : std::sqrt(errSq);
-  r.passed = withinTolerance(r);
+  // f32 accumulation and output.
+  CheckResult r = compareValues(got, want, toleranceFor(DType::F32));
+  r.total = rp.outputElements();
   return r;
 }

@@ -7,6 +7,7 @@
 #include "llvm/Support/JSON.h"
 
 #include <cmath>
+#include <type_traits>
 
 using namespace mlir::conv_lower;
 using llvm::formatv;
@@ -77,11 +78,14 @@ void mlir::conv_lower::printJson(const RunReport &r, llvm::raw_ostream &os) {
                                 : std::string("null"));
     j.attributeEnd();
   };
-  auto optional = [&](llvm::StringRef key, std::optional<double> v) {
-    if (v)
-      number(key, *v);
-    else
+  // null when unknown; byte counts stay integers, measurements get number().
+  auto optional = [&](llvm::StringRef key, auto v) {
+    if (!v)
       j.attribute(key, nullptr);
+    else if constexpr (std::is_integral_v<typename decltype(v)::value_type>)
+      j.attribute(key, *v);
+    else
+      number(key, *v);
   };
   j.object([&] {
     j.attribute("problem", r.problem);
@@ -128,14 +132,8 @@ void mlir::conv_lower::printJson(const RunReport &r, llvm::raw_ostream &os) {
       j.attribute("total_outputs", r.check->total);
       j.attribute("check_passed", r.check->passed);
     }
-    auto optionalInt = [&](llvm::StringRef key, std::optional<int64_t> v) {
-      if (v)
-        j.attribute(key, *v);
-      else
-        j.attribute(key, nullptr);
-    };
-    optionalInt("input_bytes", r.inputBytes);
-    optionalInt("im2col_bytes", r.im2colBytes);
+    optional("input_bytes", r.inputBytes);
+    optional("im2col_bytes", r.im2colBytes);
     optional("inflation", r.inputBytes && r.im2colBytes
                               ? std::optional<double>(inflation(r))
                               : std::nullopt);

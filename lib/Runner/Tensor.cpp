@@ -2,6 +2,8 @@
 
 #include "ConvLower/Runner/Tensor.h"
 
+#include "convrt/ReferenceConv.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -10,23 +12,10 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 
 using namespace mlir::conv_lower;
 using llvm::createStringError;
 using llvm::formatv;
-
-convrt::DType mlir::conv_lower::toRuntime(DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-    return convrt::DType::F32;
-  case DType::F16:
-    return convrt::DType::F16;
-  case DType::BF16:
-    return convrt::DType::BF16;
-  }
-  return convrt::DType::F32;
-}
 
 static float roundTo(DType dtype, float v) {
   return static_cast<float>(convrt::roundTo(toRuntime(dtype), v));
@@ -57,13 +46,12 @@ HostTensor mlir::conv_lower::randomTensor(llvm::ArrayRef<int64_t> shape,
   HostTensor t;
   t.dtype = dtype;
   t.shape.assign(shape.begin(), shape.end());
-  t.values.resize(t.numElements());
-  std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
-                    static_cast<uint32_t>(stream)};
-  std::mt19937_64 rng(seq);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  for (float &v : t.values)
-    v = roundTo(dtype, dist(rng));
+  // runtime/'s generator (what convrt-run fills bundles with); one seed per
+  // (seed, stream) pair, none shared between two pairs.
+  constexpr uint64_t kStreams = 4;
+  std::vector<double> values = convrt::randomTensor(
+      t.numElements(), toRuntime(dtype), seed * kStreams + stream);
+  t.values.assign(values.begin(), values.end());
   return t;
 }
 

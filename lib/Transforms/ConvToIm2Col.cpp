@@ -284,14 +284,14 @@ FailureOr<ConvPlan> analyzeConv(linalg::LinalgOp op, std::string &whyNot) {
   plan.filtersPerGroup = roleSize(Role::F);
   SmallVector<int64_t> image =
       collapseShape(inputType.getShape(), form.inputToImage);
-  bool nchw = form.layout == ImageLayout::nchw;
-  plan.channels = image[nchw ? 1 : 3];
+  ImageDims dims = getImageDims(form.layout);
+  plan.channels = image[dims.c];
   plan.ho = outputType.getDimSize(form.hDim);
   plan.wo = outputType.getDimSize(form.wDim);
-  if (failed(fitOutput(image[nchw ? 2 : 1], plan.padding[0], plan.padding[2],
+  if (failed(fitOutput(image[dims.h], plan.padding[0], plan.padding[2],
                        plan.cropH, plan.kh, plan.strides[0], plan.dilations[0],
                        plan.ho)) ||
-      failed(fitOutput(image[nchw ? 3 : 2], plan.padding[1], plan.padding[3],
+      failed(fitOutput(image[dims.w], plan.padding[1], plan.padding[3],
                        plan.cropW, plan.kw, plan.strides[1], plan.dilations[1],
                        plan.wo)))
     return fail("the output is larger than the padded input allows");
@@ -415,8 +415,8 @@ Value buildGemm(OpBuilder &b, Location loc, Value lhs, Value rhs, Value acc,
 Value cropImage(OpBuilder &b, Location loc, Value image, const ConvPlan &plan) {
   if (plan.cropH == 0 && plan.cropW == 0)
     return image;
-  bool nchw = plan.form->layout == ImageLayout::nchw;
-  unsigned hDim = nchw ? 2 : 1, wDim = nchw ? 3 : 2;
+  ImageDims dims = getImageDims(plan.form->layout);
+  unsigned hDim = dims.h, wDim = dims.w;
   SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0));
   SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, image);
   SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
@@ -545,26 +545,6 @@ bool looksLikeConvolution(linalg::LinalgOp op) {
           linalg::isaConvolutionOpInterface(op));
 }
 
-struct ConvToIm2ColPattern : OpInterfaceRewritePattern<linalg::LinalgOp> {
-  ConvToIm2ColPattern(MLIRContext *ctx, bool emitRemarks)
-      : OpInterfaceRewritePattern(ctx), emitRemarks(emitRemarks) {}
-  LogicalResult matchAndRewrite(linalg::LinalgOp op,
-                                PatternRewriter &rewriter) const override {
-    if (!looksLikeConvolution(op))
-      return failure();
-    std::string whyNot;
-    FailureOr<ConvPlan> plan = analyzeConv(op, whyNot);
-    if (failed(plan)) {
-      if (emitRemarks)
-        op.emitRemark() << "conv-lower-im2col: left untouched: " << whyNot;
-      return rewriter.notifyMatchFailure(op, whyNot);
-    }
-    rewriteConv(rewriter, *plan);
-    return success();
-  }
-  bool emitRemarks;
-};
-
 struct ConvLowerIm2ColPass
     : conv_lower::impl::ConvLowerIm2ColBase<ConvLowerIm2ColPass> {
   using Base::Base;
@@ -589,8 +569,3 @@ struct ConvLowerIm2ColPass
 };
 
 } // namespace
-
-void mlir::conv_lower::populateConvToIm2ColPatterns(RewritePatternSet &patterns,
-                                                    bool emitRemarks) {
-  patterns.add<ConvToIm2ColPattern>(patterns.getContext(), emitRemarks);
-}

@@ -33,8 +33,8 @@ Value padImage(OpBuilder &b, Location loc, Im2ColOp op) {
   ArrayRef<int64_t> p = op.getPadding();
   if (llvm::all_of(p, [](int64_t v) { return v == 0; }))
     return op.getInput();
-  bool nchw = op.getLayout() == ImageLayout::nchw;
-  unsigned hDim = nchw ? 2 : 1, wDim = nchw ? 3 : 2;
+  ImageDims dims = getImageDims(op.getLayout());
+  unsigned hDim = dims.h, wDim = dims.w;
   SmallVector<OpFoldResult> low(4, b.getIndexAttr(0)), high(4, b.getIndexAttr(0));
   low[hDim] = b.getIndexAttr(p[0]);
   low[wDim] = b.getIndexAttr(p[1]);

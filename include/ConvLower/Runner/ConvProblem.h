@@ -14,6 +14,8 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include "convrt/ConvProblem.h"
+
 #include <array>
 #include <cstdint>
 #include <string>
@@ -24,6 +26,10 @@ enum class Layout { NCHW, NHWC };
 /// Element type of input, filter and bias. f16/bf16 accumulate in f32 and
 /// produce an f32 output.
 enum class DType { F32, F16, BF16 };
+
+/// The runtime's DType for ours (f16/bf16 conversions and rounding live in
+/// runtime/'s host library, shared with convrt-run).
+convrt::DType toRuntime(DType dtype);
 
 llvm::StringRef toString(Layout layout);
 llvm::StringRef toString(DType dtype);
@@ -40,6 +46,10 @@ struct ConvProblem {
   std::array<int64_t, 2> dilation = {1, 1};
   std::array<int64_t, 4> padding = {0, 0, 0, 0}; // top, left, bottom, right
   bool bias = false;
+
+  /// The same problem in runtime/'s terms: it owns the output-size formula,
+  /// the shapes and the float64 reference, shared with convrt-run.
+  convrt::ConvProblem runtime() const;
 
   int64_t cg() const { return c / groups; }
   int64_t fg() const { return f / groups; }

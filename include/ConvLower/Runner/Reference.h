@@ -12,12 +12,7 @@
 #include "ConvLower/Runner/ConvProblem.h"
 #include "ConvLower/Runner/Tensor.h"
 
-#include "convrt/ConvProblem.h"
-
 namespace mlir::conv_lower {
-
-/// The same problem in runtime/'s terms (its float64 reference, manifests).
-convrt::ConvProblem toRuntime(const ConvProblem &p);
 
 struct CheckResult {
   double maxAbsDiff = 0;
@@ -36,6 +31,12 @@ double toleranceFor(DType output);
 /// rel_l2_error <= tolerance and max_abs_diff <= 100 * tolerance *
 /// max(1, max|reference|).
 bool withinTolerance(const CheckResult &r);
+
+/// Compares `got` with `want` element by element: max_abs_diff (infinite for
+/// a NaN), rel_l2_error, and the verdict of withinTolerance. `checked` and
+/// `total` are the number of elements compared.
+CheckResult compareValues(llvm::ArrayRef<float> got,
+                          llvm::ArrayRef<double> want, double tolerance);
 
 /// Compares `y` (output layout) with the reference: every element when the
 /// problem has at most `maxFullMacs` multiply-adds, else `samples` elements

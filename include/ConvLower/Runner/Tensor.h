@@ -16,10 +16,6 @@
 
 namespace mlir::conv_lower {
 
-/// The runtime's DType for ours (f16/bf16 conversions and rounding live in
-/// runtime/'s host library, shared with convrt-run).
-convrt::DType toRuntime(DType dtype);
-
 /// A dense host tensor kept as f32 values that are exactly representable in
 /// `dtype` (so f16/bf16 data round-trip losslessly); `storage()` packs it.
 struct HostTensor {

@@ -19,11 +19,6 @@ namespace conv_lower {
 #define GEN_PASS_DECL
 #include "ConvLower/Transforms/Passes.h.inc"
 
-/// Patterns rewriting linalg convolutions into im2col + contraction + fold.
-/// With `emitRemarks`, convolutions left alone get a remark saying why.
-void populateConvToIm2ColPatterns(RewritePatternSet &patterns,
-                                  bool emitRemarks = false);
-
 /// Patterns lowering conv_lower.im2col / conv_lower.fold to linalg + tensor.
 void populateDecomposeConvLowerPatterns(RewritePatternSet &patterns);
 

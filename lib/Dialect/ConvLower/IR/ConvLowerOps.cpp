@@ -25,6 +25,11 @@ static std::string formatList(ArrayRef<int64_t> values) {
   return s;
 }
 
+/// A dimension size for a message: "?" when dynamic.
+static std::string formatDim(int64_t size) {
+  return ShapedType::isDynamic(size) ? std::string("?") : std::to_string(size);
+}
+
 /// Output size of one spatial dimension by the convolution formula, or a
 /// non-positive number when the dilated kernel does not fit the padded input.
 static int64_t convOutputSize(int64_t in, int64_t padBefore, int64_t padAfter,
@@ -68,8 +73,7 @@ static LogicalResult verifyRows(Operation *op, int64_t batch, int64_t rows,
     return op->emitOpError()
            << "expects the " << which << " M dimension to be N*Ho*Wo = "
            << batch << "*" << ho << "*" << wo << " = " << expected << ", got "
-           << (ShapedType::isDynamic(rows) ? std::string("?")
-                                           : std::to_string(rows));
+           << formatDim(rows);
   return success();
 }
 
@@ -78,16 +82,13 @@ static LogicalResult verifyRows(Operation *op, int64_t batch, int64_t rows,
 //===----------------------------------------------------------------------===//
 
 int64_t Im2ColOp::getInputChannels() {
-  auto shape = getInput().getType().getShape();
-  return getLayout() == ImageLayout::nchw ? shape[1] : shape[3];
+  return getInput().getType().getDimSize(getImageDims(getLayout()).c);
 }
 int64_t Im2ColOp::getInputHeight() {
-  auto shape = getInput().getType().getShape();
-  return getLayout() == ImageLayout::nchw ? shape[2] : shape[1];
+  return getInput().getType().getDimSize(getImageDims(getLayout()).h);
 }
 int64_t Im2ColOp::getInputWidth() {
-  auto shape = getInput().getType().getShape();
-  return getLayout() == ImageLayout::nchw ? shape[3] : shape[2];
+  return getInput().getType().getDimSize(getImageDims(getLayout()).w);
 }
 
 FailureOr<std::pair<int64_t, int64_t>> Im2ColOp::getOutputSpatialSize() {
@@ -161,19 +162,13 @@ LogicalResult Im2ColOp::verify() {
   ArrayRef<int64_t> shape = resultType.getShape();
   if (rank == 3 && shape[0] != groups)
     return emitOpError() << "expects result dimension 0 to be the group count "
-                         << groups << ", got "
-                         << (ShapedType::isDynamic(shape[0])
-                                 ? std::string("?")
-                                 : std::to_string(shape[0]));
+                         << groups << ", got " << formatDim(shape[0]);
   int64_t expectedK =
       channels / groups * getKernelSize()[0] * getKernelSize()[1];
   if (shape[rank - 1] != expectedK)
     return emitOpError() << "expects the result K dimension to be "
                             "Cg*KH*KW = "
-                         << expectedK << ", got "
-                         << (ShapedType::isDynamic(shape[rank - 1])
-                                 ? std::string("?")
-                                 : std::to_string(shape[rank - 1]));
+                         << expectedK << ", got " << formatDim(shape[rank - 1]);
   return verifyRows(*this, inputType.getShape()[0], shape[rank - 2],
                     outSize->first, outSize->second, "result");
 }
@@ -233,19 +228,13 @@ LogicalResult FoldOp::verify() {
                          << inputType.getElementType() << ")";
 
   ArrayRef<int64_t> in = inputType.getShape(), out = resultType.getShape();
-  bool nchw = getLayout() == ImageLayout::nchw;
-  int64_t ho = out[nchw ? 2 : 1], wo = out[nchw ? 3 : 2];
-  int64_t channels = out[nchw ? 1 : 3];
+  ImageDims dims = getImageDims(getLayout());
+  int64_t ho = out[dims.h], wo = out[dims.w], channels = out[dims.c];
   if (ho != getOutputSize()[0] || wo != getOutputSize()[1])
     return emitOpError() << "expects the result spatial size to be "
                             "output_size "
                          << formatList(getOutputSize()) << ", got ["
-                         << (ShapedType::isDynamic(ho) ? std::string("?")
-                                                       : std::to_string(ho))
-                         << ", "
-                         << (ShapedType::isDynamic(wo) ? std::string("?")
-                                                       : std::to_string(wo))
-                         << "]";
+                         << formatDim(ho) << ", " << formatDim(wo) << "]";
   int64_t groups = getGroups();
   int64_t perGroup = in[inRank - 1];
   if (ShapedType::isDynamic(groups) || ShapedType::isDynamic(perGroup) ||
