@@ -24,8 +24,14 @@ using namespace mlir::conv_lower;
 /// Convolutions into im2col + GEMM + fold, then plain linalg/tensor.
 static void addConvRewrite(OpPassManager &pm,
                            const ConvLowerToLLVMOptions &options) {
-  if (options.im2col)
+  if (options.implicitGemmTwin) {
+    ConvLowerImplicitGemmOptions twin;
+    twin.target = "cpu-twin";
+    twin.requireAll = true;
+    pm.addPass(createConvLowerImplicitGemm(twin));
+  } else if (options.im2col) {
     pm.addPass(createConvLowerIm2Col());
+  }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createConvLowerDecompose());
   pm.addPass(createCanonicalizerPass());
@@ -119,4 +125,10 @@ void mlir::conv_lower::registerConvLowerPipelines() {
       "dialect for the CPU: im2col rewrite, tiled and vectorized GEMMs, "
       "bufferization, LLVM conversion",
       buildConvLowerToLLVMPipeline);
+  PassPipelineRegistration<ConvLowerToNVVMOptions>(
+      "conv-lower-to-nvvm",
+      "Lower linalg-on-tensors convolutions to implicit-GEMM tensor-core "
+      "kernels (cp.async, ldmatrix, mma.sync) in a gpu.binary for the chip, "
+      "with LLVM host code that launches them",
+      buildConvLowerToNVVMPipeline);
 }

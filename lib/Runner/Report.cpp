@@ -36,6 +36,9 @@ void mlir::conv_lower::printHuman(const RunReport &r, llvm::raw_ostream &os) {
   }
   os << formatv("compile   : {0:F0} ms ({1}, im2col {2})\n", r.compileMs,
                 r.pipeline, r.im2col);
+  if (!r.kernel.empty())
+    os << "kernel    : " << (r.chip.empty() ? "" : r.chip + " ") << r.kernel
+       << "\n";
   os << formatv("lowered   : {0:F3} ms median of {1} (after {2} warm-up)",
                 r.loweredMs, r.repeat, r.warmup);
   if (r.gflops)
@@ -49,6 +52,12 @@ void mlir::conv_lower::printHuman(const RunReport &r, llvm::raw_ostream &os) {
                                                 : r.loweredMs / *r.referenceMs,
                   *r.referenceMs >= r.loweredMs ? "faster" : "slower",
                   r.referenceRepeat);
+  if (r.cudnnMs)
+    os << formatv("cudnn     : {0:F3} ms median ({1}); lowered is {2:F2}x "
+                  "cuDNN's speed\n",
+                  *r.cudnnMs, r.cudnnNote, *r.cudnnMs / r.loweredMs);
+  else if (!r.cudnnNote.empty())
+    os << "cudnn     : not run (" << r.cudnnNote << ")\n";
   if (r.check) {
     const CheckResult &c = *r.check;
     os << formatv("check     : {0} — max_abs_diff {1:E2}, rel_l2_error {2:E2} "
@@ -112,6 +121,10 @@ void mlir::conv_lower::printJson(const RunReport &r, llvm::raw_ostream &os) {
     });
     j.attribute("pipeline", r.pipeline);
     j.attribute("im2col", r.im2col);
+    if (!r.kernel.empty())
+      j.attribute("kernel", r.kernel);
+    if (!r.chip.empty())
+      j.attribute("chip", r.chip);
     number("compile_ms", r.compileMs);
     j.attribute("repeat", r.repeat);
     j.attribute("warmup", r.warmup);
@@ -123,6 +136,9 @@ void mlir::conv_lower::printJson(const RunReport &r, llvm::raw_ostream &os) {
                                                               r.loweredMs)
                                       : std::nullopt);
     optional("gflops", r.gflops);
+    optional("cudnn_ms", r.cudnnMs);
+    if (!r.cudnnNote.empty())
+      j.attribute("cudnn_note", r.cudnnNote);
     if (r.check) {
       j.attribute("check_against", r.checkAgainst);
       number("max_abs_diff", r.check->maxAbsDiff);

@@ -1,9 +1,11 @@
 //===- conv-run.cpp - build, compile, run, check and report a convolution -===//
 //
 // The main job: a convolution (from torch-style flags or a .mlir file) is
-// compiled through ConvLower, run (CPU JIT; the GPU once its pipeline lands),
-// checked against an independent reference and reported: device, time next
-// to a reference lowering, error, and what im2col costs in memory.
+// compiled through ConvLower, run (CPU JIT; the CPU twin of the GPU kernel;
+// the tensor-core kernel on a GPU through runtime/), checked against an
+// independent reference and reported: device, time next to a reference
+// lowering (cuDNN on the GPU), error, and what im2col costs in memory.
+// --emit-bundle compiles the GPU kernel into a runtime bundle without a GPU.
 //
 // Exit status: 0 success, 1 check failure or run-time error, 2 bad input.
 //
@@ -13,6 +15,7 @@
 #include "ConvLower/Runner/ConvModule.h"
 #include "ConvLower/Runner/CpuRunner.h"
 #include "ConvLower/Runner/Device.h"
+#include "ConvLower/Runner/GpuKernel.h"
 #include "ConvLower/Runner/ModuleInfo.h"
 #include "ConvLower/Runner/Report.h"
 
@@ -29,6 +32,11 @@
 #include "llvm/Support/Process.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
+
+#ifdef CONV_LOWER_HAVE_RUNTIME
+#include "convrt/Driver.h"
+#include "convrt/Runner.h"
+#endif
 
 #include <algorithm>
 #include <functional>
@@ -93,12 +101,26 @@ cl::opt<std::string> outputNpy(
 
 cl::opt<std::string> targetOpt(
     "target", cl::init("auto"), cl::cat(runCat),
-    cl::desc("auto (cuda where a usable device and the GPU pipeline exist, "
-             "else cpu), cpu or cuda"));
+    cl::desc("auto (cuda where a device is usable and the problem comes from "
+             "flags without a bias, else cpu); cpu (im2col + tiled GEMM, "
+             "JIT); cpu-twin (the GPU kernel's tiled loop nest, JIT'd on the "
+             "CPU: checks its indexing anywhere); cuda (the tensor-core "
+             "kernel, run through the runtime next to cuDNN)"));
 cl::opt<std::string> im2colOpt(
-    "im2col", cl::init("explicit"), cl::cat(runCat),
-    cl::desc("explicit (X_col materialized) or implicit (fused into the GEMM "
-             "load: GPU pipeline only)"));
+    "im2col", cl::init(""), cl::cat(runCat),
+    cl::desc("explicit (X_col materialized: --target cpu) or implicit (the "
+             "gather fused into the GEMM's loads: cpu-twin, cuda); default: "
+             "what the target does"));
+cl::opt<std::string> chipOpt(
+    "chip", cl::init(""), cl::cat(runCat),
+    cl::desc("GPU architecture for --target cuda and --emit-bundle: sm_80, "
+             "sm_86, sm_89, sm_90 or sm_90a (default: the device's, else "
+             "sm_80)"));
+cl::opt<std::string> emitBundle(
+    "emit-bundle", cl::init(""), cl::cat(runCat), cl::value_desc("dir"),
+    cl::desc("Compile the convolution's tensor-core kernel for --chip and "
+             "write a runtime bundle (manifest.json, .cubin, .ptx) into DIR, "
+             "then exit; needs ptxas, not a GPU"));
 cl::opt<std::string> referenceOpt(
     "reference", cl::init("direct"), cl::cat(runCat),
     cl::desc("direct: also time the convolution lowered without the im2col "
@@ -234,15 +256,19 @@ struct Execution {
   double compileMs = 0, medianMs = 0;
   std::vector<float> output;
 };
+/// How the CPU compiles the convolution.
+enum class CpuRoute { Im2col, Direct, Twin };
+
 llvm::Expected<Execution> compileAndRun(ModuleOp module, llvm::StringRef func,
-                                        const RunData &data, bool im2col,
+                                        const RunData &data, CpuRoute route,
                                         int warmup, int repeat) {
   ConvLowerToLLVMOptions options;
   options.tileM = settings.tileM;
   options.tileN = settings.tileN;
   options.tileK = settings.tileK;
   options.threads = settings.threads;
-  options.im2col = im2col;
+  options.im2col = route == CpuRoute::Im2col;
+  options.implicitGemmTwin = route == CpuRoute::Twin;
   auto runner = CpuRunner::create(OwningOpRef<ModuleOp>(module.clone()), func,
                                   data.inputSpecs, data.outputSpec, options);
   if (!runner)
@@ -309,32 +335,172 @@ Type mlirType(MLIRContext &ctx, DType d) {
   return {};
 }
 
+/// Why the GPU route cannot run this problem as given, or "".
+std::string gpuRouteProblem(bool fromFlags, bool bias) {
+  if (!fromFlags)
+    return "the GPU route takes its problem from flags, not a .mlir file";
+  if (bias)
+    return "the GPU kernel does not fuse a bias yet";
+  if (!inputNpy.empty() || !filterNpy.empty())
+    return "the GPU route makes its own seeded data (--input/--filter are "
+           "CPU-only)";
+  if (!outputNpy.empty())
+    return "the GPU route does not copy its output back (--output is "
+           "CPU-only)";
+  return "";
+}
+
 /// Fills the report's device section and picks the target.
-llvm::Error chooseTarget(RunReport &report) {
+llvm::Error chooseTarget(RunReport &report, bool fromFlags, bool bias) {
   DeviceStatus status = probeDevices();
   report.driverVersion = status.driverVersion;
   report.devices = status.devices;
   report.deviceProblem = status.problem;
   bool usable = !status.devices.empty();
-  if (targetOpt == "cuda")
-    return llvm::createStringError(
-        usable ? "--target cuda: this build has no GPU pipeline yet "
-                 "(conv-lower-to-nvvm); use --target cpu"
-               : "--target cuda: no usable CUDA device: " + status.problem);
+  std::string gpuProblem = gpuRouteProblem(fromFlags, bias);
+  if (targetOpt == "cuda") {
+    if (!usable)
+      return llvm::createStringError(
+          "--target cuda: no usable CUDA device: " + status.problem +
+          " (--target cpu-twin runs the same kernel's loop nest on the CPU)");
+    if (!gpuProblem.empty())
+      return llvm::createStringError("--target cuda: " + gpuProblem);
+    report.target = "cuda";
+    report.targetReason = "requested with --target cuda";
+    return llvm::Error::success();
+  }
+  if (targetOpt == "cpu-twin") {
+    report.target = "cpu-twin";
+    report.targetReason = "requested with --target cpu-twin: the GPU kernel's "
+                          "tiled loop nest, JIT'd on the CPU";
+    return llvm::Error::success();
+  }
   if (targetOpt != "auto" && targetOpt != "cpu")
-    return llvm::createStringError("--target must be auto, cpu or cuda, got '" +
-                                   targetOpt + "'");
+    return llvm::createStringError(
+        "--target must be auto, cpu, cpu-twin or cuda, got '" + targetOpt +
+        "'");
   report.target = "cpu";
-  if (targetOpt == "cpu")
+  if (targetOpt == "cpu") {
     report.targetReason = "requested with --target cpu";
-  else if (usable)
-    report.targetReason = "a CUDA device is usable, but this build has no GPU "
-                          "pipeline yet; the CPU JIT runs instead";
-  else
+  } else if (usable && gpuProblem.empty()) {
+    report.target = "cuda";
+    report.targetReason = "a CUDA device is usable";
+  } else if (usable) {
+    report.targetReason = "a CUDA device is usable, but " + gpuProblem +
+                          "; the CPU JIT runs instead";
+  } else {
     report.targetReason = "no usable CUDA device (see devices); the CPU JIT "
                           "runs instead";
+  }
   return llvm::Error::success();
 }
+
+/// The chip to compile for: --chip, else the first device's, else sm_80.
+llvm::Expected<std::string> chooseChip(const RunReport &report) {
+  if (!chipOpt.empty()) {
+    if (!isSupportedChip(chipOpt))
+      return llvm::createStringError(
+          "--chip must be sm_80, sm_86, sm_89, sm_90 or sm_90a, got '" +
+          chipOpt + "'");
+    return std::string(chipOpt);
+  }
+  if (report.devices.empty())
+    return std::string("sm_80");
+  const DeviceInfo &d = report.devices.front();
+  if (d.ccMajor < 8)
+    return llvm::createStringError(llvm::formatv(
+        "{0} is sm_{1}{2}: the kernels use sm_80 tensor-core instructions "
+        "(cp.async, ldmatrix, mma.sync bf16/tf32)",
+        d.name, d.ccMajor, d.ccMinor));
+  std::string chip = llvm::formatv("sm_{0}{1}", d.ccMajor, d.ccMinor).str();
+  // Newer architectures run sm_90 code through the driver's PTX JIT.
+  return isSupportedChip(chip) ? chip : std::string("sm_90");
+}
+
+/// conv-run's GPU compile: the chip, and an error for an unsupported conv.
+void setGpuOptions(ConvLowerToNVVMOptions &options, const std::string &chip) {
+  options.chip = chip;
+  options.requireAll = true;
+}
+
+/// --emit-bundle: compile for the GPU and write the bundle; no device needed.
+int emitGpuBundle(ModuleOp module, llvm::StringRef function,
+                  const std::optional<ConvProblem> &problem) {
+  if (!problem)
+    return fail(kBadInput, "--emit-bundle takes its problem from flags (the "
+                           "bundle's manifest describes it), not a .mlir file");
+  RunReport none;
+  auto chip = chooseChip(none);
+  if (!chip)
+    return fail(kBadInput, chip.takeError());
+  ConvLowerToNVVMOptions options;
+  setGpuOptions(options, *chip);
+  auto build = compileGpuKernel(module, function, *problem, options);
+  if (!build)
+    return fail(kBadInput, build.takeError());
+  if (llvm::Error e = writeGpuBundle(emitBundle, *build))
+    return fail(kFailed, std::move(e));
+  const convrt::KernelSpec &k = build->manifest.kernel;
+  llvm::outs() << llvm::formatv(
+      "conv-run: wrote {0}: manifest.json, {1} ({2} bytes), {3}\n"
+      "  kernel {4} for {5}: grid {6}x{7}x{8}, block {9}, tiles {10}\n",
+      emitBundle, k.binary, build->cubin.size(), k.ptx, k.name, k.chip,
+      k.grid.x, k.grid.y, k.grid.z, k.block.x, build->tiles);
+  return kOk;
+}
+
+#ifdef CONV_LOWER_HAVE_RUNTIME
+/// --target cuda: compile, then run, time and check through runtime/ next to
+/// cuDNN (the runtime generates the seeded data on the host).
+llvm::Error runOnGpu(ModuleOp module, llvm::StringRef function,
+                     const ConvProblem &problem, RunReport &report) {
+  auto chip = chooseChip(report);
+  if (!chip)
+    return chip.takeError();
+  progress("compiling the tensor-core kernel for " + *chip);
+  ConvLowerToNVVMOptions compileOptions;
+  setGpuOptions(compileOptions, *chip);
+  auto build = compileGpuKernel(module, function, problem, compileOptions);
+  if (!build)
+    return build.takeError();
+  report.pipeline = "conv-lower-to-nvvm";
+  report.chip = *chip;
+  report.kernel = build->tiles;
+  report.compileMs = build->compileMs;
+  auto driver = convrt::Driver::load();
+  if (!driver)
+    return llvm::createStringError(driver.error().message());
+  convrt::RunOptions options;
+  options.warmup = settings.warmup;
+  options.repeat = settings.repeat;
+  options.seed = settings.seed;
+  options.check = checkOpt;
+  progress("running on the GPU");
+  auto run = convrt::runKernel(build->manifest, build->cubin, build->ptx,
+                               *driver, options);
+  if (!run)
+    return llvm::createStringError(run.error().message());
+  report.loweredMs = run->medianMs;
+  report.gflops = problem.flops() / (run->medianMs * 1e6);
+  if (run->cudnn.ran) {
+    report.cudnnMs = run->cudnn.medianMs;
+    report.cudnnNote = run->cudnn.algorithm;
+  } else {
+    report.cudnnNote = run->cudnn.reason;
+  }
+  if (run->checked) {
+    CheckResult c;
+    c.maxAbsDiff = run->comparison.maxAbsDiff;
+    c.relL2Error = run->comparison.relL2Error;
+    c.tolerance = run->comparison.tolerance;
+    c.checked = c.total = build->manifest.problem.outputElements();
+    c.passed = run->comparison.pass;
+    report.check = c;
+    report.checkAgainst = "float64 direct convolution (runtime, same data)";
+  }
+  return llvm::Error::success();
+}
+#endif
 
 /// Flags or file: builds the module, data and what the report states about
 /// the problem. Errors are bad input.
@@ -466,7 +632,8 @@ int runMain(MLIRContext &ctx) {
     return fail(kBadInput, std::move(e));
   if (doctorOpt)
     return runDoctor(llvm::outs(), jsonOpt) ? kOk : kFailed;
-  if (im2colOpt != "explicit" && im2colOpt != "implicit")
+  if (!im2colOpt.empty() && im2colOpt != "explicit" &&
+      im2colOpt != "implicit")
     return fail(kBadInput, "--im2col must be explicit or implicit, got '" +
                                im2colOpt + "'");
   if (referenceOpt != "direct" && referenceOpt != "none")
@@ -491,18 +658,29 @@ int runMain(MLIRContext &ctx) {
     prepared->module->print(llvm::outs());
     return kOk;
   }
+  if (!emitBundle.empty())
+    return emitGpuBundle(*prepared->module, prepared->function,
+                         prepared->problem);
 
   RunReport report;
   report.source = mlirFile.empty() ? "flags" : std::string(mlirFile);
-  if (llvm::Error e = chooseTarget(report))
+  if (llvm::Error e = chooseTarget(report, prepared->problem.has_value(),
+                                   prepared->problem && prepared->problem->bias))
     return fail(kBadInput, std::move(e));
-  if (im2colOpt == "implicit")
+  bool implicit = report.target != "cpu";
+  if (im2colOpt == "implicit" && !implicit)
     return fail(kBadInput,
                 "--im2col implicit fuses the gather into the GEMM's operand "
-                "load, which only the GPU pipeline does; the CPU path "
-                "materializes X_col (--im2col explicit)");
-  report.im2col = "explicit";
-  report.pipeline = "conv-lower-to-llvm";
+                "load, which the GPU kernel (--target cuda) and its CPU twin "
+                "(--target cpu-twin) do; --target cpu materializes X_col");
+  if (im2colOpt == "explicit" && implicit)
+    return fail(kBadInput, "--im2col explicit: the " + report.target +
+                               " kernel fuses the im2col into its loads; "
+                               "--target cpu materializes X_col");
+  report.im2col = implicit ? "implicit" : "explicit";
+  report.pipeline = report.target == "cpu-twin"
+                        ? "conv-lower-to-llvm{implicit-gemm-twin}"
+                        : "conv-lower-to-llvm";
   report.repeat = settings.repeat;
   report.warmup = settings.warmup;
 
@@ -519,11 +697,30 @@ int runMain(MLIRContext &ctx) {
   std::optional<double> flops = prepared->problem
                                     ? std::optional<double>(prepared->problem->flops())
                                     : info.flops;
+  // The implicit GEMM never stores X_col.
+  if (implicit)
+    report.im2colBytes = 0;
+
+  if (report.target == "cuda") {
+#ifdef CONV_LOWER_HAVE_RUNTIME
+    if (llvm::Error e =
+            runOnGpu(module, prepared->function, *prepared->problem, report))
+      return fail(kFailed, std::move(e));
+    if (jsonOpt)
+      printJson(report, llvm::outs());
+    else
+      printHuman(report, llvm::outs());
+    return report.check && !report.check->passed ? kFailed : kOk;
+#else
+    return fail(kFailed, "this conv-run was built without the CUDA runtime");
+#endif
+  }
 
   progress("compiling and running " + report.problem);
-  auto lowered = compileAndRun(module, prepared->function, prepared->data,
-                               /*im2col=*/true, settings.warmup,
-                               settings.repeat);
+  auto lowered = compileAndRun(
+      module, prepared->function, prepared->data,
+      report.target == "cpu-twin" ? CpuRoute::Twin : CpuRoute::Im2col,
+      settings.warmup, settings.repeat);
   if (!lowered)
     return fail(kFailed, lowered.takeError());
   report.compileMs = lowered->compileMs;
@@ -535,7 +732,7 @@ int runMain(MLIRContext &ctx) {
   if (referenceOpt == "direct") {
     progress("compiling and running the reference lowering (no im2col)");
     auto ref = compileAndRun(module, prepared->function, prepared->data,
-                             /*im2col=*/false, /*warmup=*/0,
+                             CpuRoute::Direct, /*warmup=*/0,
                              settings.referenceRepeat);
     if (!ref)
       return fail(kFailed, ref.takeError());

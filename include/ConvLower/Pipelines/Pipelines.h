@@ -31,7 +31,78 @@ struct ConvLowerToLLVMOptions
       *this, "im2col",
       llvm::cl::desc("Run the im2col rewrite first (off: lower convs as-is)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> implicitGemmTwin{
+      *this, "implicit-gemm-twin",
+      llvm::cl::desc("Instead of the im2col rewrite, run every convolution "
+                     "as the CPU twin of the GPU implicit-GEMM kernel (fails "
+                     "on a convolution the kernel cannot take)"),
+      llvm::cl::init(false)};
 };
+
+/// Options of `conv-lower-to-nvvm`.
+struct ConvLowerToNVVMOptions
+    : public PassPipelineOptions<ConvLowerToNVVMOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("GPU architecture: sm_80, sm_86, sm_89, sm_90 or sm_90a"),
+      llvm::cl::init("sm_80")};
+  PassOptions::Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features (default: +ptx80, which every supported "
+                     "chip accepts)"),
+      llvm::cl::init("+ptx80")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("What the gpu.binary holds: isa (PTX text), bin (cubin, "
+                     "assembled by ptxas) or fatbin"),
+      llvm::cl::init("bin")};
+  PassOptions::Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit holding bin/ptxas (default: $CUDA_HOME, "
+                     "$CUDA_PATH or /usr/local/cuda, where ptxas exists)"),
+      llvm::cl::init("")};
+  PassOptions::Option<int64_t> blockM{
+      *this, "block-m", llvm::cl::desc("CTA tile rows; 0: heuristic"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> blockN{
+      *this, "block-n", llvm::cl::desc("CTA tile columns; 0: heuristic"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> warpsM{
+      *this, "warps-m", llvm::cl::desc("Warps along M; 0: heuristic"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> warpsN{
+      *this, "warps-n", llvm::cl::desc("Warps along N; 0: heuristic"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> stages{
+      *this, "stages", llvm::cl::desc("Pipeline stages; 0: heuristic"),
+      llvm::cl::init(0)};
+  PassOptions::Option<bool> requireAll{
+      *this, "require-all",
+      llvm::cl::desc("Fail on a convolution the kernel cannot take (default: "
+                     "leave it to the host code)"),
+      llvm::cl::init(false)};
+};
+
+/// The chips conv-lower-to-nvvm targets.
+bool isSupportedChip(llvm::StringRef chip);
+
+/// The CUDA toolkit directory to take ptxas from: `requested` if given,
+/// else the first of $CUDA_HOME, $CUDA_PATH, /usr/local/cuda holding
+/// bin/ptxas, else "" (ptxas from PATH).
+std::string findCudaToolkit(llvm::StringRef requested);
+
+/// The kernel half of conv-lower-to-nvvm: from the implicit-GEMM rewrite up
+/// to (not including) serialization, so callers can read the kernels'
+/// launch attributes before the gpu.module becomes a binary.
+void buildConvLowerToNVVMKernelPipeline(OpPassManager &pm,
+                                        const ConvLowerToNVVMOptions &options);
+/// The rest: NVVM to PTX/cubin (gpu.binary) and the host code to LLVM.
+void buildConvLowerToNVVMBinaryPipeline(OpPassManager &pm,
+                                        const ConvLowerToNVVMOptions &options);
+/// Linalg-on-tensors convolutions to implicit-GEMM tensor-core kernels in a
+/// gpu.binary, with LLVM host code that launches them.
+void buildConvLowerToNVVMPipeline(OpPassManager &pm,
+                                  const ConvLowerToNVVMOptions &options);
 
 /// Linalg-on-tensors to the LLVM dialect on the CPU: im2col rewrite,
 /// decomposition, tiling + vectorization of the contraction, bufferization,

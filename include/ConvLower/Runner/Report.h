@@ -26,7 +26,7 @@ struct RunReport {
   std::string problem;             // one-line description
   std::string source;              // "flags" or the .mlir path
   // Where it ran and why.
-  std::string target;              // "cpu" or "cuda"
+  std::string target;              // "cpu", "cpu-twin" or "cuda"
   std::string targetReason;
   std::string driverVersion;       // empty without a driver
   std::vector<DeviceInfo> devices; // empty without a usable device
@@ -35,12 +35,16 @@ struct RunReport {
   std::string pipeline;
   std::string im2col;              // "explicit" or "implicit"
   double compileMs = 0;
+  std::string kernel;              // GPU/twin: the kernel's tile attributes
+  std::string chip;                // GPU: the architecture compiled for
   // Timing (medians).
   int repeat = 0, warmup = 0;
   double loweredMs = 0;
   std::optional<double> referenceMs;
   int referenceRepeat = 0;
   std::string referenceKind;       // what the reference time measures
+  std::optional<double> cudnnMs;   // GPU: cuDNN on the same problem
+  std::string cudnnNote;           // its algorithm, or why it did not run
   std::optional<double> gflops;
   // Numerics.
   std::optional<CheckResult> check;

@@ -97,4 +97,65 @@ def ConvLowerTileAndVectorize : Pass<"conv-lower-tile-and-vectorize"> {
   ];
 }
 
+def ConvLowerImplicitGemm : Pass<"conv-lower-implicit-gemm", "::mlir::ModuleOp"> {
+  let summary = "Rewrite linalg 2-D convolutions into implicit-GEMM tensor-core kernels";
+  let description = [{
+    Every convolution the im2col rewrite accepts (same forms, same analysis:
+    strides, dilations, groups, depthwise, absorbed zero padding) with
+    f16/bf16 data (mma.sync m16n8k16, f32 accumulation) or f32 data (tf32,
+    m16n8k8), static shapes and a constant-fill init becomes one CTA-tiled
+    kernel: the im2col is fused into the global->shared copy of the A tile
+    (cp.async with zero-fill for padding and bounds, 16-byte chunks where
+    the layout allows, an element gather where not), a ring of `stages`
+    swizzled shared-memory buffers, ldmatrix + mma.sync per warp with the
+    accumulators in registers, and an epilogue that writes each result to
+    its place in the output layout (the fold) plus the init value.
+
+    `target=cuda`: the kernel goes into `gpu.module @conv_lower_kernels`
+    (attributes `conv_lower.grid`, `conv_lower.block`, `conv_lower.tiles`
+    record the launch) and the convolution becomes a `gpu.launch_func` on
+    managed copies of its operands. `target=cpu-twin`: the same block body
+    as host loops (threads and warps become loops, cp.async a predicated
+    vector copy, the mma a vector dot product over the same shared tiles,
+    the epilogue walks the accumulators in mma.sync's fragment layout), so
+    the kernel's indexing can be run and checked on any machine.
+
+    Tile sizes come from a per-problem heuristic (2x2 warps, blockK = 64
+    bytes, 3 stages; smaller blocks where the problem is narrow) unless
+    overridden. Other convolutions are left untouched (remarks with
+    `emit-remarks`).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cuda\"",
+           "cuda (a gpu.func with mma.sync) or cpu-twin (the same block body "
+           "as host loops)">,
+    Option<"blockM", "block-m", "int64_t", /*default=*/"0",
+           "CTA tile rows (output pixels); 0: heuristic">,
+    Option<"blockN", "block-n", "int64_t", /*default=*/"0",
+           "CTA tile columns (filters); 0: heuristic">,
+    Option<"warpsM", "warps-m", "int64_t", /*default=*/"0",
+           "Warps along M; 0: heuristic">,
+    Option<"warpsN", "warps-n", "int64_t", /*default=*/"0",
+           "Warps along N; 0: heuristic">,
+    Option<"stages", "stages", "int64_t", /*default=*/"0",
+           "Shared-memory pipeline stages (>= 2); 0: heuristic">,
+    Option<"emitRemarks", "emit-remarks", "bool", /*default=*/"false",
+           "Emit a remark on every convolution left untouched, saying why">,
+    Option<"requireAll", "require-all", "bool", /*default=*/"false",
+           "Fail (with the reason as the error) on a convolution the kernel "
+           "cannot take, instead of leaving it untouched">,
+  ];
+}
+
 #endif // CONVLOWER_TRANSFORMS_PASSES_TD

@@ -1,0 +1,146 @@
+//===- ConvLowerToNVVM.cpp - the GPU pipeline -----------------------------===//
+//
+// linalg on tensors -> implicit-GEMM kernels in a gpu.binary + LLVM host code.
+// Upstream's gpu-lower-to-nvvm-pipeline, spelled out so that the kernel
+// conversion uses bare pointers (the runtime launches with plain device
+// pointers), the NVVM target gets -O3, and ptxas comes from a known toolkit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConvLower/Pipelines/Pipelines.h"
+#include "ConvLower/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/Transforms/OptimizeForNVVM.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+using namespace mlir::conv_lower;
+
+bool mlir::conv_lower::isSupportedChip(llvm::StringRef chip) {
+  return llvm::StringSwitch<bool>(chip)
+      .Cases({"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"}, true)
+      .Default(false);
+}
+
+std::string mlir::conv_lower::findCudaToolkit(llvm::StringRef requested) {
+  if (!requested.empty())
+    return requested.str();
+  for (const char *env : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char *dir = std::getenv(env)) {
+      llvm::SmallString<256> ptxas(dir);
+      llvm::sys::path::append(ptxas, "bin", "ptxas");
+      if (llvm::sys::fs::can_execute(ptxas))
+        return dir;
+    }
+  if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/ptxas"))
+    return "/usr/local/cuda";
+  return "";
+}
+
+/// Convolutions into kernels + launches; then buffers, and the host's other
+/// linalg ops into loops.
+static void addKernelsAndBuffers(OpPassManager &pm,
+                                 const ConvLowerToNVVMOptions &options) {
+  ConvLowerImplicitGemmOptions kernels;
+  kernels.target = "cuda";
+  kernels.blockM = options.blockM;
+  kernels.blockN = options.blockN;
+  kernels.warpsM = options.warpsM;
+  kernels.warpsN = options.warpsN;
+  kernels.stages = options.stages;
+  kernels.requireAll = options.requireAll;
+  pm.addPass(createConvLowerImplicitGemm(kernels));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // No deallocation pipeline: it rejects gpu.launch_func (unknown memory
+  // effects), and the launch code frees its device buffers itself; the
+  // result buffer is returned to the caller.
+  pm.addPass(createConvertBufferizationToMemRefPass());
+  pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+/// Dialects shared by host and kernel into LLVM/NVVM; the target attached.
+static void addCommonLowering(OpPassManager &pm,
+                              const ConvLowerToNVVMOptions &options) {
+  pm.addPass(createConvertNVGPUToNVVMPass());
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertNVVMToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+/// The kernels to NVVM, with bare-pointer arguments (static shapes).
+static void addKernelLowering(OpPassManager &pm) {
+  pm.addNestedPass<gpu::GPUModuleOp>(createStripDebugInfoPass());
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.useBarePtrCallConv = true;
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps(nvvm));
+  pm.addNestedPass<gpu::GPUModuleOp>(LLVM::createNVVMOptimizeForTargetPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
+  pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());
+}
+
+/// Launches to runtime calls, and the gpu.module to a gpu.binary.
+static void addHostLoweringAndBinary(OpPassManager &pm,
+                                     const ConvLowerToNVVMOptions &options) {
+  GpuToLLVMConversionPassOptions host;
+  host.kernelBarePtrCallConv = true;
+  pm.addPass(createGpuToLLVMConversionPass(host));
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = options.format;
+  binary.toolkitPath = findCudaToolkit(options.toolkit);
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void mlir::conv_lower::buildConvLowerToNVVMKernelPipeline(
+    OpPassManager &pm, const ConvLowerToNVVMOptions &options) {
+  addKernelsAndBuffers(pm, options);
+}
+
+void mlir::conv_lower::buildConvLowerToNVVMBinaryPipeline(
+    OpPassManager &pm, const ConvLowerToNVVMOptions &options) {
+  addCommonLowering(pm, options);
+  addKernelLowering(pm);
+  addHostLoweringAndBinary(pm, options);
+}
+
+void mlir::conv_lower::buildConvLowerToNVVMPipeline(
+    OpPassManager &pm, const ConvLowerToNVVMOptions &options) {
+  buildConvLowerToNVVMKernelPipeline(pm, options);
+  buildConvLowerToNVVMBinaryPipeline(pm, options);
+}

@@ -1,0 +1,166 @@
+//===- GpuKernel.cpp - conv-run's GPU compile step ------------------------===//
+
+#include "ConvLower/Runner/GpuKernel.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <chrono>
+
+using namespace mlir;
+using namespace mlir::conv_lower;
+
+namespace {
+
+/// Runs `build` on `module`, turning diagnostics into the error text.
+llvm::Error runPipeline(ModuleOp module, const std::string &what,
+                        llvm::function_ref<void(OpPassManager &)> build) {
+  PassManager pm(module->getContext());
+  build(pm);
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  ScopedDiagnosticHandler handler(module->getContext(), [&](Diagnostic &d) {
+    os << d.getLocation() << ": " << d << "\n";
+    return success();
+  });
+  if (failed(pm.run(module)))
+    return llvm::createStringError(what + " failed:\n" + diagnostics);
+  return llvm::Error::success();
+}
+
+convrt::Dim3 toDim3(Attribute attr) {
+  auto values = cast<DenseI64ArrayAttr>(attr).asArrayRef();
+  return {static_cast<unsigned>(values[0]), static_cast<unsigned>(values[1]),
+          static_cast<unsigned>(values[2])};
+}
+
+/// The bytes of the gpu.binary's single object.
+llvm::Expected<std::string> binaryObject(ModuleOp module) {
+  std::string bytes;
+  int count = 0;
+  module.walk([&](gpu::BinaryOp binary) {
+    for (Attribute a : binary.getObjects()) {
+      bytes = cast<gpu::ObjectAttr>(a).getObject().getValue().str();
+      ++count;
+    }
+  });
+  if (count != 1)
+    return llvm::createStringError(
+        llvm::formatv("expected one GPU object, found {0}", count));
+  return bytes;
+}
+
+convrt::ArgumentSpec argument(llvm::StringRef name, convrt::ArgumentRole role,
+                              convrt::DType dtype,
+                              const std::vector<int64_t> &shape) {
+  convrt::ArgumentSpec a;
+  a.name = name.str();
+  a.role = role;
+  a.dtype = dtype;
+  a.shape = shape;
+  return a;
+}
+
+} // namespace
+
+llvm::Expected<GpuKernelBuild>
+mlir::conv_lower::compileGpuKernel(ModuleOp module, llvm::StringRef function,
+                                   const ConvProblem &problem,
+                                   const ConvLowerToNVVMOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  if (!isSupportedChip(options.chip))
+    return llvm::createStringError(
+        "unsupported chip '" + options.chip +
+        "' (expected sm_80, sm_86, sm_89, sm_90 or sm_90a)");
+  if (problem.bias)
+    return llvm::createStringError(
+        "the GPU kernel does not fuse a bias yet: drop --bias");
+  OwningOpRef<ModuleOp> owned(module.clone());
+  ModuleOp kernels = *owned;
+  if (llvm::Error e = runPipeline(kernels, "conv-lower-to-nvvm (kernels)",
+                                  [&](OpPassManager &pm) {
+                                    buildConvLowerToNVVMKernelPipeline(
+                                        pm, options);
+                                  }))
+    return std::move(e);
+
+  SmallVector<gpu::GPUFuncOp> funcs;
+  kernels.walk([&](gpu::GPUFuncOp f) {
+    if (f->hasAttr("conv_lower.grid"))
+      funcs.push_back(f);
+  });
+  if (funcs.size() != 1)
+    return llvm::createStringError(llvm::formatv(
+        "@{0}: expected one convolution for the GPU kernel, found {1}",
+        function, funcs.size()));
+  gpu::GPUFuncOp kernel = funcs.front();
+
+  GpuKernelBuild build;
+  convrt::Manifest &m = build.manifest;
+  m.generator = "conv-run (conv-lower-to-nvvm chip=" + options.chip + ")";
+  m.kernel.name = kernel.getName().str();
+  m.kernel.grid = toDim3(kernel->getAttr("conv_lower.grid"));
+  m.kernel.block = toDim3(kernel->getAttr("conv_lower.block"));
+  m.kernel.sharedMemoryBytes = 0; // static shared memory only
+  m.kernel.chip = options.chip;
+  m.kernel.binary = m.kernel.name + ".cubin";
+  m.kernel.ptx = m.kernel.name + ".ptx";
+  llvm::raw_string_ostream tiles(build.tiles);
+  tiles << kernel->getAttr("conv_lower.tiles");
+
+  m.problem = problem.runtime();
+  // f32 data runs on tensor cores as tf32: checked at tf32's tolerance.
+  if (m.problem.dtype == convrt::DType::F32)
+    m.problem.dtype = convrt::DType::TF32;
+  convrt::DType stored = convrt::storageType(m.problem.dtype);
+  m.arguments = {
+      argument("input", convrt::ArgumentRole::Input, stored,
+               m.problem.inputShape()),
+      argument("filter", convrt::ArgumentRole::Filter, stored,
+               m.problem.filterShape()),
+      argument("output", convrt::ArgumentRole::Output, convrt::DType::F32,
+               m.problem.outputShape())};
+
+  // PTX and cubin from the same kernel IR.
+  for (llvm::StringRef format : {"isa", "bin"}) {
+    OwningOpRef<ModuleOp> copy(kernels.clone());
+    ConvLowerToNVVMOptions o;
+    o.chip = options.chip;
+    o.features = options.features;
+    o.toolkit = options.toolkit;
+    o.format = format.str();
+    if (llvm::Error e = runPipeline(*copy, ("conv-lower-to-nvvm (" + format + ")").str(),
+                                    [&](OpPassManager &pm) {
+                                      buildConvLowerToNVVMBinaryPipeline(pm, o);
+                                    }))
+      return std::move(e);
+    auto object = binaryObject(*copy);
+    if (!object)
+      return object.takeError();
+    (format == "isa" ? build.ptx : build.cubin) = std::move(*object);
+  }
+  if (convrt::Error e = convrt::validateManifest(m); !e.ok())
+    return llvm::createStringError("internal error: invalid manifest: " +
+                                   e.message());
+  build.compileMs = std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - start)
+                        .count();
+  return build;
+}
+
+llvm::Error mlir::conv_lower::writeGpuBundle(const std::string &directory,
+                                             const GpuKernelBuild &build) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(directory))
+    return llvm::createStringError("cannot create " + directory + ": " +
+                                   ec.message());
+  convrt::Error e =
+      convrt::writeBundle(directory, build.manifest, build.cubin, build.ptx);
+  if (!e.ok())
+    return llvm::createStringError(e.message());
+  return llvm::Error::success();
+}

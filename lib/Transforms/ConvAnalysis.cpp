@@ -1,0 +1,240 @@
+//===- ConvAnalysis.cpp - The convolution forms and their analysis --------===//
+
+#include "ConvAnalysis.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/Utils/Utils.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace mlir::conv_lower;
+
+namespace {
+
+template <typename OpTy>
+bool matchConv(linalg::LinalgOp op, SmallVector<int64_t> &strides,
+               SmallVector<int64_t> &dilations) {
+  if (auto named = dyn_cast<OpTy>(op.getOperation())) {
+    strides = llvm::to_vector(named.getStrides().template getValues<int64_t>());
+    dilations =
+        llvm::to_vector(named.getDilations().template getValues<int64_t>());
+    return true;
+  }
+  if (!isa<linalg::GenericOp>(op.getOperation()))
+    return false;
+  strides.clear();
+  dilations.clear();
+  return linalg::isaConvolutionOpOfType<OpTy>(op, &dilations, &strides);
+}
+
+} // namespace
+
+const SmallVector<ConvForm> &mlir::conv_lower::getConvForms() {
+  using IL = ImageLayout;
+  using KO = KOrder;
+  static const SmallVector<ConvForm> forms = {
+      {"conv_2d_nchw_fchw", IL::nchw, KO::chw, 2, 3, 2, 3, {}, {},
+       {{0}, {1, 2, 3}}, {Role::F, Role::K},
+       matchConv<linalg::Conv2DNchwFchwOp>},
+      {"conv_2d_nhwc_hwcf", IL::nhwc, KO::hwc, 1, 2, 0, 1, {}, {},
+       {{0, 1, 2}, {3}}, {Role::K, Role::F},
+       matchConv<linalg::Conv2DNhwcHwcfOp>},
+      {"conv_2d_nhwc_fhwc", IL::nhwc, KO::hwc, 1, 2, 1, 2, {}, {},
+       {{0}, {1, 2, 3}}, {Role::F, Role::K},
+       matchConv<linalg::Conv2DNhwcFhwcOp>},
+      {"conv_2d_ngchw_fgchw", IL::nchw, KO::chw, 3, 4, 3, 4,
+       {{0}, {1, 2}, {3}, {4}}, {{0}, {1, 2}, {3}, {4}},
+       {{0}, {1}, {2, 3, 4}}, {Role::F, Role::G, Role::K},
+       matchConv<linalg::Conv2DNgchwFgchwOp>},
+      {"conv_2d_ngchw_gfchw", IL::nchw, KO::chw, 3, 4, 3, 4,
+       {{0}, {1, 2}, {3}, {4}}, {{0}, {1, 2}, {3}, {4}},
+       {{0}, {1}, {2, 3, 4}}, {Role::G, Role::F, Role::K},
+       matchConv<linalg::Conv2DNgchwGfchwOp>},
+      {"conv_2d_nhwgc_gfhwc", IL::nhwc, KO::hwc, 1, 2, 2, 3,
+       {{0}, {1}, {2}, {3, 4}}, {{0}, {1}, {2}, {3, 4}},
+       {{0}, {1}, {2, 3, 4}}, {Role::G, Role::F, Role::K},
+       matchConv<linalg::Conv2DNhwgcGfhwcOp>},
+      {"depthwise_conv_2d_nchw_chw", IL::nchw, KO::chw, 2, 3, 1, 2, {}, {},
+       {{0}, {1, 2}}, {Role::G, Role::K},
+       matchConv<linalg::DepthwiseConv2DNchwChwOp>},
+      {"depthwise_conv_2d_nhwc_hwc", IL::nhwc, KO::hwc, 1, 2, 0, 1, {}, {},
+       {{0, 1}, {2}}, {Role::K, Role::G},
+       matchConv<linalg::DepthwiseConv2DNhwcHwcOp>},
+      {"depthwise_conv_2d_nhwc_hwcm", IL::nhwc, KO::hwc, 1, 2, 0, 1, {},
+       {{0}, {1}, {2}, {3, 4}}, {{0, 1}, {2}, {3}},
+       {Role::K, Role::G, Role::F},
+       matchConv<linalg::DepthwiseConv2DNhwcHwcmOp>},
+  };
+  return forms;
+}
+
+SmallVector<int64_t>
+mlir::conv_lower::collapseShape(ArrayRef<int64_t> shape,
+                                   ArrayRef<ReassociationIndices> reassoc) {
+  if (reassoc.empty())
+    return llvm::to_vector(shape);
+  SmallVector<int64_t> result;
+  for (const ReassociationIndices &group : reassoc) {
+    int64_t size = 1;
+    for (int64_t d : group) {
+      if (ShapedType::isDynamic(shape[d]))
+        return SmallVector<int64_t>(reassoc.size(), ShapedType::kDynamic);
+      size *= shape[d];
+    }
+    result.push_back(size);
+  }
+  return result;
+}
+
+namespace {
+
+/// A tensor.pad of zeros on the spatial dims only, with static amounts.
+tensor::PadOp getAbsorbablePad(Value input, const ConvForm &form) {
+  auto pad = input.getDefiningOp<tensor::PadOp>();
+  if (!pad || !pad.getLow().empty() || !pad.getHigh().empty())
+    return nullptr;
+  Value padValue = pad.getConstantPaddingValue();
+  if (!padValue || !(matchPattern(padValue, m_AnyZeroFloat()) ||
+                     matchPattern(padValue, m_Zero())))
+    return nullptr;
+  for (auto [dim, amounts] :
+       llvm::enumerate(llvm::zip(pad.getStaticLow(), pad.getStaticHigh()))) {
+    if (dim == form.hDim || dim == form.wDim)
+      continue;
+    if (std::get<0>(amounts) != 0 || std::get<1>(amounts) != 0)
+      return nullptr;
+  }
+  return pad;
+}
+
+/// The body must be a signed (or float) multiply-accumulate: an unsigned
+/// extension would change the meaning of the GEMM we emit.
+bool hasUnsignedCast(linalg::LinalgOp op) {
+  return op.getBlock()
+      ->walk([](Operation *inner) {
+        return isa<arith::ExtUIOp, arith::UIToFPOp>(inner)
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// The input extent that the output actually reads along one spatial dim,
+/// with the padding trimmed (bottom/right first, then the input cropped)
+/// when the output is smaller than the convolution formula gives. Linalg
+/// allows such outputs; the im2col op states the exact formula.
+LogicalResult fitOutput(int64_t in, int64_t &padBefore, int64_t &padAfter,
+                        int64_t &crop, int64_t kernel, int64_t stride,
+                        int64_t dilation, int64_t out) {
+  int64_t needed = (out - 1) * stride + dilation * (kernel - 1) + 1;
+  int64_t excess = in + padBefore + padAfter - needed;
+  if (excess < 0)
+    return failure();
+  int64_t fromPad = std::min(excess, padAfter);
+  padAfter -= fromPad;
+  crop = excess - fromPad;
+  return success();
+}
+
+/// Why a convolution-like op matches none of the forms.
+std::string unsupportedFormReason(linalg::LinalgOp op) {
+  StringRef name = op->getName().getStringRef();
+  if (name.starts_with("linalg.pooling"))
+    return "pooling has no filter to multiply with";
+  if (name.ends_with("_q"))
+    return "quantized convolutions (with zero points) are not rewritten";
+  FailureOr<linalg::ConvolutionDimensions> dims =
+      linalg::inferConvolutionDims(op);
+  if (succeeded(dims) && dims->outputImage.size() != 2) {
+    size_t n = dims->outputImage.size();
+    return ("only 2-D convolutions are rewritten (this one has " + Twine(n) +
+            " spatial dimension" + (n == 1 ? ")" : "s)"))
+        .str();
+  }
+  return ("not one of the supported 2-D convolution forms (" + name + ")")
+      .str();
+}
+
+} // namespace
+
+FailureOr<ConvPlan>
+mlir::conv_lower::analyzeConv(linalg::LinalgOp op, std::string &whyNot) {
+  auto fail = [&](const Twine &reason) {
+    whyNot = reason.str();
+    return failure();
+  };
+  ConvPlan plan;
+  plan.op = op;
+  for (const ConvForm &form : getConvForms()) {
+    if (form.match(op, plan.strides, plan.dilations)) {
+      plan.form = &form;
+      break;
+    }
+  }
+  if (!plan.form)
+    return fail(unsupportedFormReason(op));
+  const ConvForm &form = *plan.form;
+  if (!op.hasPureTensorSemantics())
+    return fail("the convolution works on buffers; only tensors are rewritten");
+  if (hasUnsignedCast(op))
+    return fail("the body extends unsigned; the GEMM would extend signed");
+  for (OpOperand &operand : op->getOpOperands())
+    if (!getElementTypeOrSelf(operand.get().getType()).isIntOrFloat())
+      return fail("element types must be integers or floats (complex and "
+                  "other types are left alone)");
+
+  Value input = op.getDpsInputOperand(0)->get();
+  Value filter = op.getDpsInputOperand(1)->get();
+  auto filterType = cast<RankedTensorType>(filter.getType());
+  auto outputType = cast<RankedTensorType>(op.getDpsInitOperand(0)->get().getType());
+  if (!filterType.hasStaticShape())
+    return fail("the filter shape must be static");
+  for (int64_t i = 1; i < outputType.getRank(); ++i)
+    if (outputType.isDynamicDim(i))
+      return fail("only the batch dimension may be dynamic");
+
+  plan.padding = {0, 0, 0, 0};
+  if (tensor::PadOp pad = getAbsorbablePad(input, form)) {
+    plan.absorbedPad = pad;
+    plan.padding = {pad.getStaticLow()[form.hDim], pad.getStaticLow()[form.wDim],
+                    pad.getStaticHigh()[form.hDim],
+                    pad.getStaticHigh()[form.wDim]};
+    input = pad.getSource();
+  }
+  plan.input = input;
+  auto inputType = cast<RankedTensorType>(input.getType());
+  for (int64_t i = 1; i < inputType.getRank(); ++i)
+    if (inputType.isDynamicDim(i))
+      return fail("only the batch dimension may be dynamic");
+
+  plan.kh = filterType.getDimSize(form.khDim);
+  plan.kw = filterType.getDimSize(form.kwDim);
+  plan.bShape = collapseShape(filterType.getShape(), form.filterToB);
+  auto roleSize = [&](Role role) -> int64_t {
+    auto it = llvm::find(form.bRoles, role);
+    return it == form.bRoles.end() ? 1 : plan.bShape[it - form.bRoles.begin()];
+  };
+  plan.groups = roleSize(Role::G);
+  plan.filtersPerGroup = roleSize(Role::F);
+  SmallVector<int64_t> image =
+      collapseShape(inputType.getShape(), form.inputToImage);
+  ImageDims dims = getImageDims(form.layout);
+  plan.channels = image[dims.c];
+  plan.ho = outputType.getDimSize(form.hDim);
+  plan.wo = outputType.getDimSize(form.wDim);
+  if (failed(fitOutput(image[dims.h], plan.padding[0], plan.padding[2],
+                       plan.cropH, plan.kh, plan.strides[0], plan.dilations[0],
+                       plan.ho)) ||
+      failed(fitOutput(image[dims.w], plan.padding[1], plan.padding[3],
+                       plan.cropW, plan.kw, plan.strides[1], plan.dilations[1],
+                       plan.wo)))
+    return fail("the output is larger than the padded input allows");
+  return plan;
+}
+
+bool mlir::conv_lower::looksLikeConvolution(linalg::LinalgOp op) {
+  return isa<linalg::ConvolutionOpInterface>(op.getOperation()) ||
+         (isa<linalg::GenericOp>(op.getOperation()) &&
+          linalg::isaConvolutionOpInterface(op));
+}
+

@@ -1,0 +1,80 @@
+//===- ConvAnalysis.h - Which convolutions the passes handle, and how -----===//
+//
+// The convolution forms as data (where H and W sit, how the filter regroups
+// into the GEMM's B operand) and the analysis every rewrite starts from:
+// strides, dilations, absorbed zero padding, group and channel counts.
+// Shared by the im2col rewrite and the implicit-GEMM kernel generator, so
+// both accept exactly the same convolutions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONVLOWER_TRANSFORMS_CONVANALYSIS_H
+#define CONVLOWER_TRANSFORMS_CONVANALYSIS_H
+
+#include "ConvLower/Dialect/ConvLower/IR/ConvLowerOps.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <string>
+
+namespace mlir::conv_lower {
+
+/// Role of a dimension of the regrouped filter B.
+enum class Role { G, F, K };
+
+struct ConvForm {
+  StringRef name;
+  ImageLayout layout;
+  KOrder kOrder;
+  /// Spatial dims of the input (and output) operand.
+  unsigned hDim, wDim;
+  /// Spatial dims of the filter operand.
+  unsigned khDim, kwDim;
+  /// Collapses a rank-5 grouped input/output to the rank-4 image; empty when
+  /// the operand is already rank 4.
+  SmallVector<ReassociationIndices> inputToImage, outputToImage;
+  /// Collapses the filter into B, whose dims play `bRoles`.
+  SmallVector<ReassociationIndices> filterToB;
+  SmallVector<Role> bRoles;
+  /// Matches the named op, or a linalg.generic computing the same thing;
+  /// fills strides and dilations.
+  bool (*match)(linalg::LinalgOp, SmallVector<int64_t> &,
+                SmallVector<int64_t> &);
+};
+
+/// Everything the rewrite needs, computed without touching the IR.
+struct ConvPlan {
+  const ConvForm *form = nullptr;
+  linalg::LinalgOp op;
+  Value input;                    // the image, or the source of a zero pad
+  tensor::PadOp absorbedPad;      // the pad folded into `padding`, if any
+  SmallVector<int64_t> strides, dilations;
+  SmallVector<int64_t> padding;   // top, left, bottom, right
+  int64_t cropH = 0, cropW = 0;   // input rows/cols the output never reads
+  int64_t kh, kw, groups, channels, filtersPerGroup, ho, wo;
+  SmallVector<int64_t> bShape;    // the regrouped filter's shape
+
+  bool isPointwise() const {
+    return kh == 1 && kw == 1 && strides == ArrayRef<int64_t>{1, 1} &&
+           llvm::all_of(padding, [](int64_t p) { return p == 0; }) &&
+           cropH == 0 && cropW == 0;
+  }
+};
+
+/// The supported forms, one entry per linalg named convolution.
+const SmallVector<ConvForm> &getConvForms();
+
+/// Collapsed shape of `shape` under `reassociation` (identity when empty).
+SmallVector<int64_t> collapseShape(ArrayRef<int64_t> shape,
+                                   ArrayRef<ReassociationIndices> reassoc);
+
+/// The plan for `op`, or failure with `whyNot` saying why it is not handled.
+FailureOr<ConvPlan> analyzeConv(linalg::LinalgOp op, std::string &whyNot);
+
+/// A named convolution, or a linalg.generic shaped like one.
+bool looksLikeConvolution(linalg::LinalgOp op);
+
+} // namespace mlir::conv_lower
+
+#endif // CONVLOWER_TRANSFORMS_CONVANALYSIS_H
