@@ -166,16 +166,15 @@ FailureOr<GemmProblem> buildProblem(const ConvPlan &plan, std::string &whyNot) {
   if (!inputType.hasStaticShape() || !outputType.hasStaticShape())
     return fail("the kernel needs static shapes (dynamic batch is not "
                 "supported yet)");
-  FailureOr<double> initValue = getConstantInit(init);
-  if (failed(initValue))
-    return fail("the convolution's init must be a constant fill");
-
   GemmProblem p;
   FailureOr<MmaKind> kind =
       getMmaKind(inputType.getElementType(), filterType.getElementType(),
                  outputType.getElementType(), whyNot);
   if (failed(kind))
     return failure();
+  FailureOr<double> initValue = getConstantInit(init);
+  if (failed(initValue))
+    return fail("the convolution's init must be a constant fill");
   p.kind = *kind;
   p.elementType = inputType.getElementType();
   p.outputType = outputType.getElementType();
@@ -236,6 +235,26 @@ FailureOr<GemmProblem> buildProblem(const ConvPlan &plan, std::string &whyNot) {
   return p;
 }
 
+/// Which GEMM operand a tile load fills.
+enum class Operand { A, B };
+
+/// Whether an operand's 16-byte chunks are contiguous and aligned in global
+/// memory (then one cp.async moves each); otherwise elements are gathered
+/// one at a time.
+bool isVectorized(const GemmProblem &p, Operand op) {
+  int64_t v = p.chunkElements();
+  if (op == Operand::A)
+    return p.channelsInnermost && p.cg % v == 0 && p.xN % v == 0 &&
+           p.xH % v == 0 && p.xW % v == 0;
+  // B: V consecutive k must be V consecutive, aligned filter elements.
+  bool alignedRows = p.wF % v == 0 && p.wG % v == 0;
+  if (p.channelsInnermost)
+    return alignedRows && p.wC == 1 && p.cg % v == 0 && p.wKH % v == 0 &&
+           p.wKW % v == 0;
+  bool flatK = p.wKW == 1 && p.wKH == p.kw && (p.cg == 1 || p.wC == p.kh * p.kw);
+  return alignedRows && flatK && p.k() % v == 0;
+}
+
 //===----------------------------------------------------------------------===//
 // Tile sizes
 //===----------------------------------------------------------------------===//
@@ -254,6 +273,11 @@ TileConfig chooseTiles(const GemmProblem &p, const TileOverrides &o) {
   t.blockM = p.m() > 64 ? 128 : 64;
   t.warpsM = 2;
   t.warpsN = 2;
+  // A gathered element by element (NCHW) costs each thread a register per
+  // element in flight: 8 warps halve both that and the accumulators per
+  // thread (ptxas spilled with 4 warps of 64x64 on sm_90).
+  if (!isVectorized(p, Operand::A) && t.blockM == 128 && t.blockN >= 64)
+    t.warpsM = 4;
   t.stages = 3;
   if (o.blockM)
     t.blockM = o.blockM;
@@ -295,9 +319,6 @@ std::string checkTiles(const TileConfig &t, const GemmProblem &p) {
 // The kernel body
 //===----------------------------------------------------------------------===//
 
-/// Which GEMM operand a tile load fills.
-enum class Operand { A, B };
-
 /// Builds one CTA's work; `twin` selects the host form of the same body.
 class KernelBuilder {
 public:
@@ -311,10 +332,7 @@ public:
   void emitBlock(Value bm, Value bn, Value group, Value x, Value w, Value y,
                  Value smemA, Value smemB, Value twinAcc);
 
-  /// Whether an operand's 16-byte chunks are contiguous and aligned in
-  /// global memory (then one cp.async moves each); otherwise elements are
-  /// gathered one at a time.
-  bool isVectorized(Operand op) const;
+  bool isVectorized(Operand op) const { return ::isVectorized(p, op); }
 
 private:
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
@@ -388,20 +406,6 @@ private:
   bool twin;
 };
 
-bool KernelBuilder::isVectorized(Operand op) const {
-  int64_t v = p.chunkElements();
-  if (op == Operand::A)
-    return p.channelsInnermost && p.cg % v == 0 && p.xN % v == 0 &&
-           p.xH % v == 0 && p.xW % v == 0;
-  // B: V consecutive k must be V consecutive, aligned filter elements.
-  bool alignedRows = p.wF % v == 0 && p.wG % v == 0;
-  if (p.channelsInnermost)
-    return alignedRows && p.wC == 1 && p.cg % v == 0 && p.wKH % v == 0 &&
-           p.wKW % v == 0;
-  bool flatK = p.wKW == 1 && p.wKH == p.kw && (p.cg == 1 || p.wC == p.kh * p.kw);
-  return alignedRows && flatK && p.k() % v == 0;
-}
-
 void KernelBuilder::forEach(int64_t n, Value gpuId,
                             function_ref<void(Value)> body) {
   if (!twin) {
@@ -469,9 +473,11 @@ SmallVector<Value> KernelBuilder::loadTile(Operand op, Value src, Value smem,
   if (isVectorized(op)) {
     // Thread tid moves chunks tid, tid + T, ...: consecutive threads take
     // consecutive chunks of a row (contiguous along K in global memory).
+    // checkTiles makes T a multiple of chunksPerRow: the chunk column is the
+    // thread's own, and the row steps by T / chunksPerRow.
+    Value firstRow = div(tid, chunksPerRow), chunk = rem(tid, chunksPerRow);
     for (int64_t i = 0; i < rows * chunksPerRow / t.threads(); ++i) {
-      Value id = add(tid, i * t.threads());
-      Value row = div(id, chunksPerRow), chunk = rem(id, chunksPerRow);
+      Value row = add(firstRow, i * (t.threads() / chunksPerRow));
       Value k = add(kBase, mul(chunk, v));
       auto [offset, valid] = elementOffset(op, add(rowBase, row), k, group);
       offset = select(valid, offset, idx(0));
@@ -500,10 +506,19 @@ SmallVector<Value> KernelBuilder::loadTile(Operand op, Value src, Value smem,
   // are what is contiguous in memory (NCHW pixels), else consecutive k.
   bool rowsContiguous = op == Operand::A && !p.channelsInnermost;
   Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(p.elementType));
+  // Element e = tid + i*T. The index math is written per thread so that what
+  // does not change with i (the thread's row, and with it the image position
+  // of an A row) is computed once: fewer live registers in the kernel.
+  int64_t inner = rowsContiguous ? rows : t.blockK;
+  bool perThread = t.threads() % inner == 0;
+  Value fixedPart = rem(tid, inner), steppedPart = div(tid, inner);
   for (int64_t i = 0; i < rows * t.blockK / t.threads(); ++i) {
     Value e = add(tid, i * t.threads());
-    Value row = rowsContiguous ? rem(e, rows) : div(e, t.blockK);
-    Value kk = rowsContiguous ? div(e, rows) : rem(e, t.blockK);
+    Value fixed = perThread ? fixedPart : rem(e, inner);
+    Value stepped = perThread ? add(steppedPart, i * (t.threads() / inner))
+                              : div(e, inner);
+    Value row = rowsContiguous ? fixed : stepped;
+    Value kk = rowsContiguous ? stepped : fixed;
     auto [offset, valid] =
         elementOffset(op, add(rowBase, row), add(kBase, kk), group);
     Value data = memref::LoadOp::create(b, loc, src,
@@ -936,8 +951,14 @@ Value buildGpuLaunch(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel,
   Value resultFlat = memref::CollapseShapeOp::create(
       b, loc, result, ArrayRef<ReassociationIndices>{all});
   memref::CopyOp::create(b, loc, y, resultFlat);
+  // Frees go through an async chain: gpu-to-llvm lowers only async deallocs.
+  Type tokenType = gpu::AsyncTokenType::get(b.getContext());
+  Value token =
+      gpu::WaitOp::create(b, loc, tokenType, ValueRange{}).getAsyncToken();
   for (Value buffer : {x, w, y})
-    gpu::DeallocOp::create(b, loc, Type(), ValueRange{}, buffer);
+    token = gpu::DeallocOp::create(b, loc, tokenType, ValueRange{token}, buffer)
+                .getAsyncToken();
+  gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
   return bufferization::ToTensorOp::create(b, loc, outputType, result,
                                            b.getUnitAttr(), b.getUnitAttr());
 }

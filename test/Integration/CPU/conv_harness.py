@@ -10,6 +10,9 @@ formula in DESIGN.md ("Convolution semantics"), never from the code under test:
   decompose  conv-opt --conv-lower-im2col --conv-lower-decompose | mlir-opt UPSTREAM_PIPELINE
              | mlir-runner
   llvm       conv-opt --conv-lower-to-llvm | mlir-runner
+  twin       conv-opt --conv-lower-to-llvm=implicit-gemm-twin | mlir-runner
+             (the GPU implicit-GEMM kernel's block body as host loops; it fails on a
+             convolution the kernel cannot take)
 
 The upstream route checks the harness itself (the emitted MLIR and the reference); the
 other two check ConvLower. Before the conv-opt routes, `conv-opt --conv-lower-im2col` alone
@@ -463,7 +466,10 @@ UPSTREAM_PIPELINE = [
     "--reconcile-unrealized-casts",
 ]
 
-ROUTES = ("upstream", "decompose", "llvm")
+ROUTES = ("upstream", "decompose", "llvm", "twin")
+# The twin takes only what the GPU kernel takes (static shapes, float types): it
+# runs where asked (conv-twin.test), not on every set.
+DEFAULT_ROUTES = ("upstream", "decompose", "llvm")
 
 
 class ToolError(Exception):
@@ -491,6 +497,7 @@ def route_stages(route, tools):
         "decompose": [[tools.conv_opt, "--conv-lower-im2col", "--conv-lower-decompose"],
                       mlir_opt, runner],
         "llvm": [[tools.conv_opt, "--conv-lower-to-llvm"], runner],
+        "twin": [[tools.conv_opt, "--conv-lower-to-llvm=implicit-gemm-twin"], runner],
     }[route]
 
 
@@ -712,7 +719,16 @@ def set_pointwise():
     ]
 
 
+def set_twin():
+    """What the implicit-GEMM kernel takes, for its CPU twin: every form, the pointwise
+    cases and the floating-point dtypes (tensor cores take no i8 here; shapes are
+    static)."""
+    return (set_forms() + set_pointwise() +
+            [p for p in set_dtypes() if p.dtype != "i8"])
+
+
 SETS = {
+    "twin": set_twin,
     "forms": set_forms,
     "dtypes": set_dtypes,
     "dynamic": set_dynamic,
@@ -732,8 +748,9 @@ def parse_args(argv):
     ap.add_argument("--set", choices=sorted(SETS), action="append",
                     help="case set to run (repeatable)")
     ap.add_argument("--list", action="store_true", help="list the sets and their cases")
-    ap.add_argument("--routes", default=",".join(ROUTES),
-                    help="comma-separated subset of " + ",".join(ROUTES))
+    ap.add_argument("--routes", default=",".join(DEFAULT_ROUTES),
+                    help="comma-separated subset of " + ",".join(ROUTES) +
+                    " (default: " + ",".join(DEFAULT_ROUTES) + ")")
     ap.add_argument("--conv-opt", default="build/release/bin/conv-opt")
     ap.add_argument("--mlir-opt", default=f"{llvm}/bin/mlir-opt")
     ap.add_argument("--mlir-runner", default=f"{llvm}/bin/mlir-runner")
@@ -753,7 +770,7 @@ def parse_args(argv):
         # A wrong path otherwise surfaces as an obscure JIT "symbols not found" per case.
         needed = ["mlir_runner", "runner_utils", "c_runner_utils"]
         needed += ["mlir_opt"] if {"upstream", "decompose"} & set(args.routes) else []
-        needed += ["conv_opt"] if {"decompose", "llvm"} & set(args.routes) else []
+        needed += ["conv_opt"] if {"decompose", "llvm", "twin"} & set(args.routes) else []
         missing = [f"--{n.replace('_', '-')} {getattr(args, n)}" for n in needed
                    if not os.path.isfile(getattr(args, n))]
         if missing:

@@ -336,8 +336,9 @@ NUMERICS = [
 ]
 
 
-def check_report(problem, report, y, own_max_diff, scale):
-    """The JSON of a numerics run against the problem's sizes and our own comparison."""
+def check_report(problem, report, y, own_max_diff, scale, implicit=False):
+    """The JSON of a numerics run against the problem's sizes and our own comparison;
+    an implicit-GEMM run (the CPU twin) must report no X_col at all."""
     n, c, h, w = problem.nchw
     f, cg, kh, kw = problem.fchw
     ho, wo = problem.out_hw()
@@ -352,7 +353,9 @@ def check_report(problem, report, y, own_max_diff, scale):
     expect(isinstance(theirs, (int, float)) and
            abs(theirs - own_max_diff) <= 0.01 * max(theirs, own_max_diff) + 1e-9 * scale,
            f"max_abs_diff {theirs} disagrees with ours {own_max_diff:.6g}")
-    im2col = problem.groups * n * ho * wo * cg * kh * kw * elem
+    im2col = 0 if implicit else problem.groups * n * ho * wo * cg * kh * kw * elem
+    expect(report.get("im2col") == ("implicit" if implicit else "explicit"),
+           f"im2col {report.get('im2col')!r}")
     expect(report.get("im2col_bytes") == im2col,
            f"im2col_bytes {report.get('im2col_bytes')} != G*N*Ho*Wo*Cg*KH*KW*{elem} = {im2col}")
     expect(report.get("input_bytes") == n * c * h * w * elem,
@@ -365,14 +368,14 @@ def check_report(problem, report, y, own_max_diff, scale):
            f"gflops {gflops} is not a positive number")
 
 
-def numerics_case(problem):
+def numerics_case(problem, extra=(), implicit=False):
     def body(ctx):
         rng = case_rng(ctx, problem.name)
         x_shape, w_shape, y_shape = problem.shapes()
         x = random_values(rng, x_shape, problem.dtype)
         w = random_values(rng, w_shape, problem.dtype)
         bias = random_values(rng, (w_shape[0],), problem.dtype) if problem.bias else None
-        args = problem.flags() + FAST + ["--check",
+        args = problem.flags() + FAST + list(extra) + ["--check",
                                          "--input", save(ctx, f"{problem.name}-x.npy", x),
                                          "--filter", save(ctx, f"{problem.name}-w.npy", w)]
         if bias is not None:
@@ -382,13 +385,44 @@ def numerics_case(problem):
         y = load_output(y_path, y_shape)
         ref = reference_for(problem, x, w, bias)
         max_diff, scale = compare(y, ref, REL_TOLERANCE[problem.dtype])
-        check_report(problem, report, y, max_diff, scale)
+        check_report(problem, report, y, max_diff, scale, implicit)
         return f"max|Y-ref|/max|ref| = {max_diff / scale:.1e}"
     return body
 
 
 def numerics_set():
     return [(p.name, numerics_case(p)) for p in NUMERICS]
+
+
+# ----------------------------------------------------------------------------------------
+# Set "twin": --target cpu-twin, the GPU kernel's loop nest on the CPU.
+# ----------------------------------------------------------------------------------------
+
+# Sizes that reach the kernel's other paths than the small NUMERICS problems: channels
+# in 16-byte chunks (NHWC, C a multiple of 8 or 4: cp.async-style vector copies of A and
+# B), several CTA tiles along M and N with partial last tiles, blocks of 64 and 128
+# filters, and a K that is not a multiple of the K step.
+TWIN = [
+    Problem("twin-f16-nhwc-vector-chunks", "2,16,10,10", "32,16,3,3", padding="1",
+            layout="nhwc", dtype="f16"),
+    Problem("twin-bf16-nhwc-partial-tiles", "1,32,19,17", "130,32,3,3", stride="2,1",
+            padding="1", layout="nhwc", dtype="bf16"),
+    Problem("twin-f32-nhwc-tf32-chunks", "2,8,9,9", "72,8,3,3", padding="1,0,2,1",
+            layout="nhwc"),
+    Problem("twin-f16-nchw-gather", "2,24,11,9", "40,24,3,3", dilation="2", padding="2",
+            dtype="f16"),
+    Problem("twin-f16-nhwc-groups-bias", "1,32,8,8", "64,8,3,3", groups=4, padding="1",
+            layout="nhwc", dtype="f16", bias=True),
+    Problem("twin-f32-nchw-depthwise", "2,16,9,9", "16,1,3,3", groups=16, padding="1",
+            stride="2"),
+    Problem("twin-f16-nhwc-pointwise", "3,64,7,7", "200,64,1,1", layout="nhwc",
+            dtype="f16"),
+]
+
+
+def twin_set():
+    return [(p.name, numerics_case(p, ["--target", "cpu-twin"], implicit=True))
+            for p in TWIN]
 
 
 # ----------------------------------------------------------------------------------------
@@ -703,6 +737,16 @@ BAD_INPUTS = [
     BadInput("unknown-target", GOOD + ["--target", "tpu"], (r"--target", r"tpu")),
     BadInput("im2col-implicit-on-cpu", GOOD + ["--target", "cpu", "--im2col", "implicit"],
              (r"implicit",)),
+    BadInput("im2col-explicit-on-twin",
+             GOOD + ["--target", "cpu-twin", "--im2col", "explicit"], (r"explicit",)),
+    BadInput("emit-bundle-unknown-chip",
+             GOOD + ["--emit-bundle", "{tmp}/bundle", "--chip", "sm_75"],
+             (r"--chip", r"sm_75")),
+    BadInput("emit-bundle-with-bias", GOOD + ["--bias", "--emit-bundle", "{tmp}/bundle"],
+             (r"bias",)),
+    BadInput("emit-bundle-from-mlir-file",
+             ["{tmp}/two_functions.mlir", "--function", "a", "--emit-bundle", "{tmp}/bundle"],
+             (r"--emit-bundle", r"flags")),
     BadInput("repeat-0", GOOD + ["--repeat", "0"], (r"--repeat",)),
     BadInput("non-integer-groups", GOOD + ["--groups=abc"], (r"--groups", r"abc")),
     BadInput("unknown-option", GOOD + ["--bogus"], (r"--bogus",)),
@@ -737,6 +781,11 @@ BAD_INPUTS = [
              ["{tmp}/two_functions.mlir", "--function", "a", "--check", "--reference", "none"],
              (r"--reference",)),
 ]
+
+# Only where no GPU is usable (what CI has): the fix and the CPU twin are named.
+if os.environ.get("CONV_LOWER_CUDA_DEVICE") != "1":
+    BAD_INPUTS.append(BadInput("target-cuda-without-device", GOOD + ["--target", "cuda"],
+                               (r"no usable CUDA device", r"cpu-twin")))
 
 ERROR_PREFIX = "conv-run: error:"
 
@@ -785,7 +834,8 @@ def bad_input_set():
 
 # ----------------------------------------------------------------------------------------
 
-SETS = {"numerics": numerics_set, "json": json_set, "bad-input": bad_input_set}
+SETS = {"numerics": numerics_set, "twin": twin_set, "json": json_set,
+        "bad-input": bad_input_set}
 SETUP = {"bad-input": write_bad_input_files}
 
 

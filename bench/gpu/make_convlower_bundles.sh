@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Writes ConvLower's tensor-core kernels as runtime bundles into
+# bench/gpu/bundles/ (git-ignored), for bench/gpu/run.sh to run on a GPU
+# machine that has no MLIR. Run here, after scripts/build.sh:
+#
+#   bench/gpu/make_convlower_bundles.sh [CHIP]     # default sm_90 (the H200)
+#
+# The problems: the seed's layer (N=16) and the ResNet-50 3x3 layers at N=128,
+# each as f16 NHWC, f16 NCHW and f32 NCHW (tf32 math) — the issue's table. Then
+# carry the directory with the device call: carry ["bench/gpu/bundles"].
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
+CHIP="${1:-sm_90}"
+CONV_RUN="${CONV_RUN:-$ROOT/build/release/bin/conv-run}"
+OUT="$ROOT/bench/gpu/bundles"
+[ -x "$CONV_RUN" ] || { echo "no $CONV_RUN: run scripts/build.sh first" >&2; exit 2; }
+rm -rf "$OUT"
+mkdir -p "$OUT"
+
+# name  input N,C,H,W  filter F,C,KH,KW
+problems=(
+  "seed_n16_c64_56_f128 16,64,56,56 128,64,3,3"
+  "r50_c64_56_n128 128,64,56,56 64,64,3,3"
+  "r50_c128_28_n128 128,128,28,28 128,128,3,3"
+  "r50_c256_14_n128 128,256,14,14 256,256,3,3"
+  "r50_c512_7_n128 128,512,7,7 512,512,3,3"
+)
+# suffix  flags
+variants=(
+  "f16_nhwc --dtype f16 --layout nhwc"
+  "f16_nchw --dtype f16 --layout nchw"
+  "tf32_nchw --dtype f32 --layout nchw"
+)
+for p in "${problems[@]}"; do
+  read -r name input filter <<<"$p"
+  for v in "${variants[@]}"; do
+    read -r suffix flags <<<"$v"
+    # shellcheck disable=SC2086
+    "$CONV_RUN" --input-shape "$input" --filter-shape "$filter" --padding 1 $flags \
+      --chip "$CHIP" --emit-bundle "$OUT/${name}_${suffix}" | sed -n 2p
+  done
+done
+du -sh "$OUT"

@@ -1,0 +1,99 @@
+// RUN: conv-opt %s --split-input-file --conv-lower-implicit-gemm --canonicalize --cse | FileCheck %s
+// RUN: conv-opt %s --split-input-file --conv-lower-implicit-gemm=target=cpu-twin --canonicalize --cse | FileCheck %s --check-prefix=TWIN
+//
+// The structure of the implicit-GEMM kernel; its numerics are checked through the CPU
+// twin (test/Integration/CPU/conv-twin.test) and, on a GPU, test/Integration/GPU.
+
+// NHWC f16, channels a multiple of 8: both operands move in 16-byte cp.async chunks
+// with zero-fill (the padding is absorbed, never materialized); 3 stages, wait for
+// all but the newest group, ldmatrix.x4 fragments, mma.sync m16n8k16 with f32
+// accumulators carried in registers through the K loop.
+// CHECK-LABEL: func.func @nhwc_f16
+// CHECK-NOT: tensor.pad
+// CHECK: gpu.alloc host_shared () : memref<3200xf16>
+// CHECK: gpu.launch_func @conv_lower_kernels::@conv2d_implicit_gemm_0 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) args(%{{.*}} : memref<3200xf16>, %{{.*}} : memref<4608xf16>, %{{.*}} : memref<6400xf32>)
+// CHECK: gpu.module @conv_lower_kernels
+// CHECK: gpu.func @conv2d_implicit_gemm_0(%{{.*}}: memref<3200xf16>, %{{.*}}: memref<4608xf16>, %{{.*}}: memref<6400xf32>)
+// CHECK-SAME: workgroup(%[[SA:.*]] : memref<3x128x32xf16, #gpu.address_space<workgroup>>, %[[SB:.*]] : memref<3x32x32xf16, #gpu.address_space<workgroup>>) kernel
+// CHECK-SAME: conv_lower.block = array<i64: 128, 1, 1>, conv_lower.grid = array<i64: 2, 1, 1>
+// CHECK-SAME: conv_lower.tiles = {a_vectorized = true, b_vectorized = true, block = array<i64: 128, 32, 32>, stages = 3 : i64, warps = array<i64: 2, 2>}
+// CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
+// CHECK: nvgpu.device_async_copy %{{.*}}, %[[SA]][%{{.*}}], 8, %{{.*}} {bypassL1} : memref<3200xf16> to memref<3x128x32xf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy %{{.*}}, %[[SB]][%{{.*}}], 8, %{{.*}} {bypassL1} : memref<4608xf16> to memref<3x32x32xf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_create_group
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, !nvgpu.device.async.token)
+// CHECK:   nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
+// CHECK:   gpu.barrier
+// CHECK:   nvgpu.ldmatrix %[[SA]][{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<3x128x32xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+// CHECK:   nvgpu.ldmatrix %[[SB]][{{.*}}] {numTiles = 4 : i32, transpose = false}
+// CHECK:   nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK: scf.if
+// CHECK:   memref.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<6400xf32>
+// CHECK: gpu.return
+// TWIN-LABEL: func.func @nhwc_f16
+// TWIN-NOT: gpu.
+// TWIN-NOT: nvgpu.
+// TWIN-NOT: nvvm.
+// TWIN: memref.alloca() : memref<3x128x32xf16>
+// TWIN: scf.for
+// TWIN: vector.load %{{.*}} : memref<3200xf16>, vector<8xf16>
+// TWIN: vector.reduction <add>
+// TWIN: return
+func.func @nhwc_f16(%x: tensor<2x10x10x16xf16>, %w: tensor<32x3x3x16xf16>) -> tensor<2x10x10x32xf32> {
+  %c0 = arith.constant 0.0 : f16
+  %p = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %c0 : f16
+  } : tensor<2x10x10x16xf16> to tensor<2x12x12x16xf16>
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x10x10x32xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<2x10x10x32xf32>) -> tensor<2x10x10x32xf32>
+  %r = linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%p, %w : tensor<2x12x12x16xf16>, tensor<32x3x3x16xf16>) outs(%f : tensor<2x10x10x32xf32>) -> tensor<2x10x10x32xf32>
+  return %r : tensor<2x10x10x32xf32>
+}
+
+// -----
+
+// NCHW f32 as tf32: the image is contiguous along pixels, not K, so A is gathered
+// element by element (no cp.async for A); the FCHW filter is K-contiguous (4-float
+// chunks). The K step is 16 floats (64 bytes), the mma m16n8k8 tf32, with operands as
+// i32 registers. The init (a fill of 1.5) is added in the epilogue.
+// CHECK-LABEL: func.func @nchw_tf32
+// CHECK: gpu.func @conv2d_implicit_gemm_0(%{{.*}}: memref<1664xf32>, %{{.*}}: memref<1152xf32>, %{{.*}}: memref<1152xf32>)
+// CHECK-SAME: workgroup(%[[SA:.*]] : memref<3x128x16xf32, #gpu.address_space<workgroup>>, %[[SB:.*]] : memref<3x32x16xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: a_vectorized = false, b_vectorized = true, block = array<i64: 128, 32, 16>
+// CHECK: %[[INIT:.*]] = arith.constant 1.500000e+00 : f32
+// CHECK-NOT: nvgpu.device_async_copy %{{.*}}, %[[SA]]
+// CHECK: memref.load %{{.*}}[%{{.*}}] : memref<1664xf32>
+// CHECK: memref.store %{{.*}}, %[[SA]][%{{.*}}] : memref<3x128x16xf32, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy %{{.*}}, %[[SB]][%{{.*}}], 4, %{{.*}} {bypassL1} : memref<1152xf32>
+// CHECK: nvgpu.ldmatrix %[[SA]][{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<3x128x16xf32, #gpu.address_space<workgroup>> -> vector<4x1xf32>
+// CHECK: nvvm.mma.sync {{.*}} multiplicandAPtxType = #nvvm.mma_type<tf32>, multiplicandBPtxType = #nvvm.mma_type<tf32>, shape = #nvvm.shape<m = 16, n = 8, k = 8>} : (i32, i32, f32)
+// CHECK: arith.addf %{{.*}}, %[[INIT]] : f32
+func.func @nchw_tf32(%x: tensor<2x8x13x8xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<2x16x6x6xf32> {
+  %z = arith.constant 1.5 : f32
+  %e = tensor.empty() : tensor<2x16x6x6xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<2x16x6x6xf32>) -> tensor<2x16x6x6xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<[2, 1]> : tensor<2xi64>}
+    ins(%x, %w : tensor<2x8x13x8xf32>, tensor<16x8x3x3xf32>) outs(%f : tensor<2x16x6x6xf32>) -> tensor<2x16x6x6xf32>
+  return %r : tensor<2x16x6x6xf32>
+}
+
+// -----
+
+// Grouped bf16 (NHWGC input, GFHWC filter): one grid slice per group, bf16 pairs as
+// i32 registers of mma m16n8k16.bf16.
+// CHECK-LABEL: func.func @grouped_bf16
+// CHECK: gpu.launch_func @conv_lower_kernels::@conv2d_implicit_gemm_0
+// CHECK: conv_lower.grid = array<i64: 1, 1, 2>
+// CHECK: nvvm.mma.sync {{.*}} multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32)
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+func.func @grouped_bf16(%x: tensor<1x6x6x2x8xbf16>, %w: tensor<2x16x3x3x8xbf16>) -> tensor<1x4x4x2x16xbf16> {
+  %z = arith.constant 0.0 : bf16
+  %e = tensor.empty() : tensor<1x4x4x2x16xbf16>
+  %f = linalg.fill ins(%z : bf16) outs(%e : tensor<1x4x4x2x16xbf16>) -> tensor<1x4x4x2x16xbf16>
+  %r = linalg.conv_2d_nhwgc_gfhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : tensor<1x6x6x2x8xbf16>, tensor<2x16x3x3x8xbf16>) outs(%f : tensor<1x4x4x2x16xbf16>) -> tensor<1x4x4x2x16xbf16>
+  return %r : tensor<1x4x4x2x16xbf16>
+}
