@@ -77,9 +77,6 @@ mlir::conv_lower::compileGpuKernel(ModuleOp module, llvm::StringRef function,
     return llvm::createStringError(
         "unsupported chip '" + options.chip +
         "' (expected sm_80, sm_86, sm_89, sm_90 or sm_90a)");
-  if (problem.bias)
-    return llvm::createStringError(
-        "the GPU kernel does not fuse a bias yet: drop --bias");
   OwningOpRef<ModuleOp> owned(module.clone());
   ModuleOp kernels = *owned;
   if (llvm::Error e = runPipeline(kernels, "conv-lower-to-nvvm (kernels)",
@@ -118,13 +115,21 @@ mlir::conv_lower::compileGpuKernel(ModuleOp module, llvm::StringRef function,
   if (m.problem.dtype == convrt::DType::F32)
     m.problem.dtype = convrt::DType::TF32;
   convrt::DType stored = convrt::storageType(m.problem.dtype);
-  m.arguments = {
-      argument("input", convrt::ArgumentRole::Input, stored,
-               m.problem.inputShape()),
-      argument("filter", convrt::ArgumentRole::Filter, stored,
-               m.problem.filterShape()),
-      argument("output", convrt::ArgumentRole::Output, convrt::DType::F32,
-               m.problem.outputShape())};
+  // The kernel's parameters, in order: input, filter, [bias,] output.
+  m.arguments = {argument("input", convrt::ArgumentRole::Input, stored,
+                          m.problem.inputShape()),
+                 argument("filter", convrt::ArgumentRole::Filter, stored,
+                          m.problem.filterShape())};
+  if (problem.bias)
+    m.arguments.push_back(argument("bias", convrt::ArgumentRole::Bias, stored,
+                                   m.problem.biasShape()));
+  m.arguments.push_back(argument("output", convrt::ArgumentRole::Output,
+                                 convrt::DType::F32, m.problem.outputShape()));
+  if (kernel.getNumArguments() != m.arguments.size())
+    return llvm::createStringError(llvm::formatv(
+        "internal error: the kernel takes {0} arguments, the manifest lists {1} "
+        "(was the bias fused?)",
+        kernel.getNumArguments(), m.arguments.size()));
 
   // PTX and cubin from the same kernel IR.
   for (llvm::StringRef format : {"isa", "bin"}) {

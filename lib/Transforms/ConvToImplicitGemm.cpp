@@ -90,6 +90,10 @@ struct GemmProblem {
   MmaKind kind;
   /// The convolution's init (a constant fill), added in the epilogue.
   double initValue = 0.0;
+  /// A fused bias [G*Fg] of this element type (null: none), then ReLU.
+  Type biasType;
+  int64_t biasElements = 0;
+  bool relu = false;
 
   int64_t m() const { return batch * ho * wo; }
   int64_t k() const { return cg * kh * kw; }
@@ -334,6 +338,9 @@ public:
 
   bool isVectorized(Operand op) const { return ::isVectorized(p, op); }
 
+  /// The flat bias the epilogue adds, when the problem has one.
+  void setBias(Value bias) { biasBuffer = bias; }
+
 private:
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value add(Value a, Value c) { return arith::AddIOp::create(b, loc, a, c); }
@@ -404,6 +411,7 @@ private:
   const GemmProblem &p;
   const TileConfig &t;
   bool twin;
+  Value biasBuffer;
 };
 
 void KernelBuilder::forEach(int64_t n, Value gpuId,
@@ -571,6 +579,15 @@ void KernelBuilder::storeOutput(Value y, Value m, Value f, Value group,
     acc = arith::AddFOp::create(
         b, loc, acc,
         arith::ConstantOp::create(b, loc, b.getF32FloatAttr(p.initValue)));
+  if (p.biasType) {
+    Value bias = memref::LoadOp::create(b, loc, biasBuffer, ValueRange{channel});
+    if (!p.biasType.isF32())
+      bias = arith::ExtFOp::create(b, loc, b.getF32Type(), bias);
+    acc = arith::AddFOp::create(b, loc, acc, bias);
+  }
+  if (p.relu)
+    acc = arith::MaximumFOp::create(
+        b, loc, acc, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)));
   if (!p.outputType.isF32())
     acc = arith::TruncFOp::create(b, loc, p.outputType, acc);
   memref::StoreOp::create(b, loc, acc, y, ValueRange{offset});
@@ -812,6 +829,127 @@ void KernelBuilder::emitBlock(Value bm, Value bn, Value group, Value x,
 }
 
 //===----------------------------------------------------------------------===//
+// Epilogue fusion: a bias add and a ReLU after the convolution
+//===----------------------------------------------------------------------===//
+
+/// The ops after the convolution that the kernel's epilogue absorbs, in
+/// order: a collapse of the grouped dims, a per-channel bias add, a ReLU.
+struct FusedEpilogue {
+  SmallVector<Operation *> ops;
+  Value bias;
+  bool relu = false;
+};
+
+/// The one op using `v` (several operands of one op count once), or null.
+Operation *soleUser(Value v) {
+  Operation *user = nullptr;
+  for (Operation *u : v.getUsers()) {
+    if (user && u != user)
+      return nullptr;
+    user = u;
+  }
+  return user;
+}
+
+/// An elementwise linalg.generic over `y`'s shape whose inputs start with
+/// `y` (identity map) and whose init block argument is unused.
+bool isElementwiseOn(linalg::GenericOp g, Value y, unsigned inputs) {
+  auto type = cast<RankedTensorType>(y.getType());
+  if (g.getNumDpsInputs() != inputs || g.getNumDpsInits() != 1 ||
+      g.getNumParallelLoops() != g.getNumLoops() ||
+      g.getNumLoops() != static_cast<unsigned>(type.getRank()) ||
+      g->getResult(0).getType() != type ||
+      g.getDpsInputOperand(0)->get() != y)
+    return false;
+  AffineMap identity =
+      AffineMap::getMultiDimIdentityMap(type.getRank(), g.getContext());
+  return g.getMatchingIndexingMap(g.getDpsInputOperand(0)) == identity &&
+         g.getMatchingIndexingMap(g.getDpsInitOperand(0)) == identity &&
+         g.getBlock()->getArguments().back().use_empty();
+}
+
+/// The value the body yields, defined by an op of type OpTy.
+template <typename OpTy>
+OpTy yieldedOp(linalg::GenericOp g) {
+  auto yield = cast<linalg::YieldOp>(g.getBlock()->getTerminator());
+  return yield.getValues()[0].getDefiningOp<OpTy>();
+}
+
+/// out = y + ext(bias[channel]), with bias a 1-D float tensor.
+Value matchBiasAdd(linalg::GenericOp g, Value y, unsigned channelDim) {
+  if (!isElementwiseOn(g, y, 2))
+    return nullptr;
+  OpOperand *biasOperand = g.getDpsInputOperand(1);
+  auto biasType = dyn_cast<RankedTensorType>(biasOperand->get().getType());
+  AffineMap map = g.getMatchingIndexingMap(biasOperand);
+  if (!biasType || biasType.getRank() != 1 || !biasType.hasStaticShape() ||
+      !(biasType.getElementType().isF32() || biasType.getElementType().isF16() ||
+        biasType.getElementType().isBF16()) ||
+      map.getNumResults() != 1 ||
+      map.getResult(0) != getAffineDimExpr(channelDim, g.getContext()))
+    return nullptr;
+  auto addf = yieldedOp<arith::AddFOp>(g);
+  if (!addf)
+    return nullptr;
+  Value acc = g.getBlock()->getArgument(0), bias = g.getBlock()->getArgument(1);
+  auto isBias = [&](Value v) {
+    if (auto ext = v.getDefiningOp<arith::ExtFOp>())
+      v = ext.getIn();
+    return v == bias;
+  };
+  bool matches = (addf.getLhs() == acc && isBias(addf.getRhs())) ||
+                 (addf.getRhs() == acc && isBias(addf.getLhs()));
+  return matches ? biasOperand->get() : nullptr;
+}
+
+/// out = max(y, 0).
+bool isRelu(linalg::GenericOp g, Value y) {
+  if (!isElementwiseOn(g, y, 1))
+    return false;
+  Operation *max = yieldedOp<arith::MaximumFOp>(g);
+  if (!max)
+    max = yieldedOp<arith::MaxNumFOp>(g);
+  if (!max)
+    return false;
+  Value in = g.getBlock()->getArgument(0);
+  Value a = max->getOperand(0), c = max->getOperand(1);
+  return (a == in && matchPattern(c, m_AnyZeroFloat())) ||
+         (c == in && matchPattern(a, m_AnyZeroFloat()));
+}
+
+/// What follows `conv` that the epilogue can do: [collapse] bias [ReLU], or
+/// a ReLU alone. Nothing is fused that anything else reads.
+FusedEpilogue matchEpilogue(linalg::LinalgOp conv, const ConvForm &form) {
+  FusedEpilogue e;
+  Value y = conv->getResult(0);
+  unsigned channelDim = getImageDims(form.layout).c;
+  Operation *user = soleUser(y);
+  // Grouped outputs reach the image layout through a collapse first.
+  if (auto collapse = dyn_cast_or_null<tensor::CollapseShapeOp>(user)) {
+    auto next = dyn_cast_or_null<linalg::GenericOp>(soleUser(collapse));
+    if (!next || !matchBiasAdd(next, collapse.getResult(), channelDim))
+      return e;
+    e.ops.push_back(collapse);
+    y = collapse.getResult();
+    user = next;
+  }
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(user);
+  if (!generic || cast<RankedTensorType>(y.getType()).getRank() != 4)
+    return e;
+  if (Value bias = matchBiasAdd(generic, y, channelDim)) {
+    e.bias = bias;
+    e.ops.push_back(generic);
+    y = generic->getResult(0);
+    generic = dyn_cast_or_null<linalg::GenericOp>(soleUser(y));
+  }
+  if (generic && isRelu(generic, y)) {
+    e.relu = true;
+    e.ops.push_back(generic);
+  }
+  return e;
+}
+
+//===----------------------------------------------------------------------===//
 // Host side: the kernel's module, its launch, and the twin's loop nest
 //===----------------------------------------------------------------------===//
 
@@ -885,10 +1023,13 @@ gpu::GPUFuncOp buildGpuKernel(ModuleOp module, StringRef name,
   gpu::GPUModuleOp kernels = getOrCreateKernelModule(module);
   OpBuilder b = OpBuilder::atBlockEnd(kernels.getBody());
   auto flat = [&](int64_t n, Type e) { return MemRefType::get({n}, e); };
-  auto fnType = b.getFunctionType({flat(p.inputElements, p.elementType),
-                                   flat(p.filterElements, p.elementType),
-                                   flat(p.outputElements, p.outputType)},
-                                  {});
+  // Arguments: input, filter, [bias,] output (the runtime manifest's order).
+  SmallVector<Type> args = {flat(p.inputElements, p.elementType),
+                            flat(p.filterElements, p.elementType)};
+  if (p.biasType)
+    args.push_back(flat(p.biasElements, p.biasType));
+  args.push_back(flat(p.outputElements, p.outputType));
+  auto fnType = b.getFunctionType(args, {});
   auto fn = gpu::GPUFuncOp::create(
       b, loc, name, fnType,
       TypeRange{sharedType(p, t, t.blockM, false),
@@ -904,8 +1045,11 @@ gpu::GPUFuncOp buildGpuKernel(ModuleOp module, StringRef name,
   Value bm = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value bn = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
   Value group = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  if (p.biasType)
+    kb.setBias(body.getArgument(2));
   kb.emitBlock(bm, bn, group, body.getArgument(0), body.getArgument(1),
-               body.getArgument(2), fn.getWorkgroupAttributions()[0],
+               body.getArgument(fnType.getNumInputs() - 1),
+               fn.getWorkgroupAttributions()[0],
                fn.getWorkgroupAttributions()[1], nullptr);
   gpu::ReturnOp::create(b, loc);
   annotateKernel(fn, p, t, kb);
@@ -918,7 +1062,7 @@ gpu::GPUFuncOp buildGpuKernel(ModuleOp module, StringRef name,
 /// with mlir-runner and the mgpu* runtime library.)
 Value buildGpuLaunch(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel,
                      const GemmProblem &p, const TileConfig &t, Value input,
-                     Value filter, RankedTensorType outputType) {
+                     Value filter, Value bias, RankedTensorType outputType) {
   auto managedCopy = [&](Value tensor) {
     Value host = flatBuffer(b, loc, tensor);
     auto type = cast<MemRefType>(host.getType());
@@ -929,11 +1073,14 @@ Value buildGpuLaunch(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel,
     memref::CopyOp::create(b, loc, host, dev);
     return dev;
   };
-  Value x = managedCopy(input), w = managedCopy(filter);
+  SmallVector<Value> buffers = {managedCopy(input), managedCopy(filter)};
+  if (bias)
+    buffers.push_back(managedCopy(bias));
   auto flatOut = MemRefType::get({p.outputElements}, p.outputType);
   Value y = gpu::AllocOp::create(b, loc, flatOut, Type(), ValueRange{},
                                  ValueRange{}, ValueRange{}, b.getUnitAttr())
                 .getMemref();
+  buffers.push_back(y);
   Launch l = launchShape(p, t);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   gpu::KernelDim3 grid{arith::ConstantIndexOp::create(b, loc, l.gridX),
@@ -941,8 +1088,7 @@ Value buildGpuLaunch(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel,
                        arith::ConstantIndexOp::create(b, loc, l.gridZ)};
   gpu::KernelDim3 block{arith::ConstantIndexOp::create(b, loc, t.threads()),
                         one, one};
-  gpu::LaunchFuncOp::create(b, loc, kernel, grid, block, Value(),
-                            ValueRange{x, w, y});
+  gpu::LaunchFuncOp::create(b, loc, kernel, grid, block, Value(), buffers);
   auto outMemref =
       MemRefType::get(outputType.getShape(), outputType.getElementType());
   Value result = memref::AllocOp::create(b, loc, outMemref);
@@ -955,7 +1101,7 @@ Value buildGpuLaunch(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel,
   Type tokenType = gpu::AsyncTokenType::get(b.getContext());
   Value token =
       gpu::WaitOp::create(b, loc, tokenType, ValueRange{}).getAsyncToken();
-  for (Value buffer : {x, w, y})
+  for (Value buffer : buffers)
     token = gpu::DeallocOp::create(b, loc, tokenType, ValueRange{token}, buffer)
                 .getAsyncToken();
   gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
@@ -965,9 +1111,10 @@ Value buildGpuLaunch(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel,
 
 /// The twin: the grid and the block body as host loops.
 Value buildTwin(OpBuilder &b, Location loc, const GemmProblem &p,
-                const TileConfig &t, Value input, Value filter,
+                const TileConfig &t, Value input, Value filter, Value bias,
                 RankedTensorType outputType) {
   Value x = flatBuffer(b, loc, input), w = flatBuffer(b, loc, filter);
+  Value biasFlat = bias ? flatBuffer(b, loc, bias) : Value();
   auto outMemref =
       MemRefType::get(outputType.getShape(), outputType.getElementType());
   Value result = memref::AllocOp::create(b, loc, outMemref);
@@ -992,6 +1139,7 @@ Value buildTwin(OpBuilder &b, Location loc, const GemmProblem &p,
       ValueRange{c(l.gridZ), c(l.gridY), c(l.gridX)}, ValueRange{c(1), c(1), c(1)},
       [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
         KernelBuilder kb(nb, nloc, p, t, /*twin=*/true);
+        kb.setBias(biasFlat);
         kb.emitBlock(ivs[2], ivs[1], ivs[0], x, w, y, smemA, smemB, acc);
       });
   return bufferization::ToTensorOp::create(b, loc, outputType, result,
@@ -1040,28 +1188,42 @@ struct ConvLowerImplicitGemmPass
         op.emitError() << "conv-lower-implicit-gemm: invalid tiles: " << bad;
         return signalPassFailure();
       }
-      rewrite(module, *plan, *problem, tiles, twin, counter++);
+      FusedEpilogue epilogue = matchEpilogue(op, *plan->form);
+      if (epilogue.bias) {
+        auto biasType = cast<RankedTensorType>(epilogue.bias.getType());
+        problem->biasType = biasType.getElementType();
+        problem->biasElements = biasType.getNumElements();
+      }
+      problem->relu = epilogue.relu;
+      rewrite(module, *plan, *problem, epilogue, tiles, twin, counter++);
     }
   }
 
   void rewrite(ModuleOp module, const ConvPlan &plan, const GemmProblem &p,
-               const TileConfig &t, bool twin, int counter) {
+               const FusedEpilogue &epilogue, const TileConfig &t, bool twin,
+               int counter) {
     linalg::LinalgOp op = plan.op;
     Location loc = op.getLoc();
-    OpBuilder b(op);
-    auto outputType =
-        cast<RankedTensorType>(op.getDpsInitOperand(0)->get().getType());
+    // The kernel's result replaces the last fused op (same elements, in the
+    // same memory order: the collapse only merges contiguous dims).
+    Operation *last = epilogue.ops.empty() ? op.getOperation()
+                                           : epilogue.ops.back();
+    OpBuilder b(last);
+    auto outputType = cast<RankedTensorType>(last->getResult(0).getType());
     Value filter = op.getDpsInputOperand(1)->get();
     Value result;
     if (twin) {
-      result = buildTwin(b, loc, p, t, plan.input, filter, outputType);
+      result = buildTwin(b, loc, p, t, plan.input, filter, epilogue.bias,
+                         outputType);
     } else {
       std::string name = ("conv2d_implicit_gemm_" + Twine(counter)).str();
       gpu::GPUFuncOp kernel = buildGpuKernel(module, name, p, t, loc);
       result = buildGpuLaunch(b, loc, kernel, p, t, plan.input, filter,
-                              outputType);
+                              epilogue.bias, outputType);
     }
-    op->getResult(0).replaceAllUsesWith(result);
+    last->getResult(0).replaceAllUsesWith(result);
+    for (Operation *fused : llvm::reverse(epilogue.ops))
+      fused->erase();
     op->erase();
     if (plan.absorbedPad && plan.absorbedPad->use_empty())
       plan.absorbedPad->erase();

@@ -97,3 +97,68 @@ func.func @grouped_bf16(%x: tensor<1x6x6x2x8xbf16>, %w: tensor<2x16x3x3x8xbf16>)
     ins(%x, %w : tensor<1x6x6x2x8xbf16>, tensor<2x16x3x3x8xbf16>) outs(%f : tensor<1x4x4x2x16xbf16>) -> tensor<1x4x4x2x16xbf16>
   return %r : tensor<1x4x4x2x16xbf16>
 }
+
+// -----
+
+// A per-channel bias add and a ReLU after the convolution run in the epilogue:
+// no linalg op is left, the kernel takes the bias (input, filter, bias, output).
+// CHECK-LABEL: func.func @bias_relu
+// CHECK-NOT: linalg.
+// CHECK: gpu.launch_func @conv_lower_kernels::@conv2d_implicit_gemm_0 {{.*}} args(%{{.*}} : memref<512xf16>, %{{.*}} : memref<1152xf16>, %{{.*}} : memref<16xf16>, %{{.*}} : memref<576xf32>)
+// CHECK: gpu.func @conv2d_implicit_gemm_0(%{{.*}}: memref<512xf16>, %{{.*}}: memref<1152xf16>, %[[BIAS:.*]]: memref<16xf16>, %{{.*}}: memref<576xf32>)
+// CHECK: scf.if
+// CHECK:   %[[B:.*]] = memref.load %[[BIAS]][%{{.*}}] : memref<16xf16>
+// CHECK:   %[[BF:.*]] = arith.extf %[[B]] : f16 to f32
+// CHECK:   %[[SUM:.*]] = arith.addf %{{.*}}, %[[BF]] : f32
+// CHECK:   %[[RELU:.*]] = arith.maximumf %[[SUM]], %{{.*}} : f32
+// CHECK:   memref.store %[[RELU]]
+// TWIN-LABEL: func.func @bias_relu
+// TWIN-NOT: linalg.
+// TWIN: arith.maximumf
+#id = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#ch = affine_map<(n, c, h, w) -> (c)>
+func.func @bias_relu(%x: tensor<1x8x8x8xf16>, %w: tensor<16x8x3x3xf16>, %b: tensor<16xf16>) -> tensor<1x16x6x6xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x6x6xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x16x6x6xf32>) -> tensor<1x16x6x6xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : tensor<1x8x8x8xf16>, tensor<16x8x3x3xf16>) outs(%f : tensor<1x16x6x6xf32>) -> tensor<1x16x6x6xf32>
+  %yb = linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%y, %b : tensor<1x16x6x6xf32>, tensor<16xf16>) outs(%y : tensor<1x16x6x6xf32>) {
+  ^bb0(%a: f32, %bb: f16, %o: f32):
+    %bf = arith.extf %bb : f16 to f32
+    %s = arith.addf %a, %bf : f32
+    linalg.yield %s : f32
+  } -> tensor<1x16x6x6xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%yb : tensor<1x16x6x6xf32>) outs(%e : tensor<1x16x6x6xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %zero = arith.constant 0.0 : f32
+    %m = arith.maximumf %a, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<1x16x6x6xf32>
+  return %r : tensor<1x16x6x6xf32>
+}
+
+// -----
+
+// The bias is not fused when something else also reads the convolution.
+// CHECK-LABEL: func.func @bias_not_fused
+// CHECK: gpu.launch_func @conv_lower_kernels::@conv2d_implicit_gemm_0 {{.*}} args(%{{.*}} : memref<512xf16>, %{{.*}} : memref<1152xf16>, %{{.*}} : memref<576xf32>)
+// CHECK: linalg.generic
+#id2 = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#ch2 = affine_map<(n, c, h, w) -> (c)>
+func.func @bias_not_fused(%x: tensor<1x8x8x8xf16>, %w: tensor<16x8x3x3xf16>, %b: tensor<16xf32>) -> (tensor<1x16x6x6xf32>, tensor<1x16x6x6xf32>) {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x6x6xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x16x6x6xf32>) -> tensor<1x16x6x6xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : tensor<1x8x8x8xf16>, tensor<16x8x3x3xf16>) outs(%f : tensor<1x16x6x6xf32>) -> tensor<1x16x6x6xf32>
+  %yb = linalg.generic {indexing_maps = [#id2, #ch2, #id2], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%y, %b : tensor<1x16x6x6xf32>, tensor<16xf32>) outs(%e : tensor<1x16x6x6xf32>) {
+  ^bb0(%a: f32, %bb: f32, %o: f32):
+    %s = arith.addf %bb, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<1x16x6x6xf32>
+  return %yb, %y : tensor<1x16x6x6xf32>, tensor<1x16x6x6xf32>
+}

@@ -102,7 +102,7 @@ cl::opt<std::string> outputNpy(
 cl::opt<std::string> targetOpt(
     "target", cl::init("auto"), cl::cat(runCat),
     cl::desc("auto (cuda where a device is usable and the problem comes from "
-             "flags without a bias, else cpu); cpu (im2col + tiled GEMM, "
+             "flags, else cpu); cpu (im2col + tiled GEMM, "
              "JIT); cpu-twin (the GPU kernel's tiled loop nest, JIT'd on the "
              "CPU: checks its indexing anywhere); cuda (the tensor-core "
              "kernel, run through the runtime next to cuDNN)"));
@@ -336,11 +336,9 @@ Type mlirType(MLIRContext &ctx, DType d) {
 }
 
 /// Why the GPU route cannot run this problem as given, or "".
-std::string gpuRouteProblem(bool fromFlags, bool bias) {
+std::string gpuRouteProblem(bool fromFlags) {
   if (!fromFlags)
     return "the GPU route takes its problem from flags, not a .mlir file";
-  if (bias)
-    return "the GPU kernel does not fuse a bias yet";
   if (!inputNpy.empty() || !filterNpy.empty())
     return "the GPU route makes its own seeded data (--input/--filter are "
            "CPU-only)";
@@ -351,13 +349,13 @@ std::string gpuRouteProblem(bool fromFlags, bool bias) {
 }
 
 /// Fills the report's device section and picks the target.
-llvm::Error chooseTarget(RunReport &report, bool fromFlags, bool bias) {
+llvm::Error chooseTarget(RunReport &report, bool fromFlags) {
   DeviceStatus status = probeDevices();
   report.driverVersion = status.driverVersion;
   report.devices = status.devices;
   report.deviceProblem = status.problem;
   bool usable = !status.devices.empty();
-  std::string gpuProblem = gpuRouteProblem(fromFlags, bias);
+  std::string gpuProblem = gpuRouteProblem(fromFlags);
   if (targetOpt == "cuda") {
     if (!usable)
       return llvm::createStringError(
@@ -664,8 +662,7 @@ int runMain(MLIRContext &ctx) {
 
   RunReport report;
   report.source = mlirFile.empty() ? "flags" : std::string(mlirFile);
-  if (llvm::Error e = chooseTarget(report, prepared->problem.has_value(),
-                                   prepared->problem && prepared->problem->bias))
+  if (llvm::Error e = chooseTarget(report, prepared->problem.has_value()))
     return fail(kBadInput, std::move(e));
   bool implicit = report.target != "cpu";
   if (im2colOpt == "implicit" && !implicit)

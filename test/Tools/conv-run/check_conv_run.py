@@ -742,8 +742,6 @@ BAD_INPUTS = [
     BadInput("emit-bundle-unknown-chip",
              GOOD + ["--emit-bundle", "{tmp}/bundle", "--chip", "sm_75"],
              (r"--chip", r"sm_75")),
-    BadInput("emit-bundle-with-bias", GOOD + ["--bias", "--emit-bundle", "{tmp}/bundle"],
-             (r"bias",)),
     BadInput("emit-bundle-from-mlir-file",
              ["{tmp}/two_functions.mlir", "--function", "a", "--emit-bundle", "{tmp}/bundle"],
              (r"--emit-bundle", r"flags")),
