@@ -27,6 +27,7 @@ static void addConvRewrite(OpPassManager &pm,
   if (options.implicitGemmTwin) {
     ConvLowerImplicitGemmOptions twin;
     twin.target = "cpu-twin";
+    twin.im2col = options.twinExplicitIm2col ? "explicit" : "implicit";
     twin.requireAll = true;
     pm.addPass(createConvLowerImplicitGemm(twin));
   } else if (options.im2col) {

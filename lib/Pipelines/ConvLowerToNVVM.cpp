@@ -56,6 +56,7 @@ static void addKernelsAndBuffers(OpPassManager &pm,
                                  const ConvLowerToNVVMOptions &options) {
   ConvLowerImplicitGemmOptions kernels;
   kernels.target = "cuda";
+  kernels.im2col = options.im2col;
   kernels.blockM = options.blockM;
   kernels.blockN = options.blockN;
   kernels.warpsM = options.warpsM;

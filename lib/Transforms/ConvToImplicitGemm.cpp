@@ -94,9 +94,14 @@ struct GemmProblem {
   Type biasType;
   int64_t biasElements = 0;
   bool relu = false;
+  /// Explicit mode: a first kernel stores X_col [M, G, K] in global memory
+  /// and the GEMM kernel's A operand reads it (for comparison with the
+  /// implicit gather, and to show what the im2col costs).
+  bool explicitIm2col = false;
 
   int64_t m() const { return batch * ho * wo; }
   int64_t k() const { return cg * kh * kw; }
+  int64_t im2colElements() const { return m() * groups * k(); }
   int64_t elementBytes() const {
     return elementType.getIntOrFloatBitWidth() / 8;
   }
@@ -247,6 +252,8 @@ enum class Operand { A, B };
 /// one at a time.
 bool isVectorized(const GemmProblem &p, Operand op) {
   int64_t v = p.chunkElements();
+  if (op == Operand::A && p.explicitIm2col)
+    return p.k() % v == 0;
   if (op == Operand::A)
     return p.channelsInnermost && p.cg % v == 0 && p.xN % v == 0 &&
            p.xH % v == 0 && p.xW % v == 0;
@@ -338,6 +345,10 @@ public:
 
   bool isVectorized(Operand op) const { return ::isVectorized(p, op); }
 
+  /// Explicit mode's first kernel, for one element: X_col[idx] = the image
+  /// element it gathers, or zero (idx < im2colElements()).
+  void emitIm2colElement(Value idx, Value x, Value xcol);
+
   /// The flat bias the epilogue adds, when the problem has one.
   void setBias(Value bias) { biasBuffer = bias; }
 
@@ -377,6 +388,10 @@ private:
   /// it is inside the tensor (false for padding and tile overhang).
   std::pair<Value, Value> elementOffset(Operand op, Value row, Value k,
                                         Value group);
+  /// The image element that im2col row `row` = m, column (c, kh, kw) reads,
+  /// and whether it lies inside the image (`valid` so far) .
+  std::pair<Value, Value> gatherOffset(Value row, Value c, Value khi, Value kwi,
+                                       Value group, Value valid);
   /// Physical column of chunk `chunk` of shared row `row` (the swizzle).
   Value swizzledColumn(Value row, Value chunk);
   /// One thread's share of the global -> shared copy of a K tile; returns
@@ -448,7 +463,18 @@ std::pair<Value, Value> KernelBuilder::elementOffset(Operand op, Value row,
                        add(mul(c, p.wC), add(mul(khi, p.wKH), mul(kwi, p.wKW))));
     return {offset, valid};
   }
-  // A: row m -> (n, oh, ow) -> input (ih, iw); padding is the predicate.
+  if (p.explicitIm2col) {
+    // X_col[m, g, k].
+    Value offset = add(mul(add(mul(row, p.groups), group), p.k()), k);
+    return {offset, both(valid, lessThan(row, p.m()))};
+  }
+  return gatherOffset(row, c, khi, kwi, group, valid);
+}
+
+std::pair<Value, Value> KernelBuilder::gatherOffset(Value row, Value c,
+                                                    Value khi, Value kwi,
+                                                    Value group, Value valid) {
+  // Row m -> (n, oh, ow) -> input (ih, iw); padding is the predicate.
   Value n = div(row, p.ho * p.wo);
   Value pixel = rem(row, p.ho * p.wo);
   Value oh = div(pixel, p.wo), ow = rem(pixel, p.wo);
@@ -460,6 +486,20 @@ std::pair<Value, Value> KernelBuilder::elementOffset(Operand op, Value row,
   Value offset = add(add(mul(n, p.xN), mul(channel, p.xC)),
                      add(mul(ih, p.xH), mul(iw, p.xW)));
   return {offset, valid};
+}
+
+void KernelBuilder::emitIm2colElement(Value index, Value x, Value xcol) {
+  GemmProblem gather = p;
+  gather.explicitIm2col = false;
+  KernelBuilder image(b, loc, gather, t, twin);
+  Value k = rem(index, p.k()), rest = div(index, p.k());
+  Value group = rem(rest, p.groups), row = div(rest, p.groups);
+  auto [offset, valid] = image.elementOffset(Operand::A, row, k, group);
+  Value data = memref::LoadOp::create(b, loc, x,
+                                      ValueRange{select(valid, offset, idx(0))});
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(p.elementType));
+  memref::StoreOp::create(b, loc, select(valid, data, zero), xcol,
+                          ValueRange{index});
 }
 
 Value KernelBuilder::swizzledColumn(Value row, Value chunk) {
@@ -1024,8 +1064,10 @@ gpu::GPUFuncOp buildGpuKernel(ModuleOp module, StringRef name,
   OpBuilder b = OpBuilder::atBlockEnd(kernels.getBody());
   auto flat = [&](int64_t n, Type e) { return MemRefType::get({n}, e); };
   // Arguments: input, filter, [bias,] output (the runtime manifest's order).
-  SmallVector<Type> args = {flat(p.inputElements, p.elementType),
-                            flat(p.filterElements, p.elementType)};
+  SmallVector<Type> args = {
+      flat(p.explicitIm2col ? p.im2colElements() : p.inputElements,
+           p.elementType),
+      flat(p.filterElements, p.elementType)};
   if (p.biasType)
     args.push_back(flat(p.biasElements, p.biasType));
   args.push_back(flat(p.outputElements, p.outputType));
@@ -1056,13 +1098,53 @@ gpu::GPUFuncOp buildGpuKernel(ModuleOp module, StringRef name,
   return fn;
 }
 
+constexpr int64_t kIm2colThreads = 256;
+
+/// Explicit mode's first kernel: one thread per X_col element.
+gpu::GPUFuncOp buildIm2colKernel(ModuleOp module, StringRef name,
+                                 const GemmProblem &p, const TileConfig &t,
+                                 Location loc) {
+  gpu::GPUModuleOp kernels = getOrCreateKernelModule(module);
+  OpBuilder b = OpBuilder::atBlockEnd(kernels.getBody());
+  auto fnType = b.getFunctionType(
+      {MemRefType::get({p.inputElements}, p.elementType),
+       MemRefType::get({p.im2colElements()}, p.elementType)},
+      {});
+  auto fn = gpu::GPUFuncOp::create(b, loc, name, fnType, TypeRange{},
+                                   TypeRange{});
+  SymbolTable(kernels).insert(fn);
+  fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  fn.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
+      {static_cast<int32_t>(kIm2colThreads), 1, 1}));
+  Block &body = fn.getBody().front();
+  b.setInsertionPointToStart(&body);
+  Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value index = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, block,
+                            arith::ConstantIndexOp::create(b, loc, kIm2colThreads)),
+      thread);
+  Value inside = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ult, index,
+      arith::ConstantIndexOp::create(b, loc, p.im2colElements()));
+  auto ifOp = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  KernelBuilder(b, loc, p, t, /*twin=*/false)
+      .emitIm2colElement(index, body.getArgument(0), body.getArgument(1));
+  b.setInsertionPointAfter(ifOp);
+  gpu::ReturnOp::create(b, loc);
+  return fn;
+}
+
 /// Host code for the GPU: operands into managed memory, one launch, the
 /// result copied back. (conv-run does not use this: it launches the binary
 /// through the runtime on device buffers; this makes the module runnable
 /// with mlir-runner and the mgpu* runtime library.)
 Value buildGpuLaunch(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel,
-                     const GemmProblem &p, const TileConfig &t, Value input,
-                     Value filter, Value bias, RankedTensorType outputType) {
+                     gpu::GPUFuncOp im2colKernel, const GemmProblem &p,
+                     const TileConfig &t, Value input, Value filter, Value bias,
+                     RankedTensorType outputType) {
   auto managedCopy = [&](Value tensor) {
     Value host = flatBuffer(b, loc, tensor);
     auto type = cast<MemRefType>(host.getType());
@@ -1088,6 +1170,24 @@ Value buildGpuLaunch(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel,
                        arith::ConstantIndexOp::create(b, loc, l.gridZ)};
   gpu::KernelDim3 block{arith::ConstantIndexOp::create(b, loc, t.threads()),
                         one, one};
+  SmallVector<Value> freed(buffers);
+  if (im2colKernel) {
+    // X_col lives on the device only.
+    auto type = MemRefType::get({p.im2colElements()}, p.elementType);
+    Value xcol = gpu::AllocOp::create(b, loc, type, Type(), ValueRange{},
+                                      ValueRange{}, ValueRange{}, UnitAttr())
+                     .getMemref();
+    gpu::KernelDim3 im2colGrid{
+        arith::ConstantIndexOp::create(
+            b, loc, llvm::divideCeil(p.im2colElements(), kIm2colThreads)),
+        one, one};
+    gpu::KernelDim3 im2colBlock{
+        arith::ConstantIndexOp::create(b, loc, kIm2colThreads), one, one};
+    gpu::LaunchFuncOp::create(b, loc, im2colKernel, im2colGrid, im2colBlock,
+                              Value(), ValueRange{buffers[0], xcol});
+    buffers[0] = xcol;
+    freed.push_back(xcol);
+  }
   gpu::LaunchFuncOp::create(b, loc, kernel, grid, block, Value(), buffers);
   auto outMemref =
       MemRefType::get(outputType.getShape(), outputType.getElementType());
@@ -1101,7 +1201,7 @@ Value buildGpuLaunch(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel,
   Type tokenType = gpu::AsyncTokenType::get(b.getContext());
   Value token =
       gpu::WaitOp::create(b, loc, tokenType, ValueRange{}).getAsyncToken();
-  for (Value buffer : buffers)
+  for (Value buffer : freed)
     token = gpu::DeallocOp::create(b, loc, tokenType, ValueRange{token}, buffer)
                 .getAsyncToken();
   gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
@@ -1115,6 +1215,20 @@ Value buildTwin(OpBuilder &b, Location loc, const GemmProblem &p,
                 RankedTensorType outputType) {
   Value x = flatBuffer(b, loc, input), w = flatBuffer(b, loc, filter);
   Value biasFlat = bias ? flatBuffer(b, loc, bias) : Value();
+  if (p.explicitIm2col) {
+    Value xcol = memref::AllocOp::create(
+        b, loc, MemRefType::get({p.im2colElements()}, p.elementType));
+    auto loop = scf::ForOp::create(
+        b, loc, arith::ConstantIndexOp::create(b, loc, 0),
+        arith::ConstantIndexOp::create(b, loc, p.im2colElements()),
+        arith::ConstantIndexOp::create(b, loc, 1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    KernelBuilder(b, loc, p, t, /*twin=*/true)
+        .emitIm2colElement(loop.getInductionVar(), x, xcol);
+    b.setInsertionPointAfter(loop);
+    x = xcol;
+  }
   auto outMemref =
       MemRefType::get(outputType.getShape(), outputType.getElementType());
   Value result = memref::AllocOp::create(b, loc, outMemref);
@@ -1158,6 +1272,12 @@ struct ConvLowerImplicitGemmPass
       return signalPassFailure();
     }
     bool twin = target == "cpu-twin";
+    if (im2col != "implicit" && im2col != "explicit") {
+      module.emitError() << "conv-lower-implicit-gemm: im2col must be implicit "
+                            "or explicit, got '"
+                         << im2col << "'";
+      return signalPassFailure();
+    }
     SmallVector<linalg::LinalgOp> convs;
     module.walk([&](linalg::LinalgOp op) {
       if (looksLikeConvolution(op))
@@ -1195,6 +1315,7 @@ struct ConvLowerImplicitGemmPass
         problem->biasElements = biasType.getNumElements();
       }
       problem->relu = epilogue.relu;
+      problem->explicitIm2col = im2col == "explicit";
       rewrite(module, *plan, *problem, epilogue, tiles, twin, counter++);
     }
   }
@@ -1218,8 +1339,12 @@ struct ConvLowerImplicitGemmPass
     } else {
       std::string name = ("conv2d_implicit_gemm_" + Twine(counter)).str();
       gpu::GPUFuncOp kernel = buildGpuKernel(module, name, p, t, loc);
-      result = buildGpuLaunch(b, loc, kernel, p, t, plan.input, filter,
-                              epilogue.bias, outputType);
+      gpu::GPUFuncOp im2colKernel;
+      if (p.explicitIm2col)
+        im2colKernel = buildIm2colKernel(
+            module, ("conv2d_im2col_" + Twine(counter)).str(), p, t, loc);
+      result = buildGpuLaunch(b, loc, kernel, im2colKernel, p, t, plan.input,
+                              filter, epilogue.bias, outputType);
     }
     last->getResult(0).replaceAllUsesWith(result);
     for (Operation *fused : llvm::reverse(epilogue.ops))

@@ -261,7 +261,8 @@ enum class CpuRoute { Im2col, Direct, Twin };
 
 llvm::Expected<Execution> compileAndRun(ModuleOp module, llvm::StringRef func,
                                         const RunData &data, CpuRoute route,
-                                        int warmup, int repeat) {
+                                        int warmup, int repeat,
+                                        bool explicitTwin = false) {
   ConvLowerToLLVMOptions options;
   options.tileM = settings.tileM;
   options.tileN = settings.tileN;
@@ -269,6 +270,7 @@ llvm::Expected<Execution> compileAndRun(ModuleOp module, llvm::StringRef func,
   options.threads = settings.threads;
   options.im2col = route == CpuRoute::Im2col;
   options.implicitGemmTwin = route == CpuRoute::Twin;
+  options.twinExplicitIm2col = explicitTwin;
   auto runner = CpuRunner::create(OwningOpRef<ModuleOp>(module.clone()), func,
                                   data.inputSpecs, data.outputSpec, options);
   if (!runner)
@@ -427,6 +429,10 @@ int emitGpuBundle(ModuleOp module, llvm::StringRef function,
   if (!problem)
     return fail(kBadInput, "--emit-bundle takes its problem from flags (the "
                            "bundle's manifest describes it), not a .mlir file");
+  if (im2colOpt == "explicit")
+    return fail(kBadInput, "--emit-bundle writes the implicit-GEMM kernel; "
+                           "--im2col explicit needs two kernels and a bundle "
+                           "holds one");
   RunReport none;
   auto chip = chooseChip(none);
   if (!chip)
@@ -664,20 +670,25 @@ int runMain(MLIRContext &ctx) {
   report.source = mlirFile.empty() ? "flags" : std::string(mlirFile);
   if (llvm::Error e = chooseTarget(report, prepared->problem.has_value()))
     return fail(kBadInput, std::move(e));
-  bool implicit = report.target != "cpu";
-  if (im2colOpt == "implicit" && !implicit)
+  // cpu: explicit only; cpu-twin: either; cuda: implicit only (a runtime
+  // bundle holds one kernel, explicit mode launches two).
+  bool implicit = report.target != "cpu" && im2colOpt != "explicit";
+  if (im2colOpt == "implicit" && report.target == "cpu")
     return fail(kBadInput,
                 "--im2col implicit fuses the gather into the GEMM's operand "
                 "load, which the GPU kernel (--target cuda) and its CPU twin "
                 "(--target cpu-twin) do; --target cpu materializes X_col");
-  if (im2colOpt == "explicit" && implicit)
-    return fail(kBadInput, "--im2col explicit: the " + report.target +
-                               " kernel fuses the im2col into its loads; "
-                               "--target cpu materializes X_col");
+  if (im2colOpt == "explicit" && report.target == "cuda")
+    return fail(kBadInput,
+                "--im2col explicit launches two kernels (im2col, then the "
+                "GEMM) and the runtime's bundles hold one: run it on the CPU "
+                "twin (--target cpu-twin) or with conv-opt "
+                "--conv-lower-to-nvvm=im2col=explicit and mlir-runner");
   report.im2col = implicit ? "implicit" : "explicit";
-  report.pipeline = report.target == "cpu-twin"
-                        ? "conv-lower-to-llvm{implicit-gemm-twin}"
-                        : "conv-lower-to-llvm";
+  report.pipeline =
+      report.target != "cpu-twin" ? "conv-lower-to-llvm"
+      : implicit ? "conv-lower-to-llvm{implicit-gemm-twin}"
+                 : "conv-lower-to-llvm{implicit-gemm-twin twin-explicit-im2col}";
   report.repeat = settings.repeat;
   report.warmup = settings.warmup;
 
@@ -717,7 +728,7 @@ int runMain(MLIRContext &ctx) {
   auto lowered = compileAndRun(
       module, prepared->function, prepared->data,
       report.target == "cpu-twin" ? CpuRoute::Twin : CpuRoute::Im2col,
-      settings.warmup, settings.repeat);
+      settings.warmup, settings.repeat, /*explicitTwin=*/!implicit);
   if (!lowered)
     return fail(kFailed, lowered.takeError());
   report.compileMs = lowered->compileMs;

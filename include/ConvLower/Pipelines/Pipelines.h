@@ -37,6 +37,11 @@ struct ConvLowerToLLVMOptions
                      "as the CPU twin of the GPU implicit-GEMM kernel (fails "
                      "on a convolution the kernel cannot take)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> twinExplicitIm2col{
+      *this, "twin-explicit-im2col",
+      llvm::cl::desc("With implicit-gemm-twin: the explicit mode (X_col "
+                     "stored first, then the GEMM reads it)"),
+      llvm::cl::init(false)};
 };
 
 /// Options of `conv-lower-to-nvvm`.
@@ -56,6 +61,12 @@ struct ConvLowerToNVVMOptions
       llvm::cl::desc("What the gpu.binary holds: isa (PTX text), bin (cubin, "
                      "assembled by ptxas) or fatbin"),
       llvm::cl::init("bin")};
+  PassOptions::Option<std::string> im2col{
+      *this, "im2col",
+      llvm::cl::desc("implicit (the gather fused into the GEMM kernel's "
+                     "loads) or explicit (an im2col kernel stores X_col, the "
+                     "GEMM kernel reads it: for comparison)"),
+      llvm::cl::init("implicit")};
   PassOptions::Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("CUDA toolkit holding bin/ptxas (default: $CUDA_HOME, "

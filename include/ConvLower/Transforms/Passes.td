@@ -140,6 +140,10 @@ def ConvLowerImplicitGemm : Pass<"conv-lower-implicit-gemm", "::mlir::ModuleOp">
     Option<"target", "target", "std::string", /*default=*/"\"cuda\"",
            "cuda (a gpu.func with mma.sync) or cpu-twin (the same block body "
            "as host loops)">,
+    Option<"im2col", "im2col", "std::string", /*default=*/"\"implicit\"",
+           "implicit (the gather fused into the A loads) or explicit (a "
+           "first kernel stores X_col [M, G, K]; the GEMM kernel reads it: "
+           "for comparison)">,
     Option<"blockM", "block-m", "int64_t", /*default=*/"0",
            "CTA tile rows (output pixels); 0: heuristic">,
     Option<"blockN", "block-n", "int64_t", /*default=*/"0",

@@ -13,6 +13,8 @@ formula in DESIGN.md ("Convolution semantics"), never from the code under test:
   twin       conv-opt --conv-lower-to-llvm=implicit-gemm-twin | mlir-runner
              (the GPU implicit-GEMM kernel's block body as host loops; it fails on a
              convolution the kernel cannot take)
+  twin-explicit  the same with twin-explicit-im2col: the im2col kernel's loop stores
+             X_col first and the GEMM reads it (the kernels' explicit mode)
 
 The upstream route checks the harness itself (the emitted MLIR and the reference); the
 other two check ConvLower. Before the conv-opt routes, `conv-opt --conv-lower-im2col` alone
@@ -466,7 +468,7 @@ UPSTREAM_PIPELINE = [
     "--reconcile-unrealized-casts",
 ]
 
-ROUTES = ("upstream", "decompose", "llvm", "twin")
+ROUTES = ("upstream", "decompose", "llvm", "twin", "twin-explicit")
 # The twin takes only what the GPU kernel takes (static shapes, float types): it
 # runs where asked (conv-twin.test), not on every set.
 DEFAULT_ROUTES = ("upstream", "decompose", "llvm")
@@ -498,6 +500,8 @@ def route_stages(route, tools):
                       mlir_opt, runner],
         "llvm": [[tools.conv_opt, "--conv-lower-to-llvm"], runner],
         "twin": [[tools.conv_opt, "--conv-lower-to-llvm=implicit-gemm-twin"], runner],
+        "twin-explicit": [[tools.conv_opt, "--conv-lower-to-llvm=implicit-gemm-twin "
+                           "twin-explicit-im2col"], runner],
     }[route]
 
 
@@ -770,7 +774,8 @@ def parse_args(argv):
         # A wrong path otherwise surfaces as an obscure JIT "symbols not found" per case.
         needed = ["mlir_runner", "runner_utils", "c_runner_utils"]
         needed += ["mlir_opt"] if {"upstream", "decompose"} & set(args.routes) else []
-        needed += ["conv_opt"] if {"decompose", "llvm", "twin"} & set(args.routes) else []
+        needed += (["conv_opt"] if {"decompose", "llvm", "twin", "twin-explicit"}
+                   & set(args.routes) else [])
         missing = [f"--{n.replace('_', '-')} {getattr(args, n)}" for n in needed
                    if not os.path.isfile(getattr(args, n))]
         if missing:

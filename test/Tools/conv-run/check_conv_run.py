@@ -420,9 +420,22 @@ TWIN = [
 ]
 
 
+# Explicit mode (X_col stored by the im2col kernel, read by the GEMM kernel): the
+# report counts X_col's bytes again.
+TWIN_EXPLICIT = [
+    Problem("twin-explicit-f16-nhwc", "2,16,10,10", "32,16,3,3", padding="1",
+            layout="nhwc", dtype="f16"),
+    Problem("twin-explicit-bf16-nchw-groups-bias", "2,12,9,11", "24,4,3,3", groups=3,
+            stride="2", padding="1,0,2,1", dtype="bf16", bias=True),
+]
+
+
 def twin_set():
-    return [(p.name, numerics_case(p, ["--target", "cpu-twin"], implicit=True))
-            for p in TWIN]
+    implicit = [(p.name, numerics_case(p, ["--target", "cpu-twin"], implicit=True))
+                for p in TWIN]
+    explicit = [(p.name, numerics_case(p, ["--target", "cpu-twin", "--im2col", "explicit"]))
+                for p in TWIN_EXPLICIT]
+    return implicit + explicit
 
 
 # ----------------------------------------------------------------------------------------
@@ -742,6 +755,9 @@ BAD_INPUTS = [
     BadInput("emit-bundle-unknown-chip",
              GOOD + ["--emit-bundle", "{tmp}/bundle", "--chip", "sm_75"],
              (r"--chip", r"sm_75")),
+    BadInput("emit-bundle-explicit-im2col",
+             GOOD + ["--im2col", "explicit", "--emit-bundle", "{tmp}/bundle"],
+             (r"explicit", r"bundle")),
     BadInput("emit-bundle-from-mlir-file",
              ["{tmp}/two_functions.mlir", "--function", "a", "--emit-bundle", "{tmp}/bundle"],
              (r"--emit-bundle", r"flags")),
