@@ -750,8 +750,6 @@ BAD_INPUTS = [
     BadInput("unknown-target", GOOD + ["--target", "tpu"], (r"--target", r"tpu")),
     BadInput("im2col-implicit-on-cpu", GOOD + ["--target", "cpu", "--im2col", "implicit"],
              (r"implicit",)),
-    BadInput("im2col-explicit-on-twin",
-             GOOD + ["--target", "cpu-twin", "--im2col", "explicit"], (r"explicit",)),
     BadInput("emit-bundle-unknown-chip",
              GOOD + ["--emit-bundle", "{tmp}/bundle", "--chip", "sm_75"],
              (r"--chip", r"sm_75")),
