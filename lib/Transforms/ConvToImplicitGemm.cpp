@@ -352,6 +352,13 @@ public:
   /// The flat bias the epilogue adds, when the problem has one.
   void setBias(Value bias) { biasBuffer = bias; }
 
+  /// The twin's per-warp fragment registers: A [tilesM, 32 lanes, 4 regs,
+  /// elems per reg] and B [tilesN / 2, 32, 4, elems].
+  void setTwinFragments(Value a, Value bFrag) {
+    twinFragA = a;
+    twinFragB = bFrag;
+  }
+
 private:
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value add(Value a, Value c) { return arith::AddIOp::create(b, loc, a, c); }
@@ -411,6 +418,13 @@ private:
   /// Y[m, f] = acc + init for m < M and f < Fg: the fold.
   void storeOutput(Value y, Value m, Value f, Value group, Value acc);
 
+  /// The shared-memory (row, col) that `lane` hands ldmatrix.x4 for A tile
+  /// `i` (16 rows) / the B tile pair from column `j`, at 32-byte K slice kk.
+  std::pair<Value, Value> ldmatrixAddressA(Value lane, Value warpRow,
+                                           int64_t i, int64_t kk);
+  std::pair<Value, Value> ldmatrixAddressB(Value lane, Value warpCol,
+                                           int64_t j, int64_t kk);
+
   // GPU pieces.
   SmallVector<Value> gpuComputeStage(Value smemA, Value smemB, Value stage,
                                      Value tid, ValueRange accs);
@@ -426,7 +440,7 @@ private:
   const GemmProblem &p;
   const TileConfig &t;
   bool twin;
-  Value biasBuffer;
+  Value biasBuffer, twinFragA, twinFragB;
 };
 
 void KernelBuilder::forEach(int64_t n, Value gpuId,
@@ -672,6 +686,29 @@ Value KernelBuilder::gpuMma(Value a, Value bFrag0, Value bFrag1, Value acc) {
   return vector::FromElementsOp::create(b, loc, VectorType::get({4}, f32), out);
 }
 
+// ldmatrix.x4: lanes 8j..8j+7 give the row addresses of 8x(16 bytes) matrix
+// j, and the matrices land in registers 0..3. A: matrices (rows 0-7 | 8-15) x
+// (chunk 0 | 1), in the order that makes registers 0..3 the mma's a0..a3. B
+// (stored [n][k], the "col" operand): (n 0-7: chunk 0, chunk 1), (n 8-15:
+// chunk 0, chunk 1): two n8 tiles per load.
+std::pair<Value, Value> KernelBuilder::ldmatrixAddressA(Value lane,
+                                                        Value warpRow,
+                                                        int64_t i,
+                                                        int64_t kk) {
+  Value rowInTile = add(rem(lane, 8), mul(rem(div(lane, 8), 2), 8));
+  Value row = add(add(warpRow, rowInTile), i * 16);
+  return {row, swizzledColumn(row, add(div(lane, 16), 2 * kk))};
+}
+
+std::pair<Value, Value> KernelBuilder::ldmatrixAddressB(Value lane,
+                                                        Value warpCol,
+                                                        int64_t j,
+                                                        int64_t kk) {
+  Value rowInTile = add(rem(lane, 8), mul(div(lane, 16), 8));
+  Value row = add(add(warpCol, rowInTile), j * 8);
+  return {row, swizzledColumn(row, add(rem(div(lane, 8), 2), 2 * kk))};
+}
+
 SmallVector<Value> KernelBuilder::gpuComputeStage(Value smemA, Value smemB,
                                                   Value stage, Value tid,
                                                   ValueRange accs) {
@@ -679,16 +716,6 @@ SmallVector<Value> KernelBuilder::gpuComputeStage(Value smemA, Value smemB,
   Value warp = div(tid, kWarpSize), lane = rem(tid, kWarpSize);
   Value warpRow = mul(div(warp, t.warpsN), t.warpM());
   Value warpCol = mul(rem(warp, t.warpsN), t.warpN());
-  // ldmatrix.x4: lanes 8j..8j+7 give the row addresses of 8x(16 bytes)
-  // matrix j. A: matrices (rows 0-7 | 8-15) x (chunk 0 | 1) in the order
-  // that makes registers 0..3 the mma's a0..a3. B (stored [n][k], i.e. the
-  // "col" operand): (n 0-7: chunk 0, chunk 1), (n 8-15: chunk 0, chunk 1),
-  // two n8 tiles per load.
-  Value laneRow = rem(lane, 8);
-  Value aRowInTile = add(laneRow, mul(rem(div(lane, 8), 2), 8));
-  Value aChunk = div(lane, 16);
-  Value bRowInTile = add(laneRow, mul(div(lane, 16), 8));
-  Value bChunk = rem(div(lane, 8), 2);
   int64_t regElems = p.kind == MmaKind::TF32 ? 1 : 2;
   auto fragType = VectorType::get({4, regElems}, p.elementType);
   SmallVector<Value> out(accs.begin(), accs.end());
@@ -696,14 +723,12 @@ SmallVector<Value> KernelBuilder::gpuComputeStage(Value smemA, Value smemB,
   for (int64_t kk = 0; kk < chunksPerRow / 2; ++kk) {
     SmallVector<Value> aFrags, bFrags;
     for (int64_t i = 0; i < tilesM; ++i) {
-      Value row = add(add(warpRow, aRowInTile), i * 16);
-      Value col = swizzledColumn(row, add(aChunk, 2 * kk));
+      auto [row, col] = ldmatrixAddressA(lane, warpRow, i, kk);
       aFrags.push_back(nvgpu::LdMatrixOp::create(
           b, loc, fragType, smemA, ValueRange{stage, row, col}, false, 4));
     }
     for (int64_t j = 0; j < tilesN; j += 2) {
-      Value row = add(add(warpCol, bRowInTile), j * 8);
-      Value col = swizzledColumn(row, add(bChunk, 2 * kk));
+      auto [row, col] = ldmatrixAddressB(lane, warpCol, j, kk);
       Value frag = nvgpu::LdMatrixOp::create(
           b, loc, fragType, smemB, ValueRange{stage, row, col}, false, 4);
       for (int64_t r = 0; r < 4; ++r)
@@ -734,40 +759,87 @@ void KernelBuilder::gpuEpilogue(Value y, Value bm, Value bn, Value group,
   }
 }
 
+// The twin runs the warp-level instructions as the PTX ISA defines them, lane
+// by lane, so that the GPU's ldmatrix addresses and fragment bookkeeping are
+// what it checks (a plain dot product over the shared tiles would not be).
 void KernelBuilder::twinComputeStage(Value smemA, Value smemB, Value stage,
                                      Value acc) {
-  int64_t v = p.chunkElements(), chunksPerRow = t.blockK / v;
+  int64_t tilesM = t.warpM() / 16, tilesN = t.warpN() / 8;
+  int64_t half = p.chunkElements(), chunksPerRow = t.blockK / half;
+  int64_t e = p.kind == MmaKind::TF32 ? 1 : 2; // elements per .b32 register
   Type f32 = b.getF32Type();
-  auto vecType = VectorType::get({v}, p.elementType);
-  auto vecF32 = VectorType::get({v}, f32);
-  auto loop = [&](int64_t n, function_ref<void(Value)> body) {
-    forEach(n, nullptr, body);
+  auto toF32 = [&](Value v) -> Value {
+    return v.getType().isF32() ? v : arith::ExtFOp::create(b, loc, f32, v);
   };
-  loop(t.warpsM * t.warpsN, [&](Value warp) {
+  forEach(t.warpsM * t.warpsN, nullptr, [&](Value warp) {
     Value warpRow = mul(div(warp, t.warpsN), t.warpM());
     Value warpCol = mul(rem(warp, t.warpsN), t.warpN());
-    loop(t.warpM(), [&](Value r) {
-      loop(t.warpN(), [&](Value c) {
-        Value rowA = add(warpRow, r), rowB = add(warpCol, c);
-        Value sum = memref::LoadOp::create(b, loc, acc, ValueRange{warp, r, c});
-        for (int64_t q = 0; q < chunksPerRow; ++q) {
-          Value a = vector::LoadOp::create(
-              b, loc, vecType, smemA,
-              ValueRange{stage, rowA, swizzledColumn(rowA, idx(q))});
-          Value bv = vector::LoadOp::create(
-              b, loc, vecType, smemB,
-              ValueRange{stage, rowB, swizzledColumn(rowB, idx(q))});
-          if (!p.elementType.isF32()) {
-            a = arith::ExtFOp::create(b, loc, vecF32, a);
-            bv = arith::ExtFOp::create(b, loc, vecF32, bv);
+    for (int64_t kk = 0; kk < chunksPerRow / 2; ++kk) {
+      // ldmatrix.x4: lane l receives in register j the 32 bits at byte
+      // 4*(l%4) of row l/4 of matrix j, whose address lane 8j + l/4 gave.
+      auto ldmatrix = [&](Value smem, Value frag, int64_t fragIndex,
+                          function_ref<std::pair<Value, Value>(Value)> address) {
+        forEach(kWarpSize, nullptr, [&](Value lane) {
+          for (int64_t j = 0; j < 4; ++j) {
+            auto [row, col] = address(add(div(lane, 4), 8 * j));
+            for (int64_t el = 0; el < e; ++el) {
+              Value column = add(add(col, mul(rem(lane, 4), e)), el);
+              Value v = memref::LoadOp::create(b, loc, smem,
+                                               ValueRange{stage, row, column});
+              memref::StoreOp::create(
+                  b, loc, v, frag,
+                  ValueRange{idx(fragIndex), lane, idx(j), idx(el)});
+            }
           }
-          Value prod = arith::MulFOp::create(b, loc, a, bv);
-          sum = vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
-                                            prod, sum);
-        }
-        memref::StoreOp::create(b, loc, sum, acc, ValueRange{warp, r, c});
+        });
+      };
+      for (int64_t i = 0; i < tilesM; ++i)
+        ldmatrix(smemA, twinFragA, i, [&](Value source) {
+          return ldmatrixAddressA(source, warpRow, i, kk);
+        });
+      for (int64_t j = 0; j < tilesN; j += 2)
+        ldmatrix(smemB, twinFragB, j / 2, [&](Value source) {
+          return ldmatrixAddressB(source, warpCol, j, kk);
+        });
+      // mma.sync m16n8k(2*half): A(r, k) is element k%e of register
+      // r/8 + 2*(k/half) of lane (r%8)*4 + (k%half)/e; B(k, n) element k%e of
+      // register k/half of lane n*4 + (k%half)/e (the tile pair's second
+      // tile in registers 2, 3); D(r, c) as fragmentPosition says.
+      forEach(tilesM, nullptr, [&](Value i) {
+        forEach(tilesN, nullptr, [&](Value jt) {
+          forEach(kWarpSize, nullptr, [&](Value lane) {
+            for (int64_t v = 0; v < 4; ++v) {
+              auto [r, c] = fragmentPosition(lane, 0, 0, v);
+              Value row = add(mul(i, 16), r), col = add(mul(jt, 8), c);
+              Value init =
+                  memref::LoadOp::create(b, loc, acc, ValueRange{warp, row, col});
+              auto kLoop = scf::ForOp::create(b, loc, idx(0), idx(2 * half),
+                                              idx(1), ValueRange{init});
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPointToStart(kLoop.getBody());
+              Value k = kLoop.getInductionVar();
+              Value kIn = div(rem(k, half), e), kReg = div(k, half),
+                    kEl = rem(k, e);
+              Value aLane = add(mul(rem(r, 8), 4), kIn);
+              Value aReg = add(div(r, 8), mul(kReg, 2));
+              Value bLane = add(mul(c, 4), kIn);
+              Value bReg = add(mul(rem(jt, 2), 2), kReg);
+              Value a = memref::LoadOp::create(
+                  b, loc, twinFragA, ValueRange{i, aLane, aReg, kEl});
+              Value bv = memref::LoadOp::create(
+                  b, loc, twinFragB, ValueRange{div(jt, 2), bLane, bReg, kEl});
+              Value sum = arith::AddFOp::create(
+                  b, loc, kLoop.getRegionIterArgs()[0],
+                  arith::MulFOp::create(b, loc, toF32(a), toF32(bv)));
+              scf::YieldOp::create(b, loc, sum);
+              b.setInsertionPointAfter(kLoop);
+              memref::StoreOp::create(b, loc, kLoop.getResult(0), acc,
+                                      ValueRange{warp, row, col});
+            }
+          });
+        });
       });
-    });
+    }
   });
 }
 
@@ -1246,6 +1318,13 @@ Value buildTwin(OpBuilder &b, Location loc, const GemmProblem &p,
       b, loc,
       MemRefType::get({t.warpsM * t.warpsN, t.warpM(), t.warpN()},
                       b.getF32Type()));
+  int64_t regElems = p.kind == MmaKind::TF32 ? 1 : 2;
+  Value fragA = memref::AllocaOp::create(
+      b, loc,
+      MemRefType::get({t.warpM() / 16, kWarpSize, 4, regElems}, p.elementType));
+  Value fragB = memref::AllocaOp::create(
+      b, loc,
+      MemRefType::get({t.warpN() / 16, kWarpSize, 4, regElems}, p.elementType));
   Launch l = launchShape(p, t);
   auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
   scf::buildLoopNest(
@@ -1254,6 +1333,7 @@ Value buildTwin(OpBuilder &b, Location loc, const GemmProblem &p,
       [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
         KernelBuilder kb(nb, nloc, p, t, /*twin=*/true);
         kb.setBias(biasFlat);
+        kb.setTwinFragments(fragA, fragB);
         kb.emitBlock(ivs[2], ivs[1], ivs[0], x, w, y, smemA, smemB, acc);
       });
   return bufferization::ToTensorOp::create(b, loc, outputType, result,

@@ -30,14 +30,20 @@
 // CHECK: scf.if
 // CHECK:   memref.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<6400xf32>
 // CHECK: gpu.return
+// The twin: the same copies on the host, ldmatrix emulated into per-lane
+// fragment registers, mma.sync as the ISA's fragment layout says.
 // TWIN-LABEL: func.func @nhwc_f16
 // TWIN-NOT: gpu.
 // TWIN-NOT: nvgpu.
 // TWIN-NOT: nvvm.
 // TWIN: memref.alloca() : memref<3x128x32xf16>
+// TWIN: memref.alloca() : memref<4x32x4x2xf16>
+// TWIN: memref.alloca() : memref<1x32x4x2xf16>
 // TWIN: scf.for
 // TWIN: vector.load %{{.*}} : memref<3200xf16>, vector<8xf16>
-// TWIN: vector.reduction <add>
+// TWIN: memref.store %{{.*}} : memref<4x32x4x2xf16>
+// TWIN: scf.for {{.*}} iter_args
+// TWIN: arith.mulf
 // TWIN: return
 func.func @nhwc_f16(%x: tensor<2x10x10x16xf16>, %w: tensor<32x3x3x16xf16>) -> tensor<2x10x10x32xf32> {
   %c0 = arith.constant 0.0 : f16
