@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Bufferize.h"
 #include "ConvLower/Pipelines/Pipelines.h"
 #include "ConvLower/Transforms/Passes.h"
 
@@ -58,11 +59,7 @@ static void addTileAndVectorize(OpPassManager &pm,
 
 /// Tensors into buffers, with deallocation made explicit.
 static void addBufferize(OpPassManager &pm) {
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  addOneShotBufferize(pm);
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addPass(createCanonicalizerPass());

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Bufferize.h"
 #include "ConvLower/Pipelines/Pipelines.h"
 #include "ConvLower/Transforms/Passes.h"
 
@@ -66,11 +67,7 @@ static void addKernelsAndBuffers(OpPassManager &pm,
   pm.addPass(createConvLowerImplicitGemm(kernels));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  addOneShotBufferize(pm);
   // No deallocation pipeline: it rejects gpu.launch_func (unknown memory
   // effects), and the launch code frees its device buffers itself; the
   // result buffer is returned to the caller.

@@ -869,7 +869,7 @@ void KernelBuilder::twinEpilogue(Value y, Value bm, Value bn, Value group,
 void KernelBuilder::emitBlock(Value bm, Value bn, Value group, Value x,
                               Value w, Value y, Value smemA, Value smemB,
                               Value twinAcc) {
-  int64_t kTiles = llvm::divideCeil(p.k(), t.blockK);
+  int64_t kTiles = llvm::divideCeilSigned(p.k(), t.blockK);
   Value tid = twin ? nullptr : gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x)
                                    .getResult();
   Type f32 = b.getF32Type();
@@ -1076,13 +1076,24 @@ Value flatBuffer(OpBuilder &b, Location loc, Value tensor) {
       b, loc, buffer, ArrayRef<ReassociationIndices>{all});
 }
 
+/// A new host buffer for the result, and its flat 1-D view.
+std::pair<Value, Value> allocateResult(OpBuilder &b, Location loc,
+                                       RankedTensorType type) {
+  Value result = memref::AllocOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()));
+  ReassociationIndices all = llvm::to_vector(llvm::seq<int64_t>(type.getRank()));
+  Value flat = memref::CollapseShapeOp::create(
+      b, loc, result, ArrayRef<ReassociationIndices>{all});
+  return {result, flat};
+}
+
 struct Launch {
   int64_t gridX, gridY, gridZ;
 };
 
 Launch launchShape(const GemmProblem &p, const TileConfig &t) {
-  return {llvm::divideCeil(p.m(), t.blockM), llvm::divideCeil(p.fg, t.blockN),
-          p.groups};
+  return {llvm::divideCeilSigned(p.m(), t.blockM),
+          llvm::divideCeilSigned(p.fg, t.blockN), p.groups};
 }
 
 MemRefType sharedType(const GemmProblem &p, const TileConfig &t, int64_t rows,
@@ -1251,7 +1262,7 @@ Value buildGpuLaunch(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel,
                      .getMemref();
     gpu::KernelDim3 im2colGrid{
         arith::ConstantIndexOp::create(
-            b, loc, llvm::divideCeil(p.im2colElements(), kIm2colThreads)),
+            b, loc, llvm::divideCeilSigned(p.im2colElements(), kIm2colThreads)),
         one, one};
     gpu::KernelDim3 im2colBlock{
         arith::ConstantIndexOp::create(b, loc, kIm2colThreads), one, one};
@@ -1261,13 +1272,7 @@ Value buildGpuLaunch(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel,
     freed.push_back(xcol);
   }
   gpu::LaunchFuncOp::create(b, loc, kernel, grid, block, Value(), buffers);
-  auto outMemref =
-      MemRefType::get(outputType.getShape(), outputType.getElementType());
-  Value result = memref::AllocOp::create(b, loc, outMemref);
-  ReassociationIndices all =
-      llvm::to_vector(llvm::seq<int64_t>(outputType.getRank()));
-  Value resultFlat = memref::CollapseShapeOp::create(
-      b, loc, result, ArrayRef<ReassociationIndices>{all});
+  auto [result, resultFlat] = allocateResult(b, loc, outputType);
   memref::CopyOp::create(b, loc, y, resultFlat);
   // Frees go through an async chain: gpu-to-llvm lowers only async deallocs.
   Type tokenType = gpu::AsyncTokenType::get(b.getContext());
@@ -1301,13 +1306,7 @@ Value buildTwin(OpBuilder &b, Location loc, const GemmProblem &p,
     b.setInsertionPointAfter(loop);
     x = xcol;
   }
-  auto outMemref =
-      MemRefType::get(outputType.getShape(), outputType.getElementType());
-  Value result = memref::AllocOp::create(b, loc, outMemref);
-  ReassociationIndices all =
-      llvm::to_vector(llvm::seq<int64_t>(outputType.getRank()));
-  Value y = memref::CollapseShapeOp::create(
-      b, loc, result, ArrayRef<ReassociationIndices>{all});
+  auto [result, y] = allocateResult(b, loc, outputType);
   // Stack buffers (at most 48 KiB + the accumulators): the deallocation
   // pipeline accepts no explicit frees.
   Value smemA =

@@ -108,9 +108,10 @@ cl::opt<std::string> targetOpt(
              "kernel, run through the runtime next to cuDNN)"));
 cl::opt<std::string> im2colOpt(
     "im2col", cl::init(""), cl::cat(runCat),
-    cl::desc("explicit (X_col materialized: --target cpu) or implicit (the "
-             "gather fused into the GEMM's loads: cpu-twin, cuda); default: "
-             "what the target does"));
+    cl::desc("explicit (X_col materialized: --target cpu, or the twin's "
+             "im2col kernel + GEMM kernel) or implicit (the gather fused into "
+             "the GEMM's loads: cpu-twin, cuda); default: explicit on cpu, "
+             "implicit otherwise"));
 cl::opt<std::string> chipOpt(
     "chip", cl::init(""), cl::cat(runCat),
     cl::desc("GPU architecture for --target cuda and --emit-bundle: sm_80, "
