@@ -21,7 +21,6 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
@@ -29,12 +28,6 @@
 
 using namespace mlir;
 using namespace mlir::conv_lower;
-
-bool mlir::conv_lower::isSupportedChip(llvm::StringRef chip) {
-  return llvm::StringSwitch<bool>(chip)
-      .Cases({"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"}, true)
-      .Default(false);
-}
 
 std::string mlir::conv_lower::findCudaToolkit(llvm::StringRef requested) {
   if (!requested.empty())
@@ -57,6 +50,10 @@ static void addKernelsAndBuffers(OpPassManager &pm,
                                  const ConvLowerToNVVMOptions &options) {
   ConvLowerImplicitGemmOptions kernels;
   kernels.target = "cuda";
+  // Checked before anything reaches LLVM's NVPTX backend, which aborts on an
+  // unknown chip or too old a PTX version instead of reporting an error.
+  kernels.chip = options.chip;
+  kernels.features = options.features;
   kernels.im2col = options.im2col;
   kernels.blockM = options.blockM;
   kernels.blockN = options.blockN;

@@ -1,6 +1,7 @@
 //===- GpuKernel.cpp - conv-run's GPU compile step ------------------------===//
 
 #include "ConvLower/Runner/GpuKernel.h"
+#include "ConvLower/Transforms/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Diagnostics.h"

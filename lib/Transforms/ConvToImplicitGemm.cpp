@@ -50,6 +50,8 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include "llvm/ADT/StringSwitch.h"
+
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERIMPLICITGEMM
 #include "ConvLower/Transforms/Passes.h.inc"
@@ -57,6 +59,45 @@ namespace mlir::conv_lower {
 
 using namespace mlir;
 using namespace mlir::conv_lower;
+
+/// The PTX ISA version each chip needs (PTX ISA release notes), and the
+/// kernels' own floor: cp.async and bf16/tf32 mma.sync came with 7.0.
+static std::optional<int> minimumPtxVersion(llvm::StringRef chip) {
+  return llvm::StringSwitch<std::optional<int>>(chip)
+      .Case("sm_80", 70)
+      .Case("sm_86", 71)
+      .Cases({"sm_89", "sm_90"}, 78)
+      .Case("sm_90a", 80)
+      .Default(std::nullopt);
+}
+
+bool mlir::conv_lower::isSupportedChip(llvm::StringRef chip) {
+  return minimumPtxVersion(chip).has_value();
+}
+
+std::string mlir::conv_lower::checkPtxFeatures(llvm::StringRef chip,
+                                               llvm::StringRef features) {
+  std::optional<int> minimum = minimumPtxVersion(chip);
+  if (!minimum)
+    return ("unsupported chip '" + chip +
+            "' (expected sm_80, sm_86, sm_89, sm_90 or sm_90a)")
+        .str();
+  SmallVector<StringRef> items;
+  features.split(items, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef item : items) {
+    int version = 0;
+    if (!item.consume_front("+ptx") || item.getAsInteger(10, version))
+      return ("unsupported PTX feature '" + item +
+              "' (expected +ptxNN, e.g. +ptx80)")
+          .str();
+    if (version < *minimum)
+      return ("PTX " + Twine(version / 10) + "." + Twine(version % 10) +
+              " cannot target " + chip + " (at least +ptx" + Twine(*minimum) +
+              ")")
+          .str();
+  }
+  return "";
+}
 
 namespace {
 
@@ -1351,6 +1392,12 @@ struct ConvLowerImplicitGemmPass
       return signalPassFailure();
     }
     bool twin = target == "cpu-twin";
+    if (!chip.empty()) {
+      if (std::string bad = checkPtxFeatures(chip, features); !bad.empty()) {
+        module.emitError() << "conv-lower-implicit-gemm: " << bad;
+        return signalPassFailure();
+      }
+    }
     if (im2col != "implicit" && im2col != "explicit") {
       module.emitError() << "conv-lower-implicit-gemm: im2col must be implicit "
                             "or explicit, got '"

@@ -18,6 +18,7 @@
 #include "ConvLower/Runner/GpuKernel.h"
 #include "ConvLower/Runner/ModuleInfo.h"
 #include "ConvLower/Runner/Report.h"
+#include "ConvLower/Transforms/Passes.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"

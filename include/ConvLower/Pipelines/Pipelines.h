@@ -94,9 +94,6 @@ struct ConvLowerToNVVMOptions
       llvm::cl::init(false)};
 };
 
-/// The chips conv-lower-to-nvvm targets.
-bool isSupportedChip(llvm::StringRef chip);
-
 /// The CUDA toolkit directory to take ptxas from: `requested` if given,
 /// else the first of $CUDA_HOME, $CUDA_PATH, /usr/local/cuda holding
 /// bin/ptxas, else "" (ptxas from PATH).

@@ -26,6 +26,14 @@ namespace conv_lower {
 #define GEN_PASS_DECL
 #include "ConvLower/Transforms/Passes.h.inc"
 
+/// The chips the implicit-GEMM kernels target (tensor cores with cp.async,
+/// ldmatrix and mma.sync bf16/tf32: sm_80 and later).
+bool isSupportedChip(llvm::StringRef chip);
+
+/// Why `features` (e.g. "+ptx80") cannot compile the kernels for `chip`, or
+/// "" when it can: LLVM aborts on a PTX version below the chip's minimum.
+std::string checkPtxFeatures(llvm::StringRef chip, llvm::StringRef features);
+
 /// Patterns lowering conv_lower.im2col / conv_lower.fold to linalg + tensor.
 void populateDecomposeConvLowerPatterns(RewritePatternSet &patterns);
 

@@ -154,6 +154,13 @@ def ConvLowerImplicitGemm : Pass<"conv-lower-implicit-gemm", "::mlir::ModuleOp">
            "Warps along N; 0: heuristic">,
     Option<"stages", "stages", "int64_t", /*default=*/"0",
            "Shared-memory pipeline stages (>= 2); 0: heuristic">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"\"",
+           "With target=cuda: the architecture the kernels will be compiled "
+           "for, checked (sm_80, sm_86, sm_89, sm_90, sm_90a); \"\": not "
+           "checked">,
+    Option<"features", "features", "std::string", /*default=*/"\"\"",
+           "With chip: the PTX features, checked to be a PTX version the chip "
+           "and the kernels' instructions accept (e.g. +ptx80)">,
     Option<"emitRemarks", "emit-remarks", "bool", /*default=*/"false",
            "Emit a remark on every convolution left untouched, saying why">,
     Option<"requireAll", "require-all", "bool", /*default=*/"false",

@@ -15,6 +15,8 @@ formula in DESIGN.md ("Convolution semantics"), never from the code under test:
              convolution the kernel cannot take)
   twin-explicit  the same with twin-explicit-im2col: the im2col kernel's loop stores
              X_col first and the GEMM reads it (the kernels' explicit mode)
+  twin-small, twin-deep  the twin with tiles overridden (64x32, 1x2 warps, 2 stages;
+             128x64, 4x2 warps, 4 stages)
 
 The upstream route checks the harness itself (the emitted MLIR and the reference); the
 other two check ConvLower. Before the conv-opt routes, `conv-opt --conv-lower-im2col` alone
@@ -468,7 +470,8 @@ UPSTREAM_PIPELINE = [
     "--reconcile-unrealized-casts",
 ]
 
-ROUTES = ("upstream", "decompose", "llvm", "twin", "twin-explicit")
+ROUTES = ("upstream", "decompose", "llvm", "twin", "twin-explicit", "twin-small",
+          "twin-deep")
 # The twin takes only what the GPU kernel takes (static shapes, float types): it
 # runs where asked (conv-twin.test), not on every set.
 DEFAULT_ROUTES = ("upstream", "decompose", "llvm")
@@ -502,6 +505,14 @@ def route_stages(route, tools):
         "twin": [[tools.conv_opt, "--conv-lower-to-llvm=implicit-gemm-twin"], runner],
         "twin-explicit": [[tools.conv_opt, "--conv-lower-to-llvm=implicit-gemm-twin "
                            "twin-explicit-im2col"], runner],
+        # Other tile shapes than the heuristic's: the generator must stay right for
+        # every configuration it accepts.
+        "twin-small": [[tools.conv_opt, "--conv-lower-implicit-gemm=target=cpu-twin "
+                        "block-m=64 block-n=32 warps-m=1 warps-n=2 stages=2",
+                        "--conv-lower-to-llvm=im2col=0"], runner],
+        "twin-deep": [[tools.conv_opt, "--conv-lower-implicit-gemm=target=cpu-twin "
+                       "block-m=128 block-n=64 warps-m=4 warps-n=2 stages=4",
+                       "--conv-lower-to-llvm=im2col=0"], runner],
     }[route]
 
 
@@ -774,8 +785,7 @@ def parse_args(argv):
         # A wrong path otherwise surfaces as an obscure JIT "symbols not found" per case.
         needed = ["mlir_runner", "runner_utils", "c_runner_utils"]
         needed += ["mlir_opt"] if {"upstream", "decompose"} & set(args.routes) else []
-        needed += (["conv_opt"] if {"decompose", "llvm", "twin", "twin-explicit"}
-                   & set(args.routes) else [])
+        needed += (["conv_opt"] if set(args.routes) - {"upstream"} else [])
         missing = [f"--{n.replace('_', '-')} {getattr(args, n)}" for n in needed
                    if not os.path.isfile(getattr(args, n))]
         if missing:
