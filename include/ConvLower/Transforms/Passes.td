@@ -116,9 +116,15 @@ def ConvLowerImplicitGemm : Pass<"conv-lower-implicit-gemm", "::mlir::ModuleOp">
     record the launch) and the convolution becomes a `gpu.launch_func` on
     managed copies of its operands. `target=cpu-twin`: the same block body
     as host loops (threads and warps become loops, cp.async a predicated
-    vector copy, the mma a vector dot product over the same shared tiles,
-    the epilogue walks the accumulators in mma.sync's fragment layout), so
-    the kernel's indexing can be run and checked on any machine.
+    vector copy, ldmatrix and mma.sync emulated lane by lane as the PTX ISA
+    defines them, from the GPU code's own addresses), so the kernel's
+    indexing can be run and checked on any machine.
+
+    A per-channel bias add (a `linalg.generic` reading `bias[channel]`,
+    also after the collapse of a grouped output) and a ReLU (`max(x, 0)`)
+    that only the convolution feeds are fused into the epilogue.
+    `im2col=explicit` instead emits an im2col kernel storing X_col [M, G, K]
+    and a GEMM kernel reading it, for comparison.
 
     Tile sizes come from a per-problem heuristic (2x2 warps, blockK = 64
     bytes, 3 stages; smaller blocks where the problem is narrow) unless

@@ -1,0 +1,540 @@
+//===- ImplicitGemmKernel.cpp - one CTA of the implicit-GEMM kernel -------===//
+//
+// See ConvToImplicitGemm.cpp for the kernel's structure and
+// docs/architecture.md for the design.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ImplicitGemmKernel.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::conv_lower::igemm;
+
+namespace mlir::conv_lower::igemm {
+
+/// Whether an operand's 16-byte chunks are contiguous and aligned in global
+/// memory (then one cp.async moves each); otherwise elements are gathered
+/// one at a time.
+bool isVectorized(const GemmProblem &p, Operand op) {
+  int64_t v = p.chunkElements();
+  if (op == Operand::A && p.explicitIm2col)
+    return p.k() % v == 0;
+  if (op == Operand::A)
+    return p.channelsInnermost && p.cg % v == 0 && p.xN % v == 0 &&
+           p.xH % v == 0 && p.xW % v == 0;
+  // B: V consecutive k must be V consecutive, aligned filter elements.
+  bool alignedRows = p.wF % v == 0 && p.wG % v == 0;
+  if (p.channelsInnermost)
+    return alignedRows && p.wC == 1 && p.cg % v == 0 && p.wKH % v == 0 &&
+           p.wKW % v == 0;
+  bool flatK = p.wKW == 1 && p.wKH == p.kw && (p.cg == 1 || p.wC == p.kh * p.kw);
+  return alignedRows && flatK && p.k() % v == 0;
+}
+
+} // namespace mlir::conv_lower::igemm
+
+void KernelBuilder::forEach(int64_t n, Value gpuId,
+                            function_ref<void(Value)> body) {
+  if (!twin) {
+    body(gpuId);
+    return;
+  }
+  auto loop = scf::ForOp::create(b, loc, idx(0), idx(n), idx(1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  body(loop.getInductionVar());
+}
+
+std::pair<Value, Value> KernelBuilder::elementOffset(Operand op, Value row,
+                                                     Value k, Value group) {
+  // k -> (c, kh, kw) in the chosen K order.
+  Value c, khi, kwi;
+  if (p.channelsInnermost) {
+    c = rem(k, p.cg);
+    Value rest = div(k, p.cg);
+    kwi = rem(rest, p.kw);
+    khi = div(rest, p.kw);
+  } else {
+    kwi = rem(k, p.kw);
+    Value rest = div(k, p.kw);
+    khi = rem(rest, p.kh);
+    c = div(rest, p.kh);
+  }
+  Value valid = lessThan(k, p.k());
+  if (op == Operand::B) {
+    valid = both(valid, lessThan(row, p.fg));
+    Value offset = add(add(mul(group, p.wG), mul(row, p.wF)),
+                       add(mul(c, p.wC), add(mul(khi, p.wKH), mul(kwi, p.wKW))));
+    return {offset, valid};
+  }
+  if (p.explicitIm2col) {
+    // X_col[m, g, k].
+    Value offset = add(mul(add(mul(row, p.groups), group), p.k()), k);
+    return {offset, both(valid, lessThan(row, p.m()))};
+  }
+  return gatherOffset(row, c, khi, kwi, group, valid);
+}
+
+std::pair<Value, Value> KernelBuilder::gatherOffset(Value row, Value c,
+                                                    Value khi, Value kwi,
+                                                    Value group, Value valid) {
+  // Row m -> (n, oh, ow) -> input (ih, iw); padding is the predicate.
+  Value n = div(row, p.ho * p.wo);
+  Value pixel = rem(row, p.ho * p.wo);
+  Value oh = div(pixel, p.wo), ow = rem(pixel, p.wo);
+  Value ih = add(add(mul(oh, p.strideH), mul(khi, p.dilationH)), -p.padTop);
+  Value iw = add(add(mul(ow, p.strideW), mul(kwi, p.dilationW)), -p.padLeft);
+  valid = both(both(valid, lessThan(row, p.m())),
+               both(inRange(ih, p.h), inRange(iw, p.w)));
+  Value channel = add(mul(group, p.cg), c);
+  Value offset = add(add(mul(n, p.xN), mul(channel, p.xC)),
+                     add(mul(ih, p.xH), mul(iw, p.xW)));
+  return {offset, valid};
+}
+
+void KernelBuilder::emitIm2colElement(Value index, Value x, Value xcol) {
+  GemmProblem gather = p;
+  gather.explicitIm2col = false;
+  KernelBuilder image(b, loc, gather, t, twin);
+  Value k = rem(index, p.k()), rest = div(index, p.k());
+  Value group = rem(rest, p.groups), row = div(rest, p.groups);
+  auto [offset, valid] = image.elementOffset(Operand::A, row, k, group);
+  Value data = memref::LoadOp::create(b, loc, x,
+                                      ValueRange{select(valid, offset, idx(0))});
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(p.elementType));
+  memref::StoreOp::create(b, loc, select(valid, data, zero), xcol,
+                          ValueRange{index});
+}
+
+Value KernelBuilder::swizzledColumn(Value row, Value chunk) {
+  int64_t chunksPerRow = t.blockK / p.chunkElements();
+  int64_t rowsPerLine = 128 / kRowBytes;
+  Value key = rem(div(row, rowsPerLine), chunksPerRow);
+  Value physical = arith::XOrIOp::create(b, loc, chunk, key);
+  return mul(physical, p.chunkElements());
+}
+
+SmallVector<Value> KernelBuilder::loadTile(Operand op, Value src, Value smem,
+                                           Value stage, Value kTile, Value tid,
+                                           Value rowBase, Value group) {
+  int64_t rows = op == Operand::A ? t.blockM : t.blockN;
+  int64_t v = p.chunkElements();
+  int64_t chunksPerRow = t.blockK / v;
+  Value kBase = mul(kTile, t.blockK);
+  SmallVector<Value> tokens;
+  if (isVectorized(op)) {
+    // Thread tid moves chunks tid, tid + T, ...: consecutive threads take
+    // consecutive chunks of a row (contiguous along K in global memory).
+    // checkTiles makes T a multiple of chunksPerRow: the chunk column is the
+    // thread's own, and the row steps by T / chunksPerRow.
+    Value firstRow = div(tid, chunksPerRow), chunk = rem(tid, chunksPerRow);
+    for (int64_t i = 0; i < rows * chunksPerRow / t.threads(); ++i) {
+      Value row = add(firstRow, i * (t.threads() / chunksPerRow));
+      Value k = add(kBase, mul(chunk, v));
+      auto [offset, valid] = elementOffset(op, add(rowBase, row), k, group);
+      offset = select(valid, offset, idx(0));
+      Value column = swizzledColumn(row, chunk);
+      if (twin) {
+        auto vecType = VectorType::get({v}, p.elementType);
+        Value data = vector::LoadOp::create(b, loc, vecType, src, offset);
+        Value zeros = arith::ConstantOp::create(
+            b, loc, vecType, DenseElementsAttr::get(
+                                 vecType, b.getZeroAttr(p.elementType)));
+        data = select(valid, data, zeros);
+        vector::StoreOp::create(b, loc, data, smem,
+                                ValueRange{stage, row, column});
+        continue;
+      }
+      // Zero-fill: a copy of 0 source bytes writes 16 zero bytes.
+      Value srcElements = select(valid, idx(v), idx(0));
+      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), smem,
+          ValueRange{stage, row, column}, src, ValueRange{offset},
+          b.getIndexAttr(v), srcElements, b.getUnitAttr()));
+    }
+    return tokens;
+  }
+  // Element gather. Consecutive threads take consecutive rows when the rows
+  // are what is contiguous in memory (NCHW pixels), else consecutive k.
+  bool rowsContiguous = op == Operand::A && !p.channelsInnermost;
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(p.elementType));
+  // Element e = tid + i*T. The index math is written per thread so that what
+  // does not change with i (the thread's row, and with it the image position
+  // of an A row) is computed once: fewer live registers in the kernel.
+  int64_t inner = rowsContiguous ? rows : t.blockK;
+  bool perThread = t.threads() % inner == 0;
+  Value fixedPart = rem(tid, inner), steppedPart = div(tid, inner);
+  for (int64_t i = 0; i < rows * t.blockK / t.threads(); ++i) {
+    Value e = add(tid, i * t.threads());
+    Value fixed = perThread ? fixedPart : rem(e, inner);
+    Value stepped = perThread ? add(steppedPart, i * (t.threads() / inner))
+                              : div(e, inner);
+    Value row = rowsContiguous ? fixed : stepped;
+    Value kk = rowsContiguous ? stepped : fixed;
+    auto [offset, valid] =
+        elementOffset(op, add(rowBase, row), add(kBase, kk), group);
+    Value data = memref::LoadOp::create(b, loc, src,
+                                        ValueRange{select(valid, offset, idx(0))});
+    data = select(valid, data, zero);
+    Value column =
+        add(swizzledColumn(row, div(kk, v)), rem(kk, v));
+    memref::StoreOp::create(b, loc, data, smem, ValueRange{stage, row, column});
+  }
+  return tokens;
+}
+
+Value KernelBuilder::loadStage(Value stage, Value kTile, Value tid, Value bm,
+                               Value bn, Value group, Value x, Value w,
+                               Value smemA, Value smemB) {
+  SmallVector<Value> tokens;
+  forEach(t.threads(), tid, [&](Value thread) {
+    Value rowA = mul(bm, t.blockM), rowB = mul(bn, t.blockN);
+    llvm::append_range(tokens, loadTile(Operand::A, x, smemA, stage, kTile,
+                                        thread, rowA, group));
+    llvm::append_range(tokens, loadTile(Operand::B, w, smemB, stage, kTile,
+                                        thread, rowB, group));
+  });
+  if (tokens.empty())
+    return nullptr;
+  return nvgpu::DeviceAsyncCreateGroupOp::create(
+      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+}
+
+std::pair<Value, Value> KernelBuilder::fragmentPosition(Value lane, int64_t i,
+                                                        int64_t j, int64_t v) {
+  Value groupId = div(lane, 4), inGroup = rem(lane, 4);
+  Value row = add(groupId, i * 16 + (v / 2) * 8);
+  Value col = add(mul(inGroup, 2), j * 8 + v % 2);
+  return {row, col};
+}
+
+void KernelBuilder::storeOutput(Value y, Value m, Value f, Value group,
+                                Value acc) {
+  Value inside = both(lessThan(m, p.m()), lessThan(f, p.fg));
+  auto ifOp = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  Value n = div(m, p.ho * p.wo), pixel = rem(m, p.ho * p.wo);
+  Value oh = div(pixel, p.wo), ow = rem(pixel, p.wo);
+  Value channel = add(mul(group, p.fg), f);
+  Value offset = add(add(mul(n, p.yN), mul(channel, p.yC)),
+                     add(mul(oh, p.yH), mul(ow, p.yW)));
+  if (p.initValue != 0.0)
+    acc = arith::AddFOp::create(
+        b, loc, acc,
+        arith::ConstantOp::create(b, loc, b.getF32FloatAttr(p.initValue)));
+  if (p.biasType) {
+    Value bias = memref::LoadOp::create(b, loc, biasBuffer, ValueRange{channel});
+    if (!p.biasType.isF32())
+      bias = arith::ExtFOp::create(b, loc, b.getF32Type(), bias);
+    acc = arith::AddFOp::create(b, loc, acc, bias);
+  }
+  if (p.relu)
+    acc = arith::MaximumFOp::create(
+        b, loc, acc, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)));
+  if (!p.outputType.isF32())
+    acc = arith::TruncFOp::create(b, loc, p.outputType, acc);
+  memref::StoreOp::create(b, loc, acc, y, ValueRange{offset});
+}
+
+/// One mma.sync; `a` and the B registers come from ldmatrix, `acc` is the
+/// thread's four f32 accumulators as vector<4xf32>.
+Value KernelBuilder::gpuMma(Value a, Value bFrag0, Value bFrag1, Value acc) {
+  MLIRContext *ctx = b.getContext();
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  // A .b32 register of the fragment: f16 pairs stay vector<2xf16>; bf16
+  // pairs and tf32 values travel as i32, as the PTX instruction wants.
+  auto asRegister = [&](Value row) -> Value {
+    if (p.kind == MmaKind::F16)
+      return row;
+    auto i32Vec = VectorType::get({1}, i32);
+    Value bits = vector::BitCastOp::create(b, loc, i32Vec, row);
+    return vector::ExtractOp::create(b, loc, bits, ArrayRef<int64_t>{0});
+  };
+  SmallVector<Value> aRegs, bRegs = {asRegister(bFrag0), asRegister(bFrag1)},
+                            cRegs;
+  for (int64_t r = 0; r < 4; ++r)
+    aRegs.push_back(
+        asRegister(vector::ExtractOp::create(b, loc, a, ArrayRef<int64_t>{r})));
+  for (int64_t r = 0; r < 4; ++r)
+    cRegs.push_back(
+        vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{r}));
+  NVVM::MMATypes ptxType = p.kind == MmaKind::F16    ? NVVM::MMATypes::f16
+                           : p.kind == MmaKind::BF16 ? NVVM::MMATypes::bf16
+                                                     : NVVM::MMATypes::tf32;
+  int64_t k = p.kind == MmaKind::TF32 ? 8 : 16;
+  auto structType = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
+  Value d = NVVM::MmaOp::create(
+      b, loc, structType, aRegs, bRegs, cRegs, ArrayRef<int64_t>{16, 8, k},
+      std::nullopt, std::nullopt,
+      std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  SmallVector<Value> out;
+  for (int64_t r = 0; r < 4; ++r)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, d, r));
+  return vector::FromElementsOp::create(b, loc, VectorType::get({4}, f32), out);
+}
+
+// ldmatrix.x4: lanes 8j..8j+7 give the row addresses of 8x(16 bytes) matrix
+// j, and the matrices land in registers 0..3. A: matrices (rows 0-7 | 8-15) x
+// (chunk 0 | 1), in the order that makes registers 0..3 the mma's a0..a3. B
+// (stored [n][k], the "col" operand): (n 0-7: chunk 0, chunk 1), (n 8-15:
+// chunk 0, chunk 1): two n8 tiles per load.
+std::pair<Value, Value> KernelBuilder::ldmatrixAddressA(Value lane,
+                                                        Value warpRow,
+                                                        int64_t i,
+                                                        int64_t kk) {
+  Value rowInTile = add(rem(lane, 8), mul(rem(div(lane, 8), 2), 8));
+  Value row = add(add(warpRow, rowInTile), i * 16);
+  return {row, swizzledColumn(row, add(div(lane, 16), 2 * kk))};
+}
+
+std::pair<Value, Value> KernelBuilder::ldmatrixAddressB(Value lane,
+                                                        Value warpCol,
+                                                        int64_t j,
+                                                        int64_t kk) {
+  Value rowInTile = add(rem(lane, 8), mul(div(lane, 16), 8));
+  Value row = add(add(warpCol, rowInTile), j * 8);
+  return {row, swizzledColumn(row, add(rem(div(lane, 8), 2), 2 * kk))};
+}
+
+SmallVector<Value> KernelBuilder::gpuComputeStage(Value smemA, Value smemB,
+                                                  Value stage, Value tid,
+                                                  ValueRange accs) {
+  int64_t tilesM = t.warpM() / 16, tilesN = t.warpN() / 8;
+  Value warp = div(tid, kThreadsPerWarp), lane = rem(tid, kThreadsPerWarp);
+  Value warpRow = mul(div(warp, t.warpsN), t.warpM());
+  Value warpCol = mul(rem(warp, t.warpsN), t.warpN());
+  int64_t regElems = p.kind == MmaKind::TF32 ? 1 : 2;
+  auto fragType = VectorType::get({4, regElems}, p.elementType);
+  SmallVector<Value> out(accs.begin(), accs.end());
+  int64_t chunksPerRow = t.blockK / p.chunkElements();
+  for (int64_t kk = 0; kk < chunksPerRow / 2; ++kk) {
+    SmallVector<Value> aFrags, bFrags;
+    for (int64_t i = 0; i < tilesM; ++i) {
+      auto [row, col] = ldmatrixAddressA(lane, warpRow, i, kk);
+      aFrags.push_back(nvgpu::LdMatrixOp::create(
+          b, loc, fragType, smemA, ValueRange{stage, row, col}, false, 4));
+    }
+    for (int64_t j = 0; j < tilesN; j += 2) {
+      auto [row, col] = ldmatrixAddressB(lane, warpCol, j, kk);
+      Value frag = nvgpu::LdMatrixOp::create(
+          b, loc, fragType, smemB, ValueRange{stage, row, col}, false, 4);
+      for (int64_t r = 0; r < 4; ++r)
+        bFrags.push_back(
+            vector::ExtractOp::create(b, loc, frag, ArrayRef<int64_t>{r}));
+    }
+    for (int64_t i = 0; i < tilesM; ++i)
+      for (int64_t j = 0; j < tilesN; ++j)
+        out[i * tilesN + j] = gpuMma(aFrags[i], bFrags[2 * j],
+                                     bFrags[2 * j + 1], out[i * tilesN + j]);
+  }
+  return out;
+}
+
+void KernelBuilder::gpuEpilogue(Value y, Value bm, Value bn, Value group,
+                                Value tid, ValueRange accs) {
+  int64_t tilesN = t.warpN() / 8;
+  Value warp = div(tid, kThreadsPerWarp), lane = rem(tid, kThreadsPerWarp);
+  Value rowBase = add(mul(bm, t.blockM), mul(div(warp, t.warpsN), t.warpM()));
+  Value colBase = add(mul(bn, t.blockN), mul(rem(warp, t.warpsN), t.warpN()));
+  for (auto [index, acc] : llvm::enumerate(accs)) {
+    int64_t i = index / tilesN, j = index % tilesN;
+    for (int64_t v = 0; v < 4; ++v) {
+      auto [row, col] = fragmentPosition(lane, i, j, v);
+      Value value = vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{v});
+      storeOutput(y, add(rowBase, row), add(colBase, col), group, value);
+    }
+  }
+}
+
+// The twin runs the warp-level instructions as the PTX ISA defines them, lane
+// by lane, so that the GPU's ldmatrix addresses and fragment bookkeeping are
+// what it checks (a plain dot product over the shared tiles would not be).
+void KernelBuilder::twinComputeStage(Value smemA, Value smemB, Value stage,
+                                     Value acc) {
+  int64_t tilesM = t.warpM() / 16, tilesN = t.warpN() / 8;
+  int64_t half = p.chunkElements(), chunksPerRow = t.blockK / half;
+  int64_t e = p.kind == MmaKind::TF32 ? 1 : 2; // elements per .b32 register
+  Type f32 = b.getF32Type();
+  auto toF32 = [&](Value v) -> Value {
+    return v.getType().isF32() ? v : arith::ExtFOp::create(b, loc, f32, v);
+  };
+  forEach(t.warpsM * t.warpsN, nullptr, [&](Value warp) {
+    Value warpRow = mul(div(warp, t.warpsN), t.warpM());
+    Value warpCol = mul(rem(warp, t.warpsN), t.warpN());
+    for (int64_t kk = 0; kk < chunksPerRow / 2; ++kk) {
+      // ldmatrix.x4: lane l receives in register j the 32 bits at byte
+      // 4*(l%4) of row l/4 of matrix j, whose address lane 8j + l/4 gave.
+      auto ldmatrix = [&](Value smem, Value frag, int64_t fragIndex,
+                          function_ref<std::pair<Value, Value>(Value)> address) {
+        forEach(kThreadsPerWarp, nullptr, [&](Value lane) {
+          for (int64_t j = 0; j < 4; ++j) {
+            auto [row, col] = address(add(div(lane, 4), 8 * j));
+            for (int64_t el = 0; el < e; ++el) {
+              Value column = add(add(col, mul(rem(lane, 4), e)), el);
+              Value v = memref::LoadOp::create(b, loc, smem,
+                                               ValueRange{stage, row, column});
+              memref::StoreOp::create(
+                  b, loc, v, frag,
+                  ValueRange{idx(fragIndex), lane, idx(j), idx(el)});
+            }
+          }
+        });
+      };
+      for (int64_t i = 0; i < tilesM; ++i)
+        ldmatrix(smemA, twinFragA, i, [&](Value source) {
+          return ldmatrixAddressA(source, warpRow, i, kk);
+        });
+      for (int64_t j = 0; j < tilesN; j += 2)
+        ldmatrix(smemB, twinFragB, j / 2, [&](Value source) {
+          return ldmatrixAddressB(source, warpCol, j, kk);
+        });
+      // mma.sync m16n8k(2*half): A(r, k) is element k%e of register
+      // r/8 + 2*(k/half) of lane (r%8)*4 + (k%half)/e; B(k, n) element k%e of
+      // register k/half of lane n*4 + (k%half)/e (the tile pair's second
+      // tile in registers 2, 3); D(r, c) as fragmentPosition says.
+      forEach(tilesM, nullptr, [&](Value i) {
+        forEach(tilesN, nullptr, [&](Value jt) {
+          forEach(kThreadsPerWarp, nullptr, [&](Value lane) {
+            for (int64_t v = 0; v < 4; ++v) {
+              auto [r, c] = fragmentPosition(lane, 0, 0, v);
+              Value row = add(mul(i, 16), r), col = add(mul(jt, 8), c);
+              Value init =
+                  memref::LoadOp::create(b, loc, acc, ValueRange{warp, row, col});
+              auto kLoop = scf::ForOp::create(b, loc, idx(0), idx(2 * half),
+                                              idx(1), ValueRange{init});
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPointToStart(kLoop.getBody());
+              Value k = kLoop.getInductionVar();
+              Value kIn = div(rem(k, half), e), kReg = div(k, half),
+                    kEl = rem(k, e);
+              Value aLane = add(mul(rem(r, 8), 4), kIn);
+              Value aReg = add(div(r, 8), mul(kReg, 2));
+              Value bLane = add(mul(c, 4), kIn);
+              Value bReg = add(mul(rem(jt, 2), 2), kReg);
+              Value a = memref::LoadOp::create(
+                  b, loc, twinFragA, ValueRange{i, aLane, aReg, kEl});
+              Value bv = memref::LoadOp::create(
+                  b, loc, twinFragB, ValueRange{div(jt, 2), bLane, bReg, kEl});
+              Value sum = arith::AddFOp::create(
+                  b, loc, kLoop.getRegionIterArgs()[0],
+                  arith::MulFOp::create(b, loc, toF32(a), toF32(bv)));
+              scf::YieldOp::create(b, loc, sum);
+              b.setInsertionPointAfter(kLoop);
+              memref::StoreOp::create(b, loc, kLoop.getResult(0), acc,
+                                      ValueRange{warp, row, col});
+            }
+          });
+        });
+      });
+    }
+  });
+}
+
+void KernelBuilder::twinEpilogue(Value y, Value bm, Value bn, Value group,
+                                 Value acc) {
+  int64_t tilesM = t.warpM() / 16, tilesN = t.warpN() / 8;
+  // Walk the accumulators the way the GPU threads hold them (lane, tile,
+  // register), so the twin checks the fragment-to-output mapping too.
+  forEach(t.warpsM * t.warpsN, nullptr, [&](Value warp) {
+    Value warpRow = mul(div(warp, t.warpsN), t.warpM());
+    Value warpCol = mul(rem(warp, t.warpsN), t.warpN());
+    forEach(kThreadsPerWarp, nullptr, [&](Value lane) {
+      for (int64_t i = 0; i < tilesM; ++i)
+        for (int64_t j = 0; j < tilesN; ++j)
+          for (int64_t v = 0; v < 4; ++v) {
+            auto [row, col] = fragmentPosition(lane, i, j, v);
+            Value value =
+                memref::LoadOp::create(b, loc, acc, ValueRange{warp, row, col});
+            storeOutput(y, add(add(mul(bm, t.blockM), warpRow), row),
+                        add(add(mul(bn, t.blockN), warpCol), col), group,
+                        value);
+          }
+    });
+  });
+}
+
+void KernelBuilder::emitBlock(Value bm, Value bn, Value group, Value x,
+                              Value w, Value y, Value smemA, Value smemB,
+                              Value twinAcc) {
+  int64_t kTiles = llvm::divideCeilSigned(p.k(), t.blockK);
+  Value tid = twin ? nullptr : gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x)
+                                   .getResult();
+  Type f32 = b.getF32Type();
+
+  SmallVector<Value> accs;
+  if (twin) {
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+    auto fill = [&](Value warp) {
+      forEach(t.warpM(), nullptr, [&](Value r) {
+        forEach(t.warpN(), nullptr, [&](Value c) {
+          memref::StoreOp::create(b, loc, zero, twinAcc,
+                                  ValueRange{warp, r, c});
+        });
+      });
+    };
+    forEach(t.warpsM * t.warpsN, nullptr, fill);
+  } else {
+    auto accType = VectorType::get({4}, f32);
+    Value zeros = arith::ConstantOp::create(
+        b, loc, accType, DenseElementsAttr::get(accType, b.getF32FloatAttr(0)));
+    accs.assign((t.warpM() / 16) * (t.warpN() / 8), zeros);
+  }
+
+  // Prologue: K tiles 0 .. stages-2, one group each (tiles past the end
+  // load zeros and are never read).
+  Value token;
+  for (int64_t s = 0; s + 1 < t.stages; ++s)
+    if (Value g = loadStage(idx(s), idx(s), tid, bm, bn, group, x, w, smemA,
+                            smemB))
+      token = g;
+
+  SmallVector<Value> iterInits(accs);
+  if (token)
+    iterInits.push_back(token);
+  auto loop = scf::ForOp::create(b, loc, idx(0), idx(kTiles), idx(1),
+                                 iterInits);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value kt = loop.getInductionVar();
+    ValueRange carried = loop.getRegionIterArgs();
+    if (token)
+      nvgpu::DeviceAsyncWaitOp::create(b, loc, carried.back(),
+                                       b.getI32IntegerAttr(t.stages - 2));
+    if (!twin)
+      gpu::BarrierOp::create(b, loc);
+    Value next = add(kt, t.stages - 1);
+    Value nextToken = loadStage(rem(next, t.stages), next, tid, bm, bn, group,
+                                x, w, smemA, smemB);
+    Value stage = rem(kt, t.stages);
+    SmallVector<Value> yields;
+    if (twin) {
+      twinComputeStage(smemA, smemB, stage, twinAcc);
+    } else {
+      yields = gpuComputeStage(smemA, smemB, stage, tid,
+                               carried.take_front(accs.size()));
+    }
+    if (nextToken)
+      yields.push_back(nextToken);
+    // Without loop-carried values the builder already added the yield.
+    if (!loop.getBody()->mightHaveTerminator())
+      scf::YieldOp::create(b, loc, yields);
+  }
+  if (twin)
+    twinEpilogue(y, bm, bn, group, twinAcc);
+  else
+    gpuEpilogue(y, bm, bn, group, tid,
+                loop.getResults().take_front(accs.size()));
+}

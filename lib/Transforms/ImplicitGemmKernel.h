@@ -1,0 +1,206 @@
+//===- ImplicitGemmKernel.h - the implicit-GEMM kernel body -----*- C++ -*-===//
+//
+// The problem as the kernel sees it (sizes and element strides), the tile
+// configuration, and KernelBuilder, which emits one CTA's work: the GPU form
+// (gpu/nvgpu/nvvm ops) or its CPU twin (the same body as host loops). The
+// pass in ConvToImplicitGemm.cpp builds the problem, picks the tiles and
+// wraps the body into a kernel and its launch.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONVLOWER_TRANSFORMS_IMPLICITGEMMKERNEL_H
+#define CONVLOWER_TRANSFORMS_IMPLICITGEMMKERNEL_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Value.h"
+
+namespace mlir::conv_lower::igemm {
+
+constexpr int64_t kThreadsPerWarp = 32;
+constexpr int64_t kChunkBytes = 16; // one cp.async / one ldmatrix row
+constexpr int64_t kRowBytes = 64;   // a shared-memory row: blockK elements
+constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+constexpr StringLiteral kKernelModuleName = "conv_lower_kernels";
+
+enum class MmaKind { F16, BF16, TF32 };
+
+//===----------------------------------------------------------------------===//
+// The problem as the kernel sees it: sizes and element strides
+//===----------------------------------------------------------------------===//
+
+/// Element strides of the logical coordinates of each operand, so one kernel
+/// body serves every layout: input (n, c, h, w) with channel = g*Cg + c,
+/// filter (g, f, c, kh, kw), output (n, channel, oh, ow) with
+/// channel = g*Fg + f.
+struct GemmProblem {
+  int64_t batch, groups, cg, fg, h, w, kh, kw, ho, wo;
+  int64_t strideH, strideW, dilationH, dilationW, padTop, padLeft;
+  int64_t xN, xC, xH, xW;
+  int64_t wG, wF, wC, wKH, wKW;
+  int64_t yN, yC, yH, yW;
+  int64_t inputElements, filterElements, outputElements;
+  /// K order (kh, kw, c) when the image is channels-last, else (c, kh, kw):
+  /// consecutive k then walk contiguous input memory where they can.
+  bool channelsInnermost;
+  Type elementType, outputType;
+  MmaKind kind;
+  /// The convolution's init (a constant fill), added in the epilogue.
+  double initValue = 0.0;
+  /// A fused bias [G*Fg] of this element type (null: none), then ReLU.
+  Type biasType;
+  int64_t biasElements = 0;
+  bool relu = false;
+  /// Explicit mode: a first kernel stores X_col [M, G, K] in global memory
+  /// and the GEMM kernel's A operand reads it (for comparison with the
+  /// implicit gather, and to show what the im2col costs).
+  bool explicitIm2col = false;
+
+  int64_t m() const { return batch * ho * wo; }
+  int64_t k() const { return cg * kh * kw; }
+  int64_t im2colElements() const { return m() * groups * k(); }
+  int64_t elementBytes() const {
+    return elementType.getIntOrFloatBitWidth() / 8;
+  }
+  /// Elements per 16-byte chunk: 8 (f16/bf16) or 4 (f32).
+  int64_t chunkElements() const { return kChunkBytes / elementBytes(); }
+};
+
+struct TileConfig {
+  int64_t blockM, blockN, blockK, warpsM, warpsN, stages;
+  int64_t threads() const { return kThreadsPerWarp * warpsM * warpsN; }
+  int64_t warpM() const { return blockM / warpsM; }
+  int64_t warpN() const { return blockN / warpsN; }
+  int64_t sharedBytes(int64_t elementBytes) const {
+    return stages * (blockM + blockN) * blockK * elementBytes;
+  }
+};
+
+/// Which GEMM operand a tile load fills.
+enum class Operand { A, B };
+
+/// Whether an operand's 16-byte chunks are contiguous and aligned in global
+/// memory (then one cp.async moves each); otherwise elements are gathered
+/// one at a time.
+bool isVectorized(const GemmProblem &p, Operand op);
+
+//===----------------------------------------------------------------------===//
+// The kernel body
+//===----------------------------------------------------------------------===//
+
+/// Builds one CTA's work; `twin` selects the host form of the same body.
+class KernelBuilder {
+public:
+  KernelBuilder(OpBuilder &b, Location loc, const GemmProblem &p,
+                const TileConfig &t, bool twin)
+      : b(b), loc(loc), p(p), t(t), twin(twin) {}
+
+  /// The block at (blockM, blockN, group) of the grid, reading the flat
+  /// operands and the two shared buffers; `twinAcc` is the twin's
+  /// accumulator memory ([warps, warpM, warpN] f32).
+  void emitBlock(Value bm, Value bn, Value group, Value x, Value w, Value y,
+                 Value smemA, Value smemB, Value twinAcc);
+
+  bool isVectorized(Operand op) const { return igemm::isVectorized(p, op); }
+
+  /// Explicit mode's first kernel, for one element: X_col[idx] = the image
+  /// element it gathers, or zero (idx < im2colElements()).
+  void emitIm2colElement(Value idx, Value x, Value xcol);
+
+  /// The flat bias the epilogue adds, when the problem has one.
+  void setBias(Value bias) { biasBuffer = bias; }
+
+  /// The twin's per-warp fragment registers: A [tilesM, 32 lanes, 4 regs,
+  /// elems per reg] and B [tilesN / 2, 32, 4, elems].
+  void setTwinFragments(Value a, Value bFrag) {
+    twinFragA = a;
+    twinFragB = bFrag;
+  }
+
+private:
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value a, Value c) { return arith::AddIOp::create(b, loc, a, c); }
+  Value add(Value a, int64_t c) { return c ? add(a, idx(c)) : a; }
+  Value mul(Value a, int64_t c) {
+    return c == 1 ? a : arith::MulIOp::create(b, loc, a, idx(c));
+  }
+  Value div(Value a, int64_t c) {
+    return c == 1 ? a : arith::DivUIOp::create(b, loc, a, idx(c));
+  }
+  Value rem(Value a, int64_t c) {
+    return c == 1 ? idx(0) : arith::RemUIOp::create(b, loc, a, idx(c));
+  }
+  Value cmp(arith::CmpIPredicate pred, Value a, Value c) {
+    return arith::CmpIOp::create(b, loc, pred, a, c);
+  }
+  Value lessThan(Value a, int64_t c) {
+    return cmp(arith::CmpIPredicate::slt, a, idx(c));
+  }
+  Value inRange(Value v, int64_t size) {
+    return arith::AndIOp::create(
+        b, loc, cmp(arith::CmpIPredicate::sge, v, idx(0)), lessThan(v, size));
+  }
+  Value both(Value a, Value c) { return arith::AndIOp::create(b, loc, a, c); }
+  Value select(Value cond, Value a, Value c) {
+    return arith::SelectOp::create(b, loc, cond, a, c);
+  }
+
+  /// Runs `body(i)` for i in [0, n): an scf.for on the twin, or once for the
+  /// GPU's own thread/warp id `gpuId`.
+  void forEach(int64_t n, Value gpuId, function_ref<void(Value)> body);
+
+  /// The element offset of A[m, k] (or B[k, f] with `row` = f) and whether
+  /// it is inside the tensor (false for padding and tile overhang).
+  std::pair<Value, Value> elementOffset(Operand op, Value row, Value k,
+                                        Value group);
+  /// The image element that im2col row `row` = m, column (c, kh, kw) reads,
+  /// and whether it lies inside the image (`valid` so far) .
+  std::pair<Value, Value> gatherOffset(Value row, Value c, Value khi, Value kwi,
+                                       Value group, Value valid);
+  /// Physical column of chunk `chunk` of shared row `row` (the swizzle).
+  Value swizzledColumn(Value row, Value chunk);
+  /// One thread's share of the global -> shared copy of a K tile; returns
+  /// the cp.async tokens it issued.
+  SmallVector<Value> loadTile(Operand op, Value src, Value smem, Value stage,
+                              Value kTile, Value tid, Value rowBase,
+                              Value group);
+  /// Issues the copies of K tile `kTile` into `stage` for every thread;
+  /// returns the cp.async group token (null when nothing is asynchronous).
+  Value loadStage(Value stage, Value kTile, Value tid, Value bm, Value bn,
+                  Value group, Value x, Value w, Value smemA, Value smemB);
+
+  /// Accumulator (row, col) within the warp tile of fragment element `v` of
+  /// mma tile (i, j) held by `lane` (the m16n8 f32 C layout of mma.sync).
+  std::pair<Value, Value> fragmentPosition(Value lane, int64_t i, int64_t j,
+                                           int64_t v);
+  /// Y[m, f] = acc + init for m < M and f < Fg: the fold.
+  void storeOutput(Value y, Value m, Value f, Value group, Value acc);
+
+  /// The shared-memory (row, col) that `lane` hands ldmatrix.x4 for A tile
+  /// `i` (16 rows) / the B tile pair from column `j`, at 32-byte K slice kk.
+  std::pair<Value, Value> ldmatrixAddressA(Value lane, Value warpRow,
+                                           int64_t i, int64_t kk);
+  std::pair<Value, Value> ldmatrixAddressB(Value lane, Value warpCol,
+                                           int64_t j, int64_t kk);
+
+  // GPU pieces.
+  SmallVector<Value> gpuComputeStage(Value smemA, Value smemB, Value stage,
+                                     Value tid, ValueRange accs);
+  Value gpuMma(Value a, Value bFrag0, Value bFrag1, Value acc);
+  void gpuEpilogue(Value y, Value bm, Value bn, Value group, Value tid,
+                   ValueRange accs);
+  // Twin pieces.
+  void twinComputeStage(Value smemA, Value smemB, Value stage, Value acc);
+  void twinEpilogue(Value y, Value bm, Value bn, Value group, Value acc);
+
+  OpBuilder &b;
+  Location loc;
+  const GemmProblem &p;
+  const TileConfig &t;
+  bool twin;
+  Value biasBuffer, twinFragA, twinFragB;
+};
+
+} // namespace mlir::conv_lower::igemm
+
+#endif // CONVLOWER_TRANSFORMS_IMPLICITGEMMKERNEL_H
