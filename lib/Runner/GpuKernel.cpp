@@ -131,6 +131,19 @@ mlir::conv_lower::compileGpuKernel(ModuleOp module, llvm::StringRef function,
         "internal error: the kernel takes {0} arguments, the manifest lists {1} "
         "(was the bias fused?)",
         kernel.getNumArguments(), m.arguments.size()));
+  // The runtime fills buffers of the manifest's shapes: a kernel reading any
+  // other size (an unabsorbed padded input, say) would read garbage.
+  for (auto [arg, spec] : llvm::zip(kernel.getArguments(), m.arguments)) {
+    int64_t want = 1;
+    for (int64_t d : spec.shape)
+      want *= d;
+    int64_t got = cast<MemRefType>(arg.getType()).getNumElements();
+    if (got != want)
+      return llvm::createStringError(llvm::formatv(
+          "internal error: kernel argument '{0}' has {1} elements, the "
+          "manifest's shape {2}",
+          spec.name, got, want));
+  }
 
   // PTX and cubin from the same kernel IR.
   for (llvm::StringRef format : {"isa", "bin"}) {

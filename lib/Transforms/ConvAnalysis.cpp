@@ -88,8 +88,9 @@ mlir::conv_lower::collapseShape(ArrayRef<int64_t> shape,
 
 namespace {
 
-/// A tensor.pad of zeros on the spatial dims only, with static amounts.
-tensor::PadOp getAbsorbablePad(Value input, const ConvForm &form) {
+/// A tensor.pad of zeros on the spatial dims (hDim, wDim) only, with static
+/// amounts.
+tensor::PadOp getAbsorbablePad(Value input, unsigned hDim, unsigned wDim) {
   auto pad = input.getDefiningOp<tensor::PadOp>();
   if (!pad || !pad.getLow().empty() || !pad.getHigh().empty())
     return nullptr;
@@ -99,7 +100,7 @@ tensor::PadOp getAbsorbablePad(Value input, const ConvForm &form) {
     return nullptr;
   for (auto [dim, amounts] :
        llvm::enumerate(llvm::zip(pad.getStaticLow(), pad.getStaticHigh()))) {
-    if (dim == form.hDim || dim == form.wDim)
+    if (dim == hDim || dim == wDim)
       continue;
     if (std::get<0>(amounts) != 0 || std::get<1>(amounts) != 0)
       return nullptr;
@@ -194,12 +195,26 @@ mlir::conv_lower::analyzeConv(linalg::LinalgOp op, std::string &whyNot) {
       return fail("only the batch dimension may be dynamic");
 
   plan.padding = {0, 0, 0, 0};
-  if (tensor::PadOp pad = getAbsorbablePad(input, form)) {
+  auto absorb = [&](tensor::PadOp pad, unsigned hDim, unsigned wDim) {
     plan.absorbedPad = pad;
-    plan.padding = {pad.getStaticLow()[form.hDim], pad.getStaticLow()[form.wDim],
-                    pad.getStaticHigh()[form.hDim],
-                    pad.getStaticHigh()[form.wDim]};
+    plan.padding = {pad.getStaticLow()[hDim], pad.getStaticLow()[wDim],
+                    pad.getStaticHigh()[hDim], pad.getStaticHigh()[wDim]};
     input = pad.getSource();
+  };
+  ImageDims imageDims = getImageDims(form.layout);
+  if (tensor::PadOp pad = getAbsorbablePad(input, form.hDim, form.wDim)) {
+    absorb(pad, form.hDim, form.wDim);
+  } else if (auto expand = input.getDefiningOp<tensor::ExpandShapeOp>()) {
+    // Frontends pad the rank-4 image, then split its channels into groups.
+    tensor::PadOp padBefore = getAbsorbablePad(expand.getSrc(), imageDims.h,
+                                               imageDims.w);
+    if (padBefore && !form.inputToImage.empty() &&
+        expand.getReassociationIndices() ==
+            ArrayRef<ReassociationIndices>(form.inputToImage)) {
+      absorb(padBefore, imageDims.h, imageDims.w);
+      plan.absorbedExpand = expand;
+      plan.inputIsImage = true;
+    }
   }
   plan.input = input;
   auto inputType = cast<RankedTensorType>(input.getType());
@@ -217,8 +232,9 @@ mlir::conv_lower::analyzeConv(linalg::LinalgOp op, std::string &whyNot) {
   plan.groups = roleSize(Role::G);
   plan.filtersPerGroup = roleSize(Role::F);
   SmallVector<int64_t> image =
-      collapseShape(inputType.getShape(), form.inputToImage);
-  ImageDims dims = getImageDims(form.layout);
+      plan.inputIsImage ? llvm::to_vector(inputType.getShape())
+                        : collapseShape(inputType.getShape(), form.inputToImage);
+  ImageDims dims = imageDims;
   plan.channels = image[dims.c];
   plan.ho = outputType.getDimSize(form.hDim);
   plan.wo = outputType.getDimSize(form.wDim);

@@ -49,6 +49,10 @@ struct ConvPlan {
   linalg::LinalgOp op;
   Value input;                    // the image, or the source of a zero pad
   tensor::PadOp absorbedPad;      // the pad folded into `padding`, if any
+  /// A grouped input split (channels into g, c) from a padded rank-4 image:
+  /// the pad is absorbed through it, and `input` is that rank-4 image.
+  tensor::ExpandShapeOp absorbedExpand;
+  bool inputIsImage = false;      // `input` is rank 4 already (no collapse)
   SmallVector<int64_t> strides, dilations;
   SmallVector<int64_t> padding;   // top, left, bottom, right
   int64_t cropH = 0, cropW = 0;   // input rows/cols the output never reads

@@ -232,7 +232,9 @@ void rewriteConv(RewriterBase &rewriter, const ConvPlan &plan) {
   Value filterB = collapseIfNeeded(rewriter, loc,
                                    op.getDpsInputOperand(1)->get(),
                                    form.filterToB);
-  Value image = collapseIfNeeded(rewriter, loc, plan.input, form.inputToImage);
+  Value image = plan.inputIsImage ? plan.input
+                                  : collapseIfNeeded(rewriter, loc, plan.input,
+                                                     form.inputToImage);
   image = cropImage(rewriter, loc, image, plan);
   Value initImage = collapseIfNeeded(rewriter, loc, init, form.outputToImage);
   auto imageOutType = cast<RankedTensorType>(initImage.getType());
@@ -272,6 +274,8 @@ void rewriteConv(RewriterBase &rewriter, const ConvPlan &plan) {
                  .getResult(0);
   }
   rewriter.replaceOp(op, result);
+  if (plan.absorbedExpand && plan.absorbedExpand->use_empty())
+    rewriter.eraseOp(plan.absorbedExpand);
   if (plan.absorbedPad && plan.absorbedPad->use_empty())
     rewriter.eraseOp(plan.absorbedPad);
 }

@@ -177,7 +177,8 @@ FailureOr<GemmProblem> buildProblem(const ConvPlan &plan, std::string &whyNot) {
 
   ImageDims dims = getImageDims(form.layout);
   SmallVector<int64_t> image =
-      collapseShape(inputType.getShape(), form.inputToImage);
+      plan.inputIsImage ? llvm::to_vector(inputType.getShape())
+                        : collapseShape(inputType.getShape(), form.inputToImage);
   SmallVector<int64_t> xStrides = rowMajorStrides(image);
   SmallVector<int64_t> outImage =
       collapseShape(outputType.getShape(), form.outputToImage);
@@ -785,6 +786,8 @@ struct ConvLowerImplicitGemmPass
     for (Operation *fused : llvm::reverse(epilogue.ops))
       fused->erase();
     op->erase();
+    if (plan.absorbedExpand && plan.absorbedExpand->use_empty())
+      plan.absorbedExpand->erase();
     if (plan.absorbedPad && plan.absorbedPad->use_empty())
       plan.absorbedPad->erase();
   }

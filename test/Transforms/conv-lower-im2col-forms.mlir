@@ -139,3 +139,25 @@ func.func @depthwise_nhwc_hwcm(%x: tensor<1x6x6x8xf32>, %w: tensor<3x3x8x2xf32>,
   return %y : tensor<1x4x4x8x2xf32>
 }
 
+
+// Frontends (conv-run, torch-mlir) pad the rank-4 image and then split its
+// channels into groups: the pad is absorbed through that expand_shape, and the
+// im2col reads the unpadded image.
+// CHECK-LABEL: func.func @grouped_pad_before_expand
+// CHECK-NOT: tensor.pad
+// CHECK-NOT: tensor.expand_shape %arg0
+// CHECK: conv_lower.im2col %arg0 layout = nhwc kernel = [3, 3] strides = [1, 1] dilations = [1, 1] padding = [1, 2, 0, 1] groups = 2 k_order = hwc : tensor<1x6x6x8xf16> -> tensor<2x35x36xf16>
+func.func @grouped_pad_before_expand(%x: tensor<1x6x6x8xf16>, %w: tensor<2x4x3x3x4xf16>) -> tensor<1x5x7x2x4xf32> {
+  %c0 = arith.constant 0.0 : f16
+  %p = tensor.pad %x low[0, 1, 2, 0] high[0, 0, 1, 0] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %c0 : f16
+  } : tensor<1x6x6x8xf16> to tensor<1x7x9x8xf16>
+  %e = tensor.expand_shape %p [[0], [1], [2], [3, 4]] output_shape [1, 7, 9, 2, 4] : tensor<1x7x9x8xf16> into tensor<1x7x9x2x4xf16>
+  %z = arith.constant 0.0 : f32
+  %o = tensor.empty() : tensor<1x5x7x2x4xf32>
+  %f = linalg.fill ins(%z : f32) outs(%o : tensor<1x5x7x2x4xf32>) -> tensor<1x5x7x2x4xf32>
+  %r = linalg.conv_2d_nhwgc_gfhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%e, %w : tensor<1x7x9x2x4xf16>, tensor<2x4x3x3x4xf16>) outs(%f : tensor<1x5x7x2x4xf32>) -> tensor<1x5x7x2x4xf32>
+  return %r : tensor<1x5x7x2x4xf32>
+}

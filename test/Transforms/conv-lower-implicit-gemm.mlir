@@ -168,3 +168,26 @@ func.func @bias_not_fused(%x: tensor<1x8x8x8xf16>, %w: tensor<16x8x3x3xf16>, %b:
   } -> tensor<1x16x6x6xf32>
   return %yb, %y : tensor<1x16x6x6xf32>, tensor<1x16x6x6xf32>
 }
+
+// -----
+
+// A pad before the grouped expand_shape is absorbed too: the kernel takes the
+// unpadded image (1x6x6x8 = 288 elements), as the runtime's manifest says.
+// CHECK-LABEL: func.func @grouped_pad_before_expand
+// CHECK-NOT: tensor.pad
+// CHECK: gpu.func @conv2d_implicit_gemm_0(%{{.*}}: memref<288xf16>, %{{.*}}: memref<288xf16>, %{{.*}}: memref<280xf32>)
+// CHECK-SAME: conv_lower.grid = array<i64: 1, 1, 2>
+func.func @grouped_pad_before_expand(%x: tensor<1x6x6x8xf16>, %w: tensor<2x4x3x3x4xf16>) -> tensor<1x5x7x2x4xf32> {
+  %c0 = arith.constant 0.0 : f16
+  %p = tensor.pad %x low[0, 1, 2, 0] high[0, 0, 1, 0] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %c0 : f16
+  } : tensor<1x6x6x8xf16> to tensor<1x7x9x8xf16>
+  %e = tensor.expand_shape %p [[0], [1], [2], [3, 4]] output_shape [1, 7, 9, 2, 4] : tensor<1x7x9x8xf16> into tensor<1x7x9x2x4xf16>
+  %z = arith.constant 0.0 : f32
+  %o = tensor.empty() : tensor<1x5x7x2x4xf32>
+  %f = linalg.fill ins(%z : f32) outs(%o : tensor<1x5x7x2x4xf32>) -> tensor<1x5x7x2x4xf32>
+  %r = linalg.conv_2d_nhwgc_gfhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%e, %w : tensor<1x7x9x2x4xf16>, tensor<2x4x3x3x4xf16>) outs(%f : tensor<1x5x7x2x4xf32>) -> tensor<1x5x7x2x4xf32>
+  return %r : tensor<1x5x7x2x4xf32>
+}
