@@ -515,6 +515,12 @@ gpu::GPUFuncOp buildGpuKernel(ModuleOp module, StringRef name,
   fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   fn.setKnownBlockSizeAttr(
       b.getDenseI32ArrayAttr({static_cast<int32_t>(t.threads()), 1, 1}));
+  // cp.async and ldmatrix need 16-byte aligned shared addresses, and the
+  // swizzle assumes rows start on 128-byte bank lines (the lowering's default
+  // is the element's own alignment).
+  for (unsigned i = 0; i < 2; ++i)
+    fn.setWorkgroupAttributionAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                                   b.getI64IntegerAttr(128));
   Block &body = fn.getBody().front();
   b.setInsertionPointToStart(&body);
   KernelBuilder kb(b, loc, p, t, /*twin=*/false);

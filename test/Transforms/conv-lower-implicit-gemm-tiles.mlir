@@ -7,7 +7,7 @@
 // kernel cannot be built with are errors that say why.
 
 // CHECK: gpu.launch_func @conv_lower_kernels::@conv2d_implicit_gemm_0
-// CHECK: workgroup(%{{.*}} : memref<2x64x32xf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<2x64x32xf16, #gpu.address_space<workgroup>>)
+// CHECK: workgroup(%{{.*}} : memref<2x64x32xf16, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}, %{{.*}} : memref<2x64x32xf16, #gpu.address_space<workgroup>> {llvm.align = 128 : i64})
 // CHECK-SAME: conv_lower.block = array<i64: 64, 1, 1>, conv_lower.grid = array<i64: 5, 2, 1>
 // CHECK-SAME: block = array<i64: 64, 64, 32>, stages = 2 : i64, warps = array<i64: 1, 2>
 // CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}

@@ -14,7 +14,7 @@
 // CHECK: gpu.launch_func @conv_lower_kernels::@conv2d_implicit_gemm_0 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) args(%{{.*}} : memref<3200xf16>, %{{.*}} : memref<4608xf16>, %{{.*}} : memref<6400xf32>)
 // CHECK: gpu.module @conv_lower_kernels
 // CHECK: gpu.func @conv2d_implicit_gemm_0(%{{.*}}: memref<3200xf16>, %{{.*}}: memref<4608xf16>, %{{.*}}: memref<6400xf32>)
-// CHECK-SAME: workgroup(%[[SA:.*]] : memref<3x128x32xf16, #gpu.address_space<workgroup>>, %[[SB:.*]] : memref<3x32x32xf16, #gpu.address_space<workgroup>>) kernel
+// CHECK-SAME: workgroup(%[[SA:[a-z0-9]+]] : memref<3x128x32xf16, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}, %[[SB:[a-z0-9]+]] : memref<3x32x32xf16, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}) kernel
 // CHECK-SAME: conv_lower.block = array<i64: 128, 1, 1>, conv_lower.grid = array<i64: 2, 1, 1>
 // CHECK-SAME: conv_lower.tiles = {a_vectorized = true, b_vectorized = true, block = array<i64: 128, 32, 32>, stages = 3 : i64, warps = array<i64: 2, 2>}
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
@@ -67,7 +67,7 @@ func.func @nhwc_f16(%x: tensor<2x10x10x16xf16>, %w: tensor<32x3x3x16xf16>) -> te
 // i32 registers. The init (a fill of 1.5) is added in the epilogue.
 // CHECK-LABEL: func.func @nchw_tf32
 // CHECK: gpu.func @conv2d_implicit_gemm_0(%{{.*}}: memref<1664xf32>, %{{.*}}: memref<1152xf32>, %{{.*}}: memref<1152xf32>)
-// CHECK-SAME: workgroup(%[[SA:.*]] : memref<3x128x16xf32, #gpu.address_space<workgroup>>, %[[SB:.*]] : memref<3x32x16xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[SA:[a-z0-9]+]] : memref<3x128x16xf32, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}, %[[SB:[a-z0-9]+]] : memref<3x32x16xf32, #gpu.address_space<workgroup>> {llvm.align = 128 : i64})
 // CHECK-SAME: a_vectorized = false, b_vectorized = true, block = array<i64: 128, 32, 16>
 // CHECK: %[[INIT:.*]] = arith.constant 1.500000e+00 : f32
 // CHECK-NOT: nvgpu.device_async_copy %{{.*}}, %[[SA]]
