@@ -532,6 +532,11 @@ void KernelBuilder::emitBlock(Value bm, Value bn, Value group, Value x,
     if (!loop.getBody()->mightHaveTerminator())
       scf::YieldOp::create(b, loc, yields);
   }
+  // The last stages' copies (zero tiles past K) may still be in flight: let
+  // them land before the CTA exits and its shared memory is handed on.
+  if (token)
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, loop.getResults().back(),
+                                     b.getI32IntegerAttr(0));
   if (twin)
     twinEpilogue(y, bm, bn, group, twinAcc);
   else
