@@ -256,6 +256,16 @@ Value KernelBuilder::gpuMma(Value a, Value bFrag0, Value bFrag1, Value acc) {
   auto asRegister = [&](Value row) -> Value {
     if (p.kind == MmaKind::F16)
       return row;
+    if (p.kind == MmaKind::TF32) {
+      // Round to tf32 (cvt.rna, as cuDNN and CUTLASS do): the mma would
+      // otherwise truncate the f32 bits, a bias of about 1e-3 relative,
+      // which is the whole tf32 tolerance.
+      Value value = vector::ExtractOp::create(b, loc, row, ArrayRef<int64_t>{0});
+      return NVVM::ConvertFloatToTF32Op::create(
+          b, loc, i32, value,
+          NVVM::FPRoundingModeAttr::get(b.getContext(),
+                                        NVVM::FPRoundingMode::RNA));
+    }
     auto i32Vec = VectorType::get({1}, i32);
     Value bits = vector::BitCastOp::create(b, loc, i32Vec, row);
     return vector::ExtractOp::create(b, loc, bits, ArrayRef<int64_t>{0});
