@@ -104,6 +104,9 @@ std::string mlir::conv_lower::checkPtxFeatures(llvm::StringRef chip,
 
 namespace {
 
+constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+constexpr StringLiteral kKernelModuleName = "conv_lower_kernels";
+
 
 /// Row-major element strides of a static shape.
 SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {

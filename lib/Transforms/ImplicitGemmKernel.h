@@ -20,8 +20,6 @@ namespace mlir::conv_lower::igemm {
 constexpr int64_t kThreadsPerWarp = 32;
 constexpr int64_t kChunkBytes = 16; // one cp.async / one ldmatrix row
 constexpr int64_t kRowBytes = 64;   // a shared-memory row: blockK elements
-constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
-constexpr StringLiteral kKernelModuleName = "conv_lower_kernels";
 
 enum class MmaKind { F16, BF16, TF32 };
 

@@ -259,20 +259,20 @@ struct Execution {
   std::vector<float> output;
 };
 /// How the CPU compiles the convolution.
-enum class CpuRoute { Im2col, Direct, Twin };
+enum class CpuRoute { Im2col, Direct, Twin, TwinExplicit };
 
 llvm::Expected<Execution> compileAndRun(ModuleOp module, llvm::StringRef func,
                                         const RunData &data, CpuRoute route,
-                                        int warmup, int repeat,
-                                        bool explicitTwin = false) {
+                                        int warmup, int repeat) {
   ConvLowerToLLVMOptions options;
   options.tileM = settings.tileM;
   options.tileN = settings.tileN;
   options.tileK = settings.tileK;
   options.threads = settings.threads;
   options.im2col = route == CpuRoute::Im2col;
-  options.implicitGemmTwin = route == CpuRoute::Twin;
-  options.twinExplicitIm2col = explicitTwin;
+  options.implicitGemmTwin =
+      route == CpuRoute::Twin || route == CpuRoute::TwinExplicit;
+  options.twinExplicitIm2col = route == CpuRoute::TwinExplicit;
   auto runner = CpuRunner::create(OwningOpRef<ModuleOp>(module.clone()), func,
                                   data.inputSpecs, data.outputSpec, options);
   if (!runner)
@@ -729,8 +729,10 @@ int runMain(MLIRContext &ctx) {
   progress("compiling and running " + report.problem);
   auto lowered = compileAndRun(
       module, prepared->function, prepared->data,
-      report.target == "cpu-twin" ? CpuRoute::Twin : CpuRoute::Im2col,
-      settings.warmup, settings.repeat, /*explicitTwin=*/!implicit);
+      report.target != "cpu-twin" ? CpuRoute::Im2col
+      : implicit                  ? CpuRoute::Twin
+                                  : CpuRoute::TwinExplicit,
+      settings.warmup, settings.repeat);
   if (!lowered)
     return fail(kFailed, lowered.takeError());
   report.compileMs = lowered->compileMs;
