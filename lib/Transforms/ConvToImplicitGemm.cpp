@@ -105,6 +105,9 @@ std::string mlir::conv_lower::checkPtxFeatures(llvm::StringRef chip,
 namespace {
 
 constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+// CUDA's grid limits (x: pixel tiles; y: filter tiles; z: groups).
+constexpr int64_t kMaxGridX = (int64_t(1) << 31) - 1;
+constexpr int64_t kMaxGridYZ = 65535;
 constexpr StringLiteral kKernelModuleName = "conv_lower_kernels";
 
 
@@ -188,6 +191,9 @@ FailureOr<GemmProblem> buildProblem(const ConvPlan &plan, std::string &whyNot) {
   SmallVector<int64_t> yStrides = rowMajorStrides(outImage);
   p.batch = image[0];
   p.groups = plan.groups;
+  if (p.groups > kMaxGridYZ)
+    return fail("more than " + Twine(kMaxGridYZ) +
+                " groups (one grid slice each)");
   p.cg = plan.channels / plan.groups;
   p.fg = plan.filtersPerGroup;
   p.h = image[dims.h];
@@ -291,6 +297,12 @@ std::string checkTiles(const TileConfig &t, const GemmProblem &p) {
   else if (t.sharedBytes(p.elementBytes()) > kMaxStaticSharedBytes)
     os << "the stages need " << t.sharedBytes(p.elementBytes())
        << " bytes of shared memory (at most " << kMaxStaticSharedBytes << ")";
+  else if (llvm::divideCeilSigned(p.fg, t.blockN) > kMaxGridYZ)
+    os << "the grid would need more than " << kMaxGridYZ
+       << " blocks along the filters";
+  else if (llvm::divideCeilSigned(p.m(), t.blockM) > kMaxGridX)
+    os << "the grid would need more than " << kMaxGridX
+       << " blocks along the output pixels";
   return why;
 }
 

@@ -70,3 +70,18 @@ func.func @pooling(%x: tensor<1x10x10x8xf32>, %w: tensor<3x3xf32>, %init: tensor
   %y = linalg.pooling_nhwc_sum {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x10x10x8xf32>, tensor<3x3xf32>) outs(%init : tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
   return %y : tensor<1x8x8x8xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @too_many_groups
+// CHECK: linalg.depthwise_conv_2d_nchw_chw
+// REQUIRE: error: conv-lower-implicit-gemm: unsupported convolution: more than 65535 groups (one grid slice each)
+func.func @too_many_groups(%x: tensor<1x70000x4x4xf32>, %w: tensor<70000x3x3xf32>) -> tensor<1x70000x2x2xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x70000x2x2xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x70000x2x2xf32>) -> tensor<1x70000x2x2xf32>
+  // expected-remark @+1 {{conv-lower-implicit-gemm: left untouched: more than 65535 groups (one grid slice each)}}
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : tensor<1x70000x4x4xf32>, tensor<70000x3x3xf32>) outs(%f : tensor<1x70000x2x2xf32>) -> tensor<1x70000x2x2xf32>
+  return %r : tensor<1x70000x2x2xf32>
+}
