@@ -1,7 +1,6 @@
 //===- GpuKernel.cpp - conv-run's GPU compile step ------------------------===//
 
 #include "ConvLower/Runner/GpuKernel.h"
-#include "ConvLower/Transforms/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Diagnostics.h"
@@ -74,10 +73,6 @@ mlir::conv_lower::compileGpuKernel(ModuleOp module, llvm::StringRef function,
                                    const ConvProblem &problem,
                                    const ConvLowerToNVVMOptions &options) {
   auto start = std::chrono::steady_clock::now();
-  if (!isSupportedChip(options.chip))
-    return llvm::createStringError(
-        "unsupported chip '" + options.chip +
-        "' (expected sm_80, sm_86, sm_89, sm_90 or sm_90a)");
   OwningOpRef<ModuleOp> owned(module.clone());
   ModuleOp kernels = *owned;
   if (llvm::Error e = runPipeline(kernels, "conv-lower-to-nvvm (kernels)",

@@ -431,15 +431,21 @@ FusedEpilogue matchEpilogue(linalg::LinalgOp conv, const ConvForm &form) {
 // Host side: the kernel's module, its launch, and the twin's loop nest
 //===----------------------------------------------------------------------===//
 
+/// The 1-D view of a static identity-layout memref.
+Value flatten(OpBuilder &b, Location loc, Value memref) {
+  int64_t rank = cast<MemRefType>(memref.getType()).getRank();
+  ReassociationIndices all = llvm::to_vector(llvm::seq<int64_t>(rank));
+  return memref::CollapseShapeOp::create(b, loc, memref,
+                                         ArrayRef<ReassociationIndices>{all});
+}
+
 /// A flat static 1-D view of a tensor's buffer.
 Value flatBuffer(OpBuilder &b, Location loc, Value tensor) {
   auto type = cast<RankedTensorType>(tensor.getType());
   auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
-  Value buffer = bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
-                                                   b.getUnitAttr());
-  ReassociationIndices all = llvm::to_vector(llvm::seq<int64_t>(type.getRank()));
-  return memref::CollapseShapeOp::create(
-      b, loc, buffer, ArrayRef<ReassociationIndices>{all});
+  return flatten(b, loc,
+                 bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
+                                                   b.getUnitAttr()));
 }
 
 /// A new host buffer for the result, and its flat 1-D view.
@@ -447,10 +453,7 @@ std::pair<Value, Value> allocateResult(OpBuilder &b, Location loc,
                                        RankedTensorType type) {
   Value result = memref::AllocOp::create(
       b, loc, MemRefType::get(type.getShape(), type.getElementType()));
-  ReassociationIndices all = llvm::to_vector(llvm::seq<int64_t>(type.getRank()));
-  Value flat = memref::CollapseShapeOp::create(
-      b, loc, result, ArrayRef<ReassociationIndices>{all});
-  return {result, flat};
+  return {result, flatten(b, loc, result)};
 }
 
 struct Launch {
@@ -505,12 +508,28 @@ gpu::GPUModuleOp getOrCreateKernelModule(ModuleOp module) {
   return gpu::GPUModuleOp::create(b, module.getLoc(), kKernelModuleName);
 }
 
+/// An empty kernel `name` in the kernel module, launched with `threads`
+/// threads per block; `b` is left at the start of its body.
+gpu::GPUFuncOp createKernel(OpBuilder &b, ModuleOp module, StringRef name,
+                            TypeRange args, TypeRange workgroup,
+                            int64_t threads, Location loc) {
+  gpu::GPUModuleOp kernels = getOrCreateKernelModule(module);
+  b.setInsertionPointToEnd(kernels.getBody());
+  auto fn = gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(args, {}),
+                                   workgroup, TypeRange{});
+  SymbolTable(kernels).insert(fn);
+  fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  fn.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
+  b.setInsertionPointToStart(&fn.getBody().front());
+  return fn;
+}
+
 /// Emits the kernel for `p` into the kernel module and returns it.
 gpu::GPUFuncOp buildGpuKernel(ModuleOp module, StringRef name,
                               const GemmProblem &p, const TileConfig &t,
                               Location loc) {
-  gpu::GPUModuleOp kernels = getOrCreateKernelModule(module);
-  OpBuilder b = OpBuilder::atBlockEnd(kernels.getBody());
+  OpBuilder b(module.getContext());
   auto flat = [&](int64_t n, Type e) { return MemRefType::get({n}, e); };
   // Arguments: input, filter, [bias,] output (the runtime manifest's order).
   SmallVector<Type> args = {
@@ -520,16 +539,10 @@ gpu::GPUFuncOp buildGpuKernel(ModuleOp module, StringRef name,
   if (p.biasType)
     args.push_back(flat(p.biasElements, p.biasType));
   args.push_back(flat(p.outputElements, p.outputType));
-  auto fnType = b.getFunctionType(args, {});
-  auto fn = gpu::GPUFuncOp::create(
-      b, loc, name, fnType,
-      TypeRange{sharedType(p, t, t.blockM, false),
-                sharedType(p, t, t.blockN, false)},
-      TypeRange{});
-  SymbolTable(kernels).insert(fn);
-  fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  fn.setKnownBlockSizeAttr(
-      b.getDenseI32ArrayAttr({static_cast<int32_t>(t.threads()), 1, 1}));
+  gpu::GPUFuncOp fn = createKernel(
+      b, module, name, args,
+      {sharedType(p, t, t.blockM, false), sharedType(p, t, t.blockN, false)},
+      t.threads(), loc);
   // cp.async and ldmatrix need 16-byte aligned shared addresses, and the
   // swizzle assumes rows start on 128-byte bank lines (the lowering's default
   // is the element's own alignment).
@@ -537,7 +550,6 @@ gpu::GPUFuncOp buildGpuKernel(ModuleOp module, StringRef name,
     fn.setWorkgroupAttributionAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
                                    b.getI64IntegerAttr(128));
   Block &body = fn.getBody().front();
-  b.setInsertionPointToStart(&body);
   KernelBuilder kb(b, loc, p, t, /*twin=*/false);
   Value bm = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value bn = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
@@ -545,7 +557,7 @@ gpu::GPUFuncOp buildGpuKernel(ModuleOp module, StringRef name,
   if (p.biasType)
     kb.setBias(body.getArgument(2));
   kb.emitBlock(bm, bn, group, body.getArgument(0), body.getArgument(1),
-               body.getArgument(fnType.getNumInputs() - 1),
+               body.getArgument(args.size() - 1),
                fn.getWorkgroupAttributions()[0],
                fn.getWorkgroupAttributions()[1], nullptr);
   gpu::ReturnOp::create(b, loc);
@@ -559,20 +571,13 @@ constexpr int64_t kIm2colThreads = 256;
 gpu::GPUFuncOp buildIm2colKernel(ModuleOp module, StringRef name,
                                  const GemmProblem &p, const TileConfig &t,
                                  Location loc) {
-  gpu::GPUModuleOp kernels = getOrCreateKernelModule(module);
-  OpBuilder b = OpBuilder::atBlockEnd(kernels.getBody());
-  auto fnType = b.getFunctionType(
+  OpBuilder b(module.getContext());
+  gpu::GPUFuncOp fn = createKernel(
+      b, module, name,
       {MemRefType::get({p.inputElements}, p.elementType),
        MemRefType::get({p.im2colElements()}, p.elementType)},
-      {});
-  auto fn = gpu::GPUFuncOp::create(b, loc, name, fnType, TypeRange{},
-                                   TypeRange{});
-  SymbolTable(kernels).insert(fn);
-  fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  fn.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr(
-      {static_cast<int32_t>(kIm2colThreads), 1, 1}));
+      {}, kIm2colThreads, loc);
   Block &body = fn.getBody().front();
-  b.setInsertionPointToStart(&body);
   Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value index = arith::AddIOp::create(
@@ -689,7 +694,7 @@ Value buildTwin(OpBuilder &b, Location loc, const GemmProblem &p,
       b, loc,
       MemRefType::get({t.warpsM * t.warpsN, t.warpM(), t.warpN()},
                       b.getF32Type()));
-  int64_t regElems = p.kind == MmaKind::TF32 ? 1 : 2;
+  int64_t regElems = p.registerElements();
   Value fragA = memref::AllocaOp::create(
       b, loc,
       MemRefType::get({t.warpM() / 16, kThreadsPerWarp, 4, regElems}, p.elementType));

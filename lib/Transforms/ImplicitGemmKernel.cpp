@@ -323,9 +323,8 @@ SmallVector<Value> KernelBuilder::gpuComputeStage(Value smemA, Value smemB,
                                                   ValueRange accs) {
   int64_t tilesM = t.warpM() / 16, tilesN = t.warpN() / 8;
   Value warp = div(tid, kThreadsPerWarp), lane = rem(tid, kThreadsPerWarp);
-  Value warpRow = mul(div(warp, t.warpsN), t.warpM());
-  Value warpCol = mul(rem(warp, t.warpsN), t.warpN());
-  int64_t regElems = p.kind == MmaKind::TF32 ? 1 : 2;
+  auto [warpRow, warpCol] = warpOrigin(warp);
+  int64_t regElems = p.registerElements();
   auto fragType = VectorType::get({4, regElems}, p.elementType);
   SmallVector<Value> out(accs.begin(), accs.end());
   int64_t chunksPerRow = t.blockK / p.chunkElements();
@@ -356,8 +355,9 @@ void KernelBuilder::gpuEpilogue(Value y, Value bm, Value bn, Value group,
                                 Value tid, ValueRange accs) {
   int64_t tilesN = t.warpN() / 8;
   Value warp = div(tid, kThreadsPerWarp), lane = rem(tid, kThreadsPerWarp);
-  Value rowBase = add(mul(bm, t.blockM), mul(div(warp, t.warpsN), t.warpM()));
-  Value colBase = add(mul(bn, t.blockN), mul(rem(warp, t.warpsN), t.warpN()));
+  auto [warpRow, warpCol] = warpOrigin(warp);
+  Value rowBase = add(mul(bm, t.blockM), warpRow);
+  Value colBase = add(mul(bn, t.blockN), warpCol);
   for (auto [index, acc] : llvm::enumerate(accs)) {
     int64_t i = index / tilesN, j = index % tilesN;
     for (int64_t v = 0; v < 4; ++v) {
@@ -375,14 +375,13 @@ void KernelBuilder::twinComputeStage(Value smemA, Value smemB, Value stage,
                                      Value acc) {
   int64_t tilesM = t.warpM() / 16, tilesN = t.warpN() / 8;
   int64_t half = p.chunkElements(), chunksPerRow = t.blockK / half;
-  int64_t e = p.kind == MmaKind::TF32 ? 1 : 2; // elements per .b32 register
+  int64_t e = p.registerElements();
   Type f32 = b.getF32Type();
   auto toF32 = [&](Value v) -> Value {
     return v.getType().isF32() ? v : arith::ExtFOp::create(b, loc, f32, v);
   };
   forEach(t.warpsM * t.warpsN, nullptr, [&](Value warp) {
-    Value warpRow = mul(div(warp, t.warpsN), t.warpM());
-    Value warpCol = mul(rem(warp, t.warpsN), t.warpN());
+    auto [warpRow, warpCol] = warpOrigin(warp);
     for (int64_t kk = 0; kk < chunksPerRow / 2; ++kk) {
       // ldmatrix.x4: lane l receives in register j the 32 bits at byte
       // 4*(l%4) of row l/4 of matrix j, whose address lane 8j + l/4 gave.
@@ -458,8 +457,7 @@ void KernelBuilder::twinEpilogue(Value y, Value bm, Value bn, Value group,
   // Walk the accumulators the way the GPU threads hold them (lane, tile,
   // register), so the twin checks the fragment-to-output mapping too.
   forEach(t.warpsM * t.warpsN, nullptr, [&](Value warp) {
-    Value warpRow = mul(div(warp, t.warpsN), t.warpM());
-    Value warpCol = mul(rem(warp, t.warpsN), t.warpN());
+    auto [warpRow, warpCol] = warpOrigin(warp);
     forEach(kThreadsPerWarp, nullptr, [&](Value lane) {
       for (int64_t i = 0; i < tilesM; ++i)
         for (int64_t j = 0; j < tilesN; ++j)

@@ -62,6 +62,8 @@ struct GemmProblem {
   }
   /// Elements per 16-byte chunk: 8 (f16/bf16) or 4 (f32).
   int64_t chunkElements() const { return kChunkBytes / elementBytes(); }
+  /// Elements per .b32 mma fragment register: 2 (f16/bf16) or 1 (tf32).
+  int64_t registerElements() const { return kind == MmaKind::TF32 ? 1 : 2; }
 };
 
 struct TileConfig {
@@ -173,6 +175,12 @@ private:
                                            int64_t v);
   /// Y[m, f] = acc + init for m < M and f < Fg: the fold.
   void storeOutput(Value y, Value m, Value f, Value group, Value acc);
+
+  /// The first (row, col) of warp `warp`'s tile within the CTA tile.
+  std::pair<Value, Value> warpOrigin(Value warp) {
+    return {mul(div(warp, t.warpsN), t.warpM()),
+            mul(rem(warp, t.warpsN), t.warpN())};
+  }
 
   /// The shared-memory (row, col) that `lane` hands ldmatrix.x4 for A tile
   /// `i` (16 rows) / the B tile pair from column `j`, at 32-byte K slice kk.
