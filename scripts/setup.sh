@@ -7,7 +7,7 @@ set -euo pipefail
 PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   ninja-build cmake g++ python3 python3-numpy libgtest-dev libgmock-dev
-  libomp-22-dev
+  libomp-22-dev nlohmann-json3-dev
 )
 
 missing=()

@@ -2,35 +2,11 @@
 
 #include "convrt/Compatibility.h"
 
+#include "convrt/ChipName.h"
+
 #include <cstdlib>
 
 namespace convrt {
-namespace {
-
-struct Chip {
-  int major = 0, minor = 0;
-  char suffix = 0; ///< 'a' (arch-specific), 'f' (family) or 0.
-  bool valid = false;
-};
-
-Chip parseChip(const std::string &name) {
-  Chip chip;
-  if (name.compare(0, 3, "sm_") != 0)
-    return chip;
-  std::string digits;
-  size_t i = 3;
-  while (i < name.size() && name[i] >= '0' && name[i] <= '9')
-    digits += name[i++];
-  if (digits.size() < 2)
-    return chip;
-  chip.minor = digits.back() - '0';
-  chip.major = std::atoi(digits.substr(0, digits.size() - 1).c_str());
-  chip.suffix = i < name.size() ? name[i] : 0;
-  chip.valid = true;
-  return chip;
-}
-
-} // namespace
 
 std::string ptxIsaVersion(std::string_view ptx) {
   size_t pos = 0;
@@ -83,7 +59,8 @@ std::vector<std::string> compatibilityProblems(const KernelRequirements &kernel,
                                                int driverVersion,
                                                const DeviceInfo &device) {
   std::vector<std::string> problems;
-  Chip chip = parseChip(kernel.chip);
+  std::optional<ChipName> parsed = parseChipName(kernel.chip);
+  ChipName chip = parsed.value_or(ChipName());
   const int devMajor = device.computeCapabilityMajor;
   const int devMinor = device.computeCapabilityMinor;
   const std::string deviceText =
@@ -91,19 +68,19 @@ std::vector<std::string> compatibilityProblems(const KernelRequirements &kernel,
       std::to_string(devMajor) + "." + std::to_string(devMinor) + ")";
 
   bool binaryRuns = false;
-  if (kernel.hasBinary && chip.valid)
+  if (kernel.hasBinary && parsed)
     binaryRuns = chip.suffix == 'a'
                      ? devMajor == chip.major && devMinor == chip.minor
                      : devMajor == chip.major && devMinor >= chip.minor;
   bool ptxArchOk = false;
-  if (kernel.hasPtx && chip.valid)
+  if (kernel.hasPtx && parsed)
     ptxArchOk = chip.suffix == 'a'
                     ? devMajor == chip.major && devMinor == chip.minor
                     : devMajor * 10 + devMinor >= chip.major * 10 + chip.minor;
   bool ptxDriverOk = kernel.ptxMinCudaVersion == 0 ||
                      driverVersion >= kernel.ptxMinCudaVersion;
 
-  if (!chip.valid || (!kernel.hasBinary && !kernel.hasPtx) || binaryRuns ||
+  if (!parsed || (!kernel.hasBinary && !kernel.hasPtx) || binaryRuns ||
       (ptxArchOk && ptxDriverOk))
     return problems; // unknown target: let the driver decide
 

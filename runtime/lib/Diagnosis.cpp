@@ -197,42 +197,74 @@ bool hidesAllDevices(const std::optional<std::string> &visible) {
           *visible == "none" || *visible == "void");
 }
 
-void nodeFindings(Diagnosis &d) {
-  const DeviceNode &ctl = d.nodes[0];
-  const DeviceNode &uvm = d.nodes[1];
-  bool anyGpuNode = d.nodes.size() > 2;
-  if (d.wsl) {
+/// The driver itself answers for the GPU: libcuda (not the stub) loaded,
+/// cuInit succeeded and it reports at least one device.
+bool driverWorks(const Diagnosis &d) {
+  return d.libraryLoaded && !d.library.stub && d.initialized &&
+         d.initError.empty() && !d.devices.empty();
+}
+
+/// How bad a complaint about /dev or /proc is. Where the driver reaches a
+/// device they only explain: WSL2 reaches GPUs through /dev/dxg, CDI and
+/// other runtimes name their nodes differently, procfs may be masked. Where
+/// the driver fails, they name the likeliest cause first.
+Severity probeSeverity(const Diagnosis &d) {
+  return driverWorks(d) ? Severity::Warning : Severity::Failure;
+}
+
+void noNodesFinding(Diagnosis &d) {
+  if (driverWorks(d)) {
+    size_t count = d.devices.size();
+    add(d, Severity::Warning,
+        "no /dev/nvidia* nodes, yet the driver reaches " +
+            std::to_string(count) + (count == 1 ? " device" : " devices") +
+            (d.wsl ? " (through /dev/dxg: WSL2)"
+                   : " (the container runtime names its device nodes "
+                     "differently, e.g. CDI)"));
+  } else if (d.wsl) {
     add(d, Severity::Note,
         "WSL2 (/dev/dxg): GPUs are reached through /dev/dxg, not /dev/nvidia*");
-  } else if (!ctl.present && !anyGpuNode) {
+  } else {
     add(d, Severity::Failure,
         "no /dev/nvidia* nodes: the container was started without --gpus",
         kRunWithGpus);
-  } else if (!anyGpuNode) {
-    add(d, Severity::Failure,
-        "/dev/nvidiactl is present but no /dev/nvidia<N>: no GPU is assigned "
-        "to this container",
-        "check NVIDIA_VISIBLE_DEVICES (" +
-            environment(d, "NVIDIA_VISIBLE_DEVICES").value_or("unset") +
-            ") and start it with --gpus all or --gpus device=<index>");
-  } else if (!ctl.present) {
-    add(d, Severity::Failure, "/dev/nvidiactl is missing",
-        "pass it too (docker run --gpus all does), or --device /dev/nvidiactl");
   }
+}
+
+void nodeAccessFindings(Diagnosis &d) {
   for (const DeviceNode &node : d.nodes) {
     if (!node.present)
       continue;
     if (!node.characterDevice)
-      add(d, Severity::Failure, node.path + " is not a character device",
+      add(d, probeSeverity(d), node.path + " is not a character device",
           "it was created by hand or bind-mounted wrongly; let the NVIDIA "
           "container toolkit create it (--gpus all)");
     else if (!node.accessible)
-      add(d, Severity::Failure,
+      add(d, probeSeverity(d),
           node.path + " is not readable and writable by this user (uid " +
               std::to_string(getuid()) + ")",
           "add the user to the device's group (often video) or allow the "
           "device in the container's device cgroup");
   }
+}
+
+void nodeFindings(Diagnosis &d) {
+  const DeviceNode &ctl = d.nodes[0];
+  const DeviceNode &uvm = d.nodes[1];
+  bool anyGpuNode = d.nodes.size() > 2;
+  if (!ctl.present && !anyGpuNode)
+    noNodesFinding(d);
+  else if (!anyGpuNode)
+    add(d, probeSeverity(d),
+        "/dev/nvidiactl is present but no /dev/nvidia<N>: no GPU is assigned "
+        "to this container",
+        "check NVIDIA_VISIBLE_DEVICES (" +
+            environment(d, "NVIDIA_VISIBLE_DEVICES").value_or("unset") +
+            ") and start it with --gpus all or --gpus device=<index>");
+  else if (!ctl.present)
+    add(d, probeSeverity(d), "/dev/nvidiactl is missing",
+        "pass it too (docker run --gpus all does), or --device /dev/nvidiactl");
+  nodeAccessFindings(d);
   if (!d.wsl && (ctl.present || anyGpuNode) && !uvm.present)
     add(d, Severity::Warning,
         "/dev/nvidia-uvm is missing: CUDA needs it (cuInit fails without it)",
@@ -242,7 +274,13 @@ void nodeFindings(Diagnosis &d) {
 
 void moduleFindings(Diagnosis &d) {
   if (d.kernelModuleVersionLine.empty()) {
-    if (!d.wsl)
+    if (d.wsl)
+      return; // WSL2 has no NVIDIA kernel module in the Linux kernel
+    if (driverWorks(d))
+      add(d, Severity::Warning,
+          "/proc/driver/nvidia/version is not visible here: the kernel "
+          "module's version is unknown (the driver works)");
+    else
       add(d, Severity::Failure,
           "/proc/driver/nvidia/version is missing: no NVIDIA kernel module is "
           "loaded on this machine",
@@ -252,7 +290,7 @@ void moduleFindings(Diagnosis &d) {
   }
   if (!d.kernelModuleVersion.empty() && !d.userModeVersion.empty() &&
       d.kernelModuleVersion != d.userModeVersion)
-    add(d, Severity::Failure,
+    add(d, probeSeverity(d),
         "driver/library version mismatch: libcuda is " + d.userModeVersion +
             " but the kernel module is " + d.kernelModuleVersion,
         "the container's libcuda must come from the host's driver: do not "
@@ -496,67 +534,66 @@ std::string formatDiagnosisText(const Diagnosis &d) {
   return text;
 }
 
+static JsonValue nodeJson(const DeviceNode &node) {
+  return {{"path", node.path},
+          {"present", node.present},
+          {"character_device", node.characterDevice},
+          {"accessible", node.accessible},
+          {"major", node.major},
+          {"minor", node.minor}};
+}
+
+static JsonValue libraryJson(const Diagnosis &d) {
+  if (!d.libraryLoaded)
+    return {{"loaded", false}, {"error", d.libraryError}};
+  return {{"loaded", true},
+          {"requested", d.library.requested},
+          {"real_path", d.library.realPath},
+          {"stub", d.library.stub},
+          {"bind_mounted", d.bindMounted},
+          {"user_mode_version", d.userModeVersion},
+          {"resolved_with", d.library.resolvedWithGetProcAddress
+                                ? "cuGetProcAddress"
+                                : "dlsym"}};
+}
+
+/// A string, or null where `text` is empty (unknown).
+static JsonValue stringOrNull(const std::string &text) {
+  return text.empty() ? JsonValue() : JsonValue(text);
+}
+
 JsonValue diagnosisJson(const Diagnosis &d) {
   JsonValue environment = JsonValue::object();
   for (const EnvironmentVariable &var : d.environment)
-    environment.set(var.name, var.value ? JsonValue(*var.value) : JsonValue());
-
+    environment[var.name] = var.value ? JsonValue(*var.value) : JsonValue();
   JsonValue nodes = JsonValue::array();
   for (const DeviceNode &node : d.nodes)
-    nodes.push(JsonValue::object()
-                   .set("path", node.path)
-                   .set("present", node.present)
-                   .set("character_device", node.characterDevice)
-                   .set("accessible", node.accessible)
-                   .set("major", static_cast<int>(node.major))
-                   .set("minor", static_cast<int>(node.minor)));
-
-  JsonValue library = JsonValue::object();
-  library.set("loaded", d.libraryLoaded);
-  if (d.libraryLoaded) {
-    library.set("requested", d.library.requested)
-        .set("real_path", d.library.realPath)
-        .set("stub", d.library.stub)
-        .set("bind_mounted", d.bindMounted)
-        .set("user_mode_version", d.userModeVersion)
-        .set("resolved_with", d.library.resolvedWithGetProcAddress
-                                  ? "cuGetProcAddress"
-                                  : "dlsym");
-  } else {
-    library.set("error", d.libraryError);
-  }
-
+    nodes.push_back(nodeJson(node));
   JsonValue devices = JsonValue::array();
   for (const DeviceInfo &device : d.devices)
-    devices.push(deviceJson(device));
-
+    devices.push_back(deviceJson(device));
   JsonValue findings = JsonValue::array();
   for (const Finding &finding : d.findings)
-    findings.push(JsonValue::object()
-                      .set("severity", severityName(finding.severity))
-                      .set("what", finding.what)
-                      .set("fix", finding.fix));
-
-  JsonValue root = JsonValue::object();
-  root.set("usable", d.usable)
-      .set("verdict", d.verdict)
-      .set("container", d.inContainer)
-      .set("environment", std::move(environment))
-      .set("device_nodes", std::move(nodes))
-      .set("wsl", d.wsl)
-      .set("kernel_module", d.kernelModuleVersionLine.empty()
-                                ? JsonValue()
-                                : JsonValue(d.kernelModuleVersion))
-      .set("library", std::move(library))
-      .set("driver_version", d.driverVersion
-                                 ? JsonValue(formatCudaVersion(d.driverVersion))
-                                 : JsonValue())
-      .set("cuinit", d.initialized         ? JsonValue("ok")
-                     : d.initError.empty() ? JsonValue()
-                                           : JsonValue(d.initError))
-      .set("devices", std::move(devices))
-      .set("findings", std::move(findings));
-  return root;
+    findings.push_back({{"severity", severityName(finding.severity)},
+                        {"what", finding.what},
+                        {"fix", finding.fix}});
+  return {
+      {"usable", d.usable},
+      {"verdict", d.verdict},
+      {"container", d.inContainer},
+      {"environment", std::move(environment)},
+      {"device_nodes", std::move(nodes)},
+      {"wsl", d.wsl},
+      {"kernel_module", d.kernelModuleVersionLine.empty()
+                            ? JsonValue()
+                            : JsonValue(d.kernelModuleVersion)},
+      {"library", libraryJson(d)},
+      {"driver_version", d.driverVersion
+                             ? JsonValue(formatCudaVersion(d.driverVersion))
+                             : JsonValue()},
+      {"cuinit", d.initialized ? JsonValue("ok") : stringOrNull(d.initError)},
+      {"devices", std::move(devices)},
+      {"findings", std::move(findings)}};
 }
 
 } // namespace convrt

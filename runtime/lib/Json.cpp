@@ -1,469 +1,214 @@
-//===- Json.cpp - A small JSON value, parser and printer ------------------===//
+//===- Json.cpp - JSON through nlohmann-json, without exceptions ----------===//
 
 #include "convrt/Json.h"
 
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
+#include <vector>
 
 namespace convrt {
+namespace {
 
-const JsonValue *JsonValue::find(std::string_view key) const {
-  for (const Member &member : members_)
-    if (member.first == key)
-      return &member.second;
-  return nullptr;
-}
+constexpr size_t kMaxDepth = 128;
 
-JsonValue &JsonValue::set(std::string key, JsonValue value) {
-  kind_ = Kind::Object;
-  for (Member &member : members_)
-    if (member.first == key) {
-      member.second = std::move(value);
-      return *this;
-    }
-  members_.emplace_back(std::move(key), std::move(value));
-  return *this;
-}
+/// Builds the document from nlohmann's SAX events. Unlike json::parse() it
+/// reports errors as values (parse() throws, or returns a bare "discarded"
+/// value without saying why), rejects duplicate keys, and bounds the depth
+/// (the printers recurse).
+class DocumentBuilder {
+public:
+  using number_integer_t = JsonValue::number_integer_t;
+  using number_unsigned_t = JsonValue::number_unsigned_t;
+  using number_float_t = JsonValue::number_float_t;
+  using string_t = JsonValue::string_t;
+  using binary_t = JsonValue::binary_t;
 
-JsonValue &JsonValue::push(JsonValue value) {
-  kind_ = Kind::Array;
-  elements_.push_back(std::move(value));
-  return *this;
-}
-
-const char *JsonValue::kindName(Kind kind) {
-  switch (kind) {
-  case Kind::Null:
-    return "null";
-  case Kind::Bool:
-    return "boolean";
-  case Kind::Number:
-    return "number";
-  case Kind::String:
-    return "string";
-  case Kind::Array:
-    return "array";
-  case Kind::Object:
-    return "object";
+  bool null() { return add(nullptr) != nullptr; }
+  bool boolean(bool value) { return add(value) != nullptr; }
+  bool number_integer(number_integer_t value) { return add(value) != nullptr; }
+  bool number_unsigned(number_unsigned_t value) {
+    return add(value) != nullptr;
   }
-  return "value";
+  bool number_float(number_float_t value, const string_t &) {
+    return add(value) != nullptr;
+  }
+  bool string(string_t &value) { return add(std::move(value)) != nullptr; }
+  bool binary(binary_t &) { return fail("binary values are not JSON"); }
+  bool start_object(std::size_t) { return open(JsonValue::object()); }
+  bool start_array(std::size_t) { return open(JsonValue::array()); }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+
+  bool key(string_t &name) {
+    if (open_.back().value->contains(name))
+      return fail("duplicate key " + jsonQuote(childPath(name)));
+    key_ = std::move(name);
+    return true;
+  }
+
+  bool parse_error(std::size_t byte, const std::string &,
+                   const nlohmann::detail::exception &error) {
+    return fail(describeParseError(error.what(), byte));
+  }
+
+  JsonValue &root() { return root_; }
+  const std::string &error() const { return error_; }
+
+private:
+  struct Open {
+    JsonValue *value;
+    std::string path; ///< "kernel.grid", "arguments[1]"; "" for the root.
+  };
+
+  /// "[json.exception.parse_error.101] parse error at line 1, column 12:
+  /// syntax error ..." -> "parse error at line 1, column 12 (byte 12):
+  /// syntax error ...".
+  static std::string describeParseError(std::string what, size_t byte) {
+    size_t tag = what.find("] ");
+    if (what.compare(0, 1, "[") == 0 && tag != std::string::npos)
+      what.erase(0, tag + 2);
+    std::string where = " (byte " + std::to_string(byte) + ")";
+    size_t colon = what.find(": ");
+    if (colon == std::string::npos)
+      return what + where;
+    return what.insert(colon, where);
+  }
+
+  bool fail(std::string message) {
+    error_ = std::move(message);
+    return false;
+  }
+
+  /// The path of the value about to be added under the innermost container.
+  std::string childPath(const std::string &name) const {
+    const Open &parent = open_.back();
+    if (parent.value->is_array())
+      return parent.path + "[" + std::to_string(parent.value->size()) + "]";
+    return parent.path.empty() ? name : parent.path + "." + name;
+  }
+
+  /// Adds `value` where the parser is; returns where it now lives. Only the
+  /// last element of each open container is ever pointed to, so later
+  /// insertions (into that innermost container) move nothing still in use.
+  JsonValue *add(JsonValue value) {
+    if (open_.empty()) {
+      root_ = std::move(value);
+      return &root_;
+    }
+    JsonValue &parent = *open_.back().value;
+    if (parent.is_array()) {
+      parent.push_back(std::move(value));
+      return &parent.back();
+    }
+    JsonValue &slot = parent[key_];
+    slot = std::move(value);
+    return &slot;
+  }
+
+  bool open(JsonValue container) {
+    if (open_.size() >= kMaxDepth)
+      return fail("nesting deeper than " + std::to_string(kMaxDepth));
+    std::string path = open_.empty() ? "" : childPath(key_);
+    open_.push_back({add(std::move(container)), std::move(path)});
+    return true;
+  }
+
+  bool close() {
+    open_.pop_back();
+    return true;
+  }
+
+  JsonValue root_;
+  std::vector<Open> open_;
+  std::string key_;
+  std::string error_;
+};
+
+bool isContainer(const JsonValue &value) {
+  return value.is_object() || value.is_array();
+}
+
+void dumpPretty(const JsonValue &value, int indent, int depth,
+                std::string &out);
+
+void newline(int indent, int depth, std::string &out) {
+  out += '\n';
+  out.append(static_cast<size_t>(indent) * static_cast<size_t>(depth), ' ');
+}
+
+void dumpArray(const JsonValue &array, int indent, int depth,
+               std::string &out) {
+  // Arrays of scalars stay on one line: shapes and launch dimensions read
+  // better so (and tests grep for "grid": [13, 2, 1]).
+  bool flat = true;
+  for (const JsonValue &element : array)
+    flat = flat && !isContainer(element);
+  out += '[';
+  size_t i = 0;
+  for (const JsonValue &element : array) {
+    if (i++)
+      out += flat ? ", " : ",";
+    if (!flat)
+      newline(indent, depth + 1, out);
+    dumpPretty(element, indent, depth + 1, out);
+  }
+  if (!flat && !array.empty())
+    newline(indent, depth, out);
+  out += ']';
+}
+
+void dumpObject(const JsonValue &object, int indent, int depth,
+                std::string &out) {
+  out += '{';
+  size_t i = 0;
+  for (const auto &member : object.items()) {
+    if (i++)
+      out += ',';
+    newline(indent, depth + 1, out);
+    out += jsonQuote(member.key()) + ": ";
+    dumpPretty(member.value(), indent, depth + 1, out);
+  }
+  if (!object.empty())
+    newline(indent, depth, out);
+  out += '}';
+}
+
+void dumpPretty(const JsonValue &value, int indent, int depth,
+                std::string &out) {
+  if (value.is_array())
+    return dumpArray(value, indent, depth, out);
+  if (value.is_object())
+    return dumpObject(value, indent, depth, out);
+  out += dumpJson(value);
+}
+
+} // namespace
+
+Expected<JsonValue> parseJson(std::string_view text) {
+  DocumentBuilder builder;
+  if (!JsonValue::sax_parse(text.begin(), text.end(), &builder))
+    return Error::failure(builder.error().empty() ? "invalid JSON"
+                                                  : builder.error());
+  return std::move(builder.root());
+}
+
+std::string dumpJson(const JsonValue &value, int indent) {
+  if (indent >= 0 && isContainer(value)) {
+    std::string out;
+    dumpPretty(value, indent, 0, out);
+    return out;
+  }
+  return value.dump(-1, ' ', /*ensure_ascii=*/false,
+                    nlohmann::detail::error_handler_t::replace);
 }
 
 std::string jsonQuote(std::string_view text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    switch (c) {
-    case '"':
-      out += "\\\"";
-      break;
-    case '\\':
-      out += "\\\\";
-      break;
-    case '\n':
-      out += "\\n";
-      break;
-    case '\r':
-      out += "\\r";
-      break;
-    case '\t':
-      out += "\\t";
-      break;
-    default:
-      if (c < 0x20) {
-        char escape[8];
-        std::snprintf(escape, sizeof(escape), "\\u%04x", c);
-        out += escape;
-      } else {
-        out += static_cast<char>(c);
-      }
-    }
-  }
-  return out + "\"";
+  return dumpJson(JsonValue(std::string(text)));
 }
 
-static std::string formatNumber(double value) {
-  if (!std::isfinite(value))
-    return "null";
-  char text[32];
-  // Integers print exactly; other values with enough digits to round-trip
-  // a float and to show small errors (1.2e-07).
-  if (value == std::floor(value) && std::fabs(value) < 1e15)
-    std::snprintf(text, sizeof(text), "%.0f", value);
-  else
-    std::snprintf(text, sizeof(text), "%.9g", value);
-  return text;
-}
-
-void JsonValue::dumpTo(std::string &out, int indent, int depth) const {
-  auto newline = [&](int level) {
-    if (indent < 0)
-      return;
-    out += '\n';
-    out.append(static_cast<size_t>(indent * level), ' ');
-  };
-  switch (kind_) {
-  case Kind::Null:
-    out += "null";
-    return;
-  case Kind::Bool:
-    out += bool_ ? "true" : "false";
-    return;
-  case Kind::Number:
-    out += formatNumber(number_);
-    return;
-  case Kind::String:
-    out += jsonQuote(string_);
-    return;
-  case Kind::Array: {
-    // Arrays of scalars stay on one line: shapes and dims read better so.
-    bool flat = true;
-    for (const JsonValue &element : elements_)
-      flat = flat && !element.isArray() && !element.isObject();
-    out += '[';
-    for (size_t i = 0; i < elements_.size(); ++i) {
-      if (i)
-        out += (flat && indent >= 0) ? ", " : ",";
-      if (!flat)
-        newline(depth + 1);
-      elements_[i].dumpTo(out, indent, depth + 1);
-    }
-    if (!flat && !elements_.empty())
-      newline(depth);
-    out += ']';
-    return;
-  }
-  case Kind::Object:
-    out += '{';
-    for (size_t i = 0; i < members_.size(); ++i) {
-      if (i)
-        out += ',';
-      newline(depth + 1);
-      out += jsonQuote(members_[i].first);
-      out += indent >= 0 ? ": " : ":";
-      members_[i].second.dumpTo(out, indent, depth + 1);
-    }
-    if (!members_.empty())
-      newline(depth);
-    out += '}';
-    return;
-  }
-}
-
-std::string JsonValue::dump(int indent) const {
-  std::string out;
-  dumpTo(out, indent, 0);
-  return out;
-}
-
-/// Recursive descent over the text, tracking line and column.
-class JsonParser {
-public:
-  explicit JsonParser(std::string_view text) : text_(text) {}
-
-  Expected<JsonValue> parseDocument() {
-    JsonValue value;
-    CONVRT_TRY(parseValue(value, 0));
-    skipWhitespace();
-    if (pos_ != text_.size())
-      return fail("unexpected text after the JSON value");
-    return value;
-  }
-
-private:
-  static constexpr int kMaxDepth = 128;
-
-  Error fail(const std::string &what) const {
-    return Error::failure("line " + std::to_string(line_) + ", column " +
-                          std::to_string(column_) + ": " + what);
-  }
-
-  bool atEnd() const { return pos_ >= text_.size(); }
-  char peek() const { return atEnd() ? '\0' : text_[pos_]; }
-  void advance() {
-    if (text_[pos_] == '\n') {
-      ++line_;
-      column_ = 1;
-    } else {
-      ++column_;
-    }
-    ++pos_;
-  }
-
-  void skipWhitespace() {
-    while (!atEnd() && (peek() == ' ' || peek() == '\t' || peek() == '\n' ||
-                        peek() == '\r'))
-      advance();
-  }
-
-  std::string describeNext() const {
-    if (atEnd())
-      return "end of input";
-    char c = peek();
-    if (static_cast<unsigned char>(c) < 0x20)
-      return "a control character";
-    return std::string("'") + c + "'";
-  }
-
-  Error parseValue(JsonValue &out, int depth) {
-    skipWhitespace();
-    if (depth > kMaxDepth)
-      return fail("nesting deeper than " + std::to_string(kMaxDepth));
-    int line = line_, column = column_;
-    Error error;
-    switch (peek()) {
-    case '{':
-      error = parseObject(out, depth);
-      break;
-    case '[':
-      error = parseArray(out, depth);
-      break;
-    case '"':
-      out = JsonValue(JsonValue::Kind::String);
-      error = parseString(out.string_);
-      break;
-    case 't':
-      error = parseKeyword("true", out, JsonValue(true));
-      break;
-    case 'f':
-      error = parseKeyword("false", out, JsonValue(false));
-      break;
-    case 'n':
-      error = parseKeyword("null", out, JsonValue());
-      break;
-    default:
-      if (peek() == '-' || (peek() >= '0' && peek() <= '9'))
-        error = parseNumber(out);
-      else
-        return fail("expected a value, found " + describeNext());
-    }
-    out.line_ = line;
-    out.column_ = column;
-    return error;
-  }
-
-  Error parseKeyword(std::string_view word, JsonValue &out, JsonValue value) {
-    if (text_.substr(pos_, word.size()) != word)
-      return fail("expected a value, found " + describeNext());
-    for (size_t i = 0; i < word.size(); ++i)
-      advance();
-    out = std::move(value);
-    return Error::success();
-  }
-
-  Error parseNumber(JsonValue &out) {
-    size_t start = pos_;
-    auto digits = [&] {
-      size_t before = pos_;
-      while (peek() >= '0' && peek() <= '9')
-        advance();
-      return pos_ > before;
-    };
-    if (peek() == '-')
-      advance();
-    if (peek() == '0') {
-      advance();
-    } else if (!digits()) {
-      return fail("expected digits in number");
-    }
-    if (peek() == '.') {
-      advance();
-      if (!digits())
-        return fail("expected digits after the decimal point");
-    }
-    if (peek() == 'e' || peek() == 'E') {
-      advance();
-      if (peek() == '+' || peek() == '-')
-        advance();
-      if (!digits())
-        return fail("expected digits in the exponent");
-    }
-    std::string literal(text_.substr(start, pos_ - start));
-    out = JsonValue(std::strtod(literal.c_str(), nullptr));
-    return Error::success();
-  }
-
-  Error parseHex4(unsigned &code) {
-    code = 0;
-    for (int i = 0; i < 4; ++i) {
-      char c = peek();
-      unsigned digit;
-      if (c >= '0' && c <= '9')
-        digit = c - '0';
-      else if (c >= 'a' && c <= 'f')
-        digit = c - 'a' + 10;
-      else if (c >= 'A' && c <= 'F')
-        digit = c - 'A' + 10;
-      else
-        return fail("expected 4 hex digits after \\u");
-      code = code * 16 + digit;
-      advance();
-    }
-    return Error::success();
-  }
-
-  static void appendUtf8(std::string &out, unsigned code) {
-    if (code < 0x80) {
-      out += static_cast<char>(code);
-    } else if (code < 0x800) {
-      out += static_cast<char>(0xC0 | (code >> 6));
-      out += static_cast<char>(0x80 | (code & 0x3F));
-    } else if (code < 0x10000) {
-      out += static_cast<char>(0xE0 | (code >> 12));
-      out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (code & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (code >> 18));
-      out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (code & 0x3F));
-    }
-  }
-
-  Error parseString(std::string &out) {
-    advance(); // the opening quote
-    out.clear();
-    while (true) {
-      if (atEnd())
-        return fail("unterminated string");
-      char c = peek();
-      if (c == '"') {
-        advance();
-        return Error::success();
-      }
-      if (static_cast<unsigned char>(c) < 0x20)
-        return fail("control character in string (escape it)");
-      if (c != '\\') {
-        out += c;
-        advance();
-        continue;
-      }
-      advance();
-      char escape = peek();
-      if (atEnd())
-        return fail("unterminated string");
-      advance();
-      switch (escape) {
-      case '"':
-      case '\\':
-      case '/':
-        out += escape;
-        break;
-      case 'b':
-        out += '\b';
-        break;
-      case 'f':
-        out += '\f';
-        break;
-      case 'n':
-        out += '\n';
-        break;
-      case 'r':
-        out += '\r';
-        break;
-      case 't':
-        out += '\t';
-        break;
-      case 'u': {
-        unsigned code;
-        CONVRT_TRY(parseHex4(code));
-        if (code >= 0xD800 && code < 0xDC00) {
-          unsigned low;
-          if (peek() != '\\')
-            return fail("unpaired UTF-16 surrogate in \\u escape");
-          advance();
-          if (peek() != 'u')
-            return fail("unpaired UTF-16 surrogate in \\u escape");
-          advance();
-          CONVRT_TRY(parseHex4(low));
-          if (low < 0xDC00 || low > 0xDFFF)
-            return fail("unpaired UTF-16 surrogate in \\u escape");
-          code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
-        } else if (code >= 0xDC00 && code <= 0xDFFF) {
-          return fail("unpaired UTF-16 surrogate in \\u escape");
-        }
-        appendUtf8(out, code);
-        break;
-      }
-      default:
-        return fail(std::string("invalid escape \\") + escape);
-      }
-    }
-  }
-
-  Error parseArray(JsonValue &out, int depth) {
-    out = JsonValue::array();
-    advance(); // '['
-    skipWhitespace();
-    if (peek() == ']') {
-      advance();
-      return Error::success();
-    }
-    while (true) {
-      JsonValue element;
-      CONVRT_TRY(parseValue(element, depth + 1));
-      out.elements_.push_back(std::move(element));
-      skipWhitespace();
-      if (peek() == ',') {
-        advance();
-        continue;
-      }
-      if (peek() == ']') {
-        advance();
-        return Error::success();
-      }
-      return fail("expected ',' or ']' in array, found " + describeNext());
-    }
-  }
-
-  Error parseObject(JsonValue &out, int depth) {
-    out = JsonValue::object();
-    advance(); // '{'
-    skipWhitespace();
-    if (peek() == '}') {
-      advance();
-      return Error::success();
-    }
-    while (true) {
-      skipWhitespace();
-      if (peek() != '"')
-        return fail("expected a quoted member name, found " + describeNext());
-      int keyLine = line_, keyColumn = column_;
-      std::string key;
-      CONVRT_TRY(parseString(key));
-      if (out.find(key))
-        return Error::failure("line " + std::to_string(keyLine) + ", column " +
-                              std::to_string(keyColumn) + ": duplicate key \"" +
-                              key + "\"");
-      skipWhitespace();
-      if (peek() != ':')
-        return fail("expected ':' after member name \"" + key + "\", found " +
-                    describeNext());
-      advance();
-      JsonValue value;
-      CONVRT_TRY(parseValue(value, depth + 1));
-      out.members_.emplace_back(std::move(key), std::move(value));
-      skipWhitespace();
-      if (peek() == ',') {
-        advance();
-        continue;
-      }
-      if (peek() == '}') {
-        advance();
-        return Error::success();
-      }
-      return fail("expected ',' or '}' in object, found " + describeNext());
-    }
-  }
-
-  std::string_view text_;
-  size_t pos_ = 0;
-  int line_ = 1;
-  int column_ = 1;
-};
-
-Expected<JsonValue> parseJson(std::string_view text) {
-  return JsonParser(text).parseDocument();
+const JsonValue *findMember(const JsonValue &object, std::string_view key) {
+  if (!object.is_object())
+    return nullptr;
+  auto found = object.find(std::string(key));
+  return found == object.end() ? nullptr : &*found;
 }
 
 } // namespace convrt

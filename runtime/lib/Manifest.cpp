@@ -2,9 +2,12 @@
 
 #include "convrt/Manifest.h"
 
+#include "convrt/ChipName.h"
 #include "convrt/Files.h"
+#include "convrt/Json.h"
 
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <initializer_list>
 #include <optional>
@@ -35,23 +38,34 @@ int Manifest::find(ArgumentRole role) const {
 
 namespace {
 
-std::string where(const JsonValue &value) {
-  if (value.line() == 0)
-    return "";
-  return " (line " + std::to_string(value.line()) + ", column " +
-         std::to_string(value.column()) + ")";
+std::string describeValue(const JsonValue &value) {
+  if (value.is_string())
+    return "string " + jsonQuote(value.get_ref<const std::string &>());
+  if (value.is_primitive())
+    return dumpJson(value);
+  return value.type_name();
 }
 
-std::string describeValue(const JsonValue &value) {
-  if (value.isString())
-    return "string " + jsonQuote(value.asString());
-  if (value.isNumber() || value.isBool() || value.isNull())
-    return value.dump();
-  return JsonValue::kindName(value.kind());
+/// An integer the manifest may hold: JSON integers, and floats with an
+/// integral value (2.0, as some JSON writers print them).
+std::optional<int64_t> asInteger(const JsonValue &value) {
+  if (value.is_number_unsigned())
+    return value.get<uint64_t>() <= uint64_t(INT64_MAX)
+               ? std::optional<int64_t>(value.get<int64_t>())
+               : std::nullopt;
+  if (value.is_number_integer())
+    return value.get<int64_t>();
+  if (!value.is_number_float())
+    return std::nullopt;
+  double number = value.get<double>();
+  if (!std::isfinite(number) || number != std::floor(number) ||
+      std::fabs(number) >= 9.0e15)
+    return std::nullopt;
+  return static_cast<int64_t>(number);
 }
 
 /// Typed access to one JSON object of the manifest; errors read
-/// "<source>: <path>.<key>: <what> (line L, column C)".
+/// "<source>: <path>.<key>: <what>".
 class Fields {
 public:
   Fields(const JsonValue &object, std::string path, const std::string &source)
@@ -61,35 +75,32 @@ public:
     return path_.empty() ? key : path_ + "." + key;
   }
 
-  Error fail(const std::string &field, const std::string &what,
-             const JsonValue &at) const {
-    return Error::failure(source_ + ": " + field + ": " + what + where(at));
+  Error fail(const std::string &field, const std::string &what) const {
+    return Error::failure(source_ + ": " + field + ": " + what);
   }
 
   Error checkKnown(std::initializer_list<const char *> known) const {
-    for (const JsonValue::Member &member : object_.members()) {
+    for (const auto &member : object_.items()) {
       bool found = false;
       for (const char *key : known)
-        found = found || member.first == key;
-      if (!found) {
-        std::string list;
-        for (const char *key : known)
-          list += (list.empty() ? "" : ", ") + std::string(key);
-        return fail(fieldPath(member.first),
-                    "unknown field (expected one of: " + list + ")",
-                    member.second);
-      }
+        found = found || member.key() == key;
+      if (found)
+        continue;
+      std::string list;
+      for (const char *key : known)
+        list += (list.empty() ? "" : ", ") + std::string(key);
+      return fail(fieldPath(member.key()),
+                  "unknown field (expected one of: " + list + ")");
     }
     return Error::success();
   }
 
   Expected<const JsonValue *> get(const std::string &key, bool required) const {
-    const JsonValue *value = object_.find(key);
+    const JsonValue *value = findMember(object_, key);
     if (!value && required)
       return fail(fieldPath(key),
                   path_.empty() ? "missing"
-                                : "missing from the " + path_ + " object",
-                  object_);
+                                : "missing from the " + path_ + " object");
     return value;
   }
 
@@ -98,27 +109,23 @@ public:
     CONVRT_ASSIGN_OR_RETURN(const JsonValue *value, get(key, required));
     if (!value)
       return fallback;
-    if (!value->isString() || value->asString().empty())
+    if (!value->is_string() || value->get_ref<const std::string &>().empty())
       return fail(fieldPath(key),
-                  "expected a non-empty string, got " + describeValue(*value),
-                  *value);
-    return value->asString();
+                  "expected a non-empty string, got " + describeValue(*value));
+    return value->get<std::string>();
   }
 
   static Expected<int64_t> toInteger(const Fields &fields,
                                      const std::string &field,
                                      const JsonValue &value, int64_t min) {
-    bool integral = value.isNumber() && std::isfinite(value.asNumber()) &&
-                    value.asNumber() == std::floor(value.asNumber()) &&
-                    std::fabs(value.asNumber()) < 9.0e15;
+    std::optional<int64_t> integer = asInteger(value);
     std::string expected = min == 0   ? "a non-negative integer"
                            : min == 1 ? "a positive integer"
                                       : "an integer >= " + std::to_string(min);
-    if (!integral || value.asNumber() < static_cast<double>(min))
-      return fields.fail(
-          field, "expected " + expected + ", got " + describeValue(value),
-          value);
-    return static_cast<int64_t>(value.asNumber());
+    if (!integer || *integer < min)
+      return fields.fail(field, "expected " + expected + ", got " +
+                                    describeValue(value));
+    return *integer;
   }
 
   Expected<int64_t>
@@ -144,21 +151,19 @@ public:
         minCount == maxCount
             ? std::to_string(minCount)
             : std::to_string(minCount) + " to " + std::to_string(maxCount);
-    if (!value->isArray() || value->elements().size() < minCount ||
-        value->elements().size() > maxCount)
-      return fail(
-          fieldPath(key),
-          "expected an array of " + count + " integers, got " +
-              (value->isArray()
-                   ? "an array of " + std::to_string(value->elements().size())
-                   : describeValue(*value)),
-          *value);
+    if (!value->is_array() || value->size() < minCount ||
+        value->size() > maxCount)
+      return fail(fieldPath(key),
+                  "expected an array of " + count + " integers, got " +
+                      (value->is_array()
+                           ? "an array of " + std::to_string(value->size())
+                           : describeValue(*value)));
     std::vector<int64_t> result;
-    for (size_t i = 0; i < value->elements().size(); ++i) {
+    for (size_t i = 0; i < value->size(); ++i) {
       CONVRT_ASSIGN_OR_RETURN(
           int64_t element,
           toInteger(*this, fieldPath(key) + "[" + std::to_string(i) + "]",
-                    value->elements()[i], min));
+                    (*value)[i], min));
       result.push_back(element);
     }
     return result;
@@ -166,9 +171,9 @@ public:
 
   Expected<Fields> object(const std::string &key) const {
     CONVRT_ASSIGN_OR_RETURN(const JsonValue *value, get(key, true));
-    if (!value->isObject())
+    if (!value->is_object())
       return fail(fieldPath(key),
-                  "expected an object, got " + describeValue(*value), *value);
+                  "expected an object, got " + describeValue(*value));
     return Fields(*value, fieldPath(key), source_);
   }
 
@@ -182,15 +187,13 @@ private:
   const std::string &source_;
 };
 
-/// Wraps a plain parse error (unknown dtype, ...) with the field and line.
+/// Wraps a plain parse error (unknown dtype, ...) with the field's path.
 template <typename T>
 Expected<T> atField(const Fields &fields, const std::string &key,
                     Expected<T> parsed) {
   if (parsed.ok())
     return parsed;
-  const JsonValue *value = fields.json().find(key);
-  return fields.fail(fields.fieldPath(key), parsed.error().message(),
-                     value ? *value : fields.json());
+  return fields.fail(fields.fieldPath(key), parsed.error().message());
 }
 
 Dim3 toDim3(const std::vector<int64_t> &dims) {
@@ -199,19 +202,6 @@ Dim3 toDim3(const std::vector<int64_t> &dims) {
   d.y = dims.size() > 1 ? static_cast<unsigned>(dims[1]) : 1;
   d.z = dims.size() > 2 ? static_cast<unsigned>(dims[2]) : 1;
   return d;
-}
-
-bool isChipName(const std::string &chip) {
-  // sm_<digits>[a-z]: sm_90, sm_90a, sm_100f.
-  if (chip.size() < 4 || chip.compare(0, 3, "sm_") != 0)
-    return false;
-  size_t i = 3;
-  while (i < chip.size() && chip[i] >= '0' && chip[i] <= '9')
-    ++i;
-  if (i == 3)
-    return false;
-  return i == chip.size() ||
-         (i + 1 == chip.size() && chip[i] >= 'a' && chip[i] <= 'z');
 }
 
 Expected<KernelSpec> parseKernel(const Fields &root) {
@@ -224,8 +214,7 @@ Expected<KernelSpec> parseKernel(const Fields &root) {
   CONVRT_ASSIGN_OR_RETURN(kernel.ptx, fields.string("ptx", false));
   if (kernel.binary.empty() && kernel.ptx.empty())
     return fields.fail(fields.fieldPath("binary"),
-                       "missing (a kernel needs a binary, a ptx, or both)",
-                       fields.json());
+                       "missing (a kernel needs a binary, a ptx, or both)");
   // Launch dimensions must fit the driver's unsigned int parameters.
   CONVRT_ASSIGN_OR_RETURN(std::vector<int64_t> grid,
                           fields.integers("grid", 1, 3, 1));
@@ -236,23 +225,21 @@ Expected<KernelSpec> parseKernel(const Fields &root) {
         {"block", &block}})
     for (size_t i = 0; i < dims->size(); ++i)
       if ((*dims)[i] > 0x7FFFFFFF)
-        return fields.fail(
-            fields.fieldPath(key) + "[" + std::to_string(i) + "]",
-            "too large for a launch dimension", *fields.json().find(key));
+        return fields.fail(fields.fieldPath(key) + "[" + std::to_string(i) +
+                               "]",
+                           "too large for a launch dimension");
   kernel.grid = toDim3(grid);
   kernel.block = toDim3(block);
   CONVRT_ASSIGN_OR_RETURN(int64_t smem,
                           fields.integer("shared_memory_bytes", 0, 0));
   if (smem > 0x7FFFFFFF)
-    return fields.fail(fields.fieldPath("shared_memory_bytes"), "too large",
-                       *fields.json().find("shared_memory_bytes"));
+    return fields.fail(fields.fieldPath("shared_memory_bytes"), "too large");
   kernel.sharedMemoryBytes = static_cast<unsigned>(smem);
   CONVRT_ASSIGN_OR_RETURN(kernel.chip, fields.string("chip", false));
-  if (!kernel.chip.empty() && !isChipName(kernel.chip))
+  if (!kernel.chip.empty() && !parseChipName(kernel.chip))
     return fields.fail(fields.fieldPath("chip"),
                        "expected a chip name like \"sm_90\", got " +
-                           jsonQuote(kernel.chip),
-                       *fields.json().find("chip"));
+                           jsonQuote(kernel.chip));
   return kernel;
 }
 
@@ -267,16 +254,15 @@ Expected<ArgumentRole> parseRole(const std::string &name) {
 
 Expected<std::vector<ArgumentSpec>> parseArguments(const Fields &root) {
   CONVRT_ASSIGN_OR_RETURN(const JsonValue *list, root.get("arguments", true));
-  if (!list->isArray() || list->elements().empty())
-    return root.fail("arguments", "expected a non-empty array of arguments",
-                     *list);
+  if (!list->is_array() || list->empty())
+    return root.fail("arguments", "expected a non-empty array of arguments");
   std::vector<ArgumentSpec> arguments;
-  for (size_t i = 0; i < list->elements().size(); ++i) {
-    const JsonValue &element = list->elements()[i];
+  for (size_t i = 0; i < list->size(); ++i) {
+    const JsonValue &element = (*list)[i];
     std::string path = "arguments[" + std::to_string(i) + "]";
-    if (!element.isObject())
-      return root.fail(
-          path, "expected an object, got " + describeValue(element), element);
+    if (!element.is_object())
+      return root.fail(path,
+                       "expected an object, got " + describeValue(element));
     Fields fields(element, path, root.source());
     CONVRT_TRY(fields.checkKnown({"name", "role", "dtype", "shape"}));
     ArgumentSpec argument;
@@ -290,15 +276,13 @@ Expected<std::vector<ArgumentSpec>> parseArguments(const Fields &root) {
     if (argument.dtype == DType::TF32)
       return fields.fail(fields.fieldPath("dtype"),
                          "tf32 is a problem precision, not a buffer type "
-                         "(store the tensor as f32)",
-                         *element.find("dtype"));
+                         "(store the tensor as f32)");
     CONVRT_ASSIGN_OR_RETURN(argument.shape, fields.integers("shape", 1, 8, 1));
     for (const ArgumentSpec &previous : arguments)
       if (previous.name == argument.name)
         return fields.fail(fields.fieldPath("name"),
                            "duplicate argument name " +
-                               jsonQuote(argument.name),
-                           *element.find("name"));
+                               jsonQuote(argument.name));
     arguments.push_back(std::move(argument));
   }
   return arguments;
@@ -355,7 +339,7 @@ Expected<ConvProblem> parseProblem(const Fields &root) {
       p.accumulate, atField(fields, "accumulate", parseDType(accumulate)));
   Error invalid = p.validate();
   if (!invalid.ok())
-    return fields.fail("problem", invalid.message(), fields.json());
+    return fields.fail("problem", invalid.message());
   return p;
 }
 
@@ -418,9 +402,10 @@ Expected<Manifest> parseManifest(std::string_view text,
   Expected<JsonValue> json = parseJson(text);
   if (!json.ok())
     return Error::failure(source + ": invalid JSON: " + json.error().message());
-  if (!json->isObject())
-    return Error::failure(source + ": expected a JSON object at the top level" +
-                          where(*json));
+  if (!json->is_object())
+    return Error::failure(source +
+                          ": expected a JSON object at the top level, got " +
+                          describeValue(*json));
   Fields root(*json, "", source);
   CONVRT_TRY(root.checkKnown(
       {"format_version", "generator", "kernel", "arguments", "problem"}));
@@ -431,12 +416,11 @@ Expected<Manifest> parseManifest(std::string_view text,
     return root.fail("format_version",
                      "version " + std::to_string(version) +
                          " is not supported (this runtime reads " +
-                         std::to_string(kManifestFormatVersion) + ")",
-                     *json->find("format_version"));
+                         std::to_string(kManifestFormatVersion) + ")");
   manifest.formatVersion = static_cast<int>(version);
-  if (const JsonValue *generator = json->find("generator"))
-    manifest.generator =
-        generator->isString() ? generator->asString() : generator->dump();
+  if (const JsonValue *generator = findMember(*json, "generator"))
+    manifest.generator = generator->is_string() ? generator->get<std::string>()
+                                                : dumpJson(*generator);
   CONVRT_ASSIGN_OR_RETURN(manifest.kernel, parseKernel(root));
   CONVRT_ASSIGN_OR_RETURN(manifest.arguments, parseArguments(root));
   CONVRT_ASSIGN_OR_RETURN(manifest.problem, parseProblem(root));
@@ -447,66 +431,52 @@ Expected<Manifest> parseManifest(std::string_view text,
   return manifest;
 }
 
-static JsonValue intArray(std::initializer_list<int64_t> values) {
-  JsonValue array = JsonValue::array();
-  for (int64_t value : values)
-    array.push(value);
-  return array;
-}
-
 JsonValue manifestToJson(const Manifest &m) {
+  auto dims = [](const Dim3 &d) { return JsonValue{d.x, d.y, d.z}; };
   JsonValue kernel = JsonValue::object();
-  kernel.set("name", m.kernel.name);
+  kernel["name"] = m.kernel.name;
   if (!m.kernel.binary.empty())
-    kernel.set("binary", m.kernel.binary);
+    kernel["binary"] = m.kernel.binary;
   if (!m.kernel.ptx.empty())
-    kernel.set("ptx", m.kernel.ptx);
-  kernel.set("grid",
-             intArray({m.kernel.grid.x, m.kernel.grid.y, m.kernel.grid.z}));
-  kernel.set("block",
-             intArray({m.kernel.block.x, m.kernel.block.y, m.kernel.block.z}));
-  kernel.set("shared_memory_bytes",
-             static_cast<int64_t>(m.kernel.sharedMemoryBytes));
+    kernel["ptx"] = m.kernel.ptx;
+  kernel["grid"] = dims(m.kernel.grid);
+  kernel["block"] = dims(m.kernel.block);
+  kernel["shared_memory_bytes"] = m.kernel.sharedMemoryBytes;
   if (!m.kernel.chip.empty())
-    kernel.set("chip", m.kernel.chip);
+    kernel["chip"] = m.kernel.chip;
 
   JsonValue arguments = JsonValue::array();
-  for (const ArgumentSpec &argument : m.arguments) {
-    JsonValue shape = JsonValue::array();
-    for (int64_t dim : argument.shape)
-      shape.push(dim);
-    arguments.push(JsonValue::object()
-                       .set("name", argument.name)
-                       .set("role", argumentRoleName(argument.role))
-                       .set("dtype", dtypeName(argument.dtype))
-                       .set("shape", std::move(shape)));
-  }
+  for (const ArgumentSpec &argument : m.arguments)
+    arguments.push_back({{"name", argument.name},
+                         {"role", argumentRoleName(argument.role)},
+                         {"dtype", dtypeName(argument.dtype)},
+                         {"shape", argument.shape}});
 
   const ConvProblem &p = m.problem;
-  JsonValue problem = JsonValue::object();
-  problem.set("layout", layoutName(p.layout))
-      .set("filter_layout", filterLayoutName(p.filterLayout))
-      .set("n", p.n)
-      .set("c", p.c)
-      .set("h", p.h)
-      .set("w", p.w)
-      .set("f", p.f)
-      .set("kh", p.kh)
-      .set("kw", p.kw)
-      .set("stride", intArray({p.strideH, p.strideW}))
-      .set("dilation", intArray({p.dilationH, p.dilationW}))
-      .set("padding", intArray({p.padTop, p.padLeft, p.padBottom, p.padRight}))
-      .set("groups", p.groups)
-      .set("dtype", dtypeName(p.dtype))
-      .set("accumulate", dtypeName(p.accumulate));
+  JsonValue problem = {
+      {"layout", layoutName(p.layout)},
+      {"filter_layout", filterLayoutName(p.filterLayout)},
+      {"n", p.n},
+      {"c", p.c},
+      {"h", p.h},
+      {"w", p.w},
+      {"f", p.f},
+      {"kh", p.kh},
+      {"kw", p.kw},
+      {"stride", {p.strideH, p.strideW}},
+      {"dilation", {p.dilationH, p.dilationW}},
+      {"padding", {p.padTop, p.padLeft, p.padBottom, p.padRight}},
+      {"groups", p.groups},
+      {"dtype", dtypeName(p.dtype)},
+      {"accumulate", dtypeName(p.accumulate)}};
 
   JsonValue root = JsonValue::object();
-  root.set("format_version", m.formatVersion);
+  root["format_version"] = m.formatVersion;
   if (!m.generator.empty())
-    root.set("generator", m.generator);
-  root.set("kernel", std::move(kernel))
-      .set("arguments", std::move(arguments))
-      .set("problem", std::move(problem));
+    root["generator"] = m.generator;
+  root["kernel"] = std::move(kernel);
+  root["arguments"] = std::move(arguments);
+  root["problem"] = std::move(problem);
   return root;
 }
 
@@ -550,7 +520,7 @@ Error writeBundle(const std::string &directory, const Manifest &manifest,
   if (!manifest.kernel.ptx.empty())
     CONVRT_TRY(writeFile(joinPath(directory, manifest.kernel.ptx), ptx));
   return writeFile(joinPath(directory, kManifestFileName),
-                   manifestToJson(manifest).dump(2) + "\n");
+                   dumpJson(manifestToJson(manifest), 2) + "\n");
 }
 
 } // namespace convrt

@@ -6,6 +6,7 @@
 #include "convrt/Context.h"
 #include "convrt/Cudnn.h"
 #include "convrt/Files.h"
+#include "convrt/Json.h"
 #include "convrt/Memory.h"
 #include "convrt/Module.h"
 #include "convrt/Timing.h"
@@ -74,14 +75,11 @@ Error explainLoadFailure(Error error, const Manifest &m, const std::string &ptx,
   return error;
 }
 
-double checkTolerance(const Manifest &m) {
-  // The output's own rounding and the accumulation type bound the accuracy
-  // as much as the input precision does.
-  double tol =
-      std::max(tolerance(m.problem.dtype), tolerance(m.problem.accumulate));
-  if (int out = m.find(ArgumentRole::Output); out >= 0)
-    tol = std::max(tol, tolerance(m.arguments[out].dtype));
-  return tol;
+/// The manifest's problem at its output argument's type.
+double manifestTolerance(const Manifest &m) {
+  int out = m.find(ArgumentRole::Output);
+  return checkTolerance(m.problem,
+                        out >= 0 ? m.arguments[out].dtype : m.problem.accumulate);
 }
 
 int64_t elementCount(const std::vector<int64_t> &shape) {
@@ -118,7 +116,7 @@ CudnnReport runCudnn(const Manifest &m, std::shared_ptr<Driver> driver,
   if (reference)
     report.comparison = compareResults(
         result->output, *reference,
-        std::max(tolerance(m.problem.dtype), tolerance(m.problem.accumulate)));
+        manifestTolerance(m));
   return report;
 }
 
@@ -209,7 +207,7 @@ Expected<RunReport> runKernel(const Manifest &m, const std::string &binary,
   if (options.check) {
     reference = referenceConv2d(m.problem, ops.input, ops.filter, ops.bias);
     report.checked = true;
-    report.comparison = compareResults(got, reference, checkTolerance(m));
+    report.comparison = compareResults(got, reference, manifestTolerance(m));
   }
   if (options.cudnn)
     report.cudnn = runCudnn(m, driver, stream, ops, options,
@@ -268,58 +266,61 @@ std::string runTableRow(const RunReport &r) {
   return line;
 }
 
-static JsonValue comparisonJson(const Comparison &c) {
-  return JsonValue::object()
-      .set("max_abs_diff", c.maxAbsDiff)
-      .set("rel_l2_error", c.relL2Error)
-      .set("tolerance", c.tolerance)
-      .set("non_finite", static_cast<uint64_t>(c.nonFinite))
-      .set("pass", c.pass);
+/// The comparison's fields, added to `json`.
+static void addComparison(JsonValue &json, const Comparison &c) {
+  json["checked_elements"] = c.checked;
+  json["max_abs_diff"] = c.maxAbsDiff;
+  json["max_abs_reference"] = c.maxAbsReference;
+  json["rel_l2_error"] = c.relL2Error;
+  json["tolerance"] = c.tolerance;
+  json["non_finite"] = c.nonFinite;
+}
+
+static JsonValue cudnnJson(const RunReport &r) {
+  if (!r.cudnn.ran)
+    return {{"ran", false}, {"reason", r.cudnn.reason}};
+  const ConvProblem &p = r.manifest.problem;
+  JsonValue cudnn = {
+      {"ran", true},
+      {"version", r.cudnn.version},
+      {"algorithm", r.cudnn.algorithm},
+      {"ms", r.cudnn.medianMs},
+      {"tflops", r.cudnn.medianMs > 0
+                     ? p.flops() / (r.cudnn.medianMs * 1e-3) / 1e12
+                     : 0.0}};
+  if (r.checked) {
+    JsonValue check = JsonValue::object();
+    addComparison(check, r.cudnn.comparison);
+    check["pass"] = r.cudnn.comparison.pass;
+    cudnn["check"] = std::move(check);
+  }
+  return cudnn;
 }
 
 JsonValue runReportJson(const RunReport &r) {
   const ConvProblem &p = r.manifest.problem;
-  JsonValue cudnn = JsonValue::object();
-  cudnn.set("ran", r.cudnn.ran);
-  if (r.cudnn.ran) {
-    cudnn.set("version", r.cudnn.version)
-        .set("algorithm", r.cudnn.algorithm)
-        .set("ms", r.cudnn.medianMs)
-        .set("tflops", r.cudnn.medianMs > 0
-                           ? p.flops() / (r.cudnn.medianMs * 1e-3) / 1e12
-                           : 0.0);
-    if (r.checked)
-      cudnn.set("check", comparisonJson(r.cudnn.comparison));
-  } else {
-    cudnn.set("reason", r.cudnn.reason);
-  }
-  JsonValue root = JsonValue::object();
-  root.set("source", r.source)
-      .set("kernel", r.manifest.kernel.name)
-      .set("problem", p.describe())
-      .set("problem_detail", *manifestToJson(r.manifest).find("problem"))
-      .set("dtype", dtypeName(p.dtype))
-      .set("layout", layoutName(p.layout))
-      .set("device", deviceJson(r.device))
-      .set("driver_version", formatCudaVersion(r.driverVersion))
-      .set("loaded_from", r.loadedFrom);
+  JsonValue root = {{"source", r.source},
+                    {"kernel", r.manifest.kernel.name},
+                    {"problem", p.describe()},
+                    {"problem_detail", manifestToJson(r.manifest)["problem"]},
+                    {"dtype", dtypeName(p.dtype)},
+                    {"layout", layoutName(p.layout)},
+                    {"device", deviceJson(r.device)},
+                    {"driver_version", formatCudaVersion(r.driverVersion)},
+                    {"loaded_from", r.loadedFrom}};
   if (!r.loadNote.empty())
-    root.set("load_note", r.loadNote);
-  root.set("warmup", r.warmup)
-      .set("repeat", r.repeat)
-      .set("ms", r.medianMs)
-      .set("tflops", r.tflops())
-      .set("flops", p.flops())
-      .set("checked", r.checked);
-  if (r.checked) {
-    root.set("max_abs_diff", r.comparison.maxAbsDiff)
-        .set("rel_l2_error", r.comparison.relL2Error)
-        .set("tolerance", r.comparison.tolerance)
-        .set("non_finite", static_cast<uint64_t>(r.comparison.nonFinite));
-  }
-  root.set("pass", r.passed())
-      .set("cudnn", std::move(cudnn))
-      .set("vs_cudnn", r.cudnn.ran ? JsonValue(r.vsCudnn()) : JsonValue());
+    root["load_note"] = r.loadNote;
+  root["warmup"] = r.warmup;
+  root["repeat"] = r.repeat;
+  root["ms"] = r.medianMs;
+  root["tflops"] = r.tflops();
+  root["flops"] = p.flops();
+  root["checked"] = r.checked;
+  if (r.checked)
+    addComparison(root, r.comparison);
+  root["pass"] = r.passed();
+  root["cudnn"] = cudnnJson(r);
+  root["vs_cudnn"] = r.cudnn.ran ? JsonValue(r.vsCudnn()) : JsonValue();
   return root;
 }
 

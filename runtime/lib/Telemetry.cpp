@@ -3,6 +3,7 @@
 #include "convrt/Telemetry.h"
 
 #include "convrt/Driver.h"
+#include "convrt/Json.h"
 
 #include <cstdio>
 
@@ -93,29 +94,27 @@ std::string formatTelemetryText(const Telemetry &t) {
 }
 
 JsonValue deviceJson(const DeviceInfo &d) {
-  return JsonValue::object()
-      .set("ordinal", d.ordinal)
-      .set("name", d.name)
-      .set("compute_capability", std::to_string(d.computeCapabilityMajor) +
+  return {{"ordinal", d.ordinal},
+          {"name", d.name},
+          {"compute_capability", std::to_string(d.computeCapabilityMajor) +
                                      "." +
-                                     std::to_string(d.computeCapabilityMinor))
-      .set("chip", d.chip())
-      .set("multiprocessors", d.multiprocessorCount)
-      .set("total_memory_bytes", d.totalMemoryBytes)
-      .set("max_shared_memory_per_block_optin", d.maxSharedMemoryPerBlockOptin)
-      .set("pci_bus_id", d.pciBusId);
+                                     std::to_string(d.computeCapabilityMinor)},
+          {"chip", d.chip()},
+          {"multiprocessors", d.multiprocessorCount},
+          {"total_memory_bytes", d.totalMemoryBytes},
+          {"max_shared_memory_per_block_optin", d.maxSharedMemoryPerBlockOptin},
+          {"pci_bus_id", d.pciBusId}};
 }
 
 JsonValue telemetryJson(const Telemetry &t) {
   JsonValue devices = JsonValue::array();
   for (const DeviceInfo &d : t.devices)
-    devices.push(deviceJson(d));
-  return JsonValue::object()
-      .set("library", t.libraryPath)
-      .set("stub", t.stub)
-      .set("driver_version", formatCudaVersion(t.driverVersion))
-      .set("device_count", static_cast<int>(t.devices.size()))
-      .set("devices", std::move(devices));
+    devices.push_back(deviceJson(d));
+  return {{"library", t.libraryPath},
+          {"stub", t.stub},
+          {"driver_version", formatCudaVersion(t.driverVersion)},
+          {"device_count", t.devices.size()},
+          {"devices", std::move(devices)}};
 }
 
 } // namespace convrt

@@ -1,6 +1,7 @@
 //===- CompatibilityTest.cpp - Which device runs which kernel -------------===//
 
 #include "convrt/Compatibility.h"
+#include "convrt/ChipName.h"
 
 #include <gtest/gtest.h>
 
@@ -28,6 +29,22 @@ KernelRequirements withPtx(KernelRequirements k, const std::string &isa) {
   k.ptxIsa = isa;
   k.ptxMinCudaVersion = cudaVersionForPtxIsa(isa);
   return k;
+}
+
+TEST(CompatibilityTest, ChipNames) {
+  std::optional<ChipName> hopper = parseChipName("sm_90a");
+  ASSERT_TRUE(hopper);
+  EXPECT_EQ(hopper->major, 9);
+  EXPECT_EQ(hopper->minor, 0);
+  EXPECT_EQ(hopper->suffix, 'a');
+  std::optional<ChipName> blackwell = parseChipName("sm_100f");
+  ASSERT_TRUE(blackwell);
+  EXPECT_EQ(blackwell->major, 10);
+  EXPECT_EQ(blackwell->suffix, 'f');
+  EXPECT_EQ(parseChipName("sm_86")->minor, 6);
+  for (const char *bad :
+       {"", "sm_", "sm_9", "sm_90x", "sm_90ab", "compute_90", "hopper"})
+    EXPECT_FALSE(parseChipName(bad)) << bad;
 }
 
 TEST(CompatibilityTest, PtxVersionLine) {

@@ -74,8 +74,36 @@ TEST_F(DiagnosisTest, UsableWhenEveryLinkHolds) {
   EXPECT_EQ(d.devices[0].name, "Fake GPU");
 }
 
-TEST_F(DiagnosisTest, NoDeviceNodesMeansNoGpusFlag) {
+// Where the driver reaches a device, missing nodes only warn: runtimes
+// other than the NVIDIA container toolkit name them differently.
+TEST_F(DiagnosisTest, NoDeviceNodesButAWorkingDriverIsUsable) {
   addKernelModule();
+  Diagnosis d = diagnose(options_);
+  EXPECT_TRUE(d.usable) << describe(d);
+  EXPECT_EQ(d.verdict, "usable: 1 device, first Fake GPU (sm_90), CUDA 13.0 "
+                       "driver");
+  EXPECT_TRUE(hasFinding(d, Severity::Warning,
+                         "no /dev/nvidia* nodes, yet the driver reaches 1 "
+                         "device (the container runtime names its device "
+                         "nodes differently, e.g. CDI)"))
+      << describe(d);
+}
+
+TEST_F(DiagnosisTest, Wsl2ReachesTheGpuThroughDxg) {
+  root_.write("dev/dxg", ""); // WSL2: no /dev/nvidia*, no kernel module
+  Diagnosis d = diagnose(options_);
+  EXPECT_TRUE(d.wsl);
+  EXPECT_TRUE(d.usable) << describe(d);
+  EXPECT_TRUE(hasFinding(d, Severity::Warning,
+                         "yet the driver reaches 1 device (through /dev/dxg: "
+                         "WSL2)"))
+      << describe(d);
+  EXPECT_NE(formatDiagnosisText(d).find("/dev/dxg"), std::string::npos);
+}
+
+TEST_F(DiagnosisTest, NoDeviceNodesAndAFailingDriverMeansNoGpusFlag) {
+  addKernelModule();
+  fake().setFailures("cuInit:CUDA_ERROR_NO_DEVICE");
   Diagnosis d = diagnose(options_);
   EXPECT_FALSE(d.usable);
   EXPECT_EQ(d.verdict.rfind("no usable GPU: no /dev/nvidia* nodes: the "
@@ -84,6 +112,28 @@ TEST_F(DiagnosisTest, NoDeviceNodesMeansNoGpusFlag) {
                             0),
             0u)
       << d.verdict;
+  EXPECT_TRUE(hasFinding(d, Severity::Failure, "cuInit failed"));
+}
+
+TEST_F(DiagnosisTest, NoDeviceNodesAndNoLibcudaMeansNoGpusFlag) {
+  options_.load.path = "/nonexistent/libcuda.so.1";
+  Diagnosis d = diagnose(options_);
+  EXPECT_FALSE(d.usable);
+  EXPECT_EQ(d.verdict.rfind("no usable GPU: no /dev/nvidia* nodes: the "
+                            "container was started without --gpus",
+                            0),
+            0u)
+      << d.verdict;
+}
+
+TEST_F(DiagnosisTest, ZeroDevicesMeansNoGpusFlag) {
+  ScopedEnv none("FAKE_CUDA_DEVICE_COUNT", "0");
+  Diagnosis d = diagnose(options_);
+  EXPECT_FALSE(d.usable);
+  EXPECT_EQ(d.verdict.rfind("no usable GPU: no /dev/nvidia* nodes", 0), 0u)
+      << d.verdict;
+  EXPECT_TRUE(
+      hasFinding(d, Severity::Failure, "the driver reports no CUDA device"));
 }
 
 TEST_F(DiagnosisTest, ControlNodeWithoutGpuNodes) {
@@ -91,12 +141,15 @@ TEST_F(DiagnosisTest, ControlNodeWithoutGpuNodes) {
   addNode("nvidia-uvm");
   addKernelModule();
   ScopedEnv visible("NVIDIA_VISIBLE_DEVICES", "void");
+  fake().setFailures("cuInit:CUDA_ERROR_NO_DEVICE"); // as the driver would
   Diagnosis d = diagnose(options_);
   EXPECT_FALSE(d.usable);
-  EXPECT_TRUE(hasFinding(d, Severity::Failure,
-                         "no GPU is assigned to this container: check "
-                         "NVIDIA_VISIBLE_DEVICES (void)"))
-      << describe(d);
+  EXPECT_EQ(d.verdict.rfind("no usable GPU: /dev/nvidiactl is present but no "
+                            "/dev/nvidia<N>: no GPU is assigned to this "
+                            "container (check NVIDIA_VISIBLE_DEVICES (void)",
+                            0),
+            0u)
+      << d.verdict;
 }
 
 TEST_F(DiagnosisTest, NodesThatAreNotCharacterDevices) {
@@ -104,6 +157,12 @@ TEST_F(DiagnosisTest, NodesThatAreNotCharacterDevices) {
   root_.write("dev/nvidia0", "");
   addNode("nvidia-uvm");
   addKernelModule();
+  Diagnosis working = diagnose(options_);
+  EXPECT_TRUE(working.usable) << describe(working);
+  EXPECT_TRUE(hasFinding(working, Severity::Warning,
+                         dev_ + "/nvidia0 is not a character device"));
+
+  fake().setFailures("cuInit:CUDA_ERROR_UNKNOWN");
   Diagnosis d = diagnose(options_);
   EXPECT_FALSE(d.usable);
   EXPECT_TRUE(hasFinding(d, Severity::Failure,
@@ -122,6 +181,12 @@ TEST_F(DiagnosisTest, MissingUvmIsAWarning) {
 
 TEST_F(DiagnosisTest, MissingKernelModule) {
   addAllNodes();
+  Diagnosis working = diagnose(options_);
+  EXPECT_TRUE(working.usable) << describe(working);
+  EXPECT_TRUE(hasFinding(working, Severity::Warning,
+                         "/proc/driver/nvidia/version is not visible here"));
+
+  fake().setFailures("cuInit:CUDA_ERROR_UNKNOWN");
   Diagnosis d = diagnose(options_);
   EXPECT_FALSE(d.usable);
   EXPECT_TRUE(hasFinding(d, Severity::Failure,
@@ -192,6 +257,10 @@ TEST_F(DiagnosisTest, DriverLibraryAndKernelModuleMismatch) {
     out << in.rdbuf();
   }
   options_.load.path = copy;
+  // A real driver refuses to start when the two differ. The copy is a
+  // library of its own (its own state), so it takes failures from the
+  // environment, not from fake().
+  ScopedEnv fail("FAKE_CUDA_FAIL", "cuInit:CUDA_ERROR_SYSTEM_DRIVER_MISMATCH");
   Diagnosis d = diagnose(options_);
   EXPECT_EQ(d.userModeVersion, "580.65.06");
   EXPECT_FALSE(d.usable);
@@ -248,16 +317,16 @@ TEST_F(DiagnosisTest, TextAndJsonAgree) {
   EXPECT_NE(text.find("/dev/nvidia<N>              none"), std::string::npos)
       << text;
   EXPECT_NE(text.find("[0] Fake GPU  sm_90"), std::string::npos) << text;
-  Expected<JsonValue> json = parseJson(diagnosisJson(d).dump(2));
+  Expected<JsonValue> json = parseJson(dumpJson(diagnosisJson(d), 2));
   ASSERT_TRUE(json.ok()) << json.error().message();
-  EXPECT_FALSE(json->find("usable")->asBool());
-  EXPECT_EQ(json->find("verdict")->asString(), d.verdict);
-  EXPECT_EQ(json->find("driver_version")->asString(), "13.0");
-  EXPECT_EQ(json->find("cuinit")->asString(), "ok");
-  EXPECT_TRUE(json->find("library")->find("loaded")->asBool());
-  EXPECT_EQ(json->find("devices")->elements().size(), 1u);
-  EXPECT_FALSE(json->find("findings")->elements().empty());
-  EXPECT_TRUE(json->find("environment")->find("NVIDIA_VISIBLE_DEVICES"));
+  EXPECT_EQ(json->at("usable").get<bool>(), d.usable);
+  EXPECT_EQ(json->at("verdict").get<std::string>(), d.verdict);
+  EXPECT_EQ(json->at("driver_version").get<std::string>(), "13.0");
+  EXPECT_EQ(json->at("cuinit").get<std::string>(), "ok");
+  EXPECT_TRUE(json->at("library").at("loaded").get<bool>());
+  EXPECT_EQ(json->at("devices").size(), 1u);
+  EXPECT_FALSE(json->at("findings").empty());
+  EXPECT_TRUE(json->at("environment").contains("NVIDIA_VISIBLE_DEVICES"));
 }
 
 } // namespace

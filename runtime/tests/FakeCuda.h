@@ -35,6 +35,11 @@ public:
   }
   std::string lastLaunch() const { return lastLaunch_(); }
   int currentDevice() const { return currentDevice_(); }
+  /// cuFuncGetParamInfo (a CUresult; convrt does not call it itself).
+  int paramInfo(void *function, size_t index, size_t *offset,
+                size_t *size) const {
+    return paramInfo_(function, index, offset, size);
+  }
 
   /// Everything a test may create, except contexts (checked separately as
   /// the mgpu ABI keeps its primary context for the process's lifetime).
@@ -57,6 +62,7 @@ private:
     resolve(maxDynamicShared_, "fakecuda_max_dynamic_shared");
     resolve(lastLaunch_, "fakecuda_last_launch");
     resolve(currentDevice_, "fakecuda_current_device");
+    resolve(paramInfo_, "cuFuncGetParamInfo");
   }
   template <typename Fn> void resolve(Fn &fn, const char *name) {
     fn = reinterpret_cast<Fn>(dlsym(handle_, name));
@@ -73,6 +79,7 @@ private:
   int (*maxDynamicShared_)(const char *) = nullptr;
   const char *(*lastLaunch_)() = nullptr;
   int (*currentDevice_)() = nullptr;
+  int (*paramInfo_)(void *, size_t, size_t *, size_t *) = nullptr;
 };
 
 /// A test fixture over the fake: no injected failures at the start, and

@@ -166,6 +166,24 @@ TEST(CompareTest, RelativeL2AndMaxAbs) {
   EXPECT_DOUBLE_EQ(off.maxAbsDiff, 1);
   EXPECT_DOUBLE_EQ(off.relL2Error, 1 / std::sqrt(14.0));
   EXPECT_TRUE(compareResults({1, 2, 4}, {1, 2, 3}, 0.3).pass);
+  EXPECT_EQ(off.checked, 3u);
+  EXPECT_EQ(off.maxAbsReference, 3);
+}
+
+TEST(CompareTest, OneWrongElementFailsTheMaxAbsBound) {
+  // 250000 ones with one element off by 2: L2 dilutes it to 0.004 (within
+  // f16's 1e-2) but it is beyond 100 * 1e-2 * max(1, max|ref| = 1) = 1.
+  std::vector<double> want(250000, 1.0), got = want;
+  got[1234] = 3;
+  Comparison c = compareResults(got, want, 1e-2);
+  EXPECT_NEAR(c.relL2Error, 0.004, 1e-12);
+  EXPECT_DOUBLE_EQ(c.maxAbsDiff, 2);
+  EXPECT_EQ(c.maxAbsReference, 1);
+  EXPECT_EQ(c.checked, 250000u);
+  EXPECT_FALSE(c.pass);
+  // The bound scales with the reference's magnitude (here max|ref| = 300).
+  want[0] = got[0] = 300;
+  EXPECT_TRUE(compareResults(got, want, 1e-2).pass);
 }
 
 TEST(CompareTest, NonFiniteAlwaysFails) {

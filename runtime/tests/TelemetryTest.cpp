@@ -2,6 +2,7 @@
 
 #include "TestSupport.h"
 
+#include "convrt/Json.h"
 #include "convrt/Telemetry.h"
 
 using namespace convrt;
@@ -83,20 +84,20 @@ TEST(TelemetryFormatTest, Text) {
 }
 
 TEST(TelemetryFormatTest, JsonRoundTrips) {
-  std::string text = telemetryJson(sampleTelemetry()).dump(2);
+  std::string text = dumpJson(telemetryJson(sampleTelemetry()), 2);
   Expected<JsonValue> parsed = parseJson(text);
   ASSERT_TRUE(parsed.ok()) << parsed.error().message() << "\n" << text;
-  EXPECT_EQ(parsed->find("driver_version")->asString(), "13.0");
-  EXPECT_EQ(parsed->find("device_count")->asNumber(), 1);
-  EXPECT_FALSE(parsed->find("stub")->asBool());
-  const JsonValue &device = parsed->find("devices")->elements().at(0);
-  EXPECT_EQ(device.find("name")->asString(), "NVIDIA H200");
-  EXPECT_EQ(device.find("compute_capability")->asString(), "9.0");
-  EXPECT_EQ(device.find("chip")->asString(), "sm_90");
-  EXPECT_EQ(device.find("multiprocessors")->asNumber(), 132);
-  EXPECT_EQ(device.find("total_memory_bytes")->asNumber(),
-            double(uint64_t(143771) << 20));
-  EXPECT_EQ(device.find("pci_bus_id")->asString(), "0000:1B:00.0");
+  EXPECT_EQ(parsed->at("driver_version").get<std::string>(), "13.0");
+  EXPECT_EQ(parsed->at("device_count").get<int64_t>(), 1);
+  EXPECT_FALSE(parsed->at("stub").get<bool>());
+  const JsonValue &device = parsed->at("devices").at(0);
+  EXPECT_EQ(device.at("name").get<std::string>(), "NVIDIA H200");
+  EXPECT_EQ(device.at("compute_capability").get<std::string>(), "9.0");
+  EXPECT_EQ(device.at("chip").get<std::string>(), "sm_90");
+  EXPECT_EQ(device.at("multiprocessors").get<int64_t>(), 132);
+  EXPECT_EQ(device.at("total_memory_bytes").get<int64_t>(), int64_t(143771)
+                                                                << 20);
+  EXPECT_EQ(device.at("pci_bus_id").get<std::string>(), "0000:1B:00.0");
 }
 
 } // namespace

@@ -6,11 +6,19 @@
 //  - one or more "Fake GPU" devices (sm_90, 132 SMs; FAKE_CUDA_DEVICE_COUNT,
 //    FAKE_CUDA_CC="8.0", FAKE_CUDA_DRIVER_VERSION=12040 change them);
 //  - device memory is malloc'ed host memory, so pointers are usable both ways;
-//  - modules are blobs starting with "FAKECUBIN"; their kernels are host
-//    functions: fake_add_one(float *data, int n), fake_noop(), and
+//  - module images that start with "FAKECUBIN" hold host kernels:
+//    fake_add_one(float *data, int n), fake_noop(), and
 //    fake_conv2d(input, filter, [bias], output) configured by a line
 //    "conv layout=nchw filter=fchw in=f32 out=f32 n=.. c=.. ... g=.. bias=0|1"
 //    of the blob;
+//  - real cubins (ELF, e.g. from ptxas or MLIR's gpu-module-to-binary) and
+//    PTX text with .entry kernels load too (fakecuda/Image.h reads their
+//    kernels and parameter layouts; a cubin for another architecture than
+//    the device's fails with CUDA_ERROR_NO_BINARY_FOR_GPU, PTX for a newer
+//    one with CUDA_ERROR_INVALID_PTX). Their kernels compute nothing: a
+//    launch leaves memory as it was and is only recorded (below);
+//  - cuFuncGetParamInfo answers from those layouts (and for the host
+//    kernels: pointers are 8 bytes, fake_add_one's int 4);
 //  - events read a fake clock that each launch advances by 0.5 ms.
 //
 // Any call can be made to fail: FAKE_CUDA_FAIL or fakecuda_set_failures()
@@ -20,7 +28,40 @@
 // driver it insists on cuInit first and on a current context where one is
 // needed, which catches a runtime that forgets either.
 //
+// The record. With FAKE_CUDA_RECORD=<file> set, every event below appends
+// one JSON object as a line (JSON Lines) to that file, flushed at once, so
+// that a test - or a lit test running conv-run through this library - can
+// check what a runtime did. Keys, in this order:
+//
+//   {"event":"module_load","call":"cuModuleLoadData"|"cuModuleLoadDataEx",
+//    "kind":"cubin"|"ptx"|"fake"|"unknown","bytes":N,"sm":90,
+//    "kernels":["name",...],"result":"CUDA_SUCCESS"|"CUDA_ERROR_..."}
+//       every load attempt; "sm" is the cubin's architecture or the PTX's
+//       .target (0 if none); "kernels" only for a parsed image.
+//   {"event":"func_set_attribute","kernel":"k","attribute":8,"value":N}
+//       each successful cuFuncSetAttribute (8: the maximum dynamic shared
+//       memory, the only one the fake accepts).
+//   {"event":"memcpy","call":"cuMemcpyHtoD","direction":"htod","bytes":N,
+//    "async":false,"allocation":{"id":I,"offset":O,"bytes":B}}
+//       each successful cuMemcpyHtoD, cuMemcpyDtoH, cuMemcpyHtoDAsync,
+//       cuMemcpyDtoHAsync ("async":true) and cuMemcpyAsync (direction from
+//       where the pointers lie: htod, dtoh, dtod or htoh); "allocation" is
+//       the device side's allocation: "id" counts allocations from 0 in this
+//       process, "offset" is the pointer's offset from its base, "bytes" the
+//       allocation's size.
+//   {"event":"launch","kernel":"k","kind":"cubin","grid":[x,y,z],
+//    "block":[x,y,z],"shared_memory_bytes":N,"param_count":P,
+//    "params":[{"offset":O,"size":S,"hex":"<bytes in memory order>",
+//               "value":V,"allocation":{"id":I,"offset":O,"bytes":B}},...]}
+//       each launch that passed the driver's checks. "value" is the
+//       little-endian integer for 1, 2, 4 and 8 byte parameters;
+//       "allocation" is present for an 8-byte value that points into a live
+//       allocation (a device pointer argument).
+//
 //===----------------------------------------------------------------------===//
+
+#include "fakecuda/Image.h"
+#include "fakecuda/Record.h"
 
 #include <cuda.h>
 
@@ -46,8 +87,12 @@ struct CUfunc_st {
   std::string name;
   CUmod_st *module = nullptr;
   int maxDynamicShared = 48 * 1024;
+  /// Host kernels of FAKECUBIN images compute; cubin/PTX kernels record only.
+  bool computes = false;
+  std::vector<fakecuda::Param> params;
 };
 struct CUmod_st {
+  fakecuda::ImageKind kind = fakecuda::ImageKind::Fake;
   std::string image;
   std::map<std::string, std::unique_ptr<CUfunc_st>> functions;
 };
@@ -117,6 +162,11 @@ const NamedError kErrors[] = {
     {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
 
+struct Allocation {
+  size_t bytes = 0;
+  uint64_t id = 0; ///< Allocation order in this process, for the record.
+};
+
 struct Failure {
   std::string call;
   CUresult code;
@@ -128,8 +178,9 @@ struct State {
   bool initialized = false;
   bool failuresLoaded = false;
   std::vector<Failure> failures;
-  std::map<std::string, int> calls;        // since the failures were set
-  std::map<uintptr_t, size_t> allocations; // device and managed memory
+  std::map<std::string, int> calls;            // since the failures were set
+  std::map<uintptr_t, Allocation> allocations; // device and managed memory
+  uint64_t allocationsMade = 0;
   std::set<CUmod_st *> modules;
   std::set<CUstream_st *> streams;
   std::set<CUevent_st *> events;
@@ -210,14 +261,59 @@ CUresult requireContext() {
   return CUDA_SUCCESS;
 }
 
-/// Is [pointer, pointer + bytes) inside one live allocation?
-bool inAllocation(uintptr_t pointer, size_t bytes) {
+/// The live allocation holding `pointer`, or null.
+const std::pair<const uintptr_t, Allocation> *allocationOf(uintptr_t pointer) {
   State &s = state();
   auto it = s.allocations.upper_bound(pointer);
   if (it == s.allocations.begin())
-    return false;
+    return nullptr;
   --it;
-  return pointer >= it->first && pointer + bytes <= it->first + it->second;
+  return pointer < it->first + it->second.bytes ? &*it : nullptr;
+}
+
+/// Is [pointer, pointer + bytes) inside one live allocation?
+bool inAllocation(uintptr_t pointer, size_t bytes) {
+  const auto *allocation = allocationOf(pointer);
+  return allocation &&
+         pointer + bytes <= allocation->first + allocation->second.bytes;
+}
+
+void *allocate(size_t bytes) {
+  void *memory = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  if (memory) {
+    State &s = state();
+    s.allocations[reinterpret_cast<uintptr_t>(memory)] = {bytes,
+                                                          s.allocationsMade++};
+  }
+  return memory;
+}
+
+/// {"id":I,"offset":O,"bytes":B} of the allocation `pointer` lies in, or "".
+std::string allocationJson(uintptr_t pointer) {
+  const auto *allocation = allocationOf(pointer);
+  if (!allocation)
+    return "";
+  return "{\"id\":" + std::to_string(allocation->second.id) +
+         ",\"offset\":" + std::to_string(pointer - allocation->first) +
+         ",\"bytes\":" + std::to_string(allocation->second.bytes) + "}";
+}
+
+/// The compute capability every fake device has (FAKE_CUDA_CC, else 9.0).
+void computeCapability(int &major, int &minor) {
+  const char *cc = std::getenv("FAKE_CUDA_CC");
+  major = 9;
+  minor = 0;
+  if (cc && std::strchr(cc, '.')) {
+    major = std::atoi(cc);
+    minor = std::atoi(std::strchr(cc, '.') + 1);
+  }
+}
+
+const char *errorName(CUresult code) {
+  for (const NamedError &e : kErrors)
+    if (e.code == code)
+      return e.name;
+  return "CUDA_ERROR_UNKNOWN";
 }
 
 #define FAKE_ENTER(name)                                                       \
@@ -366,8 +462,8 @@ CUresult fakeConv2d(const std::map<std::string, std::string> &cfg,
 }
 
 CUresult runKernel(CUfunc_st *function, void **params) {
-  if (function->name == "fake_noop")
-    return CUDA_SUCCESS;
+  if (!function->computes || function->name == "fake_noop")
+    return CUDA_SUCCESS; // cubin and PTX kernels are only recorded
   if (!params)
     return CUDA_ERROR_INVALID_VALUE;
   if (function->name == "fake_add_one") {
@@ -385,23 +481,207 @@ CUresult runKernel(CUfunc_st *function, void **params) {
   return CUDA_ERROR_NOT_FOUND;
 }
 
+/// The host kernels' parameters, as a compiler would lay them out.
+std::vector<fakecuda::Param> hostKernelParams(const std::string &name,
+                                              const std::string &image) {
+  if (name == "fake_add_one")
+    return {{0, 8}, {8, 4}};
+  if (name == "fake_conv2d") {
+    size_t pointers = convConfig(image)["bias"] == "1" ? 4 : 3;
+    std::vector<fakecuda::Param> params;
+    for (uint32_t i = 0; i < pointers; ++i)
+      params.push_back({8 * i, 8});
+    return params;
+  }
+  return {};
+}
+
 const char *const kKernelNames[] = {"fake_add_one", "fake_noop", "fake_conv2d"};
 
-CUresult loadModule(CUmodule *module, const void *image) {
-  const char *text = static_cast<const char *>(image);
-  if (!text || std::strncmp(text, "FAKECUBIN", 9) != 0)
-    return CUDA_ERROR_INVALID_IMAGE;
+CUmod_st *newModule(fakecuda::ImageKind kind, std::string image) {
   auto *m = new CUmod_st();
-  m->image = text;
-  for (const char *name : kKernelNames) {
-    auto function = std::make_unique<CUfunc_st>();
-    function->name = name;
-    function->module = m;
-    m->functions[name] = std::move(function);
-  }
+  m->kind = kind;
+  m->image = std::move(image);
   state().modules.insert(m);
+  return m;
+}
+
+void addFunction(CUmod_st *m, const std::string &name,
+                 std::vector<fakecuda::Param> params, bool computes) {
+  auto function = std::make_unique<CUfunc_st>();
+  function->name = name;
+  function->module = m;
+  function->params = std::move(params);
+  function->computes = computes;
+  m->functions[name] = std::move(function);
+}
+
+/// What a load did, for the JIT logs and the record.
+struct Load {
+  CUresult result = CUDA_ERROR_INVALID_IMAGE;
+  std::string log;
+  const char *kind = "unknown";
+  fakecuda::Image image;
+  bool parsed = false;
+};
+
+void loadFake(const char *text, CUmodule *module, Load &load) {
+  load.kind = "fake";
+  load.image.bytes = std::strlen(text) + 1;
+  CUmod_st *m = newModule(fakecuda::ImageKind::Fake, text);
+  for (const char *name : kKernelNames)
+    addFunction(m, name, hostKernelParams(name, text), true);
   *module = m;
+  load.result = CUDA_SUCCESS;
+  load.log = "fake ptxas info: compiled 3 fake kernels";
+}
+
+/// Can the device run it? A cubin for sm_XY runs on X.Z with Z >= Y; PTX
+/// JIT-compiles for any device at least as new as its .target.
+CUresult checkArchitecture(const fakecuda::Image &image, std::string &log) {
+  int major, minor;
+  computeCapability(major, minor);
+  int device = major * 10 + minor, sm = image.smVersion;
+  std::string names = "sm_" + std::to_string(sm) + " and the device is sm_" +
+                      std::to_string(device);
+  if (image.kind == fakecuda::ImageKind::Cubin &&
+      (sm / 10 != major || sm % 10 > minor)) {
+    log = "fake: the cubin is for " + names;
+    return CUDA_ERROR_NO_BINARY_FOR_GPU;
+  }
+  if (image.kind == fakecuda::ImageKind::Ptx && sm > device) {
+    log = "fake ptxas fatal: the PTX targets " + names;
+    return CUDA_ERROR_INVALID_PTX;
+  }
   return CUDA_SUCCESS;
+}
+
+void loadParsed(const void *data, CUmodule *module, Load &load) {
+  fakecuda::Image &image = load.image;
+  std::string error;
+  load.kind = fakecuda::isElf(data) ? "cubin" : "ptx";
+  load.parsed =
+      fakecuda::isElf(data)
+          ? fakecuda::parseCubin(static_cast<const unsigned char *>(data),
+                                 image, error)
+          : fakecuda::parsePtx(static_cast<const char *>(data), image, error);
+  if (!load.parsed) {
+    load.result =
+        load.kind[0] == 'c' ? CUDA_ERROR_INVALID_IMAGE : CUDA_ERROR_INVALID_PTX;
+    load.log = "fake ptxas fatal: " + error;
+    return;
+  }
+  load.result = checkArchitecture(image, load.log);
+  if (load.result != CUDA_SUCCESS)
+    return;
+  const char *bytes = static_cast<const char *>(data);
+  CUmod_st *m = newModule(image.kind, std::string(bytes, image.bytes));
+  for (const fakecuda::Kernel &kernel : image.kernels)
+    addFunction(m, kernel.name, kernel.params, false);
+  *module = m;
+  load.log = "fake: loaded " + std::to_string(image.kernels.size()) +
+             " kernels from " + load.kind + " (they compute nothing)";
+}
+
+std::string jsonStrings(const std::vector<fakecuda::Kernel> &kernels) {
+  std::string list;
+  for (const fakecuda::Kernel &kernel : kernels)
+    list += (list.empty() ? "" : ",") + fakecuda::quote(kernel.name);
+  return "[" + list + "]";
+}
+
+void recordLoad(const char *call, const Load &load) {
+  fakecuda::JsonLine line("module_load");
+  line.string("call", call)
+      .string("kind", load.kind)
+      .number("bytes", load.image.bytes)
+      .number("sm", uint64_t(load.image.smVersion));
+  if (load.parsed)
+    line.raw("kernels", jsonStrings(load.image.kernels));
+  fakecuda::record(line.string("result", errorName(load.result)));
+}
+
+Load loadModule(const char *call, CUmodule *module, const void *image) {
+  Load load;
+  const char *text = static_cast<const char *>(image);
+  if (text && std::strncmp(text, "FAKECUBIN", 9) == 0)
+    loadFake(text, module, load);
+  else if (fakecuda::isElf(image) || fakecuda::looksLikePtx(text))
+    loadParsed(image, module, load);
+  else
+    load.log = "fake ptxas fatal: line 1: image does not start with FAKECUBIN";
+  recordLoad(call, load);
+  return load;
+}
+
+//===----------------------------------------------------------------------===//
+// The record of launches and copies
+//===----------------------------------------------------------------------===//
+
+std::string hexBytes(const unsigned char *bytes, size_t size) {
+  static const char digits[] = "0123456789abcdef";
+  std::string hex;
+  for (size_t i = 0; i < size; ++i) {
+    hex += digits[bytes[i] >> 4];
+    hex += digits[bytes[i] & 15];
+  }
+  return hex;
+}
+
+std::string paramJson(const fakecuda::Param &param, const void *value) {
+  const auto *bytes = static_cast<const unsigned char *>(value);
+  std::string json = "{\"offset\":" + std::to_string(param.offset) +
+                     ",\"size\":" + std::to_string(param.size) + ",\"hex\":\"" +
+                     hexBytes(bytes, param.size) + "\"";
+  if (param.size == 1 || param.size == 2 || param.size == 4 ||
+      param.size == 8) {
+    uint64_t integer = 0;
+    std::memcpy(&integer, bytes, param.size); // little-endian host
+    json += ",\"value\":" + std::to_string(integer);
+    std::string allocation = param.size == 8 ? allocationJson(integer) : "";
+    if (!allocation.empty())
+      json += ",\"allocation\":" + allocation;
+  }
+  return json + "}";
+}
+
+std::string dim3Json(unsigned x, unsigned y, unsigned z) {
+  return "[" + std::to_string(x) + "," + std::to_string(y) + "," +
+         std::to_string(z) + "]";
+}
+
+struct LaunchShape {
+  unsigned grid[3], block[3], sharedMemBytes;
+};
+
+void recordLaunch(const CUfunc_st *function, const LaunchShape &shape,
+                  void **params) {
+  std::string list;
+  for (size_t i = 0; i < function->params.size(); ++i)
+    list += (i ? "," : "") + paramJson(function->params[i], params[i]);
+  fakecuda::record(
+      fakecuda::JsonLine("launch")
+          .string("kernel", function->name)
+          .string("kind", fakecuda::imageKindName(function->module->kind))
+          .raw("grid", dim3Json(shape.grid[0], shape.grid[1], shape.grid[2]))
+          .raw("block",
+               dim3Json(shape.block[0], shape.block[1], shape.block[2]))
+          .number("shared_memory_bytes", shape.sharedMemBytes)
+          .number("param_count", function->params.size())
+          .raw("params", "[" + list + "]"));
+}
+
+void recordCopy(const char *call, const char *direction, size_t bytes,
+                bool async, uintptr_t devicePointer) {
+  fakecuda::JsonLine line("memcpy");
+  line.string("call", call)
+      .string("direction", direction)
+      .number("bytes", bytes)
+      .boolean("async", async);
+  std::string allocation = allocationJson(devicePointer);
+  if (!allocation.empty())
+    line.raw("allocation", allocation);
+  fakecuda::record(line);
 }
 
 } // namespace
@@ -479,12 +759,8 @@ CUresult CUDAAPI cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
   FAKE_REQUIRE_INIT();
   if (device < 0 || device >= deviceCount())
     return CUDA_ERROR_INVALID_DEVICE;
-  const char *cc = std::getenv("FAKE_CUDA_CC");
-  int major = 9, minor = 0;
-  if (cc && std::strchr(cc, '.')) {
-    major = std::atoi(cc);
-    minor = std::atoi(std::strchr(cc, '.') + 1);
-  }
+  int major, minor;
+  computeCapability(major, minor);
   switch (attribute) {
   case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
     *value = major;
@@ -595,7 +871,7 @@ CUresult CUDAAPI cuCtxSynchronize() {
 CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) {
   FAKE_ENTER("cuModuleLoadData");
   FAKE_REQUIRE_CONTEXT();
-  return loadModule(module, image);
+  return loadModule("cuModuleLoadData", module, image).result;
 }
 
 CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image,
@@ -624,21 +900,23 @@ CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image,
         values[i] =
             reinterpret_cast<void *>(uintptr_t(std::strlen(buffer) + 1));
   };
-  CUresult result = enter("cuModuleLoadDataEx");
-  if (result == CUDA_SUCCESS && !state().initialized)
-    result = CUDA_ERROR_NOT_INITIALIZED;
-  if (result == CUDA_SUCCESS)
-    result = requireContext();
-  if (result == CUDA_SUCCESS)
-    result = loadModule(module, image);
-  if (result == CUDA_SUCCESS)
-    write(infoLog, infoSize, "fake ptxas info: compiled 3 fake kernels",
+  Load load;
+  load.result = enter("cuModuleLoadDataEx");
+  if (load.result == CUDA_SUCCESS && !state().initialized)
+    load.result = CUDA_ERROR_NOT_INITIALIZED;
+  if (load.result == CUDA_SUCCESS)
+    load.result = requireContext();
+  if (load.result == CUDA_SUCCESS)
+    load = loadModule("cuModuleLoadDataEx", module, image);
+  else
+    load.log = std::string("fake ptxas fatal: ") + errorName(load.result);
+  if (load.result == CUDA_SUCCESS)
+    write(infoLog, infoSize, load.log.c_str(),
           CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES);
   else
-    write(errorLog, errorSize,
-          "fake ptxas fatal: line 1: image does not start with FAKECUBIN",
+    write(errorLog, errorSize, load.log.c_str(),
           CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES);
-  return result;
+  return load.result;
 }
 
 CUresult CUDAAPI cuModuleUnload(CUmodule module) {
@@ -673,6 +951,25 @@ CUresult CUDAAPI cuFuncSetAttribute(CUfunction function,
     return CUDA_ERROR_INVALID_VALUE;
   function->maxDynamicShared = value;
   state().maxDynamicShared[function->name] = value;
+  fakecuda::record(fakecuda::JsonLine("func_set_attribute")
+                       .string("kernel", function->name)
+                       .number("attribute", uint64_t(attribute))
+                       .number("value", uint64_t(value)));
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuFuncGetParamInfo(CUfunction function, size_t index,
+                                    size_t *offset, size_t *size) {
+  FAKE_ENTER("cuFuncGetParamInfo");
+  FAKE_REQUIRE_INIT();
+  if (!function)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (index >= function->params.size())
+    return CUDA_ERROR_INVALID_VALUE;
+  if (offset)
+    *offset = function->params[index].offset;
+  if (size)
+    *size = function->params[index].size;
   return CUDA_SUCCESS;
 }
 
@@ -693,6 +990,12 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned gridX,
     return CUDA_ERROR_INVALID_VALUE;
   if (int(sharedMemBytes) > function->maxDynamicShared)
     return CUDA_ERROR_INVALID_VALUE; // the real driver wants the attribute
+  if (!params && !function->params.empty())
+    return CUDA_ERROR_INVALID_VALUE;
+  recordLaunch(
+      function,
+      {{gridX, gridY, gridZ}, {blockX, blockY, blockZ}, sharedMemBytes},
+      params);
   std::ostringstream launch;
   launch << function->name << " grid=" << gridX << "," << gridY << "," << gridZ
          << " block=" << blockX << "," << blockY << "," << blockZ
@@ -707,10 +1010,9 @@ CUresult CUDAAPI cuMemAlloc(CUdeviceptr *pointer, size_t bytes) {
   FAKE_REQUIRE_CONTEXT();
   if (bytes == 0)
     return CUDA_ERROR_INVALID_VALUE;
-  void *memory = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  void *memory = allocate(bytes);
   if (!memory)
     return CUDA_ERROR_OUT_OF_MEMORY;
-  state().allocations[reinterpret_cast<uintptr_t>(memory)] = bytes;
   *pointer = reinterpret_cast<CUdeviceptr>(memory);
   return CUDA_SUCCESS;
 }
@@ -723,8 +1025,9 @@ CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *pointer, size_t bytes,
     return CUDA_ERROR_INVALID_VALUE;
   if (bytes == 0)
     return CUDA_ERROR_INVALID_VALUE;
-  void *memory = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
-  state().allocations[reinterpret_cast<uintptr_t>(memory)] = bytes;
+  void *memory = allocate(bytes);
+  if (!memory)
+    return CUDA_ERROR_OUT_OF_MEMORY;
   *pointer = reinterpret_cast<CUdeviceptr>(memory);
   return CUDA_SUCCESS;
 }
@@ -745,6 +1048,20 @@ CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr destination, const void *source,
   if (!inAllocation(destination, bytes))
     return CUDA_ERROR_INVALID_VALUE;
   std::memcpy(reinterpret_cast<void *>(destination), source, bytes);
+  recordCopy("cuMemcpyHtoD", "htod", bytes, false, destination);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr destination, const void *source,
+                                   size_t bytes, CUstream stream) {
+  FAKE_ENTER("cuMemcpyHtoDAsync");
+  FAKE_REQUIRE_CONTEXT();
+  if (stream && !state().streams.count(stream))
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (!inAllocation(destination, bytes))
+    return CUDA_ERROR_INVALID_VALUE;
+  std::memcpy(reinterpret_cast<void *>(destination), source, bytes);
+  recordCopy("cuMemcpyHtoDAsync", "htod", bytes, true, destination);
   return CUDA_SUCCESS;
 }
 
@@ -755,6 +1072,20 @@ CUresult CUDAAPI cuMemcpyDtoH(void *destination, CUdeviceptr source,
   if (!inAllocation(source, bytes))
     return CUDA_ERROR_INVALID_VALUE;
   std::memcpy(destination, reinterpret_cast<void *>(source), bytes);
+  recordCopy("cuMemcpyDtoH", "dtoh", bytes, false, source);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemcpyDtoHAsync(void *destination, CUdeviceptr source,
+                                   size_t bytes, CUstream stream) {
+  FAKE_ENTER("cuMemcpyDtoHAsync");
+  FAKE_REQUIRE_CONTEXT();
+  if (stream && !state().streams.count(stream))
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (!inAllocation(source, bytes))
+    return CUDA_ERROR_INVALID_VALUE;
+  std::memcpy(destination, reinterpret_cast<void *>(source), bytes);
+  recordCopy("cuMemcpyDtoHAsync", "dtoh", bytes, true, source);
   return CUDA_SUCCESS;
 }
 
@@ -766,6 +1097,13 @@ CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr destination, CUdeviceptr source,
     return CUDA_ERROR_INVALID_HANDLE;
   std::memmove(reinterpret_cast<void *>(destination),
                reinterpret_cast<void *>(source), bytes);
+  // Unified addressing: the direction is where the pointers lie.
+  bool toDevice = inAllocation(destination, bytes);
+  bool fromDevice = inAllocation(source, bytes);
+  const char *direction = toDevice ? (fromDevice ? "dtod" : "htod")
+                                   : (fromDevice ? "dtoh" : "htoh");
+  recordCopy("cuMemcpyAsync", direction, bytes, true,
+             toDevice ? destination : source);
   return CUDA_SUCCESS;
 }
 
@@ -948,12 +1286,15 @@ const Symbol kSymbols[] = {
     FAKE_SYMBOL(cuModuleUnload),
     FAKE_SYMBOL(cuModuleGetFunction),
     FAKE_SYMBOL(cuFuncSetAttribute),
+    FAKE_SYMBOL(cuFuncGetParamInfo),
     FAKE_SYMBOL(cuLaunchKernel),
     FAKE_SYMBOL(cuMemAlloc),
     FAKE_SYMBOL(cuMemAllocManaged),
     FAKE_SYMBOL(cuMemFree),
     FAKE_SYMBOL(cuMemcpyHtoD),
     FAKE_SYMBOL(cuMemcpyDtoH),
+    FAKE_SYMBOL(cuMemcpyHtoDAsync),
+    FAKE_SYMBOL(cuMemcpyDtoHAsync),
     FAKE_SYMBOL(cuMemcpyAsync),
     FAKE_SYMBOL(cuMemsetD8),
     FAKE_SYMBOL(cuMemsetD16Async),

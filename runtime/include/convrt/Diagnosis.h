@@ -4,8 +4,12 @@
 // the kernel module, the injected libcuda, cuInit, the devices, the driver's
 // CUDA version against what the kernels need - and states, for each broken
 // link, what is wrong and how to fix it. The verdict is "usable" only when
-// nothing failed. Nothing here crashes or throws: every probe's failure is a
-// finding.
+// nothing failed. The driver has the last word: where libcuda loads, cuInit
+// succeeds and a device is found, missing or odd /dev/nvidia* nodes and
+// /proc entries are warnings (WSL2 has /dev/dxg, CDI and other runtimes name
+// nodes differently); where the driver fails, they are failures named first,
+// as the likeliest cause. Nothing here crashes or throws: every probe's
+// failure is a finding.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,7 +17,7 @@
 #define CONVRT_DIAGNOSIS_H
 
 #include "convrt/Compatibility.h"
-#include "convrt/Json.h"
+#include "convrt/Json.h" // whole: clients print diagnosisJson() at once
 #include "convrt/Library.h"
 #include "convrt/Telemetry.h"
 

@@ -3,7 +3,8 @@
 // A bundle is a directory holding manifest.json, the kernel binary (cubin or
 // fatbin) and, optionally, the PTX it came from. The schema is documented in
 // runtime/README.md; parsing is strict (unknown fields are errors, so typos
-// do not pass silently) and every error names the field and its line.
+// do not pass silently) and every error names the field's path
+// ("manifest.json: kernel.grid[1]: expected a positive integer, got -2").
 //
 // Kernel arguments are plain device pointers, passed in the order the
 // manifest's "arguments" list them.
@@ -15,7 +16,7 @@
 
 #include "convrt/ConvProblem.h"
 #include "convrt/Dim3.h"
-#include "convrt/Json.h"
+#include "convrt/JsonFwd.h"
 
 #include <string>
 #include <vector>

@@ -29,8 +29,8 @@ namespace convrt {
 double referenceOutput(const ConvProblem &problem,
                        const std::vector<double> &input,
                        const std::vector<double> &filter,
-                       const std::vector<double> &bias, int64_t ni,
-                       int64_t fi, int64_t oh, int64_t ow);
+                       const std::vector<double> &bias, int64_t ni, int64_t fi,
+                       int64_t oh, int64_t ow);
 
 std::vector<double> referenceConv2d(const ConvProblem &problem,
                                     const std::vector<double> &input,
@@ -38,8 +38,15 @@ std::vector<double> referenceConv2d(const ConvProblem &problem,
                                     const std::vector<double> &bias,
                                     unsigned threads = 0);
 
+/// How a result compares with the reference: the one comparison of the
+/// project (convrt-run, and conv-run on every route, judge by it).
 struct Comparison {
+  /// Elements compared: min(got.size(), want.size()).
+  size_t checked = 0;
+  /// max |got - want| (infinite when an element of `got` is not finite).
   double maxAbsDiff = 0;
+  /// max |want|: the scale the max-abs bound is relative to.
+  double maxAbsReference = 0;
   /// ||got - want||_2 / ||want||_2 (the absolute norm when want is all 0).
   double relL2Error = 0;
   double tolerance = 0;
@@ -48,10 +55,19 @@ struct Comparison {
   bool pass = false;
 };
 
-/// Compares a result with the reference; passes when every element is
-/// finite and relL2Error <= tolerance.
+/// Compares a result with the reference. It passes when the sizes agree,
+/// every element is finite, relL2Error <= tolerance (the whole tensor) and
+/// maxAbsDiff <= 100 * tolerance * max(1, maxAbsReference) (a single wrong
+/// element, which L2 dilutes in a large tensor). Tolerances per precision
+/// are DType.h's tolerance().
 Comparison compareResults(const std::vector<double> &got,
                           const std::vector<double> &want, double tolerance);
+
+/// The tolerance a convolution's result is checked at, on every route (the
+/// GPU kernel, cuDNN, the CPU JIT, the twin): the loosest of its input
+/// precision, its accumulation type and the type its output is stored in,
+/// each from DType.h's tolerance().
+double checkTolerance(const ConvProblem &problem, DType output);
 
 /// Seeded uniform values in [-1, 1) rounded to `dtype`: the same seed gives
 /// the same tensor on every platform (splitmix64, not <random>'s

@@ -4,7 +4,7 @@
 #define CONVRT_TELEMETRY_H
 
 #include "convrt/Error.h"
-#include "convrt/Json.h"
+#include "convrt/JsonFwd.h"
 
 #include <cstdint>
 #include <string>

@@ -94,7 +94,7 @@ int main(int argc, char **argv) {
 
   Diagnosis diagnosis = diagnose(options);
   if (json)
-    std::printf("%s\n", diagnosisJson(diagnosis).dump(2).c_str());
+    std::printf("%s\n", dumpJson(diagnosisJson(diagnosis), 2).c_str());
   else
     std::printf("%s", formatDiagnosisText(diagnosis).c_str());
   return diagnosis.usable ? 0 : 1;

@@ -12,6 +12,7 @@
 #include "../common/CommandLine.h"
 
 #include "convrt/Driver.h"
+#include "convrt/Json.h"
 #include "convrt/Manifest.h"
 #include "convrt/Runner.h"
 
@@ -108,16 +109,14 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "%s: %s: %s\n", argv[0], directory.c_str(),
                    report.error().message().c_str());
       if (json)
-        std::printf("%s\n", JsonValue::object()
-                                .set("source", directory)
-                                .set("error", report.error().message())
-                                .dump()
+        std::printf("%s\n", dumpJson({{"source", directory},
+                                      {"error", report.error().message()}})
                                 .c_str());
       status = 2;
       continue;
     }
     if (json) {
-      std::printf("%s\n", runReportJson(*report).dump().c_str());
+      std::printf("%s\n", dumpJson(runReportJson(*report)).c_str());
     } else {
       if (header && !printedHeader)
         std::printf("%s\n", runTableHeader().c_str());
