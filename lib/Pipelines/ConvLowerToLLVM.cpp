@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Bufferize.h"
+#include "PipelinePass.h"
+
 #include "ConvLower/Pipelines/Pipelines.h"
 #include "ConvLower/Transforms/Passes.h"
 
@@ -19,6 +21,11 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
+namespace mlir::conv_lower {
+#define GEN_PASS_DEF_CONVLOWERTOLLVM
+#include "ConvLower/Pipelines/Pipelines.h.inc"
+} // namespace mlir::conv_lower
+
 using namespace mlir;
 using namespace mlir::conv_lower;
 
@@ -27,8 +34,9 @@ static void addConvRewrite(OpPassManager &pm,
                            const ConvLowerToLLVMOptions &options) {
   if (options.implicitGemmTwin) {
     ConvLowerImplicitGemmOptions twin;
-    twin.target = "cpu-twin";
-    twin.im2col = options.twinExplicitIm2col ? "explicit" : "implicit";
+    twin.target = ImplicitGemmTarget::CpuTwin;
+    twin.im2col = options.twinExplicitIm2col ? Im2colMode::Explicit
+                                             : Im2colMode::Implicit;
     twin.requireAll = true;
     pm.addPass(createConvLowerImplicitGemm(twin));
   } else if (options.im2col) {
@@ -116,17 +124,35 @@ void mlir::conv_lower::buildConvLowerToLLVMPipeline(
   addLowerToLLVM(pm, options);
 }
 
+namespace {
+
+struct ConvLowerToLLVMPass
+    : PipelinePass<ConvLowerToLLVMPass,
+                   conv_lower::impl::ConvLowerToLLVMBase<ConvLowerToLLVMPass>,
+                   ConvLowerToLLVMOptions, buildConvLowerToLLVMPipeline> {
+  using PipelinePass::PipelinePass;
+
+  /// The parsed option members as the struct C++ callers fill in.
+  ConvLowerToLLVMOptions getPipelineOptions() const {
+    ConvLowerToLLVMOptions options;
+    options.tileM = tileM;
+    options.tileN = tileN;
+    options.tileK = tileK;
+    options.threads = threads;
+    options.im2col = im2col;
+    options.implicitGemmTwin = implicitGemmTwin;
+    options.twinExplicitIm2col = twinExplicitIm2col;
+    return options;
+  }
+};
+
+} // namespace
+
+namespace mlir::conv_lower {
+#define GEN_PASS_REGISTRATION
+#include "ConvLower/Pipelines/Pipelines.h.inc"
+} // namespace mlir::conv_lower
+
 void mlir::conv_lower::registerConvLowerPipelines() {
-  PassPipelineRegistration<ConvLowerToLLVMOptions>(
-      "conv-lower-to-llvm",
-      "Lower a linalg-on-tensors module (convolutions included) to the LLVM "
-      "dialect for the CPU: im2col rewrite, tiled and vectorized GEMMs, "
-      "bufferization, LLVM conversion",
-      buildConvLowerToLLVMPipeline);
-  PassPipelineRegistration<ConvLowerToNVVMOptions>(
-      "conv-lower-to-nvvm",
-      "Lower linalg-on-tensors convolutions to implicit-GEMM tensor-core "
-      "kernels (cp.async, ldmatrix, mma.sync) in a gpu.binary for the chip, "
-      "with LLVM host code that launches them",
-      buildConvLowerToNVVMPipeline);
+  registerConvLowerPipelinePasses();
 }

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Bufferize.h"
+#include "PipelinePass.h"
+
 #include "ConvLower/Pipelines/Pipelines.h"
 #include "ConvLower/Transforms/Passes.h"
 
@@ -25,6 +27,11 @@
 #include "llvm/Support/Path.h"
 
 #include <cstdlib>
+
+namespace mlir::conv_lower {
+#define GEN_PASS_DEF_CONVLOWERTONVVM
+#include "ConvLower/Pipelines/Pipelines.h.inc"
+} // namespace mlir::conv_lower
 
 using namespace mlir;
 using namespace mlir::conv_lower;
@@ -44,12 +51,13 @@ std::string mlir::conv_lower::findCudaToolkit(llvm::StringRef requested) {
   return "";
 }
 
-/// Convolutions into kernels + launches; then buffers, and the host's other
-/// linalg ops into loops.
-static void addKernelsAndBuffers(OpPassManager &pm,
-                                 const ConvLowerToNVVMOptions &options) {
+/// The pipeline's kernel options, handed on to the implicit-GEMM pass: the
+/// one place they go from the pipeline's options struct to the pass's (both
+/// generated from the same records in PassOptions.td).
+static ConvLowerImplicitGemmOptions
+getKernelOptions(const ConvLowerToNVVMOptions &options) {
   ConvLowerImplicitGemmOptions kernels;
-  kernels.target = "cuda";
+  kernels.target = ImplicitGemmTarget::Cuda;
   // Checked before anything reaches LLVM's NVPTX backend, which aborts on an
   // unknown chip or too old a PTX version instead of reporting an error.
   kernels.chip = options.chip;
@@ -61,7 +69,14 @@ static void addKernelsAndBuffers(OpPassManager &pm,
   kernels.warpsN = options.warpsN;
   kernels.stages = options.stages;
   kernels.requireAll = options.requireAll;
-  pm.addPass(createConvLowerImplicitGemm(kernels));
+  return kernels;
+}
+
+/// Convolutions into kernels + launches; then buffers, and the host's other
+/// linalg ops into loops.
+static void addKernelsAndBuffers(OpPassManager &pm,
+                                 const ConvLowerToNVVMOptions &options) {
+  pm.addPass(createConvLowerImplicitGemm(getKernelOptions(options)));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   addOneShotBufferize(pm);
@@ -83,7 +98,7 @@ static void addCommonLowering(OpPassManager &pm,
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   GpuNVVMAttachTargetOptions target;
-  target.chip = options.chip;
+  target.chip = convrt::archName(options.chip);
   target.features = options.features;
   target.optLevel = 3;
   pm.addPass(createGpuNVVMAttachTarget(target));
@@ -113,7 +128,7 @@ static void addHostLoweringAndBinary(OpPassManager &pm,
   host.kernelBarePtrCallConv = true;
   pm.addPass(createGpuToLLVMConversionPass(host));
   GpuModuleToBinaryPassOptions binary;
-  binary.compilationTarget = options.format;
+  binary.compilationTarget = gpu::stringifyCompilationTarget(options.format);
   binary.toolkitPath = findCudaToolkit(options.toolkit);
   pm.addPass(createGpuModuleToBinaryPass(binary));
   pm.addPass(createConvertMathToLLVMPass());
@@ -139,3 +154,31 @@ void mlir::conv_lower::buildConvLowerToNVVMPipeline(
   buildConvLowerToNVVMKernelPipeline(pm, options);
   buildConvLowerToNVVMBinaryPipeline(pm, options);
 }
+
+namespace {
+
+struct ConvLowerToNVVMPass
+    : PipelinePass<ConvLowerToNVVMPass,
+                   conv_lower::impl::ConvLowerToNVVMBase<ConvLowerToNVVMPass>,
+                   ConvLowerToNVVMOptions, buildConvLowerToNVVMPipeline> {
+  using PipelinePass::PipelinePass;
+
+  /// The parsed option members as the struct C++ callers fill in.
+  ConvLowerToNVVMOptions getPipelineOptions() const {
+    ConvLowerToNVVMOptions options;
+    options.chip = chip;
+    options.features = features;
+    options.im2col = im2col;
+    options.blockM = blockM;
+    options.blockN = blockN;
+    options.warpsM = warpsM;
+    options.warpsN = warpsN;
+    options.stages = stages;
+    options.requireAll = requireAll;
+    options.format = format;
+    options.toolkit = toolkit;
+    return options;
+  }
+};
+
+} // namespace

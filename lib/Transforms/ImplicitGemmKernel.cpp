@@ -1,6 +1,6 @@
 //===- ImplicitGemmKernel.cpp - one CTA of the implicit-GEMM kernel -------===//
 //
-// See ConvToImplicitGemm.cpp for the kernel's structure and
+// See ImplicitGemm.cpp for the kernel's structure and
 // docs/architecture.md for the design.
 //
 //===----------------------------------------------------------------------===//

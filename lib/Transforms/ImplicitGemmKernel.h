@@ -3,8 +3,8 @@
 // The problem as the kernel sees it (sizes and element strides), the tile
 // configuration, and KernelBuilder, which emits one CTA's work: the GPU form
 // (gpu/nvgpu/nvvm ops) or its CPU twin (the same body as host loops). The
-// pass in ConvToImplicitGemm.cpp builds the problem, picks the tiles and
-// wraps the body into a kernel and its launch.
+// rewrite (ImplicitGemm.cpp and the steps in ImplicitGemmSteps.h) builds the
+// problem, picks the tiles and wraps the body into a kernel and its launch.
 //
 //===----------------------------------------------------------------------===//
 

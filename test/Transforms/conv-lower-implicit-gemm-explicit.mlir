@@ -16,7 +16,7 @@
 // CHECK: scf.if
 // CHECK:   memref.load
 // CHECK:   memref.store {{.*}} : memref<10368xf16>
-// BAD: error: conv-lower-implicit-gemm: im2col must be implicit or explicit, got 'both'
+// BAD: for the --im2col option: unknown value 'both' (expected implicit or explicit)
 func.func @conv(%x: tensor<2x8x8x16xf16>, %w: tensor<32x3x3x16xf16>) -> tensor<2x6x6x32xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<2x6x6x32xf32>

@@ -13,7 +13,7 @@
 // CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
 // BAD-M: error: conv-lower-implicit-gemm: invalid tiles: block-m (48) must be a multiple of 16 x warps-m (32)
 // BAD-SMEM: error: conv-lower-implicit-gemm: invalid tiles: the stages need 81920 bytes of shared memory (at most 49152)
-// BAD-TARGET: error: conv-lower-implicit-gemm: unknown target 'tpu' (expected cuda or cpu-twin)
+// BAD-TARGET: for the --target option: unknown value 'tpu' (expected cuda or cpu-twin)
 func.func @conv(%x: tensor<2x14x14x32xf16>, %w: tensor<128x3x3x32xf16>) -> tensor<2x12x12x128xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<2x12x12x128xf32>

@@ -4,6 +4,7 @@
 #define CONVLOWER_TRANSFORMS_PASSES_H
 
 #include "ConvLower/Dialect/ConvLower/IR/ConvLowerDialect.h"
+#include "ConvLower/Transforms/ImplicitGemm.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -26,13 +27,7 @@ namespace conv_lower {
 #define GEN_PASS_DECL
 #include "ConvLower/Transforms/Passes.h.inc"
 
-/// The chips the implicit-GEMM kernels target (tensor cores with cp.async,
-/// ldmatrix and mma.sync bf16/tf32: sm_80 and later).
-bool isSupportedChip(llvm::StringRef chip);
-
-/// Why `features` (e.g. "+ptx80") cannot compile the kernels for `chip`, or
-/// "" when it can: LLVM aborts on a PTX version below the chip's minimum.
-std::string checkPtxFeatures(llvm::StringRef chip, llvm::StringRef features);
+// isSupportedChip and checkPtxFeatures: ConvLower/Transforms/ImplicitGemm.h.
 
 /// Patterns lowering conv_lower.im2col / conv_lower.fold to linalg + tensor.
 void populateDecomposeConvLowerPatterns(RewritePatternSet &patterns);

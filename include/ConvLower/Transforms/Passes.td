@@ -4,6 +4,7 @@
 #define CONVLOWER_TRANSFORMS_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
+include "ConvLower/Transforms/PassOptions.td"
 
 def ConvLowerIm2Col : Pass<"conv-lower-im2col"> {
   let summary = "Rewrite linalg 2-D convolutions into im2col + matmul + fold";
@@ -83,12 +84,9 @@ def ConvLowerTileAndVectorize : Pass<"conv-lower-tile-and-vectorize"> {
     "::mlir::tensor::TensorDialect",
   ];
   let options = [
-    Option<"tileM", "tile-m", "int64_t", /*default=*/"8",
-           "Tile size along the innermost M (output pixel) dimension">,
-    Option<"tileN", "tile-n", "int64_t", /*default=*/"32",
-           "Tile size along the innermost N (filter) dimension">,
-    Option<"tileK", "tile-k", "int64_t", /*default=*/"8",
-           "Tile size along the innermost K (reduction) dimension">,
+    GemmTileMOption,
+    GemmTileNOption,
+    GemmTileKOption<"8">,
     Option<"parallelBlocks", "parallel-blocks", "int64_t", /*default=*/"0",
            "When positive, first split the innermost M dimension into about "
            "this many blocks of rows (a multiple of tile-m each; batch and "
@@ -134,6 +132,7 @@ def ConvLowerImplicitGemm : Pass<"conv-lower-implicit-gemm", "::mlir::ModuleOp">
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
+    "::mlir::conv_lower::ConvLowerDialect",
     "::mlir::gpu::GPUDialect",
     "::mlir::LLVM::LLVMDialect",
     "::mlir::memref::MemRefDialect",
@@ -142,37 +141,10 @@ def ConvLowerImplicitGemm : Pass<"conv-lower-implicit-gemm", "::mlir::ModuleOp">
     "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect",
   ];
-  let options = [
-    Option<"target", "target", "std::string", /*default=*/"\"cuda\"",
-           "cuda (a gpu.func with mma.sync) or cpu-twin (the same block body "
-           "as host loops)">,
-    Option<"im2col", "im2col", "std::string", /*default=*/"\"implicit\"",
-           "implicit (the gather fused into the A loads) or explicit (a "
-           "first kernel stores X_col [M, G, K]; the GEMM kernel reads it: "
-           "for comparison)">,
-    Option<"blockM", "block-m", "int64_t", /*default=*/"0",
-           "CTA tile rows (output pixels); 0: heuristic">,
-    Option<"blockN", "block-n", "int64_t", /*default=*/"0",
-           "CTA tile columns (filters); 0: heuristic">,
-    Option<"warpsM", "warps-m", "int64_t", /*default=*/"0",
-           "Warps along M; 0: heuristic">,
-    Option<"warpsN", "warps-n", "int64_t", /*default=*/"0",
-           "Warps along N; 0: heuristic">,
-    Option<"stages", "stages", "int64_t", /*default=*/"0",
-           "Shared-memory pipeline stages (>= 2); 0: heuristic">,
-    Option<"chip", "chip", "std::string", /*default=*/"\"\"",
-           "With target=cuda: the architecture the kernels will be compiled "
-           "for, checked (sm_80, sm_86, sm_89, sm_90, sm_90a); \"\": not "
-           "checked">,
-    Option<"features", "features", "std::string", /*default=*/"\"\"",
-           "With chip: the PTX features, checked to be a PTX version the chip "
-           "and the kernels' instructions accept (e.g. +ptx80)">,
+  let options = !listconcat([ImplicitGemmTargetOption], ImplicitGemmKernelOptions, [
     Option<"emitRemarks", "emit-remarks", "bool", /*default=*/"false",
            "Emit a remark on every convolution left untouched, saying why">,
-    Option<"requireAll", "require-all", "bool", /*default=*/"false",
-           "Fail (with the reason as the error) on a convolution the kernel "
-           "cannot take, instead of leaving it untouched">,
-  ];
+  ]);
 }
 
 #endif // CONVLOWER_TRANSFORMS_PASSES_TD

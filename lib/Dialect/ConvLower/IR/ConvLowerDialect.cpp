@@ -27,3 +27,33 @@ void ConvLowerDialect::initialize() {
 #include "ConvLower/Dialect/ConvLower/IR/ConvLowerOps.cpp.inc"
       >();
 }
+
+//===----------------------------------------------------------------------===//
+// Kernel launch attributes (conv_lower.grid / block / tiles)
+//===----------------------------------------------------------------------===//
+
+/// A launch dimension: three positive extents.
+static LogicalResult verifyDim3(Operation *op, NamedAttribute attr) {
+  auto dims = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+  if (!dims || dims.size() != 3 ||
+      llvm::any_of(dims.asArrayRef(), [](int64_t d) { return d < 1; }))
+    return op->emitOpError()
+           << "'" << attr.getName().getValue()
+           << "' must be an array<i64> of three positive extents";
+  return success();
+}
+
+LogicalResult
+ConvLowerDialect::verifyOperationAttribute(Operation *op,
+                                           NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name == GridAttrHelper::getNameStr() ||
+      name == BlockAttrHelper::getNameStr())
+    return verifyDim3(op, attr);
+  if (name == TilesAttrHelper::getNameStr()) {
+    if (!isa<DictionaryAttr>(attr.getValue()))
+      return op->emitOpError() << "'" << name << "' must be a dictionary";
+    return success();
+  }
+  return op->emitOpError() << "unknown conv_lower attribute '" << name << "'";
+}

@@ -20,6 +20,23 @@ def ConvLower_Dialect : Dialect {
   }];
   let useDefaultAttributePrinterParser = 1;
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
+
+  // The launch the implicit-GEMM pass records on each kernel (gpu.func) it
+  // builds: written by the pass, read by conv-run (which launches the cubin
+  // itself) and by readers of the IR. Declared here so that writer and
+  // readers share one name and one type: ConvLowerDialect::GridAttrHelper
+  // etc. (constructible from an MLIRContext, no loaded dialect needed).
+  //  - grid:  [x, y, z] blocks (pixel tiles, filter tiles, groups);
+  //  - block: [x, y, z] threads per block;
+  //  - tiles: {block = [M, N, K], warps = [M, N], stages, a_vectorized,
+  //           b_vectorized}, the tile configuration, for people and reports.
+  let discardableAttrs = (ins
+    "::mlir::DenseI64ArrayAttr":$grid,
+    "::mlir::DenseI64ArrayAttr":$block,
+    "::mlir::DictionaryAttr":$tiles
+  );
+  // Checks the shapes above wherever the attributes appear.
+  let hasOperationAttrVerify = 1;
 }
 
 //===----------------------------------------------------------------------===//

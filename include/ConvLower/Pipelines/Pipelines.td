@@ -1,0 +1,82 @@
+//===- Pipelines.td - ConvLower named pipelines -------------*- tablegen -*-===//
+//
+// The named pipelines, declared as passes that run their pipeline.
+//
+// Why passes: MLIR 22 declares a pipeline's options only in C++
+// (PassPipelineOptions), and a pass's options only in TableGen; a pipeline
+// that hands ten options on to a pass would spell each one twice (name,
+// type, default, description), and the two copies drift. Declared here, the
+// pipelines list the same option records as the passes (PassOptions.td), and
+// the generated ConvLowerToLLVMOptions / ConvLowerToNVVMOptions structs are
+// what C++ callers fill in. Each pass builds its pipeline from its options
+// with buildConvLowerTo*Pipeline (Pipelines.h) and runs it on the module as a
+// dynamic pipeline, so `--conv-lower-to-nvvm="chip=sm_90 format=isa"` and
+// `builtin.module(conv-lower-to-llvm{threads=2})` work as before, and IR
+// printing, timing and crash reproducers see the individual passes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONVLOWER_PIPELINES_PIPELINES_TD
+#define CONVLOWER_PIPELINES_PIPELINES_TD
+
+include "mlir/Pass/PassBase.td"
+include "ConvLower/Transforms/PassOptions.td"
+
+def ConvLowerToLLVM : Pass<"conv-lower-to-llvm", "::mlir::ModuleOp"> {
+  let summary = "Lower a linalg-on-tensors module (convolutions included) to "
+                "the LLVM dialect for the CPU: im2col rewrite, tiled and "
+                "vectorized GEMMs, bufferization, LLVM conversion";
+  let description = [{
+    Runs the CPU pipeline: the im2col rewrite (or, with `implicit-gemm-twin`,
+    the GPU kernel's CPU twin), decomposition, B packing, tiling and
+    vectorization of the contractions, one-shot bufferization with the
+    deallocation pipeline, and conversion of every dialect to LLVM. The
+    result runs under mlir-runner or the ExecutionEngine.
+  }];
+  let options = [
+    GemmTileMOption,
+    GemmTileNOption,
+    GemmTileKOption<"1">,
+    Option<"threads", "threads", "int64_t", "1",
+           "Worker threads (OpenMP): above 1, the GEMMs run as parallel "
+           "blocks of rows; the code then needs libomp at run time">,
+    Option<"im2col", "im2col", "bool", "true",
+           "Run the im2col rewrite first (off: lower convs as-is)">,
+    Option<"implicitGemmTwin", "implicit-gemm-twin", "bool", "false",
+           "Instead of the im2col rewrite, run every convolution as the CPU "
+           "twin of the GPU implicit-GEMM kernel (fails on a convolution the "
+           "kernel cannot take)">,
+    Option<"twinExplicitIm2col", "twin-explicit-im2col", "bool", "false",
+           "With implicit-gemm-twin: the explicit mode (X_col stored first, "
+           "then the GEMM reads it)">,
+  ];
+}
+
+def ConvLowerToNVVM : Pass<"conv-lower-to-nvvm", "::mlir::ModuleOp"> {
+  let summary = "Lower linalg-on-tensors convolutions to implicit-GEMM "
+                "tensor-core kernels (cp.async, ldmatrix, mma.sync) in a "
+                "gpu.binary for the chip, with LLVM host code that launches "
+                "them";
+  let description = [{
+    Runs the GPU pipeline: conv-lower-implicit-gemm (target=cuda, with this
+    pipeline's kernel options), bufferization, the kernels to NVVM with
+    bare-pointer arguments, the NVVM target (-O3) attached, the gpu.module
+    serialized by gpu-module-to-binary, and the host code to LLVM.
+  }];
+  let options = !listconcat(ImplicitGemmKernelOptions, [
+    Option<"format", "format", "::mlir::gpu::CompilationTarget",
+           "::mlir::gpu::CompilationTarget::Binary",
+           "What the gpu.binary holds", [{::llvm::cl::values(
+             clEnumValN(::mlir::gpu::CompilationTarget::Assembly, "isa",
+                        "PTX text"),
+             clEnumValN(::mlir::gpu::CompilationTarget::Binary, "bin",
+                        "a cubin, assembled by ptxas"),
+             clEnumValN(::mlir::gpu::CompilationTarget::Fatbin, "fatbin",
+                        "a fatbin (cubin and PTX)"))}]>,
+    Option<"toolkit", "toolkit", "std::string", [{""}],
+           "CUDA toolkit holding bin/ptxas (default: $CUDA_HOME, $CUDA_PATH "
+           "or /usr/local/cuda, where ptxas exists)">,
+  ]);
+}
+
+#endif // CONVLOWER_PIPELINES_PIPELINES_TD

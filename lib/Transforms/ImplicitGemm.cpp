@@ -1,0 +1,224 @@
+//===- ImplicitGemm.cpp - one convolution into an implicit-GEMM kernel ----===//
+//
+// Every convolution the im2col rewrite accepts (same analysis, same forms)
+// becomes one kernel computing, per group g,
+//
+//   Y[m, f] = sum_k A[m, k] * B[k, f]   M = N*Ho*Wo, F = filters per group,
+//                                       K = Cg*KH*KW
+//
+// where A is the im2col of the input, never stored: each K step gathers the
+// A tile straight from the image into shared memory (the address of A[m, k]
+// is computed from (n, oh, ow) and (c, kh, kw); padding and bounds become a
+// zero-fill predicate), and the epilogue writes Y[m, f] to its place in the
+// output layout (the fold).
+//
+// The kernel is built for one CTA of `warpsM x warpsN` warps owning a
+// blockM x blockN tile of C, stepping K by blockK through a ring of `stages`
+// shared-memory buffers:
+//
+//   prologue: load K tiles 0 .. stages-2             (one cp.async group each)
+//   for kt:   wait for tile kt; barrier;
+//             load tile kt+stages-1 into the buffer freed by tile kt-1;
+//             each warp: ldmatrix A/B fragments, mma.sync into registers
+//   epilogue: accumulators -> (fold) -> output, + the init value
+//
+// Shared memory rows are blockK elements = 64 bytes = four 16-byte chunks;
+// chunk q of row r is stored at chunk q ^ ((r / 2) % 4), so the 8 rows an
+// ldmatrix phase reads hit 8 different bank groups.
+//
+// target=cpu-twin emits the same block body (tiling, gather addresses,
+// predicates, swizzle, stage ring, fragment-to-output mapping) as plain loops
+// on the host: threads and warps become loops, cp.async a predicated vector
+// copy, ldmatrix and mma.sync lane-by-lane emulations of the PTX ISA's
+// definitions fed by the GPU code's own addresses. It is how the kernel's
+// indexing is tested without a GPU. (The body itself: ImplicitGemmKernel.)
+//
+// This file is the order of the steps (ImplicitGemmSteps.h) and the chip
+// checks; each step has its own file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ImplicitGemmSteps.h"
+
+#include "ConvLower/Transforms/ImplicitGemm.h"
+
+#include <vector>
+
+using namespace mlir;
+using namespace mlir::conv_lower;
+using namespace mlir::conv_lower::igemm;
+
+//===----------------------------------------------------------------------===//
+// Chips (convrt's table)
+//===----------------------------------------------------------------------===//
+
+bool mlir::conv_lower::isSupportedChip(llvm::StringRef chip) {
+  return convrt::parseArch(chip).has_value();
+}
+
+std::string mlir::conv_lower::checkPtxFeatures(convrt::Arch chip,
+                                               llvm::StringRef features) {
+  const convrt::ArchInfo &info = convrt::archInfo(chip);
+  SmallVector<StringRef> items;
+  features.split(items, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef item : items) {
+    int version = 0;
+    if (!item.consume_front("+ptx") || item.getAsInteger(10, version))
+      return ("unsupported PTX feature '" + item +
+              "' (expected +ptxNN, e.g. +ptx80)")
+          .str();
+    if (version < info.minPtxVersion)
+      return ("PTX " + Twine(version / 10) + "." + Twine(version % 10) +
+              " cannot target " + info.name + " (at least +ptx" +
+              Twine(info.minPtxVersion) + ")")
+          .str();
+  }
+  return "";
+}
+
+std::string mlir::conv_lower::checkPtxFeatures(llvm::StringRef chip,
+                                               llvm::StringRef features) {
+  std::optional<convrt::Arch> arch = convrt::parseArch(chip);
+  if (!arch)
+    return ("unsupported chip '" + chip + "' (expected " + convrt::archList() +
+            ")")
+        .str();
+  return checkPtxFeatures(*arch, features);
+}
+
+StringRef ArchOptionValues::describe(convrt::Arch arch) {
+  // cl keeps StringRefs: the texts live as long as the program.
+  static const std::vector<std::string> texts = [] {
+    std::vector<std::string> all;
+    for (const convrt::ArchInfo &info : convrt::kArchs)
+      all.push_back(("compute capability " + Twine(info.ccMajor) + "." +
+                     Twine(info.ccMinor) + (info.archSpecific ? " only" : "") +
+                     ", PTX >= " + Twine(info.minPtxVersion / 10) + "." +
+                     Twine(info.minPtxVersion % 10))
+                        .str());
+    return all;
+  }();
+  for (auto [info, text] : llvm::zip(convrt::kArchs, texts))
+    if (info.arch == arch)
+      return text;
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// The rewrite
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Everything decided about one convolution before the IR changes.
+struct Decision {
+  ConvPlan plan;
+  GemmProblem problem;
+  TileConfig tiles;
+  FusedEpilogue epilogue;
+};
+
+/// Analysis, problem, tiles and epilogue for `conv`; failure (the IR
+/// untouched) with the reason in `why`.
+FailureOr<Decision> decide(linalg::LinalgOp conv,
+                           const ImplicitGemmOptions &options,
+                           ImplicitGemmFailure &why) {
+  auto fail = [&](ImplicitGemmFailure::Kind kind, std::string reason) {
+    why = {kind, std::move(reason)};
+    return failure();
+  };
+  if (std::string bad = checkPtxFeatures(options.chip, options.features);
+      !bad.empty())
+    return fail(ImplicitGemmFailure::Kind::InvalidTarget, bad);
+  std::string whyNot;
+  FailureOr<ConvPlan> plan = analyzeConv(conv, whyNot);
+  FailureOr<GemmProblem> problem = failure();
+  if (succeeded(plan))
+    problem = buildProblem(*plan, whyNot);
+  if (failed(problem))
+    return fail(ImplicitGemmFailure::Kind::UnsupportedConvolution, whyNot);
+  if (options.target == ImplicitGemmTarget::Cuda &&
+      !conv->getParentOfType<ModuleOp>())
+    return fail(ImplicitGemmFailure::Kind::UnsupportedConvolution,
+                "no enclosing module to hold the kernels");
+  TileConfig tiles = chooseTiles(*problem, options.tiles);
+  if (std::string bad = checkTiles(tiles, *problem); !bad.empty())
+    return fail(ImplicitGemmFailure::Kind::InvalidTiles, bad);
+  Decision d{*plan, *problem, tiles, matchEpilogue(conv, *plan->form)};
+  if (d.epilogue.bias) {
+    auto biasType = cast<RankedTensorType>(d.epilogue.bias.getType());
+    d.problem.biasType = biasType.getElementType();
+    d.problem.biasElements = biasType.getNumElements();
+  }
+  d.problem.relu = d.epilogue.relu;
+  d.problem.explicitIm2col = options.im2col == Im2colMode::Explicit;
+  return d;
+}
+
+/// The kernels, their launch and the result, before the last replaced op.
+void buildGpu(RewriterBase &rewriter, const Decision &d, Value filter,
+              RankedTensorType outputType, ImplicitGemmResult &result) {
+  const GemmProblem &p = d.problem;
+  Operation *conv = d.plan.op;
+  Location loc = conv->getLoc();
+  auto module = conv->getParentOfType<ModuleOp>();
+  int64_t index = nextKernelIndex(module);
+  result.kernel = buildGpuKernel(rewriter, module, index, p, d.tiles, loc);
+  if (p.explicitIm2col)
+    result.im2colKernel =
+        buildIm2colKernel(rewriter, module, index, p, d.tiles, loc);
+  GpuLaunch launch =
+      buildGpuLaunch(rewriter, loc, result.kernel, result.im2colKernel, p,
+                     d.tiles, d.plan.input, filter, d.epilogue.bias, outputType);
+  result.launch = launch.launch;
+  result.im2colLaunch = launch.im2colLaunch;
+  result.replacement = launch.result;
+}
+
+/// Replaces the last fused op (or the convolution) with `replacement` and
+/// erases what the kernel absorbed.
+void replaceAndErase(RewriterBase &rewriter, const Decision &d,
+                     Operation *last, Value replacement) {
+  rewriter.replaceAllUsesWith(last->getResult(0), replacement);
+  for (Operation *fused : llvm::reverse(d.epilogue.ops))
+    rewriter.eraseOp(fused);
+  rewriter.eraseOp(static_cast<Operation *>(d.plan.op));
+  if (d.plan.absorbedExpand && d.plan.absorbedExpand->use_empty())
+    rewriter.eraseOp(d.plan.absorbedExpand);
+  if (d.plan.absorbedPad && d.plan.absorbedPad->use_empty())
+    rewriter.eraseOp(d.plan.absorbedPad);
+}
+
+} // namespace
+
+FailureOr<ImplicitGemmResult> mlir::conv_lower::rewriteToImplicitGemm(
+    RewriterBase &rewriter, linalg::LinalgOp conv,
+    const ImplicitGemmOptions &options, ImplicitGemmFailure *whyNot) {
+  ImplicitGemmFailure why;
+  FailureOr<Decision> d = decide(conv, options, why);
+  if (failed(d)) {
+    if (whyNot)
+      *whyNot = why;
+    return rewriter.notifyMatchFailure(conv, why.reason);
+  }
+  // The kernel's result replaces the last fused op (same elements, in the
+  // same memory order: the collapse only merges contiguous dims).
+  Operation *last =
+      d->epilogue.ops.empty() ? conv.getOperation() : d->epilogue.ops.back();
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(last);
+  auto outputType = cast<RankedTensorType>(last->getResult(0).getType());
+  Value filter = conv.getDpsInputOperand(1)->get();
+  ImplicitGemmResult result;
+  if (options.target == ImplicitGemmTarget::CpuTwin) {
+    TwinLoops twin =
+        buildTwin(rewriter, conv.getLoc(), d->problem, d->tiles, d->plan.input,
+                  filter, d->epilogue.bias, outputType);
+    result.twinGrid = twin.grid;
+    result.replacement = twin.result;
+  } else {
+    buildGpu(rewriter, *d, filter, outputType, result);
+  }
+  replaceAndErase(rewriter, *d, last, result.replacement);
+  return result;
+}

@@ -1,0 +1,216 @@
+//===- ImplicitGemmLaunch.cpp - host side of the implicit-GEMM rewrite ----===//
+//
+// target=cuda: the operands into managed memory, one gpu.launch_func (two in
+// explicit mode), the result copied back and the device buffers freed. This
+// makes the module runnable by mlir-runner with an mgpu* runtime library;
+// conv-run does not use it (it launches the binary through runtime/ on device
+// buffers, from the kernel's conv_lower.grid / block attributes).
+//
+// target=cpu-twin: the grid as host loops around the same CTA body, on
+// stack buffers standing in for shared memory and the warps' registers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ImplicitGemmSteps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::conv_lower;
+using namespace mlir::conv_lower::igemm;
+
+namespace {
+
+/// The 1-D view of a static identity-layout memref.
+Value flatten(OpBuilder &b, Location loc, Value memref) {
+  int64_t rank = cast<MemRefType>(memref.getType()).getRank();
+  ReassociationIndices all = llvm::to_vector(llvm::seq<int64_t>(rank));
+  return memref::CollapseShapeOp::create(b, loc, memref,
+                                         ArrayRef<ReassociationIndices>{all});
+}
+
+/// A flat static 1-D view of a tensor's buffer.
+Value flatBuffer(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+  return flatten(b, loc,
+                 bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
+                                                   b.getUnitAttr()));
+}
+
+/// A new host buffer for the result, and its flat 1-D view.
+std::pair<Value, Value> allocateResult(OpBuilder &b, Location loc,
+                                       RankedTensorType type) {
+  Value result = memref::AllocOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()));
+  return {result, flatten(b, loc, result)};
+}
+
+/// The host buffer as a tensor of `type` again.
+Value toTensor(OpBuilder &b, Location loc, RankedTensorType type,
+               Value buffer) {
+  return bufferization::ToTensorOp::create(b, loc, type, buffer,
+                                           b.getUnitAttr(), b.getUnitAttr());
+}
+
+/// A device buffer; `hostShared` makes it managed memory, reachable from both
+/// sides (copies in and out are then plain memref.copy).
+Value deviceAlloc(OpBuilder &b, Location loc, MemRefType type,
+                  bool hostShared) {
+  return gpu::AllocOp::create(b, loc, type, Type(), ValueRange{}, ValueRange{},
+                              ValueRange{},
+                              hostShared ? b.getUnitAttr() : UnitAttr())
+      .getMemref();
+}
+
+/// A managed copy of a tensor operand, flat.
+Value managedCopy(OpBuilder &b, Location loc, Value tensor) {
+  Value host = flatBuffer(b, loc, tensor);
+  Value dev = deviceAlloc(b, loc, cast<MemRefType>(host.getType()),
+                          /*hostShared=*/true);
+  memref::CopyOp::create(b, loc, host, dev);
+  return dev;
+}
+
+/// Explicit mode's first launch: X_col, on the device only, from `input`.
+std::pair<Value, gpu::LaunchFuncOp>
+launchIm2col(OpBuilder &b, Location loc, gpu::GPUFuncOp im2colKernel,
+             const GemmProblem &p, Value input, Value one) {
+  auto type = MemRefType::get({p.im2colElements()}, p.elementType);
+  Value xcol = deviceAlloc(b, loc, type, /*hostShared=*/false);
+  gpu::KernelDim3 grid{
+      arith::ConstantIndexOp::create(
+          b, loc, llvm::divideCeilSigned(p.im2colElements(), kIm2colThreads)),
+      one, one};
+  gpu::KernelDim3 block{arith::ConstantIndexOp::create(b, loc, kIm2colThreads),
+                        one, one};
+  auto launch = gpu::LaunchFuncOp::create(b, loc, im2colKernel, grid, block,
+                                          Value(), ValueRange{input, xcol});
+  return {xcol, launch};
+}
+
+/// Frees through an async chain: gpu-to-llvm lowers only async deallocs.
+void freeAll(OpBuilder &b, Location loc, ValueRange buffers) {
+  Type tokenType = gpu::AsyncTokenType::get(b.getContext());
+  Value token =
+      gpu::WaitOp::create(b, loc, tokenType, ValueRange{}).getAsyncToken();
+  for (Value buffer : buffers)
+    token = gpu::DeallocOp::create(b, loc, tokenType, ValueRange{token}, buffer)
+                .getAsyncToken();
+  gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
+}
+
+} // namespace
+
+GpuLaunch igemm::buildGpuLaunch(OpBuilder &b, Location loc,
+                                gpu::GPUFuncOp kernel,
+                                gpu::GPUFuncOp im2colKernel,
+                                const GemmProblem &p, const TileConfig &t,
+                                Value input, Value filter, Value bias,
+                                RankedTensorType outputType) {
+  GpuLaunch result;
+  SmallVector<Value> buffers = {managedCopy(b, loc, input),
+                                managedCopy(b, loc, filter)};
+  if (bias)
+    buffers.push_back(managedCopy(b, loc, bias));
+  auto flatOut = MemRefType::get({p.outputElements}, p.outputType);
+  Value y = deviceAlloc(b, loc, flatOut, /*hostShared=*/true);
+  buffers.push_back(y);
+  Launch l = launchShape(p, t);
+  auto c = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  Value one = c(1);
+  gpu::KernelDim3 grid{c(l.gridX), c(l.gridY), c(l.gridZ)};
+  gpu::KernelDim3 block{c(t.threads()), one, one};
+  SmallVector<Value> freed(buffers);
+  if (im2colKernel) {
+    auto [xcol, launch] =
+        launchIm2col(b, loc, im2colKernel, p, buffers[0], one);
+    result.im2colLaunch = launch;
+    buffers[0] = xcol;
+    freed.push_back(xcol);
+  }
+  result.launch =
+      gpu::LaunchFuncOp::create(b, loc, kernel, grid, block, Value(), buffers);
+  auto [output, outputFlat] = allocateResult(b, loc, outputType);
+  memref::CopyOp::create(b, loc, y, outputFlat);
+  freeAll(b, loc, freed);
+  result.result = toTensor(b, loc, outputType, output);
+  return result;
+}
+
+namespace {
+
+/// Explicit mode on the host: X_col stored by a loop over its elements.
+Value twinIm2col(OpBuilder &b, Location loc, const GemmProblem &p,
+                 const TileConfig &t, Value x) {
+  Value xcol = memref::AllocOp::create(
+      b, loc, MemRefType::get({p.im2colElements()}, p.elementType));
+  auto loop = scf::ForOp::create(
+      b, loc, arith::ConstantIndexOp::create(b, loc, 0),
+      arith::ConstantIndexOp::create(b, loc, p.im2colElements()),
+      arith::ConstantIndexOp::create(b, loc, 1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  KernelBuilder(b, loc, p, t, /*twin=*/true)
+      .emitIm2colElement(loop.getInductionVar(), x, xcol);
+  return xcol;
+}
+
+/// What a CTA keeps on chip, as stack buffers (at most 48 KiB + the
+/// accumulators; the deallocation pipeline accepts no explicit frees).
+struct TwinScratch {
+  Value smemA, smemB, acc, fragA, fragB;
+};
+
+TwinScratch allocateTwinScratch(OpBuilder &b, Location loc,
+                                const GemmProblem &p, const TileConfig &t) {
+  TwinScratch s;
+  s.smemA = memref::AllocaOp::create(b, loc, sharedType(p, t, t.blockM, true));
+  s.smemB = memref::AllocaOp::create(b, loc, sharedType(p, t, t.blockN, true));
+  s.acc = memref::AllocaOp::create(
+      b, loc,
+      MemRefType::get({t.warpsM * t.warpsN, t.warpM(), t.warpN()},
+                      b.getF32Type()));
+  // Each warp's fragment registers: [tiles, lanes, 4 registers, elements].
+  int64_t regElems = p.registerElements();
+  s.fragA = memref::AllocaOp::create(
+      b, loc,
+      MemRefType::get({t.warpM() / 16, kThreadsPerWarp, 4, regElems},
+                      p.elementType));
+  s.fragB = memref::AllocaOp::create(
+      b, loc,
+      MemRefType::get({t.warpN() / 16, kThreadsPerWarp, 4, regElems},
+                      p.elementType));
+  return s;
+}
+
+} // namespace
+
+TwinLoops igemm::buildTwin(OpBuilder &b, Location loc, const GemmProblem &p,
+                           const TileConfig &t, Value input, Value filter,
+                           Value bias, RankedTensorType outputType) {
+  Value x = flatBuffer(b, loc, input), w = flatBuffer(b, loc, filter);
+  Value biasFlat = bias ? flatBuffer(b, loc, bias) : Value();
+  if (p.explicitIm2col)
+    x = twinIm2col(b, loc, p, t, x);
+  auto [output, y] = allocateResult(b, loc, outputType);
+  TwinScratch s = allocateTwinScratch(b, loc, p, t);
+  Launch l = launchShape(p, t);
+  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  scf::LoopNest grid = scf::buildLoopNest(
+      b, loc, ValueRange{c(0), c(0), c(0)},
+      ValueRange{c(l.gridZ), c(l.gridY), c(l.gridX)},
+      ValueRange{c(1), c(1), c(1)},
+      [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+        KernelBuilder kb(nb, nloc, p, t, /*twin=*/true);
+        kb.setBias(biasFlat);
+        kb.setTwinFragments(s.fragA, s.fragB);
+        kb.emitBlock(ivs[2], ivs[1], ivs[0], x, w, y, s.smemA, s.smemB, s.acc);
+      });
+  return {toTensor(b, loc, outputType, output), grid.loops.front()};
+}

@@ -1,0 +1,181 @@
+//===- ImplicitGemmModule.cpp - the kernels' gpu.module and gpu.funcs -----===//
+//
+// The device side around the CTA body of ImplicitGemmKernel: one gpu.module
+// per module holding every kernel, each kernel a gpu.func with its shared
+// buffers as workgroup attributions, and the launch it needs recorded on it
+// through the attributes the conv_lower dialect declares.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ImplicitGemmSteps.h"
+
+#include "ConvLower/Dialect/ConvLower/IR/ConvLowerDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/SymbolTable.h"
+
+using namespace mlir;
+using namespace mlir::conv_lower;
+using namespace mlir::conv_lower::igemm;
+
+/// One gpu.module for all kernels: one binary for the runtime to load.
+static constexpr StringLiteral kKernelModuleName = "conv_lower_kernels";
+
+static std::string gemmKernelName(int64_t index) {
+  return ("conv2d_implicit_gemm_" + Twine(index)).str();
+}
+
+static std::string im2colKernelName(int64_t index) {
+  return ("conv2d_im2col_" + Twine(index)).str();
+}
+
+int64_t igemm::nextKernelIndex(ModuleOp module) {
+  auto kernels = module.lookupSymbol<gpu::GPUModuleOp>(kKernelModuleName);
+  int64_t index = 0;
+  while (kernels && (kernels.lookupSymbol(gemmKernelName(index)) ||
+                     kernels.lookupSymbol(im2colKernelName(index))))
+    ++index;
+  return index;
+}
+
+MemRefType igemm::sharedType(const GemmProblem &p, const TileConfig &t,
+                             int64_t rows, bool twin) {
+  Attribute space;
+  if (!twin)
+    space = gpu::AddressSpaceAttr::get(p.elementType.getContext(),
+                                       gpu::AddressSpace::Workgroup);
+  return MemRefType::get({t.stages, rows, t.blockK}, p.elementType,
+                         MemRefLayoutAttrInterface{}, space);
+}
+
+/// Records the tiles and the launch on the kernel, for readers of the IR and
+/// for conv-run, which launches the binary itself.
+static void annotateKernel(gpu::GPUFuncOp kernel, const GemmProblem &p,
+                           const TileConfig &t, const KernelBuilder &kb) {
+  MLIRContext *ctx = kernel.getContext();
+  Builder b(ctx);
+  Launch l = launchShape(p, t);
+  ConvLowerDialect::GridAttrHelper(ctx).setAttr(
+      kernel, b.getDenseI64ArrayAttr({l.gridX, l.gridY, l.gridZ}));
+  ConvLowerDialect::BlockAttrHelper(ctx).setAttr(
+      kernel, b.getDenseI64ArrayAttr({t.threads(), 1, 1}));
+  ConvLowerDialect::TilesAttrHelper(ctx).setAttr(
+      kernel,
+      b.getDictionaryAttr({
+          b.getNamedAttr("block", b.getDenseI64ArrayAttr(
+                                      {t.blockM, t.blockN, t.blockK})),
+          b.getNamedAttr("warps", b.getDenseI64ArrayAttr({t.warpsM, t.warpsN})),
+          b.getNamedAttr("stages", b.getI64IntegerAttr(t.stages)),
+          b.getNamedAttr("a_vectorized",
+                         b.getBoolAttr(kb.isVectorized(Operand::A))),
+          b.getNamedAttr("b_vectorized",
+                         b.getBoolAttr(kb.isVectorized(Operand::B))),
+      }));
+}
+
+static gpu::GPUModuleOp getOrCreateKernelModule(RewriterBase &b,
+                                                ModuleOp module) {
+  if (auto existing = module.lookupSymbol<gpu::GPUModuleOp>(kKernelModuleName))
+    return existing;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(module.getBody());
+  b.modifyOpInPlace(module, [&] {
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    b.getUnitAttr());
+  });
+  return gpu::GPUModuleOp::create(b, module.getLoc(), kKernelModuleName);
+}
+
+/// An empty kernel `name` in the kernel module, launched with `threads`
+/// threads per block; `b` is left at the start of its body.
+static gpu::GPUFuncOp createKernel(RewriterBase &b, ModuleOp module,
+                                   StringRef name, TypeRange args,
+                                   TypeRange workgroup, int64_t threads,
+                                   Location loc) {
+  gpu::GPUModuleOp kernels = getOrCreateKernelModule(b, module);
+  b.setInsertionPointToEnd(kernels.getBody());
+  auto fn = gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(args, {}),
+                                   workgroup, TypeRange{});
+  SymbolTable(kernels).insert(fn);
+  fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  fn.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
+  b.setInsertionPointToStart(&fn.getBody().front());
+  return fn;
+}
+
+/// The kernel's arguments: input (or X_col), filter, [bias,] output, flat;
+/// the runtime manifest's order.
+static SmallVector<Type> gemmKernelArguments(const GemmProblem &p) {
+  auto flat = [](int64_t n, Type e) { return MemRefType::get({n}, e); };
+  SmallVector<Type> args = {
+      flat(p.explicitIm2col ? p.im2colElements() : p.inputElements,
+           p.elementType),
+      flat(p.filterElements, p.elementType)};
+  if (p.biasType)
+    args.push_back(flat(p.biasElements, p.biasType));
+  args.push_back(flat(p.outputElements, p.outputType));
+  return args;
+}
+
+gpu::GPUFuncOp igemm::buildGpuKernel(RewriterBase &b, ModuleOp module,
+                                     int64_t index, const GemmProblem &p,
+                                     const TileConfig &t, Location loc) {
+  OpBuilder::InsertionGuard guard(b);
+  SmallVector<Type> args = gemmKernelArguments(p);
+  gpu::GPUFuncOp fn = createKernel(
+      b, module, gemmKernelName(index), args,
+      {sharedType(p, t, t.blockM, false), sharedType(p, t, t.blockN, false)},
+      t.threads(), loc);
+  // cp.async and ldmatrix need 16-byte aligned shared addresses, and the
+  // swizzle assumes rows start on 128-byte bank lines (the lowering's default
+  // is the element's own alignment).
+  for (unsigned i = 0; i < 2; ++i)
+    fn.setWorkgroupAttributionAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                                   b.getI64IntegerAttr(128));
+  Block &body = fn.getBody().front();
+  KernelBuilder kb(b, loc, p, t, /*twin=*/false);
+  Value bm = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value bn = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  Value group = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  if (p.biasType)
+    kb.setBias(body.getArgument(2));
+  kb.emitBlock(bm, bn, group, body.getArgument(0), body.getArgument(1),
+               body.getArgument(args.size() - 1),
+               fn.getWorkgroupAttributions()[0],
+               fn.getWorkgroupAttributions()[1], nullptr);
+  gpu::ReturnOp::create(b, loc);
+  annotateKernel(fn, p, t, kb);
+  return fn;
+}
+
+gpu::GPUFuncOp igemm::buildIm2colKernel(RewriterBase &b, ModuleOp module,
+                                        int64_t index, const GemmProblem &p,
+                                        const TileConfig &t, Location loc) {
+  OpBuilder::InsertionGuard guard(b);
+  gpu::GPUFuncOp fn = createKernel(
+      b, module, im2colKernelName(index),
+      {MemRefType::get({p.inputElements}, p.elementType),
+       MemRefType::get({p.im2colElements()}, p.elementType)},
+      {}, kIm2colThreads, loc);
+  Block &body = fn.getBody().front();
+  Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value element = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, block,
+                            arith::ConstantIndexOp::create(b, loc, kIm2colThreads)),
+      thread);
+  Value inside = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ult, element,
+      arith::ConstantIndexOp::create(b, loc, p.im2colElements()));
+  auto ifOp = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  KernelBuilder(b, loc, p, t, /*twin=*/false)
+      .emitIm2colElement(element, body.getArgument(0), body.getArgument(1));
+  b.setInsertionPointAfter(ifOp);
+  gpu::ReturnOp::create(b, loc);
+  return fn;
+}

@@ -1,0 +1,166 @@
+//===- ImplicitGemmProblem.cpp - a convolution as the kernel sees it ------===//
+//
+// Every supported form (layouts, groups, depthwise, absorbed padding) reduces
+// to sizes and the element strides of logical coordinates, so one kernel
+// body serves them all; and the checks of what the kernel cannot take
+// (element types, dynamic shapes, a non-constant init, too many groups).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ImplicitGemmSteps.h"
+
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace mlir::conv_lower;
+using namespace mlir::conv_lower::igemm;
+
+namespace {
+
+/// Row-major element strides of a static shape.
+SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+FailureOr<MmaKind> getMmaKind(Type input, Type filter, Type output,
+                              std::string &whyNot) {
+  if (input != filter) {
+    whyNot = "input and filter element types differ";
+    return failure();
+  }
+  if (!output.isF32() && !output.isF16() && !output.isBF16()) {
+    whyNot = "the output must be f32, f16 or bf16";
+    return failure();
+  }
+  if (input.isF16())
+    return MmaKind::F16;
+  if (input.isBF16())
+    return MmaKind::BF16;
+  if (input.isF32())
+    return MmaKind::TF32;
+  whyNot = "tensor cores take f16, bf16 or f32 (as tf32) data";
+  return failure();
+}
+
+/// The init as a constant, when it is a fill of one (zero when the fill
+/// value is a zero of any type).
+FailureOr<double> getConstantInit(Value init) {
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  if (!fill)
+    return failure();
+  Value value = fill.getInputs()[0];
+  FloatAttr attr;
+  if (matchPattern(value, m_Constant(&attr)))
+    return attr.getValueAsDouble();
+  return failure();
+}
+
+/// Sizes, padding, strides and dilations from the analysis.
+void setSizes(GemmProblem &p, const ConvPlan &plan, ArrayRef<int64_t> image,
+              const ImageDims &dims) {
+  p.batch = image[0];
+  p.groups = plan.groups;
+  p.cg = plan.channels / plan.groups;
+  p.fg = plan.filtersPerGroup;
+  p.h = image[dims.h];
+  p.w = image[dims.w];
+  p.kh = plan.kh;
+  p.kw = plan.kw;
+  p.ho = plan.ho;
+  p.wo = plan.wo;
+  p.strideH = plan.strides[0];
+  p.strideW = plan.strides[1];
+  p.dilationH = plan.dilations[0];
+  p.dilationW = plan.dilations[1];
+  p.padTop = plan.padding[0];
+  p.padLeft = plan.padding[1];
+}
+
+/// Input and output strides of (n, c, h, w), both as rank-4 images.
+void setImageStrides(GemmProblem &p, ArrayRef<int64_t> image,
+                     ArrayRef<int64_t> outImage, const ImageDims &dims) {
+  SmallVector<int64_t> xStrides = rowMajorStrides(image);
+  SmallVector<int64_t> yStrides = rowMajorStrides(outImage);
+  p.xN = xStrides[0];
+  p.xC = xStrides[dims.c];
+  p.xH = xStrides[dims.h];
+  p.xW = xStrides[dims.w];
+  p.yN = yStrides[0];
+  p.yC = yStrides[dims.c];
+  p.yH = yStrides[dims.h];
+  p.yW = yStrides[dims.w];
+  p.channelsInnermost = p.xC == 1;
+}
+
+/// Filter strides by role: the group and filter dims are single dims of the
+/// filter; the K group holds kh, kw and (unless Cg == 1) the channel dim.
+void setFilterStrides(GemmProblem &p, const ConvForm &form,
+                      ArrayRef<int64_t> filterShape) {
+  SmallVector<int64_t> fStrides = rowMajorStrides(filterShape);
+  p.wG = p.wF = p.wC = 0;
+  p.wKH = fStrides[form.khDim];
+  p.wKW = fStrides[form.kwDim];
+  for (auto [group, role] : llvm::zip(form.filterToB, form.bRoles)) {
+    if (role == Role::G)
+      p.wG = fStrides[group.front()];
+    else if (role == Role::F)
+      p.wF = fStrides[group.front()];
+    else
+      for (int64_t d : group)
+        if (d != form.khDim && d != form.kwDim)
+          p.wC = fStrides[d];
+  }
+}
+
+} // namespace
+
+FailureOr<GemmProblem> igemm::buildProblem(const ConvPlan &plan,
+                                           std::string &whyNot) {
+  const ConvForm &form = *plan.form;
+  linalg::LinalgOp op = plan.op;
+  auto fail = [&](const Twine &reason) {
+    whyNot = reason.str();
+    return failure();
+  };
+  auto inputType = cast<RankedTensorType>(plan.input.getType());
+  auto filterType =
+      cast<RankedTensorType>(op.getDpsInputOperand(1)->get().getType());
+  Value init = op.getDpsInitOperand(0)->get();
+  auto outputType = cast<RankedTensorType>(init.getType());
+  if (!inputType.hasStaticShape() || !outputType.hasStaticShape())
+    return fail("the kernel needs static shapes (dynamic batch is not "
+                "supported yet)");
+  GemmProblem p;
+  FailureOr<MmaKind> kind =
+      getMmaKind(inputType.getElementType(), filterType.getElementType(),
+                 outputType.getElementType(), whyNot);
+  if (failed(kind))
+    return failure();
+  FailureOr<double> initValue = getConstantInit(init);
+  if (failed(initValue))
+    return fail("the convolution's init must be a constant fill");
+  if (plan.groups > kMaxGridYZ)
+    return fail("more than " + Twine(kMaxGridYZ) +
+                " groups (one grid slice each)");
+  p.kind = *kind;
+  p.elementType = inputType.getElementType();
+  p.outputType = outputType.getElementType();
+  p.initValue = *initValue;
+
+  ImageDims dims = getImageDims(form.layout);
+  SmallVector<int64_t> image =
+      plan.inputIsImage ? llvm::to_vector(inputType.getShape())
+                        : collapseShape(inputType.getShape(), form.inputToImage);
+  SmallVector<int64_t> outImage =
+      collapseShape(outputType.getShape(), form.outputToImage);
+  setSizes(p, plan, image, dims);
+  setImageStrides(p, image, outImage, dims);
+  setFilterStrides(p, form, filterType.getShape());
+  p.inputElements = inputType.getNumElements();
+  p.filterElements = filterType.getNumElements();
+  p.outputElements = outputType.getNumElements();
+  return p;
+}

@@ -1,0 +1,134 @@
+//===- ImplicitGemmSteps.h - the steps of the implicit-GEMM rewrite -*- C++ -*-===//
+//
+// rewriteToImplicitGemm (ImplicitGemm.cpp) is these steps in order, one file
+// each:
+//
+//   ImplicitGemmProblem.cpp   the convolution as sizes and element strides
+//   ImplicitGemmTiles.cpp     the CTA tiles: heuristic, overrides, checks
+//   ImplicitGemmEpilogue.cpp  a bias add and a ReLU fused into the store
+//   ImplicitGemmModule.cpp    the gpu.module, the kernels' gpu.funcs and the
+//                             launch attributes the dialect declares
+//   ImplicitGemmLaunch.cpp    host side: gpu.launch_func on managed copies,
+//                             or the twin's grid loops
+//
+// and ImplicitGemmKernel.{h,cpp} is the body of one CTA that both the
+// kernel and the twin emit.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONVLOWER_TRANSFORMS_IMPLICITGEMMSTEPS_H
+#define CONVLOWER_TRANSFORMS_IMPLICITGEMMSTEPS_H
+
+#include "ConvAnalysis.h"
+#include "ImplicitGemmKernel.h"
+
+#include "ConvLower/Transforms/ImplicitGemm.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+
+namespace mlir::conv_lower::igemm {
+
+// CUDA's grid limits (x: pixel tiles; y: filter tiles; z: groups).
+constexpr int64_t kMaxGridX = (int64_t(1) << 31) - 1;
+constexpr int64_t kMaxGridYZ = 65535;
+
+//===----------------------------------------------------------------------===//
+// Problem (ImplicitGemmProblem.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The kernel's view of the analyzed convolution, or failure with `whyNot`
+/// saying what the kernel cannot take (types, dynamic shapes, init, groups).
+FailureOr<GemmProblem> buildProblem(const ConvPlan &plan, std::string &whyNot);
+
+//===----------------------------------------------------------------------===//
+// Tiles (ImplicitGemmTiles.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The heuristic's tiles for `p`, with the non-zero overrides applied.
+TileConfig chooseTiles(const GemmProblem &p, const ImplicitGemmTiles &o);
+
+/// Why `t` cannot be built for `p`, or "" when it can.
+std::string checkTiles(const TileConfig &t, const GemmProblem &p);
+
+/// The grid: pixel tiles x filter tiles x groups.
+struct Launch {
+  int64_t gridX, gridY, gridZ;
+};
+Launch launchShape(const GemmProblem &p, const TileConfig &t);
+
+//===----------------------------------------------------------------------===//
+// Epilogue fusion (ImplicitGemmEpilogue.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The ops after the convolution that the kernel's epilogue absorbs, in
+/// order: a collapse of the grouped dims, a per-channel bias add, a ReLU.
+struct FusedEpilogue {
+  SmallVector<Operation *> ops;
+  Value bias;
+  bool relu = false;
+};
+
+/// What follows `conv` that the epilogue can do: [collapse] bias [ReLU], or
+/// a ReLU alone. Nothing is fused that anything else reads.
+FusedEpilogue matchEpilogue(linalg::LinalgOp conv, const ConvForm &form);
+
+//===----------------------------------------------------------------------===//
+// Kernels (ImplicitGemmModule.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Threads per block of explicit mode's im2col kernel.
+constexpr int64_t kIm2colThreads = 256;
+
+/// The shared-memory ring of one operand: [stages, rows, blockK], in
+/// workgroup memory on the GPU, plain memory for the twin.
+MemRefType sharedType(const GemmProblem &p, const TileConfig &t, int64_t rows,
+                      bool twin);
+
+/// The GEMM kernel for `p` in the module's kernel module, named
+/// `conv2d_implicit_gemm_<index>`, with its launch recorded on it.
+gpu::GPUFuncOp buildGpuKernel(RewriterBase &b, ModuleOp module, int64_t index,
+                              const GemmProblem &p, const TileConfig &t,
+                              Location loc);
+
+/// Explicit mode's first kernel, `conv2d_im2col_<index>`: one thread per
+/// X_col element.
+gpu::GPUFuncOp buildIm2colKernel(RewriterBase &b, ModuleOp module, int64_t index,
+                                 const GemmProblem &p, const TileConfig &t,
+                                 Location loc);
+
+/// The first index whose kernel name is free in `module`'s kernel module, so
+/// that each rewrite names its kernels _0, _1, ... in order.
+int64_t nextKernelIndex(ModuleOp module);
+
+//===----------------------------------------------------------------------===//
+// Host side (ImplicitGemmLaunch.cpp)
+//===----------------------------------------------------------------------===//
+
+struct GpuLaunch {
+  Value result;
+  gpu::LaunchFuncOp launch, im2colLaunch;
+};
+
+/// At `b`'s insertion point: operands into managed memory, the launches, the
+/// result copied back into a tensor of `outputType`.
+GpuLaunch buildGpuLaunch(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel,
+                         gpu::GPUFuncOp im2colKernel, const GemmProblem &p,
+                         const TileConfig &t, Value input, Value filter,
+                         Value bias, RankedTensorType outputType);
+
+struct TwinLoops {
+  Value result;
+  scf::ForOp grid;
+};
+
+/// At `b`'s insertion point: the grid and the block body as host loops.
+TwinLoops buildTwin(OpBuilder &b, Location loc, const GemmProblem &p,
+                    const TileConfig &t, Value input, Value filter, Value bias,
+                    RankedTensorType outputType);
+
+} // namespace mlir::conv_lower::igemm
+
+#endif // CONVLOWER_TRANSFORMS_IMPLICITGEMMSTEPS_H

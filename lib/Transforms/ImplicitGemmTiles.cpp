@@ -1,0 +1,87 @@
+//===- ImplicitGemmTiles.cpp - the CTA tiles of the implicit-GEMM kernel --===//
+//
+// One heuristic for every problem, options override it field by field, and
+// checkTiles rejects what cannot be built (so an override is an error that
+// says why, never a broken kernel).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ImplicitGemmSteps.h"
+
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::conv_lower;
+using namespace mlir::conv_lower::igemm;
+
+// Without dynamic shared memory (an opt-in per kernel at launch), a CTA gets
+// 48 KiB on every supported chip.
+static constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+
+/// 2x2 warps, a 64-byte K step, three stages; the block shrinks along a
+/// dimension the problem cannot fill (few filters per group, few pixels), so
+/// small and depthwise layers do not spend most of each tile on padding.
+static TileConfig heuristicTiles(const GemmProblem &p) {
+  TileConfig t;
+  t.blockK = kRowBytes / p.elementBytes();
+  t.blockN = p.fg > 64 ? 128 : p.fg > 32 ? 64 : 32;
+  t.blockM = p.m() > 64 ? 128 : 64;
+  t.warpsM = 2;
+  t.warpsN = 2;
+  // A gathered element by element (NCHW) costs each thread a register per
+  // element in flight: 8 warps halve both that and the accumulators per
+  // thread (ptxas spilled with 4 warps of 64x64 on sm_90).
+  if (!isVectorized(p, Operand::A) && t.blockM == 128 && t.blockN >= 64)
+    t.warpsM = 4;
+  t.stages = 3;
+  return t;
+}
+
+TileConfig igemm::chooseTiles(const GemmProblem &p,
+                              const ImplicitGemmTiles &o) {
+  TileConfig t = heuristicTiles(p);
+  auto override = [](int64_t &value, int64_t requested) {
+    if (requested)
+      value = requested;
+  };
+  override(t.blockM, o.blockM);
+  override(t.blockN, o.blockN);
+  override(t.warpsM, o.warpsM);
+  override(t.warpsN, o.warpsN);
+  override(t.stages, o.stages);
+  return t;
+}
+
+std::string igemm::checkTiles(const TileConfig &t, const GemmProblem &p) {
+  std::string why;
+  llvm::raw_string_ostream os(why);
+  int64_t chunksPerRow = t.blockK / p.chunkElements();
+  if (t.warpsM < 1 || t.warpsN < 1 || t.stages < 2)
+    os << "warps must be >= 1 and stages >= 2";
+  else if (t.blockM % (16 * t.warpsM) != 0)
+    os << "block-m (" << t.blockM << ") must be a multiple of 16 x warps-m ("
+       << 16 * t.warpsM << ")";
+  else if (t.blockN % (16 * t.warpsN) != 0)
+    os << "block-n (" << t.blockN << ") must be a multiple of 16 x warps-n ("
+       << 16 * t.warpsN << ")";
+  else if ((t.blockM * chunksPerRow) % t.threads() != 0 ||
+           (t.blockN * chunksPerRow) % t.threads() != 0)
+    os << "block-m and block-n x " << chunksPerRow
+       << " chunks must divide evenly among " << t.threads() << " threads";
+  else if (t.sharedBytes(p.elementBytes()) > kMaxStaticSharedBytes)
+    os << "the stages need " << t.sharedBytes(p.elementBytes())
+       << " bytes of shared memory (at most " << kMaxStaticSharedBytes << ")";
+  else if (llvm::divideCeilSigned(p.fg, t.blockN) > kMaxGridYZ)
+    os << "the grid would need more than " << kMaxGridYZ
+       << " blocks along the filters";
+  else if (llvm::divideCeilSigned(p.m(), t.blockM) > kMaxGridX)
+    os << "the grid would need more than " << kMaxGridX
+       << " blocks along the output pixels";
+  return why;
+}
+
+Launch igemm::launchShape(const GemmProblem &p, const TileConfig &t) {
+  return {llvm::divideCeilSigned(p.m(), t.blockM),
+          llvm::divideCeilSigned(p.fg, t.blockN), p.groups};
+}
