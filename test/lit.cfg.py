@@ -65,7 +65,9 @@ if os.path.exists(convrt_mlir_cuda):
 fake_libcuda = os.path.join(obj, "runtime", "tests", "fakecuda", "libcuda.so.1")
 if os.path.exists(fake_libcuda):
     config.available_features.add("fake-libcuda")
-    config.substitutions.append(("%fake_libcuda", fake_libcuda))
+# Substituted even when missing, so that a test using it fails rather than
+# being skipped.
+config.substitutions.append(("%fake_libcuda", fake_libcuda))
 
 # The OpenMP runtime that threaded CPU code needs (conv-lower-to-llvm{threads}).
 libomp = os.path.join(config.llvm_lib_dir, "libomp.so")

@@ -1,192 +1,201 @@
 //===- ConvModule.cpp - a conv problem as a linalg module -----------------===//
+//
+// Built with the ops' builders (no text round trip), so the C++ API,
+// conv-run --emit-mlir and every route start from the same construction.
+//
+//===----------------------------------------------------------------------===//
 
 #include "ConvLower/Runner/ConvModule.h"
 
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/raw_ostream.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
 
+using namespace mlir;
 using namespace mlir::conv_lower;
-using llvm::formatv;
 
-static std::string tensorType(llvm::ArrayRef<int64_t> shape,
-                              llvm::StringRef element) {
-  std::string s = "tensor<";
-  for (int64_t d : shape)
-    s += std::to_string(d) + "x";
-  return s + element.str() + ">";
-}
-
-static std::string attrs(const ConvProblem &p) {
-  return formatv("{strides = dense<[{0}, {1}]> : tensor<2xi64>, dilations = "
-                 "dense<[{2}, {3}]> : tensor<2xi64>}",
-                 p.stride[0], p.stride[1], p.dilation[0], p.dilation[1]);
+Type mlir::conv_lower::elementType(MLIRContext &ctx, DType dtype) {
+  switch (dtype) {
+  case DType::F16:
+    return Float16Type::get(&ctx);
+  case DType::BF16:
+    return BFloat16Type::get(&ctx);
+  case DType::F32:
+  case DType::TF32:
+    break;
+  }
+  return Float32Type::get(&ctx);
 }
 
 namespace {
-/// Emits the body of @conv line by line with fresh SSA names.
-class ConvEmitter {
-public:
-  ConvEmitter(const ConvProblem &p, llvm::raw_ostream &os)
-      : p(p), os(os), elem(toString(p.dtype)), acc("f32") {}
 
-  void emit() {
-    bool nchw = p.layout == Layout::NCHW;
-    os << "func.func @conv(%input: " << tensorType(p.inputShape(), elem)
-       << ", %filter: " << tensorType(p.filterShape(), elem);
-    if (p.bias)
-      os << ", %bias: " << tensorType(p.biasShape(), elem);
-    os << ") -> " << tensorType(p.outputShape(), acc) << " {\n";
-    std::string x = padInput(nchw);
-    std::string y;
+/// Builds the body of @conv: pad, conv (plain, depthwise or grouped), bias.
+class ConvBuilder {
+public:
+  ConvBuilder(ImplicitLocOpBuilder &b, const ConvProblem &p)
+      : b(b), p(p), nchw(p.layout == Layout::NCHW),
+        elem(elementType(*b.getContext(), p.dtype)), acc(b.getF32Type()) {}
+
+  /// Emits the body into the current block and returns the result.
+  Value build(Value input, Value filter, Value bias) {
+    Value x = padInput(input);
+    Value y;
     if (p.groups == 1)
-      y = emitUngrouped(x, nchw);
-    else if (nchw && p.isDepthwise())
-      y = emitDepthwiseNchw(x);
+      y = ungrouped(x, filter);
+    else if (nchw && isDepthwise(p))
+      y = depthwiseNchw(x, filter);
     else
-      y = emitGrouped(x, nchw);
-    if (p.bias)
-      y = emitBias(y, nchw);
-    os << "  return " << y << " : " << tensorType(p.outputShape(), acc)
-       << "\n}\n";
+      y = grouped(x, filter);
+    return bias ? addBias(y, bias) : y;
   }
 
 private:
-  llvm::SmallVector<int64_t> paddedInputShape(bool nchw) const {
-    int64_t hp = p.h + p.padding[0] + p.padding[2];
-    int64_t wp = p.w + p.padding[1] + p.padding[3];
+  RankedTensorType tensor(llvm::ArrayRef<int64_t> shape, Type element) const {
+    return RankedTensorType::get(shape, element);
+  }
+
+  llvm::SmallVector<int64_t> paddedInputShape() const {
+    int64_t hp = p.h + p.padTop + p.padBottom;
+    int64_t wp = p.w + p.padLeft + p.padRight;
     if (nchw)
       return {p.n, p.c, hp, wp};
     return {p.n, hp, wp, p.c};
   }
 
-  std::string padInput(bool nchw) {
-    if (llvm::all_of(p.padding, [](int64_t v) { return v == 0; }))
-      return "%input";
-    os << "  %pad_value = arith.constant 0.0 : " << elem << "\n";
-    std::string low = nchw ? formatv("[0, 0, {0}, {1}]", p.padding[0], p.padding[1])
-                           : formatv("[0, {0}, {1}, 0]", p.padding[0], p.padding[1]);
-    std::string high = nchw ? formatv("[0, 0, {0}, {1}]", p.padding[2], p.padding[3])
-                            : formatv("[0, {0}, {1}, 0]", p.padding[2], p.padding[3]);
-    os << "  %padded = tensor.pad %input low" << low << " high" << high
-       << " {\n  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):\n"
-       << "    tensor.yield %pad_value : " << elem << "\n  } : "
-       << tensorType(p.inputShape(), elem) << " to "
-       << tensorType(paddedInputShape(nchw), elem) << "\n";
-    return "%padded";
+  Value padInput(Value input) {
+    if (!p.padTop && !p.padLeft && !p.padBottom && !p.padRight)
+      return input;
+    Value zero = arith::ConstantOp::create(b, b.getZeroAttr(elem));
+    llvm::SmallVector<OpFoldResult> low(4, b.getIndexAttr(0));
+    llvm::SmallVector<OpFoldResult> high(4, b.getIndexAttr(0));
+    unsigned hDim = nchw ? 2 : 1, wDim = hDim + 1;
+    low[hDim] = b.getIndexAttr(p.padTop), low[wDim] = b.getIndexAttr(p.padLeft);
+    high[hDim] = b.getIndexAttr(p.padBottom);
+    high[wDim] = b.getIndexAttr(p.padRight);
+    return tensor::PadOp::create(b, tensor(paddedInputShape(), elem), input,
+                                 low, high, zero);
   }
 
   /// A zero-filled f32 tensor of `shape`.
-  std::string zeroInit(llvm::ArrayRef<int64_t> shape) {
-    std::string type = tensorType(shape, acc);
-    os << "  %zero = arith.constant 0.0 : " << acc << "\n";
-    os << "  %empty = tensor.empty() : " << type << "\n";
-    os << "  %init = linalg.fill ins(%zero : " << acc << ") outs(%empty : "
-       << type << ") -> " << type << "\n";
-    return "%init";
+  Value zeroInit(llvm::ArrayRef<int64_t> shape) {
+    Value zero = arith::ConstantOp::create(b, b.getZeroAttr(acc));
+    Value empty = tensor::EmptyOp::create(b, shape, acc);
+    return linalg::FillOp::create(b, ValueRange{zero}, ValueRange{empty})
+        .getResult(0);
   }
 
-  std::string emitConv(llvm::StringRef op, llvm::StringRef x,
-                       llvm::ArrayRef<int64_t> xShape, llvm::StringRef w,
-                       llvm::ArrayRef<int64_t> wShape,
-                       llvm::ArrayRef<int64_t> yShape) {
-    std::string init = zeroInit(yShape);
-    std::string yType = tensorType(yShape, acc);
-    os << "  %conv = linalg." << op << " " << attrs(p) << "\n      ins(" << x
-       << ", " << w << " : " << tensorType(xShape, elem) << ", "
-       << tensorType(wShape, elem) << ") outs(" << init << " : " << yType
-       << ") -> " << yType << "\n";
-    return "%conv";
+  DenseIntElementsAttr pairAttr(int64_t a, int64_t c) const {
+    return DenseIntElementsAttr::get(
+        RankedTensorType::get({2}, b.getI64Type()), llvm::ArrayRef<int64_t>{a, c});
   }
 
-  std::string emitUngrouped(llvm::StringRef x, bool nchw) {
-    return emitConv(nchw ? "conv_2d_nchw_fchw" : "conv_2d_nhwc_fhwc", x,
-                    paddedInputShape(nchw), "%filter", p.filterShape(),
-                    p.outputShape());
+  /// linalg.<ConvOp> with the problem's strides and dilations.
+  template <typename ConvOp>
+  Value conv(Value x, Value w, llvm::ArrayRef<int64_t> yShape) {
+    Value init = zeroInit(yShape);
+    return ConvOp::create(b, TypeRange{init.getType()}, ValueRange{x, w},
+                          ValueRange{init}, pairAttr(p.strideH, p.strideW),
+                          pairAttr(p.dilationH, p.dilationW))
+        .getResult(0);
+  }
+
+  Value ungrouped(Value x, Value filter) {
+    if (nchw)
+      return conv<linalg::Conv2DNchwFchwOp>(x, filter, p.outputShape());
+    return conv<linalg::Conv2DNhwcFhwcOp>(x, filter, p.outputShape());
   }
 
   /// Depthwise NCHW: the [C, 1, KH, KW] filter is a [C, KH, KW] one.
-  std::string emitDepthwiseNchw(llvm::StringRef x) {
-    llvm::SmallVector<int64_t> wShape = {p.c, p.kh, p.kw};
-    os << "  %filter_dw = tensor.collapse_shape %filter [[0, 1], [2], [3]] : "
-       << tensorType(p.filterShape(), elem) << " into "
-       << tensorType(wShape, elem) << "\n";
-    return emitConv("depthwise_conv_2d_nchw_chw", x, paddedInputShape(true),
-                    "%filter_dw", wShape, p.outputShape());
+  Value depthwiseNchw(Value x, Value filter) {
+    Value w = tensor::CollapseShapeOp::create(
+        b, tensor({p.c, p.kh, p.kw}, elem), filter,
+        llvm::ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
+    return conv<linalg::DepthwiseConv2DNchwChwOp>(x, w, p.outputShape());
   }
 
   /// Grouped: split C and F into (G, Cg) and (G, Fg) by reshapes and use the
   /// NGCHW/GFCHW or NHWGC/GFHWC op; merge (G, Fg) back afterwards.
-  std::string emitGrouped(llvm::StringRef x, bool nchw) {
-    int64_t g = p.groups;
-    llvm::SmallVector<int64_t> xs = paddedInputShape(nchw);
+  Value grouped(Value x, Value filter) {
+    int64_t g = p.groups, cg = p.channelsPerGroup(), fg = p.filtersPerGroup();
+    int64_t ho = p.outH(), wo = p.outW();
+    llvm::SmallVector<int64_t> xs = paddedInputShape();
     llvm::SmallVector<int64_t> xg, wg, yg;
-    std::string xr, yr;
+    llvm::SmallVector<ReassociationIndices> channels;
     if (nchw) {
-      xg = {xs[0], g, p.cg(), xs[2], xs[3]};
-      wg = {g, p.fg(), p.cg(), p.kh, p.kw};
-      yg = {p.n, g, p.fg(), p.ho(), p.wo()};
-      xr = yr = "[[0], [1, 2], [3], [4]]";
+      xg = {xs[0], g, cg, xs[2], xs[3]};
+      wg = {g, fg, cg, p.kh, p.kw};
+      yg = {p.n, g, fg, ho, wo};
+      channels = {{0}, {1, 2}, {3}, {4}};
     } else {
-      xg = {xs[0], xs[1], xs[2], g, p.cg()};
-      wg = {g, p.fg(), p.kh, p.kw, p.cg()};
-      yg = {p.n, p.ho(), p.wo(), g, p.fg()};
-      xr = yr = "[[0], [1], [2], [3, 4]]";
+      xg = {xs[0], xs[1], xs[2], g, cg};
+      wg = {g, fg, p.kh, p.kw, cg};
+      yg = {p.n, ho, wo, g, fg};
+      channels = {{0}, {1}, {2}, {3, 4}};
     }
-    auto list = [](llvm::ArrayRef<int64_t> v) {
-      return "[" +
-             llvm::join(llvm::map_range(
-                            v, [](int64_t d) { return std::to_string(d); }),
-                        ", ") +
-             "]";
-    };
-    os << "  %input_g = tensor.expand_shape " << x << " " << xr
-       << " output_shape " << list(xg) << " : " << tensorType(xs, elem)
-       << " into " << tensorType(xg, elem) << "\n";
-    os << "  %filter_g = tensor.expand_shape %filter [[0, 1], [2], [3], [4]] "
-          "output_shape "
-       << list(wg) << " : " << tensorType(p.filterShape(), elem) << " into "
-       << tensorType(wg, elem) << "\n";
-    std::string y = emitConv(nchw ? "conv_2d_ngchw_gfchw" : "conv_2d_nhwgc_gfhwc",
-                             "%input_g", xg, "%filter_g", wg, yg);
-    os << "  %conv_merged = tensor.collapse_shape " << y << " " << yr << " : "
-       << tensorType(yg, acc) << " into " << tensorType(p.outputShape(), acc)
-       << "\n";
-    return "%conv_merged";
+    Value xr = tensor::ExpandShapeOp::create(b, tensor(xg, elem), x, channels);
+    Value wr = tensor::ExpandShapeOp::create(
+        b, tensor(wg, elem), filter,
+        llvm::ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}, {4}});
+    Value y = nchw ? conv<linalg::Conv2DNgchwGfchwOp>(xr, wr, yg)
+                   : conv<linalg::Conv2DNhwgcGfhwcOp>(xr, wr, yg);
+    return tensor::CollapseShapeOp::create(b, tensor(p.outputShape(), acc), y,
+                                           channels);
   }
 
-  std::string emitBias(llvm::StringRef y, bool nchw) {
-    std::string yType = tensorType(p.outputShape(), acc);
-    llvm::StringRef channel = nchw ? "d1" : "d3";
-    os << "  %biased = linalg.generic {indexing_maps = [affine_map<(d0, d1, "
-          "d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> ("
-       << channel
-       << ")>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], "
-          "iterator_types = [\"parallel\", \"parallel\", \"parallel\", "
-          "\"parallel\"]}\n      ins("
-       << y << ", %bias : " << yType << ", "
-       << tensorType(p.biasShape(), elem) << ") outs(" << y << " : " << yType
-       << ") {\n  ^bb0(%acc_in: f32, %b_in: " << elem << ", %out: f32):\n";
-    std::string b = "%b_in";
-    if (elem != "f32") {
-      os << "    %b_ext = arith.extf %b_in : " << elem << " to f32\n";
-      b = "%b_ext";
-    }
-    os << "    %sum = arith.addf %acc_in, " << b << " : f32\n"
-       << "    linalg.yield %sum : f32\n  } -> " << yType << "\n";
-    return "%biased";
+  /// y[n, f, h, w] += bias[f] (f at the layout's channel position).
+  Value addBias(Value y, Value bias) {
+    MLIRContext *ctx = b.getContext();
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(4, ctx);
+    AffineMap channel =
+        AffineMap::get(4, 0, b.getAffineDimExpr(nchw ? 1 : 3), ctx);
+    llvm::SmallVector<utils::IteratorType> parallel(
+        4, utils::IteratorType::parallel);
+    return linalg::GenericOp::create(
+               b, TypeRange{y.getType()}, ValueRange{y, bias}, ValueRange{y},
+               llvm::ArrayRef<AffineMap>{identity, channel, identity}, parallel,
+               /*doc=*/"", /*libraryCall=*/"",
+               [&](OpBuilder &nested, Location loc, ValueRange args) {
+                 Value bv = args[1];
+                 if (bv.getType() != acc)
+                   bv = arith::ExtFOp::create(nested, loc, acc, bv);
+                 Value sum = arith::AddFOp::create(nested, loc, args[0], bv);
+                 linalg::YieldOp::create(nested, loc, sum);
+               })
+        .getResult(0);
   }
 
+  ImplicitLocOpBuilder &b;
   const ConvProblem &p;
-  llvm::raw_ostream &os;
-  llvm::StringRef elem, acc;
+  bool nchw;
+  Type elem, acc;
 };
+
 } // namespace
 
-std::string mlir::conv_lower::buildConvModule(const ConvProblem &problem) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << "// conv-run: " << problem.describe() << "\n";
-  ConvEmitter(problem, os).emit();
-  return text;
+OwningOpRef<ModuleOp>
+mlir::conv_lower::buildConvModule(MLIRContext &ctx, const ConvProblem &p) {
+  Location loc = NameLoc::get(
+      StringAttr::get(&ctx, "conv-run: " + describeProblem(p)));
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  ImplicitLocOpBuilder b(loc, &ctx);
+  b.setInsertionPointToEnd(module->getBody());
+  Type elem = elementType(ctx, p.dtype);
+  llvm::SmallVector<Type> inputs = {
+      RankedTensorType::get(p.inputShape(), elem),
+      RankedTensorType::get(p.filterShape(), elem)};
+  if (p.hasBias)
+    inputs.push_back(RankedTensorType::get(p.biasShape(), elem));
+  Type output = RankedTensorType::get(p.outputShape(), b.getF32Type());
+  auto func = func::FuncOp::create(b, kConvFunctionName,
+                                   b.getFunctionType(inputs, output));
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToEnd(entry);
+  Value bias = p.hasBias ? entry->getArgument(2) : Value();
+  Value y = ConvBuilder(b, p).build(entry->getArgument(0),
+                                    entry->getArgument(1), bias);
+  func::ReturnOp::create(b, y);
+  return module;
 }

@@ -6,6 +6,9 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <array>
+#include <climits>
+
 using namespace mlir::conv_lower;
 using llvm::createStringError;
 using llvm::formatv;
@@ -15,74 +18,38 @@ llvm::StringRef mlir::conv_lower::toString(Layout layout) {
 }
 
 llvm::StringRef mlir::conv_lower::toString(DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-    return "f32";
-  case DType::F16:
-    return "f16";
-  case DType::BF16:
-    return "bf16";
-  }
-  return "?";
+  return convrt::dtypeName(dtype);
 }
 
 int64_t mlir::conv_lower::elementBytes(DType dtype) {
-  return dtype == DType::F32 ? 4 : 2;
+  return convrt::dtypeSize(convrt::storageType(dtype));
 }
 
-convrt::DType mlir::conv_lower::toRuntime(DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-    return convrt::DType::F32;
-  case DType::F16:
-    return convrt::DType::F16;
-  case DType::BF16:
-    return convrt::DType::BF16;
-  }
-  return convrt::DType::F32;
+bool mlir::conv_lower::isDepthwise(const ConvProblem &p) {
+  return p.groups == p.c && p.groups == p.f && p.groups > 1;
 }
 
-convrt::ConvProblem ConvProblem::runtime() const {
-  convrt::ConvProblem r;
-  r.layout = layout == Layout::NCHW ? convrt::Layout::NCHW
-                                    : convrt::Layout::NHWC;
-  r.filterLayout = layout == Layout::NCHW ? convrt::FilterLayout::FCHW
-                                          : convrt::FilterLayout::FHWC;
-  r.n = n, r.c = c, r.h = h, r.w = w;
-  r.f = f, r.kh = kh, r.kw = kw;
-  r.strideH = stride[0], r.strideW = stride[1];
-  r.dilationH = dilation[0], r.dilationW = dilation[1];
-  r.padTop = padding[0], r.padLeft = padding[1];
-  r.padBottom = padding[2], r.padRight = padding[3];
-  r.groups = groups;
-  r.dtype = toRuntime(dtype);
-  r.accumulate = convrt::DType::F32;
-  r.hasBias = bias;
-  return r;
+int64_t mlir::conv_lower::inputBytes(const ConvProblem &p) {
+  return p.inputElements() * elementBytes(p.dtype);
 }
 
-int64_t ConvProblem::ho() const { return runtime().outH(); }
-int64_t ConvProblem::wo() const { return runtime().outW(); }
-
-llvm::SmallVector<int64_t> ConvProblem::inputShape() const {
-  return llvm::to_vector(runtime().inputShape());
-}
-llvm::SmallVector<int64_t> ConvProblem::filterShape() const {
-  return llvm::to_vector(runtime().filterShape());
-}
-llvm::SmallVector<int64_t> ConvProblem::outputShape() const {
-  return llvm::to_vector(runtime().outputShape());
+int64_t mlir::conv_lower::im2colBytes(const ConvProblem &p) {
+  return p.groups * (p.n * p.outH() * p.outW()) *
+         (p.channelsPerGroup() * p.kh * p.kw) * elementBytes(p.dtype);
 }
 
-double ConvProblem::flops() const { return runtime().flops(); }
-int64_t ConvProblem::inputBytes() const {
-  return n * c * h * w * elementBytes(dtype);
-}
-int64_t ConvProblem::im2colBytes() const {
-  return groups * (n * ho() * wo()) * (cg() * kh * kw) * elementBytes(dtype);
-}
+/// Every tensor the run materializes (X_col included) must be indexable with
+/// 32-bit element counts and fit in memory; products are formed in floating
+/// point so that absurd shapes cannot overflow on the way.
+static llvm::Error checkSizes(const ConvProblem &p);
 
-llvm::Error ConvProblem::validate() const {
+llvm::Error mlir::conv_lower::validateProblem(const ConvProblem &p) {
+  const int64_t n = p.n, c = p.c, h = p.h, w = p.w, f = p.f, kh = p.kh,
+                kw = p.kw, groups = p.groups;
+  const std::array<int64_t, 2> stride = {p.strideH, p.strideW},
+                               dilation = {p.dilationH, p.dilationW};
+  const std::array<int64_t, 4> padding = {p.padTop, p.padLeft, p.padBottom,
+                                          p.padRight};
   auto positive = [](llvm::ArrayRef<int64_t> v) {
     return llvm::all_of(v, [](int64_t x) { return x > 0; });
   };
@@ -111,9 +78,20 @@ llvm::Error ConvProblem::validate() const {
     return createStringError(
         formatv("--padding must be non-negative, got {0},{1},{2},{3}",
                 padding[0], padding[1], padding[2], padding[3]));
-  if (llvm::Error e = checkSizes())
+  // One dimension over 2^31-1 makes some tensor too large; refusing it here
+  // keeps the output-size formula below free of overflow.
+  if (llvm::any_of(std::initializer_list<int64_t>{n, c, h, w, f, kh, kw},
+                   [](int64_t d) { return d > INT32_MAX; }))
+    return createStringError(
+        "the problem is too large: a dimension exceeds 2^31-1 elements");
+  auto tooLarge = [](int64_t v) { return v > kMaxWindowParameter; };
+  if (llvm::any_of(stride, tooLarge) || llvm::any_of(dilation, tooLarge) ||
+      llvm::any_of(padding, tooLarge))
+    return createStringError(formatv(
+        "stride, dilation and padding are limited to {0}", kMaxWindowParameter));
+  if (llvm::Error e = checkSizes(p))
     return e;
-  if (ho() < 1 || wo() < 1)
+  if (p.outH() < 1 || p.outW() < 1)
     return createStringError(formatv(
         "the {0}x{1} kernel (dilation {2}x{3}) does not fit the {4}x{5} input "
         "padded by top,left,bottom,right = {6},{7},{8},{9}",
@@ -122,10 +100,9 @@ llvm::Error ConvProblem::validate() const {
   return llvm::Error::success();
 }
 
-/// Every tensor the run materializes (X_col included) must be indexable with
-/// 32-bit element counts and fit in memory; products are formed in floating
-/// point so that absurd shapes cannot overflow on the way.
-llvm::Error ConvProblem::checkSizes() const {
+static llvm::Error checkSizes(const ConvProblem &p) {
+  const int64_t n = p.n, c = p.c, h = p.h, w = p.w, f = p.f, kh = p.kh,
+                kw = p.kw, groups = p.groups, cg = p.channelsPerGroup();
   constexpr double kMaxElements = 2147483647.0; // 2^31 - 1
   auto elements = [](std::initializer_list<double> dims) {
     double n = 1;
@@ -133,15 +110,16 @@ llvm::Error ConvProblem::checkSizes() const {
       n *= d;
     return n;
   };
-  double outH = std::max<int64_t>(ho(), 1), outW = std::max<int64_t>(wo(), 1);
+  double outH = std::max<int64_t>(p.outH(), 1),
+         outW = std::max<int64_t>(p.outW(), 1);
   struct Named {
     const char *name;
     double count;
   } tensors[] = {
       {"input", elements({double(n), double(c), double(h), double(w)})},
-      {"filter", elements({double(f), double(cg()), double(kh), double(kw)})},
+      {"filter", elements({double(f), double(cg), double(kh), double(kw)})},
       {"output", elements({double(n), double(f), outH, outW})},
-      {"X_col (im2col)", elements({double(n), outH, outW, double(cg()),
+      {"X_col (im2col)", elements({double(n), outH, outW, double(cg),
                                    double(kh), double(kw), double(groups)})},
   };
   for (const Named &t : tensors)
@@ -153,7 +131,13 @@ llvm::Error ConvProblem::checkSizes() const {
   return llvm::Error::success();
 }
 
-std::string ConvProblem::describe() const {
+std::string mlir::conv_lower::describeProblem(const ConvProblem &p) {
+  const std::array<int64_t, 2> stride = {p.strideH, p.strideW},
+                               dilation = {p.dilationH, p.dilationW};
+  const std::array<int64_t, 4> padding = {p.padTop, p.padLeft, p.padBottom,
+                                          p.padRight};
+  const int64_t n = p.n, c = p.c, h = p.h, w = p.w, f = p.f, kh = p.kh,
+                kw = p.kw, groups = p.groups;
   std::string s = formatv("N{0} C{1} {2}x{3} F{4} {5}x{6}", n, c, h, w, f, kh, kw);
   auto pair = [](std::array<int64_t, 2> v) {
     return v[0] == v[1] ? std::to_string(v[0])
@@ -168,8 +152,8 @@ std::string ConvProblem::describe() const {
     s += formatv(" p{0},{1},{2},{3}", padding[0], padding[1], padding[2],
                  padding[3]).str();
   s += " g" + std::to_string(groups);
-  s += " " + toString(dtype).str() + " " + toString(layout).str();
-  if (bias)
+  s += " " + toString(p.dtype).str() + " " + toString(p.layout).str();
+  if (p.hasBias)
     s += " +bias";
   return s;
 }
@@ -177,7 +161,7 @@ std::string ConvProblem::describe() const {
 llvm::Expected<llvm::SmallVector<int64_t>>
 mlir::conv_lower::parseIntList(llvm::StringRef text, llvm::StringRef flag,
                                llvm::ArrayRef<size_t> allowedCounts,
-                               bool allowZero) {
+                               bool allowZero, int64_t max) {
   llvm::SmallVector<llvm::StringRef> parts;
   text.split(parts, ',');
   llvm::SmallVector<int64_t> values;
@@ -190,6 +174,9 @@ mlir::conv_lower::parseIntList(llvm::StringRef text, llvm::StringRef flag,
       return createStringError(
           formatv("{0} expects {1} integers, got '{2}'", flag,
                   allowZero ? "non-negative" : "positive", text));
+    if (v > max)
+      return createStringError(formatv(
+          "{0} values are limited to {1}, got '{2}'", flag, max, text));
     values.push_back(v);
   }
   if (!llvm::is_contained(allowedCounts, values.size())) {
@@ -218,53 +205,43 @@ mlir::conv_lower::problemFromFlags(const ConvFlags &flags) {
   auto fi = parseIntList(flags.filterShape, "--filter-shape", {4});
   if (!fi)
     return fi.takeError();
-  auto st = parseIntList(flags.stride, "--stride", {1, 2});
+  auto st = parseIntList(flags.stride, "--stride", {1, 2}, false,
+                         kMaxWindowParameter);
   if (!st)
     return st.takeError();
-  auto di = parseIntList(flags.dilation, "--dilation", {1, 2});
+  auto di = parseIntList(flags.dilation, "--dilation", {1, 2}, false,
+                         kMaxWindowParameter);
   if (!di)
     return di.takeError();
   auto pa = parseIntList(flags.padding, "--padding", {1, 2, 4},
-                         /*allowZero=*/true);
+                         /*allowZero=*/true, kMaxWindowParameter);
   if (!pa)
     return pa.takeError();
 
   p.n = (*in)[0], p.c = (*in)[1], p.h = (*in)[2], p.w = (*in)[3];
   p.f = (*fi)[0], p.kh = (*fi)[2], p.kw = (*fi)[3];
   p.groups = flags.groups;
-  p.stride = {(*st)[0], st->back()};
-  p.dilation = {(*di)[0], di->back()};
+  p.strideH = (*st)[0], p.strideW = st->back();
+  p.dilationH = (*di)[0], p.dilationW = di->back();
   if (pa->size() == 1)
-    p.padding = {(*pa)[0], (*pa)[0], (*pa)[0], (*pa)[0]};
+    p.padTop = p.padLeft = p.padBottom = p.padRight = (*pa)[0];
   else if (pa->size() == 2) // torch: (PH, PW)
-    p.padding = {(*pa)[0], (*pa)[1], (*pa)[0], (*pa)[1]};
+    p.padTop = p.padBottom = (*pa)[0], p.padLeft = p.padRight = (*pa)[1];
   else
-    p.padding = {(*pa)[0], (*pa)[1], (*pa)[2], (*pa)[3]};
-  p.bias = flags.bias;
-
-  if (flags.layout == "nchw")
-    p.layout = Layout::NCHW;
-  else if (flags.layout == "nhwc")
-    p.layout = Layout::NHWC;
-  else
-    return createStringError(
-        formatv("--layout must be nchw or nhwc, got '{0}'", flags.layout));
-  if (flags.dtype == "f32")
-    p.dtype = DType::F32;
-  else if (flags.dtype == "f16")
-    p.dtype = DType::F16;
-  else if (flags.dtype == "bf16")
-    p.dtype = DType::BF16;
-  else
-    return createStringError(
-        formatv("--dtype must be f32, f16 or bf16, got '{0}'", flags.dtype));
+    p.padTop = (*pa)[0], p.padLeft = (*pa)[1], p.padBottom = (*pa)[2],
+    p.padRight = (*pa)[3];
+  p.hasBias = flags.bias;
+  p.layout = flags.layout;
+  p.filterLayout = convrt::defaultFilterLayout(flags.layout);
+  p.dtype = flags.dtype;
+  p.accumulate = DType::F32;
 
   if (p.groups >= 1 && p.c % p.groups == 0 && (*fi)[1] != p.c / p.groups)
     return createStringError(formatv(
         "filter has {0} input channels per group but the input has C/G = "
         "{1}/{2} = {3}",
         (*fi)[1], p.c, p.groups, p.c / p.groups));
-  if (llvm::Error e = p.validate())
+  if (llvm::Error e = validateProblem(p))
     return std::move(e);
   return p;
 }

@@ -8,13 +8,9 @@
 
 #include "ConvLower/Runner/Device.h"
 
-#ifdef CONV_LOWER_HAVE_RUNTIME
 #include "convrt/Diagnosis.h"
-#endif
 
 using namespace mlir::conv_lower;
-
-#ifdef CONV_LOWER_HAVE_RUNTIME
 
 static DeviceInfo toDeviceInfo(const convrt::DeviceInfo &d) {
   DeviceInfo info;
@@ -43,27 +39,9 @@ DeviceStatus mlir::conv_lower::probeDevices() {
 bool mlir::conv_lower::runDoctor(llvm::raw_ostream &os, bool json) {
   convrt::Diagnosis diagnosis = convrt::diagnose();
   if (json)
-    os << convrt::diagnosisJson(diagnosis).dump(2) << "\n";
+    os << convrt::dumpJson(convrt::diagnosisJson(diagnosis), 2) << "\n";
   else
     os << convrt::formatDiagnosisText(diagnosis);
   return diagnosis.usable;
 }
 
-#else
-
-static constexpr const char *kNoRuntime =
-    "this conv-run was built without the CUDA runtime (no cuda.h when it was "
-    "configured): install the CUDA toolkit and rebuild";
-
-DeviceStatus mlir::conv_lower::probeDevices() {
-  DeviceStatus status;
-  status.problem = kNoRuntime;
-  return status;
-}
-
-bool mlir::conv_lower::runDoctor(llvm::raw_ostream &os, bool) {
-  os << "no usable GPU: " << kNoRuntime << "\n";
-  return false;
-}
-
-#endif

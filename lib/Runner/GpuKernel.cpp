@@ -2,6 +2,8 @@
 
 #include "ConvLower/Runner/GpuKernel.h"
 
+#include "ConvLower/Dialect/ConvLower/IR/ConvLowerDialect.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
@@ -33,8 +35,8 @@ llvm::Error runPipeline(ModuleOp module, const std::string &what,
   return llvm::Error::success();
 }
 
-convrt::Dim3 toDim3(Attribute attr) {
-  auto values = cast<DenseI64ArrayAttr>(attr).asArrayRef();
+convrt::Dim3 toDim3(DenseI64ArrayAttr attr) {
+  llvm::ArrayRef<int64_t> values = attr.asArrayRef();
   return {static_cast<unsigned>(values[0]), static_cast<unsigned>(values[1]),
           static_cast<unsigned>(values[2])};
 }
@@ -84,7 +86,7 @@ mlir::conv_lower::compileGpuKernel(ModuleOp module, llvm::StringRef function,
 
   SmallVector<gpu::GPUFuncOp> funcs;
   kernels.walk([&](gpu::GPUFuncOp f) {
-    if (f->hasAttr("conv_lower.grid"))
+    if (ConvLowerDialect::GridAttrHelper(f->getContext()).isAttrPresent(f))
       funcs.push_back(f);
   });
   if (funcs.size() != 1)
@@ -95,18 +97,21 @@ mlir::conv_lower::compileGpuKernel(ModuleOp module, llvm::StringRef function,
 
   GpuKernelBuild build;
   convrt::Manifest &m = build.manifest;
-  m.generator = "conv-run (conv-lower-to-nvvm chip=" + options.chip + ")";
+  const char *chip = convrt::archName(options.chip);
+  m.generator = std::string("conv-run (conv-lower-to-nvvm chip=") + chip + ")";
   m.kernel.name = kernel.getName().str();
-  m.kernel.grid = toDim3(kernel->getAttr("conv_lower.grid"));
-  m.kernel.block = toDim3(kernel->getAttr("conv_lower.block"));
+  MLIRContext *ctx = kernel->getContext();
+  m.kernel.grid = toDim3(ConvLowerDialect::GridAttrHelper(ctx).getAttr(kernel));
+  m.kernel.block =
+      toDim3(ConvLowerDialect::BlockAttrHelper(ctx).getAttr(kernel));
   m.kernel.sharedMemoryBytes = 0; // static shared memory only
-  m.kernel.chip = options.chip;
+  m.kernel.chip = chip;
   m.kernel.binary = m.kernel.name + ".cubin";
   m.kernel.ptx = m.kernel.name + ".ptx";
   llvm::raw_string_ostream tiles(build.tiles);
-  tiles << kernel->getAttr("conv_lower.tiles");
+  tiles << ConvLowerDialect::TilesAttrHelper(ctx).getAttr(kernel);
 
-  m.problem = problem.runtime();
+  m.problem = problem;
   // f32 data runs on tensor cores as tf32: checked at tf32's tolerance.
   if (m.problem.dtype == convrt::DType::F32)
     m.problem.dtype = convrt::DType::TF32;
@@ -116,7 +121,7 @@ mlir::conv_lower::compileGpuKernel(ModuleOp module, llvm::StringRef function,
                           m.problem.inputShape()),
                  argument("filter", convrt::ArgumentRole::Filter, stored,
                           m.problem.filterShape())};
-  if (problem.bias)
+  if (problem.hasBias)
     m.arguments.push_back(argument("bias", convrt::ArgumentRole::Bias, stored,
                                    m.problem.biasShape()));
   m.arguments.push_back(argument("output", convrt::ArgumentRole::Output,
@@ -141,14 +146,18 @@ mlir::conv_lower::compileGpuKernel(ModuleOp module, llvm::StringRef function,
   }
 
   // PTX and cubin from the same kernel IR.
-  for (llvm::StringRef format : {"isa", "bin"}) {
+  for (gpu::CompilationTarget format :
+       {gpu::CompilationTarget::Assembly, gpu::CompilationTarget::Binary}) {
+    bool isa = format == gpu::CompilationTarget::Assembly;
     OwningOpRef<ModuleOp> copy(kernels.clone());
     ConvLowerToNVVMOptions o;
     o.chip = options.chip;
     o.features = options.features;
     o.toolkit = options.toolkit;
-    o.format = format.str();
-    if (llvm::Error e = runPipeline(*copy, ("conv-lower-to-nvvm (" + format + ")").str(),
+    o.format = format;
+    if (llvm::Error e = runPipeline(*copy,
+                                    isa ? "conv-lower-to-nvvm (isa)"
+                                        : "conv-lower-to-nvvm (bin)",
                                     [&](OpPassManager &pm) {
                                       buildConvLowerToNVVMBinaryPipeline(pm, o);
                                     }))
@@ -156,7 +165,7 @@ mlir::conv_lower::compileGpuKernel(ModuleOp module, llvm::StringRef function,
     auto object = binaryObject(*copy);
     if (!object)
       return object.takeError();
-    (format == "isa" ? build.ptx : build.cubin) = std::move(*object);
+    (isa ? build.ptx : build.cubin) = std::move(*object);
   }
   if (convrt::Error e = convrt::validateManifest(m); !e.ok())
     return llvm::createStringError("internal error: invalid manifest: " +

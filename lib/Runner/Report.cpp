@@ -16,7 +16,11 @@ static std::string megabytes(int64_t bytes) {
   return formatv("{0:F2} MB", bytes / 1e6).str();
 }
 
+/// The bytes the GEMM's A operand occupies over the input's: X_col's when
+/// im2col is explicit; 1 when implicit (the input is read in place).
 static double inflation(const RunReport &r) {
+  if (r.im2col == "implicit")
+    return 1.0;
   return *r.inputBytes > 0 ? static_cast<double>(*r.im2colBytes) / *r.inputBytes
                            : 0.0;
 }

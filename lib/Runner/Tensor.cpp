@@ -18,7 +18,7 @@ using llvm::createStringError;
 using llvm::formatv;
 
 static float roundTo(DType dtype, float v) {
-  return static_cast<float>(convrt::roundTo(toRuntime(dtype), v));
+  return static_cast<float>(convrt::roundTo(dtype, v));
 }
 
 //===----------------------------------------------------------------------===//
@@ -33,7 +33,7 @@ int64_t HostTensor::numElements() const {
 }
 
 std::vector<uint8_t> HostTensor::storage() const {
-  return convrt::encode(toRuntime(dtype), asDoubles());
+  return convrt::encode(dtype, asDoubles());
 }
 
 std::vector<double> HostTensor::asDoubles() const {
@@ -50,7 +50,7 @@ HostTensor mlir::conv_lower::randomTensor(llvm::ArrayRef<int64_t> shape,
   // (seed, stream) pair, none shared between two pairs.
   constexpr uint64_t kStreams = 4;
   std::vector<double> values = convrt::randomTensor(
-      t.numElements(), toRuntime(dtype), seed * kStreams + stream);
+      t.numElements(), dtype, seed * kStreams + stream);
   t.values.assign(values.begin(), values.end());
   return t;
 }
@@ -124,18 +124,34 @@ llvm::Expected<HostTensor> mlir::conv_lower::readNpy(llvm::StringRef path,
   t.dtype = dtype;
   llvm::SmallVector<llvm::StringRef> dims;
   headerField(header, "shape").split(dims, ',', -1, /*KeepEmpty=*/false);
+  size_t width = descr == "<f4" ? 4 : 2;
+  // The header's shape is untrusted: the element count is bounded by the
+  // payload at every step, so no product can overflow (a header claiming
+  // (2^62,) would otherwise wrap the byte count).
+  const uint64_t available = payload.size() / width;
+  uint64_t elements = 1;
+  bool exceeds = false, empty = false;
   for (llvm::StringRef d : dims) {
     int64_t v;
-    if (d.trim().getAsInteger(10, v))
+    if (d.trim().getAsInteger(10, v) || v < 0)
       return createStringError(formatv("{0}: bad shape in header", path));
     t.shape.push_back(v);
+    empty |= v == 0;
+    if (v != 0 && elements > available / uint64_t(v))
+      exceeds = true; // more elements than the payload holds: stop multiplying
+    else if (v != 0)
+      elements *= uint64_t(v);
   }
-  size_t width = descr == "<f4" ? 4 : 2;
-  if (payload.size() != t.numElements() * width)
-    return createStringError(
-        formatv("{0}: expected {1} bytes of data for shape {2}, found {3}",
-                path, t.numElements() * width, formatShape(t.shape),
-                payload.size()));
+  if (empty)
+    elements = 0;
+  if (exceeds && !empty)
+    return createStringError(formatv(
+        "{0}: the header's shape {1} needs more data than its {2} bytes",
+        path, formatShape(t.shape), payload.size()));
+  if (elements * width != payload.size())
+    return createStringError(formatv(
+        "{0}: the header's shape {1} does not match its {2} bytes of data",
+        path, formatShape(t.shape), payload.size()));
   t.values.resize(t.numElements());
   for (int64_t i = 0; i < t.numElements(); ++i) {
     float v;

@@ -2,7 +2,9 @@
 //
 // The independent reference: DESIGN.md's formula evaluated in float64 (by
 // runtime/'s convrt::referenceOutput), one output element at a time, on the
-// same (dtype-rounded) inputs.
+// same (dtype-rounded) inputs. The verdict is runtime/'s one comparison
+// (convrt::compareResults) at runtime/'s tolerances, so the CPU routes, the
+// twin and the CUDA route pass or fail by the same rule.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +13,8 @@
 
 #include "ConvLower/Runner/ConvProblem.h"
 #include "ConvLower/Runner/Tensor.h"
+
+#include "convrt/ReferenceConv.h"
 
 namespace mlir::conv_lower {
 
@@ -24,23 +28,21 @@ struct CheckResult {
   bool passed = false;
 };
 
-/// Relative L2 tolerance by the output (= accumulation) type: f32 1e-5
-/// (f16/bf16 inputs are exact in f32, so they get it too), f16/bf16 1e-2.
-double toleranceFor(DType output);
+/// The check of a runtime comparison of `total` outputs.
+CheckResult toCheckResult(const convrt::Comparison &comparison, int64_t total);
 
-/// rel_l2_error <= tolerance and max_abs_diff <= 100 * tolerance *
-/// max(1, max|reference|).
-bool withinTolerance(const CheckResult &r);
+/// Compares `got` with `want` element by element at `tolerance`.
+CheckResult compareOutputs(llvm::ArrayRef<float> got,
+                           llvm::ArrayRef<double> want, double tolerance);
 
-/// Compares `got` with `want` element by element: max_abs_diff (infinite for
-/// a NaN), rel_l2_error, and the verdict of withinTolerance. `checked` and
-/// `total` are the number of elements compared.
-CheckResult compareValues(llvm::ArrayRef<float> got,
-                          llvm::ArrayRef<double> want, double tolerance);
+/// The tolerance of a .mlir function's result stored as `output`, checked
+/// against the reference lowering (no problem description to say more).
+double toleranceForOutput(DType output);
 
-/// Compares `y` (output layout) with the reference: every element when the
-/// problem has at most `maxFullMacs` multiply-adds, else `samples` elements
-/// drawn with a fixed seed (say so when reporting).
+/// Compares `y` (output layout, f32) with the reference, at runtime/'s
+/// checkTolerance for the problem (the rule every route shares): every element when
+/// the problem has at most `maxFullMacs` multiply-adds, else `samples`
+/// elements drawn with a fixed seed (say so when reporting).
 CheckResult checkOutput(const ConvProblem &p, const HostTensor &x,
                         const HostTensor &w, const HostTensor *bias,
                         llvm::ArrayRef<float> y, double maxFullMacs = 6.4e7,

@@ -10,17 +10,20 @@
 // RUN:   | FileCheck %s --check-prefix=DEVICE %}
 // DEVICE: [8,  8,  8,  8,  8,  8,  8,  8,  8,  8,  8,  8,  8,  8,  8,  8]
 //
-// Against the test-only fake libcuda (which accepts no real cubin), every
-// mgpu* symbol still resolves from our library, each driver failure is
-// reported with the call's name, and nothing crashes: the host data come back
-// unchanged.
-// RUN: %if fake-libcuda %{ env CONVRT_LIBCUDA=%fake_libcuda mlir-runner %t.mlir \
+// Against the test-only fake libcuda (which loads the real cubin, launches
+// nothing and records what it is given), every mgpu* symbol resolves from our
+// library and the module load, the kernel's launch and the copies reach the
+// driver: the host data come back unchanged, the record shows them.
+// RUN: %if fake-libcuda %{ rm -f %t.jsonl && env CONVRT_LIBCUDA=%fake_libcuda \
+// RUN:   FAKE_CUDA_RECORD=%t.jsonl mlir-runner %t.mlir \
 // RUN:   -e main -entry-point-result=void \
 // RUN:   -shared-libs=%convrt_mlir_cuda,%mlir_runner_utils,%mlir_c_runner_utils \
 // RUN:   2>&1 | FileCheck %s --check-prefix=FAKE %}
-// FAKE: convrt_mlir_cuda: cuModuleLoadData failed: CUDA_ERROR_INVALID_IMAGE
-// FAKE: convrt_mlir_cuda: kernel add_one: cuModuleGetFunction failed: CUDA_ERROR_INVALID_HANDLE
+// RUN: %if fake-libcuda %{ FileCheck %s --check-prefix=RECORD < %t.jsonl %}
+// FAKE-NOT: failed
 // FAKE: [7,  7,  7,  7,  7,  7,  7,  7,  7,  7,  7,  7,  7,  7,  7,  7]
+// RECORD: "event":"module_load"{{.*}}"kind":"cubin"{{.*}}"kernels":["add_one"]{{.*}}"result":"CUDA_SUCCESS"
+// RECORD: "event":"launch","kernel":"add_one"{{.*}}"grid":[1,1,1],"block":[16,1,1]
 
 // REQUIRES: ptxas, convrt-runtime
 

@@ -360,9 +360,12 @@ def check_report(problem, report, y, own_max_diff, scale, implicit=False):
            f"im2col_bytes {report.get('im2col_bytes')} != G*N*Ho*Wo*Cg*KH*KW*{elem} = {im2col}")
     expect(report.get("input_bytes") == n * c * h * w * elem,
            f"input_bytes {report.get('input_bytes')} != N*C*H*W*{elem} = {n * c * h * w * elem}")
-    inflation, want = report.get("inflation"), im2col / (n * c * h * w * elem)
+    # Implicit: the A operand is the input itself, read in place (1.00x).
+    inflation = report.get("inflation")
+    want = 1.0 if implicit else im2col / (n * c * h * w * elem)
     expect(isinstance(inflation, (int, float)) and close(inflation, want, 1e-5),
-           f"inflation {inflation} != im2col/input = {want:.6g}")
+           f"inflation {inflation} != {'1 (implicit)' if implicit else 'im2col/input'}"
+           f" = {want:.6g}")
     gflops = report.get("gflops")
     expect(isinstance(gflops, (int, float)) and math.isfinite(gflops) and gflops > 0,
            f"gflops {gflops} is not a positive number")
@@ -712,6 +715,12 @@ def write_bad_input_files(ctx):
     np.save(ctx.tmp / "x_fortran.npy", np.asfortranarray(np.zeros((1, 4, 8, 8), np.float32)))
     np.save(ctx.tmp / "b_wrong_shape.npy", np.zeros((4,), np.float32))
     (ctx.tmp / "not_npy.npy").write_text("just text, no NUMPY magic\n")
+    # A header claiming 2^62 float32 elements over 16 bytes of data: the byte
+    # count must not wrap (it once aborted with std::length_error).
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904,), }"
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    (ctx.tmp / "huge_shape.npy").write_bytes(
+        b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + bytes(16))
     (ctx.tmp / "malformed.mlir").write_text(MALFORMED_MLIR)
     two = [HwcfConv(name, (1, 6, 6, 3), (3, 3, 3, 4)).mlir() for name in ("a", "b")]
     (ctx.tmp / "two_functions.mlir").write_text("\n".join(two))
@@ -760,6 +769,10 @@ BAD_INPUTS = [
              ["{tmp}/two_functions.mlir", "--function", "a", "--emit-bundle", "{tmp}/bundle"],
              (r"--emit-bundle", r"flags")),
     BadInput("repeat-0", GOOD + ["--repeat", "0"], (r"--repeat",)),
+    BadInput("absurd-stride", GOOD + ["--stride", "9223372036854775807"],
+             (r"--stride", r"limited to 1048576")),
+    BadInput("absurd-padding", GOOD + ["--padding", "4000000000"],
+             (r"--padding", r"limited to 1048576")),
     BadInput("non-integer-groups", GOOD + ["--groups=abc"], (r"--groups", r"abc")),
     BadInput("unknown-option", GOOD + ["--bogus"], (r"--bogus",)),
     BadInput("element-count-overflows",
@@ -772,6 +785,8 @@ BAD_INPUTS = [
              (r"x_float64\.npy", r"dtype|f8|float64")),
     BadInput("npy-fortran-order", GOOD + ["--input", "{tmp}/x_fortran.npy"],
              (r"x_fortran\.npy", r"fortran")),
+    BadInput("npy-header-shape-overflows", GOOD + ["--input", "{tmp}/huge_shape.npy"],
+             (r"huge_shape\.npy", r"shape")),
     BadInput("not-an-npy-file", GOOD + ["--filter", "{tmp}/not_npy.npy"],
              (r"not_npy\.npy", r"not a \.npy|npy")),
     BadInput("bias-file-wrong-shape", GOOD + ["--bias-file", "{tmp}/b_wrong_shape.npy"],

@@ -1,0 +1,118 @@
+//===- Run.h - build, compile, run, check and report one convolution -*- C++ -*-//
+//
+// The run library behind conv-run (and any other front end): a RunOptions
+// says what to run and how; run() builds or reads the convolution, picks the
+// target, compiles it (CPU JIT, the CPU twin of the GPU kernel, or the
+// tensor-core kernel for a CUDA device through runtime/), times it, checks it
+// against the float64 reference and returns the report. emitBundle() writes
+// the GPU kernel as a runtime bundle; emitModule() prints the linalg module.
+//
+// Errors carry whether the input was bad (RunError::badInput) or the run
+// failed, so a front end can map them to its exit codes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONVLOWER_RUNNER_RUN_H
+#define CONVLOWER_RUNNER_RUN_H
+
+#include "ConvLower/Runner/ConvProblem.h"
+#include "ConvLower/Runner/Report.h"
+
+#include "convrt/Arch.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/Error.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace mlir::conv_lower {
+
+/// Where the convolution runs.
+enum class Target {
+  Auto,    ///< cuda where a device is usable and the route applies, else cpu
+  Cpu,     ///< im2col + tiled GEMM, JIT'd on the host
+  CpuTwin, ///< the GPU kernel's tiled loop nest, JIT'd on the host
+  Cuda,    ///< the tensor-core kernel on a CUDA device
+};
+/// How the A operand of the GEMM is formed.
+enum class Im2colChoice {
+  Default,  ///< explicit on cpu, implicit on cpu-twin and cuda
+  Explicit, ///< X_col materialized
+  Implicit, ///< the gather fused into the GEMM's operand loads
+};
+/// What the lowered convolution is timed next to on the CPU.
+enum class ReferenceMode { Direct, None };
+
+llvm::StringRef toString(Target target);
+
+struct RunOptions {
+  // The problem: torch-style flags, or a function of a .mlir file.
+  std::optional<ConvFlags> flags;
+  std::string mlirFile;
+  std::string function; ///< "" : @conv, or the file's only public function
+  // Data: .npy files, else seeded random values.
+  std::string inputNpy, filterNpy, biasNpy, outputNpy;
+  uint64_t seed = 0;
+  // Compilation and running.
+  Target target = Target::Auto;
+  Im2colChoice im2col = Im2colChoice::Default;
+  std::optional<convrt::Arch> chip; ///< default: the device's, else sm_80
+  ReferenceMode reference = ReferenceMode::Direct;
+  int repeat = 5, warmup = 1, referenceRepeat = 1;
+  bool check = false;
+  int64_t threads = 1, tileM = 8, tileN = 32, tileK = 8;
+  /// Called before each long step ("compiling ...").
+  std::function<void(llvm::StringRef)> progress;
+};
+
+/// The error of a run: bad input (nothing ran) or a failure while running.
+class RunError : public llvm::ErrorInfo<RunError> {
+public:
+  static char ID;
+  RunError(std::string text, bool badInput)
+      : text(std::move(text)), badInput(badInput) {}
+  void log(llvm::raw_ostream &os) const override { os << text; }
+  std::error_code convertToErrorCode() const override {
+    return llvm::inconvertibleErrorCode();
+  }
+  bool isBadInput() const { return badInput; }
+
+private:
+  std::string text;
+  bool badInput;
+};
+
+/// Builds or reads, compiles, runs, times and (with check) checks the
+/// convolution. A failed check is a report with check->passed false, not
+/// an error.
+llvm::Expected<RunReport> run(MLIRContext &context, const RunOptions &options);
+
+/// The linalg module the options describe (flags or file), as text.
+llvm::Expected<std::string> emitModule(MLIRContext &context,
+                                       const RunOptions &options);
+
+/// What emitBundle wrote.
+struct BundleReport {
+  std::string directory;
+  std::vector<std::string> files; ///< manifest.json, .cubin, .ptx
+  std::string kernel, chip, tiles;
+  unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+  size_t cubinBytes = 0;
+};
+/// Compiles the tensor-core kernel for options.chip (default sm_80) and
+/// writes the runtime bundle into `directory`; needs ptxas, not a GPU.
+llvm::Expected<BundleReport> emitBundle(MLIRContext &context,
+                                        const RunOptions &options,
+                                        const std::string &directory);
+
+void printBundleHuman(const BundleReport &bundle, llvm::raw_ostream &os);
+void printBundleJson(const BundleReport &bundle, llvm::raw_ostream &os);
+
+/// Registers what run() needs in a context's registry.
+void registerRunDialects(DialectRegistry &registry);
+
+} // namespace mlir::conv_lower
+
+#endif

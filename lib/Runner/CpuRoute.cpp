@@ -1,0 +1,88 @@
+//===- CpuRoute.cpp - the CPU routes: compile, JIT, time ------------------===//
+//
+// conv-lower-to-llvm with the route's options (im2col + tiled GEMM, the
+// direct lowering of the original conv, or the GPU kernel's twin), loaded
+// into an ExecutionEngine, run warm-up + repeat times on the run's data.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RunSteps.h"
+
+#include <algorithm>
+#include <chrono>
+
+using namespace mlir;
+using namespace mlir::conv_lower;
+using namespace mlir::conv_lower::runner;
+
+namespace {
+
+double medianOf(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/// Runs `runner` warm-up + repeat times; returns the median in ms.
+llvm::Expected<double> timeRuns(CpuRunner &runner,
+                                llvm::ArrayRef<void *> buffers, int warmup,
+                                int repeat) {
+  std::vector<double> times;
+  for (int i = 0; i < warmup + repeat; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    if (llvm::Error e = runner.run(buffers))
+      return std::move(e);
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+    if (i >= warmup)
+      times.push_back(ms);
+  }
+  return medianOf(times);
+}
+
+ConvLowerToLLVMOptions pipelineOptions(const RunOptions &options,
+                                       CpuRoute route) {
+  ConvLowerToLLVMOptions o;
+  o.tileM = options.tileM;
+  o.tileN = options.tileN;
+  o.tileK = options.tileK;
+  o.threads = options.threads;
+  o.im2col = route == CpuRoute::Im2col;
+  o.implicitGemmTwin =
+      route == CpuRoute::Twin || route == CpuRoute::TwinExplicit;
+  o.twinExplicitIm2col = route == CpuRoute::TwinExplicit;
+  return o;
+}
+
+} // namespace
+
+llvm::Expected<Execution>
+runner::compileAndRun(ModuleOp module, llvm::StringRef func,
+                      const RunData &data, CpuRoute route,
+                      const RunOptions &options, int warmup, int repeat) {
+  auto runner = CpuRunner::create(OwningOpRef<ModuleOp>(module.clone()), func,
+                                  data.inputSpecs, data.outputSpec,
+                                  pipelineOptions(options, route));
+  if (!runner)
+    return asFailure(runner.takeError());
+  std::vector<std::vector<uint8_t>> storage;
+  std::vector<void *> buffers;
+  for (const HostTensor &t : data.inputs)
+    storage.push_back(t.storage());
+  for (auto &s : storage)
+    buffers.push_back(s.data());
+  std::vector<uint8_t> out(data.outputElements *
+                               elementBytes(data.outputDType),
+                           0);
+  buffers.push_back(out.data());
+  Execution e;
+  e.compileMs = (*runner)->compileMs();
+  auto ms = timeRuns(**runner, buffers, warmup, repeat);
+  if (!ms)
+    return asFailure(ms.takeError());
+  e.medianMs = *ms;
+  std::vector<double> values = convrt::decode(data.outputDType, out);
+  e.output.assign(values.begin(), values.end());
+  return e;
+}

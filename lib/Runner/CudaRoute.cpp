@@ -1,0 +1,171 @@
+//===- CudaRoute.cpp - the tensor-core kernel: on a device, or as a bundle -===//
+//
+// Both compile the convolution with conv-lower-to-nvvm for one chip
+// (GpuKernel.cpp). run() then hands the kernel to runtime/'s runKernel,
+// which loads it through libcuda, fills seeded inputs, launches, times it
+// next to cuDNN and checks it against the float64 reference; emitBundle()
+// writes it for convrt-run on a machine without MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RunSteps.h"
+
+#include "ConvLower/Runner/GpuKernel.h"
+
+#include "convrt/Driver.h"
+#include "convrt/Runner.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+using namespace mlir;
+using namespace mlir::conv_lower;
+using namespace mlir::conv_lower::runner;
+
+llvm::Expected<convrt::Arch>
+runner::chooseChip(const RunOptions &options,
+                   const std::vector<DeviceInfo> &devices) {
+  if (options.chip)
+    return *options.chip;
+  if (devices.empty())
+    return convrt::Arch::SM80;
+  const DeviceInfo &d = devices.front();
+  std::optional<convrt::Arch> arch =
+      convrt::archForComputeCapability(d.ccMajor, d.ccMinor);
+  if (!arch)
+    return badInput(llvm::formatv(
+        "{0} is sm_{1}{2}: the kernels use sm_80 tensor-core instructions "
+        "(cp.async, ldmatrix, mma.sync bf16/tf32)",
+        d.name, d.ccMajor, d.ccMinor));
+  return *arch;
+}
+
+/// conv-lower-to-nvvm for `arch`; an unsupported conv is an error.
+static llvm::Expected<GpuKernelBuild>
+compileFor(ModuleOp module, llvm::StringRef function,
+           const ConvProblem &problem, convrt::Arch arch) {
+  ConvLowerToNVVMOptions options;
+  options.chip = arch;
+  options.requireAll = true;
+  auto build = compileGpuKernel(module, function, problem, options);
+  if (!build)
+    return asBadInput(build.takeError());
+  return build;
+}
+
+static void reportCheck(const convrt::RunReport &run, RunReport &report) {
+  if (!run.checked)
+    return;
+  report.check = toCheckResult(run.comparison,
+                               run.manifest.problem.outputElements());
+  report.checkAgainst = "float64 direct convolution (runtime, same data)";
+}
+
+llvm::Error runner::runOnCuda(ModuleOp module, llvm::StringRef function,
+                              const ConvProblem &problem,
+                              const RunOptions &options, RunReport &report) {
+  auto chip = chooseChip(options, report.devices);
+  if (!chip)
+    return chip.takeError();
+  if (options.progress)
+    options.progress(std::string("compiling the tensor-core kernel for ") +
+                     convrt::archName(*chip));
+  auto build = compileFor(module, function, problem, *chip);
+  if (!build)
+    return build.takeError();
+  report.pipeline = "conv-lower-to-nvvm";
+  report.chip = convrt::archName(*chip);
+  report.kernel = build->tiles;
+  report.compileMs = build->compileMs;
+  auto driver = convrt::Driver::load();
+  if (!driver.ok())
+    return failed(driver.error().message());
+  convrt::RunOptions runOptions;
+  runOptions.warmup = options.warmup;
+  runOptions.repeat = options.repeat;
+  runOptions.seed = options.seed;
+  runOptions.check = options.check;
+  if (options.progress)
+    options.progress("running on the GPU");
+  auto run = convrt::runKernel(build->manifest, build->cubin, build->ptx,
+                               *driver, runOptions);
+  if (!run.ok())
+    return failed(run.error().message());
+  report.loweredMs = run->medianMs;
+  report.gflops = problem.flops() / (run->medianMs * 1e6);
+  if (run->cudnn.ran) {
+    report.cudnnMs = run->cudnn.medianMs;
+    report.cudnnNote = run->cudnn.algorithm;
+  } else {
+    report.cudnnNote = run->cudnn.reason;
+  }
+  reportCheck(*run, report);
+  return llvm::Error::success();
+}
+
+llvm::Expected<BundleReport>
+mlir::conv_lower::emitBundle(MLIRContext &context, const RunOptions &options,
+                             const std::string &directory) {
+  if (!options.mlirFile.empty())
+    return badInput("--emit-bundle takes its problem from flags (the "
+                    "bundle's manifest describes it), not a .mlir file");
+  if (options.im2col == Im2colChoice::Explicit)
+    return badInput("--emit-bundle writes the implicit-GEMM kernel; "
+                    "--im2col explicit needs two kernels and a bundle holds "
+                    "one");
+  auto prepared = prepare(context, options);
+  if (!prepared)
+    return prepared.takeError();
+  convrt::Arch arch = options.chip.value_or(convrt::Arch::SM80);
+  auto build = compileFor(*prepared->module, prepared->function,
+                          *prepared->problem, arch);
+  if (!build)
+    return build.takeError();
+  if (llvm::Error e = writeGpuBundle(directory, *build))
+    return asFailure(std::move(e));
+  const convrt::KernelSpec &k = build->manifest.kernel;
+  BundleReport r;
+  r.directory = directory;
+  r.files = {convrt::kManifestFileName, k.binary, k.ptx};
+  r.kernel = k.name;
+  r.chip = k.chip;
+  r.tiles = build->tiles;
+  r.grid[0] = k.grid.x, r.grid[1] = k.grid.y, r.grid[2] = k.grid.z;
+  r.block[0] = k.block.x, r.block[1] = k.block.y, r.block[2] = k.block.z;
+  r.cubinBytes = build->cubin.size();
+  return r;
+}
+
+void mlir::conv_lower::printBundleHuman(const BundleReport &r,
+                                        llvm::raw_ostream &os) {
+  os << llvm::formatv(
+      "conv-run: wrote {0}: {1}, {2} ({3} bytes), {4}\n"
+      "  kernel {5} for {6}: grid {7}x{8}x{9}, block {10}, tiles {11}\n",
+      r.directory, r.files[0], r.files[1], r.cubinBytes, r.files[2], r.kernel,
+      r.chip, r.grid[0], r.grid[1], r.grid[2], r.block[0], r.tiles);
+}
+
+void mlir::conv_lower::printBundleJson(const BundleReport &r,
+                                       llvm::raw_ostream &os) {
+  llvm::json::OStream j(os, 2);
+  auto dims = [&](llvm::StringRef key, const unsigned (&d)[3]) {
+    j.attributeArray(key, [&] {
+      for (unsigned v : d)
+        j.value(v);
+    });
+  };
+  j.object([&] {
+    j.attribute("bundle", r.directory);
+    j.attributeArray("files", [&] {
+      for (const std::string &f : r.files)
+        j.value(f);
+    });
+    j.attribute("kernel", r.kernel);
+    j.attribute("chip", r.chip);
+    dims("grid", r.grid);
+    dims("block", r.block);
+    j.attribute("tiles", r.tiles);
+    j.attribute("cubin_bytes", static_cast<int64_t>(r.cubinBytes));
+  });
+  os << "\n";
+}

@@ -1,0 +1,73 @@
+//===- RunSteps.h - the steps of run(), shared by its files -----*- C++ -*-===//
+//
+// Private to lib/Runner: preparing the problem and its data (RunInputs.cpp),
+// the CPU routes (CpuRoute.cpp) and the CUDA route and bundles
+// (CudaRoute.cpp), which Run.cpp strings together.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONVLOWER_LIB_RUNNER_RUNSTEPS_H
+#define CONVLOWER_LIB_RUNNER_RUNSTEPS_H
+
+#include "ConvLower/Runner/CpuRunner.h"
+#include "ConvLower/Runner/Run.h"
+#include "ConvLower/Runner/Tensor.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+namespace mlir::conv_lower::runner {
+
+llvm::Error badInput(const llvm::Twine &message);
+llvm::Error failed(const llvm::Twine &message);
+/// `error`, marked as bad input (or as a failure) unless it is a RunError.
+llvm::Error asBadInput(llvm::Error error);
+llvm::Error asFailure(llvm::Error error);
+
+/// The data of one run: host tensors in, the output's spec.
+struct RunData {
+  std::vector<HostTensor> inputs; // input, filter[, bias]
+  std::vector<BufferSpec> inputSpecs;
+  BufferSpec outputSpec;
+  int64_t outputElements = 0;
+  DType outputDType = DType::F32;
+};
+
+/// The module, function and data of a run, from flags or a file.
+struct Prepared {
+  OwningOpRef<ModuleOp> module;
+  std::string function;
+  RunData data;
+  std::optional<ConvProblem> problem; // flags only
+};
+/// Errors are bad input.
+llvm::Expected<Prepared> prepare(MLIRContext &context,
+                                 const RunOptions &options);
+
+/// How the CPU compiles the convolution.
+enum class CpuRoute { Im2col, Direct, Twin, TwinExplicit };
+/// Compiles `module` (a clone) on the CPU, runs it warmup + repeat times on
+/// `data`: the median and the f32 output.
+struct Execution {
+  double compileMs = 0, medianMs = 0;
+  std::vector<float> output;
+};
+llvm::Expected<Execution> compileAndRun(ModuleOp module, llvm::StringRef func,
+                                        const RunData &data, CpuRoute route,
+                                        const RunOptions &options, int warmup,
+                                        int repeat);
+
+/// The chip to compile for: options.chip, else the first device's, else
+/// sm_80.
+llvm::Expected<convrt::Arch> chooseChip(const RunOptions &options,
+                                        const std::vector<DeviceInfo> &devices);
+
+/// --target cuda: compiles the kernel, runs, times and checks it through
+/// runtime/ next to cuDNN; fills `report`.
+llvm::Error runOnCuda(ModuleOp module, llvm::StringRef function,
+                      const ConvProblem &problem, const RunOptions &options,
+                      RunReport &report);
+
+} // namespace mlir::conv_lower::runner
+
+#endif
