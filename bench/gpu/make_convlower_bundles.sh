@@ -40,4 +40,13 @@ for p in "${problems[@]}"; do
       --chip "$CHIP" --emit-bundle "$OUT/${name}_${suffix}" | sed -n 2p
   done
 done
+
+# runtime/ builds against nlohmann-json (header-only), which the GPU machine
+# may lack and cannot download: carry this machine's Debian copy with the
+# bundles (relocatable CMake package; run.sh puts it on CMAKE_PREFIX_PATH).
+DEPS="$OUT/.deps"
+NLOHMANN_CMAKE=$(dirname "$(find /usr/share/cmake /usr/lib/cmake -name nlohmann_jsonConfig.cmake 2>/dev/null | head -1)")
+mkdir -p "$DEPS/include" "$DEPS/share/cmake"
+cp -r /usr/include/nlohmann "$DEPS/include/"
+cp -r "$NLOHMANN_CMAKE" "$DEPS/share/cmake/"
 du -sh "$OUT"

@@ -21,6 +21,11 @@ log() { echo "bench/gpu: $*" | tee -a "$OUT/run.log"; }
 
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
+# nlohmann-json carried with the bundles (make_convlower_bundles.sh), for a
+# machine without Debian's nlohmann-json3-dev.
+if [ -d "$ROOT/bench/gpu/bundles/.deps" ]; then
+  generator+=(-DCMAKE_PREFIX_PATH="$ROOT/bench/gpu/bundles/.deps")
+fi
 log "building runtime/ in $BUILD"
 cmake -S "$ROOT/runtime" -B "$BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
   >"$OUT/cmake.log" 2>&1 && cmake --build "$BUILD" -j "$(nproc)" >>"$OUT/cmake.log" 2>&1 \
