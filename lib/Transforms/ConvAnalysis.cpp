@@ -73,12 +73,17 @@ mlir::conv_lower::collapseShape(ArrayRef<int64_t> shape,
                                    ArrayRef<ReassociationIndices> reassoc) {
   if (reassoc.empty())
     return llvm::to_vector(shape);
+  // Only a group holding a dynamic dim is dynamic: a dynamic batch must not
+  // make the static H, W and C of a grouped image unknown (the rewrite did
+  // arithmetic on them, and kDynamic in sizes became garbage).
   SmallVector<int64_t> result;
   for (const ReassociationIndices &group : reassoc) {
     int64_t size = 1;
     for (int64_t d : group) {
-      if (ShapedType::isDynamic(shape[d]))
-        return SmallVector<int64_t>(reassoc.size(), ShapedType::kDynamic);
+      if (ShapedType::isDynamic(shape[d])) {
+        size = ShapedType::kDynamic;
+        break;
+      }
       size *= shape[d];
     }
     result.push_back(size);
@@ -134,6 +139,14 @@ LogicalResult fitOutput(int64_t in, int64_t &padBefore, int64_t &padAfter,
   int64_t fromPad = std::min(excess, padAfter);
   padAfter -= fromPad;
   crop = excess - fromPad;
+  if (crop > in) {
+    // The kept window ends inside the leading padding (it reads only zeros):
+    // the whole input goes, and the rest comes off the leading padding. Every
+    // position read is still below the new padBefore, so still a zero; the
+    // padded extent is exactly `needed`, as the im2col formula wants.
+    padBefore -= crop - in;
+    crop = in;
+  }
   return success();
 }
 

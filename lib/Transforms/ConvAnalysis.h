@@ -54,7 +54,8 @@ struct ConvPlan {
   tensor::ExpandShapeOp absorbedExpand;
   bool inputIsImage = false;      // `input` is rank 4 already (no collapse)
   SmallVector<int64_t> strides, dilations;
-  SmallVector<int64_t> padding;   // top, left, bottom, right
+  SmallVector<int64_t> padding;   // top, left, bottom, right (trimmed to
+                                  // what the output reads: see fitOutput)
   int64_t cropH = 0, cropW = 0;   // input rows/cols the output never reads
   int64_t kh, kw, groups, channels, filtersPerGroup, ho, wo;
   SmallVector<int64_t> bShape;    // the regrouped filter's shape

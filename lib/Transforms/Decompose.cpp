@@ -46,6 +46,18 @@ Value padImage(OpBuilder &b, Location loc, Im2ColOp op) {
   SmallVector<int64_t> shape = llvm::to_vector(inType.getShape());
   shape[hDim] += p[0] + p[2];
   shape[wDim] += p[1] + p[3];
+  if (inType.getDimSize(hDim) == 0 || inType.getDimSize(wDim) == 0) {
+    // An image with no rows or columns (the rewrite crops them all away when
+    // the output reads only padding) pads to zeros alone. Built as a fill:
+    // the bufferization of a tensor.pad of an empty source inserts it at
+    // offset `low`, which is the padded extent when nothing is padded after
+    // it, and memref.subview rejects that offset even for an empty view.
+    SmallVector<Value> dyn;
+    if (inType.isDynamicDim(0))
+      dyn.push_back(tensor::DimOp::create(b, loc, op.getInput(), 0));
+    Value empty = tensor::EmptyOp::create(b, loc, shape, elementType, dyn);
+    return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+  }
   return tensor::PadOp::create(b, loc,
                                RankedTensorType::get(shape, elementType),
                                op.getInput(), low, high, zero);
