@@ -78,6 +78,24 @@ Error ConvProblem::validate() const {
       return Error::failure(std::string(pad.name) +
                             " must not be negative, got " +
                             std::to_string(pad.value));
+  // Bounds before any size arithmetic: products of absurd values would
+  // overflow int64 (and a wrapped byte count would allocate nothing).
+  for (Named dim : {Named{"n", n}, Named{"c", c}, Named{"h", h}, Named{"w", w},
+                    Named{"f", f}, Named{"kh", kh}, Named{"kw", kw}})
+    if (dim.value > kMaxTensorElements)
+      return Error::failure(std::string(dim.name) + " = " +
+                            std::to_string(dim.value) + " exceeds " +
+                            std::to_string(kMaxTensorElements));
+  for (Named window :
+       {Named{"stride[0]", strideH}, Named{"stride[1]", strideW},
+        Named{"dilation[0]", dilationH}, Named{"dilation[1]", dilationW},
+        Named{"padding[0]", padTop}, Named{"padding[1]", padLeft},
+        Named{"padding[2]", padBottom}, Named{"padding[3]", padRight}})
+    if (window.value > kMaxWindowParameter)
+      return Error::failure(std::string(window.name) + " = " +
+                            std::to_string(window.value) +
+                            " exceeds the limit " +
+                            std::to_string(kMaxWindowParameter));
   if (c % groups != 0 || f % groups != 0)
     return Error::failure("groups (" + std::to_string(groups) +
                           ") must divide c (" + std::to_string(c) +
@@ -90,6 +108,18 @@ Error ConvProblem::validate() const {
                           std::to_string(dilationH * (kh - 1) + 1) + "x" +
                           std::to_string(dilationW * (kw - 1) + 1) +
                           ") is larger than the padded input");
+  struct Tensor {
+    const char *name;
+    double elements;
+  };
+  for (Tensor t : {Tensor{"input", double(n) * c * h * w},
+                   Tensor{"filter", double(f) * channelsPerGroup() * kh * kw},
+                   Tensor{"output", double(n) * f * outH() * outW()}})
+    if (t.elements > double(kMaxTensorElements))
+      return Error::failure(std::string("the ") + t.name + " would have " +
+                            std::to_string(t.elements) +
+                            " elements, more than " +
+                            std::to_string(kMaxTensorElements));
   return Error::success();
 }
 

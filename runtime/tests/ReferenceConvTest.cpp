@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 
 using namespace convrt;
 
@@ -155,6 +156,23 @@ TEST(ReferenceConvTest, ProblemShapesAndFlops) {
   EXPECT_TRUE(p.validate().ok());
   p.groups = 4;
   EXPECT_EQ(p.validate().message(), "groups (4) must divide c (6) and f (4)");
+}
+
+TEST(ReferenceConvTest, AbsurdProblemsAreRefusedBeforeAnyArithmetic) {
+  // A bundle claiming N = 2^62 once "ran": the byte counts wrapped to 0.
+  ConvProblem p = randomProblem(Layout::NHWC, FilterLayout::HWCF);
+  p.n = int64_t(1) << 62;
+  EXPECT_EQ(p.validate().message(),
+            "n = 4611686018427387904 exceeds 2147483647");
+  p = randomProblem(Layout::NHWC, FilterLayout::HWCF);
+  p.strideW = INT64_MAX;
+  EXPECT_EQ(p.validate().message(),
+            "stride[1] = 9223372036854775807 exceeds the limit 1048576");
+  // Each dimension in range, their product not.
+  p = randomProblem(Layout::NHWC, FilterLayout::HWCF);
+  p.n = p.h = p.w = 4096, p.c = p.groups;
+  EXPECT_NE(p.validate().message().find("the input would have"),
+            std::string::npos);
 }
 
 TEST(CompareTest, RelativeL2AndMaxAbs) {

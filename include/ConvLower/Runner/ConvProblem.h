@@ -49,9 +49,8 @@ std::string describeProblem(const ConvProblem &p);
 /// 2^31-1 elements.
 llvm::Error validateProblem(const ConvProblem &p);
 
-/// The largest stride, dilation or padding conv-run accepts: far beyond any
-/// real layer, small enough that no index arithmetic can overflow.
-inline constexpr int64_t kMaxWindowParameter = int64_t(1) << 20;
+/// The largest stride, dilation or padding (runtime/'s limit, shared).
+using convrt::kMaxWindowParameter;
 
 /// Parses "a,b,c" into exactly one of `allowedCounts` positive (or, with
 /// `allowZero`, non-negative) integers of at most `max`; `flag` names the

@@ -32,6 +32,12 @@ Expected<FilterLayout> parseFilterLayout(const std::string &name);
 /// FCHW for NCHW (torch), FHWC for NHWC (cuDNN's KRSC).
 FilterLayout defaultFilterLayout(Layout layout);
 
+/// Limits validate() enforces, far beyond any real layer: every tensor is
+/// indexable with 32-bit element counts, and no stride, dilation or padding
+/// can make the size arithmetic overflow.
+inline constexpr int64_t kMaxTensorElements = 2147483647; // 2^31 - 1
+inline constexpr int64_t kMaxWindowParameter = int64_t(1) << 20;
+
 struct ConvProblem {
   Layout layout = Layout::NCHW;
   FilterLayout filterLayout = FilterLayout::FCHW;
@@ -51,7 +57,8 @@ struct ConvProblem {
   int64_t channelsPerGroup() const { return c / groups; }
   int64_t filtersPerGroup() const { return f / groups; }
 
-  /// Positive sizes, C and F divisible by G, a non-empty output.
+  /// Positive sizes within the limits above, C and F divisible by G, a
+  /// non-empty output.
   Error validate() const;
 
   /// 2 * N * F * Ho * Wo * Cg * KH * KW.
