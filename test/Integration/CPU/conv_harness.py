@@ -64,10 +64,12 @@ class Form:
     w: tuple               # filter axes
     y: tuple               # output axes
     depthwise: bool = False
+    loops: str = ""        # the op's loop order, where it is not the output's layout order
+                           # followed by the filter's reductions (see generic_loops)
 
 
-def _form(op, x, w, y, depthwise=False):
-    return Form(op, tuple(x.split()), tuple(w.split()), tuple(y.split()), depthwise)
+def _form(op, x, w, y, depthwise=False, loops=""):
+    return Form(op, tuple(x.split()), tuple(w.split()), tuple(y.split()), depthwise, loops)
 
 
 # Operand orders from LinalgNamedStructuredOps.yamlgen.td (their indexing maps).
@@ -76,9 +78,11 @@ FORMS = {
     "conv_2d_nhwc_hwcf": _form("conv_2d_nhwc_hwcf", "n h w c", "r s c f", "n h w f"),
     "conv_2d_nhwc_fhwc": _form("conv_2d_nhwc_fhwc", "n h w c", "f r s c", "n h w f"),
     "conv_2d_ngchw_fgchw": _form("conv_2d_ngchw_fgchw", "n g c h w", "f g c r s", "n g f h w"),
+    "conv_2d_ngchw_gfchw": _form("conv_2d_ngchw_gfchw", "n g c h w", "g f c r s", "n g f h w"),
     "conv_2d_nhwgc_gfhwc": _form("conv_2d_nhwgc_gfhwc", "n h w g c", "g f r s c", "n h w g f"),
+    # Loops (n, oh, ow, c, kh, kw), as `mlir-opt --linalg-generalize-named-ops` writes it.
     "depthwise_conv_2d_nchw_chw": _form("depthwise_conv_2d_nchw_chw", "n g h w", "g r s",
-                                        "n g h w", depthwise=True),
+                                        "n g h w", depthwise=True, loops="nhwgrs"),
     "depthwise_conv_2d_nhwc_hwc": _form("depthwise_conv_2d_nhwc_hwc", "n h w g", "r s g",
                                         "n h w g", depthwise=True),
     "depthwise_conv_2d_nhwc_hwcm": _form("depthwise_conv_2d_nhwc_hwcm", "n h w g", "r s g f",
@@ -131,12 +135,25 @@ class Problem:
     dtype: str = "f32"
     dynamic_batch: bool = False
     note: str = ""           # where the case comes from, printed with it
+    # Other spellings of the same convolution (random_convs.py draws them; the defaults
+    # are what the fixed sets below use, and leave their names and data unchanged).
+    out_size: tuple = None   # (Ho, Wo) below the formula: linalg keeps the top-left outputs
+    init: str = "zero"       # zero: fill 0; fill: fill FILL_VALUE; tensor: an argument
+    generic: bool = False    # a linalg.generic instead of the named op
+    commute_mul: bool = False  # generic body: mul(w, x) instead of mul(x, w)
+    commute_add: bool = False  # generic body: add(prod, acc) instead of add(acc, prod)
+    loop_order: str = ""     # generic loops as dimension letters; "" is the named op's order
+    image_input: bool = False  # grouped forms: X is the rank-4 image, padded, then split
 
     @property
     def spec(self):
         return FORMS[self.form]
 
     def out_hw(self):
+        """The output's spatial size: out_size, or the formula's."""
+        return tuple(self.out_size) if self.out_size else self.formula_hw()
+
+    def formula_hw(self):
         (sh, sw), (dh, dw) = self.stride, self.dilation
         pt, pl, pb, pr = self.pad
         oh = (self.h + pt + pb - dh * (self.kh - 1) - 1) // sh + 1
@@ -170,6 +187,14 @@ class Problem:
                 raise ValueError(f"{self.form} has no '{dim}' axis but {dim}={extent}")
         if min(self.out_hw()) < 1:
             raise ValueError(f"empty output for {self}")
+        if any(o > f for o, f in zip(self.out_hw(), self.formula_hw())):
+            raise ValueError(f"out_size above the formula's {self.formula_hw()} in {self}")
+        if self.init not in ("zero", "fill", "tensor"):
+            raise ValueError(f"unknown init {self.init!r}")
+        if self.loop_order and sorted(self.loop_order) != sorted(generic_loops(self)):
+            raise ValueError(f"loop_order must permute {''.join(generic_loops(self))}")
+        if self.image_input and image_axes(spec) == spec.x:
+            raise ValueError(f"{self.form}: image_input needs separate g and c axes")
 
     def name(self):
         p = self
@@ -184,11 +209,43 @@ class Problem:
             parts.append(f"d{p.dilation[0]}x{p.dilation[1]}")
         if any(p.pad):
             parts.append("p" + ",".join(map(str, p.pad)))
+        if p.out_size:
+            parts.append(f"out{p.out_size[0]}x{p.out_size[1]}")
+        if p.init != "zero":
+            parts.append(f"init={p.init}")
+        if p.generic and p.spec.op != "generic":
+            parts.append("generic")
+        if p.commute_mul or p.commute_add:
+            parts.append("body=" + ("w*x" if p.commute_mul else "x*w") +
+                         (",p+acc" if p.commute_add else ",acc+p"))
+        if p.loop_order:
+            parts.append(f"loops={p.loop_order}")
+        if p.image_input:
+            parts.append("image")
         return " ".join(parts)
 
 
 def shape_of(axes, sizes):
     return [math.prod(sizes[d] for d in axis) for axis in axes]
+
+
+def image_axes(spec):
+    """X's axes with a separate g and c merged into the rank-4 image's channel axis "gc"
+    (what a frontend splits with expand_shape); the axes unchanged when there are none."""
+    axes = list(spec.x)
+    if "g" in axes and "c" in axes and axes.index("c") == axes.index("g") + 1:
+        i = axes.index("g")
+        axes[i:i + 2] = ["gc"]
+    return tuple(axes)
+
+
+def expand_reassociation(spec):
+    """The expand_shape groups that split image_axes(spec) into spec.x."""
+    groups, i = [], 0
+    for axis in image_axes(spec):
+        groups.append(list(range(i, i + len(axis))))
+        i += len(axis)
+    return groups
 
 
 # ----------------------------------------------------------------------------------------
@@ -266,6 +323,25 @@ def case_inputs(p, seed):
     return x, w
 
 
+# The constant of init="fill": exact in every output type, and not zero, so that a
+# rewrite which drops the fill shows.
+FILL_VALUE = 3
+
+
+def case_init(p, seed):
+    """The output's initial value (linalg convolutions accumulate into it): None for a
+    zero fill, a scalar for a constant fill, else a seeded tensor of the output type."""
+    if p.init == "zero":
+        return None
+    if p.init == "fill":
+        return np.float64(FILL_VALUE)
+    rng = np.random.default_rng([seed, zlib.crc32(p.name().encode()), 1])
+    elem = DTYPES[p.dtype].elem_out
+    values = random_tensor(rng, shape_of(p.spec.y, p.y_sizes()),
+                           "i8" if elem.startswith("i") else elem)
+    return values.astype(np.int32) if elem.startswith("i") else values
+
+
 # ----------------------------------------------------------------------------------------
 # MLIR emission.
 # ----------------------------------------------------------------------------------------
@@ -301,12 +377,11 @@ def affine_map(num_dims, results):
 
 
 def generic_maps(p):
-    """Indexing maps of the convolution as a linalg.generic: loops are the output's
-    dimensions in its layout order, then the reductions in the filter's order (the order
-    of the matching named op)."""
+    """Indexing maps of the convolution as a linalg.generic, loops in p.loop_order or
+    else in the order of the matching named op (generic_loops)."""
     spec, sz = p.spec, p.sizes()
     out_dims = [d for axis in spec.y for d in axis]
-    loops = out_dims + [d for axis in spec.w for d in axis if d not in out_dims]
+    loops = list(p.loop_order) if p.loop_order else generic_loops(p)
     loop = {d: f"d{i}" for i, d in enumerate(loops)}
     (sh, sw), (dh, dw) = p.stride, p.dilation
     window = {"h": ("h", sh, "r", dh), "w": ("w", sw, "s", dw)}
@@ -327,12 +402,22 @@ def generic_maps(p):
 
     maps = [affine_map(len(loops), [index(a, windowed) for a in axes])
             for axes, windowed in ((spec.x, True), (spec.w, False), (spec.y, False))]
-    kinds = ["parallel"] * len(out_dims) + ["reduction"] * (len(loops) - len(out_dims))
+    kinds = ["parallel" if d in out_dims else "reduction" for d in loops]
     return maps, kinds
 
 
-def mac_body(elem_in, elem_out, a, b, acc):
-    """Lines of a multiply-accumulate region body; returns (lines, result name)."""
+def generic_loops(p):
+    """The named op's loop order: mostly the output's dimensions in its layout order,
+    then the reductions in the filter's order."""
+    if p.spec.loops:
+        return list(p.spec.loops)
+    out_dims = [d for axis in p.spec.y for d in axis]
+    return out_dims + [d for axis in p.spec.w for d in axis if d not in out_dims]
+
+
+def mac_body(elem_in, elem_out, a, b, acc, commute_mul=False, commute_add=False):
+    """Lines of a multiply-accumulate region body; returns (lines, result name).
+    commute_mul/commute_add swap the operands of the multiply / the accumulate."""
     lines = []
     if elem_in.startswith("i"):
         ext, mul, add = "arith.extsi", "arith.muli", "arith.addi"
@@ -342,21 +427,25 @@ def mac_body(elem_in, elem_out, a, b, acc):
         lines += [f"%ea = {ext} {a} : {elem_in} to {elem_out}",
                   f"%eb = {ext} {b} : {elem_in} to {elem_out}"]
         a, b = "%ea", "%eb"
+    if commute_mul:
+        a, b = b, a
+    summands = ("%prod", acc) if commute_add else (acc, "%prod")
     lines += [f"%prod = {mul} {a}, {b} : {elem_out}",
-              f"%sum = {add} {acc}, %prod : {elem_out}"]
+              f"%sum = {add} {summands[0]}, {summands[1]} : {elem_out}"]
     return lines, "%sum"
 
 
 def emit_conv_op(p, xp_name, xp_type, w_type, init_type):
     dt = DTYPES[p.dtype]
     ins = f"ins({xp_name}, %w : {xp_type}, {w_type}) outs(%init : {init_type})"
-    if p.spec.op != "generic":
+    if p.spec.op != "generic" and not p.generic:
         attrs = (f"dilations = dense<[{p.dilation[0]}, {p.dilation[1]}]> : tensor<2xi64>, "
                  f"strides = dense<[{p.stride[0]}, {p.stride[1]}]> : tensor<2xi64>")
         return [f"%y = linalg.{p.spec.op} {{{attrs}}}",
                 f"    {ins} -> {init_type}"]
     maps, kinds = generic_maps(p)
-    body, result = mac_body(dt.elem_in, dt.elem_out, "%a", "%b", "%acc")
+    body, result = mac_body(dt.elem_in, dt.elem_out, "%a", "%b", "%acc",
+                            p.commute_mul, p.commute_add)
     return ([f"%y = linalg.generic {{indexing_maps = [{', '.join(maps)}],",
              f"    iterator_types = [{quoted(kinds)}]}}",
              f"    {ins} {{",
@@ -366,40 +455,71 @@ def emit_conv_op(p, xp_name, xp_type, w_type, init_type):
 
 
 def emit_conv_func(p):
-    """@conv(%x, %w): optional tensor.pad, zero-filled init, the convolution."""
+    """@conv(%x, %w[, %init]): optional tensor.pad (of the rank-4 image, then split into
+    groups, for image_input), the init (a fill, or the %init argument), the convolution.
+    Returns the lines and the types of X (as @conv takes it), W and Y."""
     spec, dt = p.spec, DTYPES[p.dtype]
-    batch_axis = spec.x.index("n")       # the batch is an axis of its own in every form
+    x_axes = image_axes(spec) if p.image_input else spec.x
+    batch_axis = x_axes.index("n")       # the batch is an axis of its own in every form
     dyn = batch_axis if p.dynamic_batch else None
-    x_type = tensor_type(shape_of(spec.x, p.sizes()), dt.elem_in, dyn)
+    x_type = tensor_type(shape_of(x_axes, p.sizes()), dt.elem_in, dyn)
     w_type = tensor_type(shape_of(spec.w, p.sizes()), dt.elem_in)
     y_type = tensor_type(shape_of(spec.y, p.y_sizes()), dt.elem_out,
                          spec.y.index("n") if p.dynamic_batch else None)
-    lines = [f"func.func @conv(%x: {x_type}, %w: {w_type}) -> {y_type} {{"]
-    xp_name, xp_type = "%x", x_type
-    if any(p.pad):
-        pt, pl, pb, pr = p.pad
-        low = [{"h": pt, "w": pl}.get(a, 0) for a in spec.x]
-        high = [{"h": pb, "w": pr}.get(a, 0) for a in spec.x]
-        xp_name = "%xp"
-        xp_type = tensor_type(shape_of(spec.x, p.padded_sizes()), dt.elem_in, dyn)
-        idx = ", ".join(f"%i{k}: index" for k in range(len(spec.x)))
-        lines += [f"  %pad_value = arith.constant {zero_literal(dt.elem_in)}",
-                  f"  %xp = tensor.pad %x low{low} high{high} {{",
-                  f"  ^bb0({idx}):",
-                  f"    tensor.yield %pad_value : {dt.elem_in}",
-                  f"  }} : {x_type} to {xp_type}"]
+    init_arg = f", %init: {y_type}" if p.init == "tensor" else ""
+    lines = [f"func.func @conv(%x: {x_type}, %w: {w_type}{init_arg}) -> {y_type} {{"]
     if p.dynamic_batch:
         lines += [f"  %c{batch_axis} = arith.constant {batch_axis} : index",
-                  f"  %n = tensor.dim %x, %c{batch_axis} : {x_type}",
-                  f"  %empty = tensor.empty(%n) : {y_type}"]
-    else:
-        lines += [f"  %empty = tensor.empty() : {y_type}"]
-    lines += [f"  %zero = arith.constant {zero_literal(dt.elem_out)}",
-              f"  %init = linalg.fill ins(%zero : {dt.elem_out}) outs(%empty : {y_type})"
-              f" -> {y_type}"]
+                  f"  %n = tensor.dim %x, %c{batch_axis} : {x_type}"]
+    xp_lines, xp_name, xp_type = emit_conv_input(p, x_axes, x_type, dyn)
+    lines += ["  " + line for line in xp_lines]
+    lines += ["  " + line for line in emit_init(p, y_type)]
     lines += ["  " + line for line in emit_conv_op(p, xp_name, xp_type, w_type, y_type)]
     lines += [f"  return %y : {y_type}", "}"]
     return lines, x_type, w_type, y_type
+
+
+def emit_conv_input(p, x_axes, x_type, dyn):
+    """The convolution's input from %x: zero-padded when p.pad is set, and split from
+    the rank-4 image into groups for image_input. Returns (lines, name, type)."""
+    spec, dt = p.spec, DTYPES[p.dtype]
+    lines, name, typ = [], "%x", x_type
+    if any(p.pad):
+        pt, pl, pb, pr = p.pad
+        low = [{"h": pt, "w": pl}.get(a, 0) for a in x_axes]
+        high = [{"h": pb, "w": pr}.get(a, 0) for a in x_axes]
+        typ = tensor_type(shape_of(x_axes, p.padded_sizes()), dt.elem_in, dyn)
+        idx = ", ".join(f"%i{k}: index" for k in range(len(x_axes)))
+        lines += [f"%pad_value = arith.constant {zero_literal(dt.elem_in)}",
+                  f"%xp = tensor.pad %x low{low} high{high} {{",
+                  f"^bb0({idx}):",
+                  f"  tensor.yield %pad_value : {dt.elem_in}",
+                  f"}} : {x_type} to {typ}"]
+        name = "%xp"
+    if p.image_input:
+        shape = shape_of(spec.x, p.padded_sizes())
+        out_shape = ["%n" if p.dynamic_batch and a == "n" else str(d)
+                     for a, d in zip(spec.x, shape)]
+        groups = tensor_type(shape, dt.elem_in, spec.x.index("n") if dyn is not None
+                             else None)
+        lines += [f"%xg = tensor.expand_shape {name} {expand_reassociation(spec)}"
+                  f" output_shape [{', '.join(out_shape)}] : {typ} into {groups}"]
+        name, typ = "%xg", groups
+    return lines, name, typ
+
+
+def emit_init(p, y_type):
+    """%init: a zero or FILL_VALUE linalg.fill of an empty tensor, or @conv's argument."""
+    if p.init == "tensor":
+        return []          # @conv's argument %init
+    elem = DTYPES[p.dtype].elem_out
+    empty = "%n" if p.dynamic_batch else ""
+    value = zero_literal(elem) if p.init == "zero" else (
+        f"{FILL_VALUE} : {elem}" if elem.startswith("i") else f"{FILL_VALUE}.0 : {elem}")
+    return [f"%empty = tensor.empty({empty}) : {y_type}",
+            f"%zero = arith.constant {value}",
+            f"%init = linalg.fill ins(%zero : {elem}) outs(%empty : {y_type})"
+            f" -> {y_type}"]
 
 
 def emit_to_f32(y_name, shape, elem):
@@ -419,9 +539,13 @@ def emit_to_f32(y_name, shape, elem):
              f"}} -> {dst}"], "%yf")
 
 
-def emit_module(p, x, w):
+def emit_module(p, x, w, init=None):
+    """@conv, and @main calling it on x, w (and init, for init="tensor") as constants
+    and printing the result as f32."""
     spec, dt = p.spec, DTYPES[p.dtype]
     conv_lines, x_dyn_type, w_type, y_dyn_type = emit_conv_func(p)
+    if p.image_input:
+        x = x.reshape(shape_of(image_axes(spec), p.sizes()))
     x_type = tensor_type(x.shape, dt.elem_in)
     y_shape = shape_of(spec.y, p.y_sizes())
     y_type = tensor_type(y_shape, dt.elem_out)
@@ -429,12 +553,22 @@ def emit_module(p, x, w):
     memref = f32_type.replace("tensor", "memref")
     body = [f"%x = arith.constant dense<{dense_literal(x, dt.elem_in)}> : {x_type}",
             f"%w = arith.constant dense<{dense_literal(w, dt.elem_in)}> : {w_type}"]
+    args, types = ["%x", "%w"], [x_type, w_type]
+    if p.init == "tensor":
+        body += [f"%i = arith.constant dense<{dense_literal(init, dt.elem_out)}>"
+                 f" : {y_type}"]
+        args, types = args + ["%i"], types + [y_type]
     if p.dynamic_batch:
-        body += [f"%xd = tensor.cast %x : {x_type} to {x_dyn_type}",
-                 f"%yd = call @conv(%xd, %w) : ({x_dyn_type}, {w_type}) -> {y_dyn_type}",
+        # @conv sees a dynamic batch; its operands are cast to and from it here.
+        dyn_types = [x_dyn_type, w_type, y_dyn_type][:len(args)]
+        for k in ([0, 2] if p.init == "tensor" else [0]):
+            body += [f"{args[k]}d = tensor.cast {args[k]} : {types[k]} to {dyn_types[k]}"]
+            args[k] += "d"
+        body += [f"%yd = call @conv({', '.join(args)}) : ({', '.join(dyn_types)})"
+                 f" -> {y_dyn_type}",
                  f"%y = tensor.cast %yd : {y_dyn_type} to {y_type}"]
     else:
-        body += [f"%y = call @conv(%x, %w) : ({x_type}, {w_type}) -> {y_type}"]
+        body += [f"%y = call @conv({', '.join(args)}) : ({', '.join(types)}) -> {y_type}"]
     widen, yf = emit_to_f32("%y", y_shape, dt.elem_out)
     body += widen
     body += [f"%buf = bufferization.to_buffer {yf} : {f32_type} to {memref}",
@@ -478,17 +612,22 @@ DEFAULT_ROUTES = ("upstream", "decompose", "llvm")
 
 
 class ToolError(Exception):
-    pass
+    """A tool that did not run cleanly: the command, its exit status (None when it
+    could not start; negative for a signal) and its stderr, for callers that classify."""
+
+    def __init__(self, message, cmd=None, returncode=None, stderr=""):
+        super().__init__(message)
+        self.cmd, self.returncode, self.stderr = cmd, returncode, stderr
 
 
 def run_tool(cmd, stdin_text):
     try:
         proc = subprocess.run(cmd, input=stdin_text, capture_output=True, text=True)
     except OSError as err:   # e.g. a tool being relinked: fail this case, not the run
-        raise ToolError(f"`{' '.join(cmd)}` could not start: {err}") from err
+        raise ToolError(f"`{' '.join(cmd)}` could not start: {err}", cmd) from err
     if proc.returncode != 0:
         raise ToolError(f"`{' '.join(cmd)}` exited with {proc.returncode}:\n"
-                        f"{proc.stderr.strip()[-4000:]}")
+                        f"{proc.stderr.strip()[-4000:]}", cmd, proc.returncode, proc.stderr)
     return proc.stdout
 
 
@@ -543,15 +682,19 @@ def parse_printed_memref(text, shape):
 # A convolution's input map indexes a window: a sum of two loop dimensions, each optionally
 # scaled (oh*sh + kh*dh). The rewrite's own ops (im2col, fold, matmul) have no such map.
 _WINDOW_SUM = re.compile(r"\bd\d+(?: \* \d+)? \+ d\d+\b")
-_AFFINE_MAP = re.compile(r"affine_map<[^>]*>")
+# Up to the ")>" that closes the results: "[^>]*" would stop at the map's own "->".
+_AFFINE_MAP = re.compile(r"affine_map<.*?\)>")
 
 
-def check_im2col_rewrite(p, tools):
-    """`conv-opt --conv-lower-im2col` must replace the convolution by im2col (or, for a
-    1x1 filter, by reshapes): returns None or the reason it did not. It runs on @conv
-    alone so that the IR shown on failure is not buried under @main's constants."""
-    conv_only = "\n".join(["module {", *emit_conv_func(p)[0], "}", ""])
-    ir = run_tool([tools.conv_opt, "--conv-lower-im2col"], conv_only)
+def conv_only_module(p):
+    """@conv alone: what the rewrite checks run on, and a short reproducer."""
+    return "\n".join(["module {", *emit_conv_func(p)[0], "}", ""])
+
+
+def im2col_leftovers(p, ir):
+    """What `conv-opt --conv-lower-im2col` output `ir` still holds that the rewrite should
+    have replaced: a list of reasons, empty when the convolution became im2col (or, for a
+    1x1 filter, reshapes)."""
     problems = []
     left = re.findall(r"linalg\.(?:depthwise_)?conv_\w+", ir)
     if left:
@@ -562,6 +705,15 @@ def check_im2col_rewrite(p, tools):
     pointwise = p.kh == 1 and p.kw == 1
     if "conv_lower.im2col" not in ir and not (pointwise and "_shape" in ir):
         problems.append("neither conv_lower.im2col nor (for a 1x1 filter) a reshape appears")
+    return problems
+
+
+def check_im2col_rewrite(p, tools):
+    """`conv-opt --conv-lower-im2col` must replace the convolution by im2col (or, for a
+    1x1 filter, by reshapes): returns None or the reason it did not. It runs on @conv
+    alone so that the IR shown on failure is not buried under @main's constants."""
+    ir = run_tool([tools.conv_opt, "--conv-lower-im2col"], conv_only_module(p))
+    problems = im2col_leftovers(p, ir)
     return None if not problems else "; ".join(problems) + "\n--- IR ---\n" + ir
 
 
@@ -599,11 +751,14 @@ class Case:
         p.validate()
         self.p = p
         self.x, self.w = case_inputs(p, seed)
+        self.init = case_init(p, seed)
         self.ref = reference_conv(p, self.x, self.w)
+        if self.init is not None:     # linalg convolutions accumulate into their init
+            self.ref = self.ref + self.init
         if DTYPES[p.dtype].elem_out == "i32" and np.max(np.abs(self.ref)) >= 1e6:
             raise ValueError(f"{p.name()}: |Y| reaches 1e6; printMemrefF32's 6 digits "
                              "would round it")
-        self.module = emit_module(p, self.x, self.w)
+        self.module = emit_module(p, self.x, self.w, self.init)
         self._rewrite_problem = None
 
     def rewrite_problem(self, tools):
