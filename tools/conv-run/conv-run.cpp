@@ -134,10 +134,12 @@ EnumOpt<Im2colChoice> im2colOpt(
                clEnumValN(Im2colChoice::Implicit, "implicit",
                           "the gather fused into the GEMM's loads (cpu-twin, "
                           "cuda)")));
-cl::opt<std::string> chipOpt(
-    "chip", cl::init(""), cl::cat(runCat),
-    cl::desc("GPU architecture for --target cuda and --emit-bundle: " +
-             convrt::archList() + " (default: the device's, else sm_80)"));
+// cl::desc keeps a StringRef: the text must outlive the option.
+const std::string chipHelp =
+    "GPU architecture for --target cuda and --emit-bundle: " +
+    convrt::archList() + " (default: the device's, else sm_80)";
+cl::opt<std::string> chipOpt("chip", cl::init(""), cl::cat(runCat),
+                             cl::desc(chipHelp));
 cl::opt<std::string> emitBundleDir(
     "emit-bundle", cl::init(""), cl::cat(runCat), cl::value_desc("dir"),
     cl::desc("Compile the convolution's tensor-core kernel for --chip and "
