@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Configures (once) and builds the release preset into build/release.
+# Configures (once) and builds a CMake preset into build/<preset>:
+#   scripts/build.sh            # release (build/release)
+#   scripts/build.sh sanitize   # ASan + UBSan (build/sanitize)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ ! -f build/release/build.ninja ]; then
-  cmake --preset release >/dev/null
+preset="${1:-release}"
+if [ ! -f "build/$preset/build.ninja" ]; then
+  cmake --preset "$preset" >/dev/null
 fi
-cmake --build build/release
+cmake --build "build/$preset"

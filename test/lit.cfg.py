@@ -75,6 +75,15 @@ if os.path.exists(libomp):
     config.available_features.add("libomp")
     config.substitutions.append(("%libomp", libomp))
 
+# The sanitize preset: our tools and libraries carry ASan/UBSan. A test where
+# an uninstrumented host (mlir-runner) loads one of our libraries says
+# `UNSUPPORTED: sanitize` (ASan's runtime must come first in a process).
+if config.conv_lower_sanitize in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("sanitize")
+    # Fatal and with stacks, so a report fails the test that caused it.
+    config.environment["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0:halt_on_error=1"
+    config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
+
 # A usable GPU is never assumed: `REQUIRES: cuda-device` tests run in bench/gpu.
 if os.environ.get("CONV_LOWER_CUDA_DEVICE") == "1":
     config.available_features.add("cuda-device")

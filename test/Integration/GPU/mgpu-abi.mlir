@@ -26,6 +26,8 @@
 // RECORD: "event":"launch","kernel":"add_one"{{.*}}"grid":[1,1,1],"block":[16,1,1]
 
 // REQUIRES: ptxas, convrt-runtime
+// mlir-runner is not instrumented and cannot load an ASan-built library:
+// UNSUPPORTED: sanitize
 
 module attributes {gpu.container_module} {
   gpu.module @kernels {
