@@ -7,7 +7,6 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <array>
-#include <climits>
 
 using namespace mlir::conv_lower;
 using llvm::createStringError;
@@ -78,10 +77,10 @@ llvm::Error mlir::conv_lower::validateProblem(const ConvProblem &p) {
     return createStringError(
         formatv("--padding must be non-negative, got {0},{1},{2},{3}",
                 padding[0], padding[1], padding[2], padding[3]));
-  // One dimension over 2^31-1 makes some tensor too large; refusing it here
-  // keeps the output-size formula below free of overflow.
+  // One dimension over runtime/'s tensor limit makes some tensor too large;
+  // refusing it here keeps the output-size formula below free of overflow.
   if (llvm::any_of(std::initializer_list<int64_t>{n, c, h, w, f, kh, kw},
-                   [](int64_t d) { return d > INT32_MAX; }))
+                   [](int64_t d) { return d > convrt::kMaxTensorElements; }))
     return createStringError(
         "the problem is too large: a dimension exceeds 2^31-1 elements");
   auto tooLarge = [](int64_t v) { return v > kMaxWindowParameter; };
@@ -103,7 +102,7 @@ llvm::Error mlir::conv_lower::validateProblem(const ConvProblem &p) {
 static llvm::Error checkSizes(const ConvProblem &p) {
   const int64_t n = p.n, c = p.c, h = p.h, w = p.w, f = p.f, kh = p.kh,
                 kw = p.kw, groups = p.groups, cg = p.channelsPerGroup();
-  constexpr double kMaxElements = 2147483647.0; // 2^31 - 1
+  constexpr double kMaxElements = convrt::kMaxTensorElements; // 2^31 - 1
   auto elements = [](std::initializer_list<double> dims) {
     double n = 1;
     for (double d : dims)

@@ -123,47 +123,45 @@ mlir::conv_lower::emitBundle(MLIRContext &context, const RunOptions &options,
     return build.takeError();
   if (llvm::Error e = writeGpuBundle(directory, *build))
     return asFailure(std::move(e));
-  const convrt::KernelSpec &k = build->manifest.kernel;
   BundleReport r;
   r.directory = directory;
-  r.files = {convrt::kManifestFileName, k.binary, k.ptx};
-  r.kernel = k.name;
-  r.chip = k.chip;
+  r.kernel = build->manifest.kernel;
   r.tiles = build->tiles;
-  r.grid[0] = k.grid.x, r.grid[1] = k.grid.y, r.grid[2] = k.grid.z;
-  r.block[0] = k.block.x, r.block[1] = k.block.y, r.block[2] = k.block.z;
   r.cubinBytes = build->cubin.size();
   return r;
 }
 
 void mlir::conv_lower::printBundleHuman(const BundleReport &r,
                                         llvm::raw_ostream &os) {
+  const convrt::KernelSpec &k = r.kernel;
   os << llvm::formatv(
       "conv-run: wrote {0}: {1}, {2} ({3} bytes), {4}\n"
       "  kernel {5} for {6}: grid {7}x{8}x{9}, block {10}, tiles {11}\n",
-      r.directory, r.files[0], r.files[1], r.cubinBytes, r.files[2], r.kernel,
-      r.chip, r.grid[0], r.grid[1], r.grid[2], r.block[0], r.tiles);
+      r.directory, convrt::kManifestFileName, k.binary, r.cubinBytes, k.ptx,
+      k.name, k.chip, k.grid.x, k.grid.y, k.grid.z, k.block.x, r.tiles);
 }
 
 void mlir::conv_lower::printBundleJson(const BundleReport &r,
                                        llvm::raw_ostream &os) {
+  const convrt::KernelSpec &k = r.kernel;
   llvm::json::OStream j(os, 2);
-  auto dims = [&](llvm::StringRef key, const unsigned (&d)[3]) {
+  auto dims = [&](llvm::StringRef key, const convrt::Dim3 &d) {
     j.attributeArray(key, [&] {
-      for (unsigned v : d)
+      for (unsigned v : {d.x, d.y, d.z})
         j.value(v);
     });
   };
   j.object([&] {
     j.attribute("bundle", r.directory);
     j.attributeArray("files", [&] {
-      for (const std::string &f : r.files)
+      for (const std::string &f : {std::string(convrt::kManifestFileName),
+                                   k.binary, k.ptx})
         j.value(f);
     });
-    j.attribute("kernel", r.kernel);
-    j.attribute("chip", r.chip);
-    dims("grid", r.grid);
-    dims("block", r.block);
+    j.attribute("kernel", k.name);
+    j.attribute("chip", k.chip);
+    dims("grid", k.grid);
+    dims("block", k.block);
     j.attribute("tiles", r.tiles);
     j.attribute("cubin_bytes", static_cast<int64_t>(r.cubinBytes));
   });

@@ -36,10 +36,6 @@ CheckResult mlir::conv_lower::compareOutputs(llvm::ArrayRef<float> got,
       convrt::compareResults(gotValues, wantValues, tolerance), got.size());
 }
 
-double mlir::conv_lower::toleranceForOutput(DType output) {
-  return convrt::tolerance(output);
-}
-
 CheckResult mlir::conv_lower::checkOutput(const ConvProblem &p,
                                           const HostTensor &x,
                                           const HostTensor &w,

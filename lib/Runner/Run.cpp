@@ -80,8 +80,8 @@ std::string cudaRouteProblem(const RunOptions &o) {
   return "";
 }
 
-/// Fills the report's device section and picks the target.
-llvm::Error chooseTarget(const RunOptions &o, RunReport &report) {
+/// Fills the report's device section and picks the target (never Auto).
+llvm::Expected<Target> chooseTarget(const RunOptions &o, RunReport &report) {
   DeviceStatus status = probeDevices();
   report.driverVersion = status.driverVersion;
   report.devices = status.devices;
@@ -97,48 +97,46 @@ llvm::Error chooseTarget(const RunOptions &o, RunReport &report) {
                       "on the CPU)");
     if (!routeProblem.empty())
       return badInput("--target cuda: " + routeProblem);
-    report.target = "cuda";
     report.targetReason = "requested with --target cuda";
-    return llvm::Error::success();
+    return Target::Cuda;
   case Target::CpuTwin:
-    report.target = "cpu-twin";
     report.targetReason = "requested with --target cpu-twin: the GPU kernel's "
                           "tiled loop nest, JIT'd on the CPU";
-    return llvm::Error::success();
+    return Target::CpuTwin;
   case Target::Cpu:
-    report.target = "cpu";
     report.targetReason = "requested with --target cpu";
-    return llvm::Error::success();
+    return Target::Cpu;
   case Target::Auto:
     break;
   }
-  report.target = usable && routeProblem.empty() ? "cuda" : "cpu";
-  if (usable && routeProblem.empty())
+  if (usable && routeProblem.empty()) {
     report.targetReason = "a CUDA device is usable";
-  else if (usable)
+    return Target::Cuda;
+  }
+  if (usable)
     report.targetReason = "a CUDA device is usable, but " + routeProblem +
                           "; the CPU JIT runs instead";
   else
     report.targetReason = "no usable CUDA device (see devices); the CPU JIT "
                           "runs instead";
-  return llvm::Error::success();
+  return Target::Cpu;
 }
 
 /// cpu: explicit only; cpu-twin: either; cuda: implicit only (a runtime
 /// bundle holds one kernel, explicit mode launches two).
 llvm::Expected<bool> chooseImplicit(const RunOptions &o,
-                                    llvm::StringRef target) {
-  if (o.im2col == Im2colChoice::Implicit && target == "cpu")
+                                    Target target) {
+  if (o.im2col == Im2colChoice::Implicit && target == Target::Cpu)
     return badInput("--im2col implicit fuses the gather into the GEMM's "
                     "operand load, which the GPU kernel (--target cuda) and "
                     "its CPU twin (--target cpu-twin) do; --target cpu "
                     "materializes X_col");
-  if (o.im2col == Im2colChoice::Explicit && target == "cuda")
+  if (o.im2col == Im2colChoice::Explicit && target == Target::Cuda)
     return badInput("--im2col explicit launches two kernels (im2col, then the "
                     "GEMM) and the runtime's bundles hold one: run it on the "
                     "CPU twin (--target cpu-twin) or with conv-opt "
                     "--conv-lower-to-nvvm=im2col=explicit and mlir-runner");
-  return target != "cpu" && o.im2col != Im2colChoice::Explicit;
+  return target != Target::Cpu && o.im2col != Im2colChoice::Explicit;
 }
 
 llvm::Error checkOptions(const RunOptions &o) {
@@ -179,8 +177,8 @@ std::optional<double> describeInReport(const Prepared &p, bool implicit,
   return flops;
 }
 
-CpuRoute cpuRoute(llvm::StringRef target, bool implicit) {
-  if (target != "cpu-twin")
+CpuRoute cpuRoute(Target target, bool implicit) {
+  if (target != Target::CpuTwin)
     return CpuRoute::Im2col;
   return implicit ? CpuRoute::Twin : CpuRoute::TwinExplicit;
 }
@@ -238,8 +236,9 @@ llvm::Error runOnCpu(const Prepared &p, const RunOptions &o, CpuRoute route,
   } else if (o.check) {
     std::vector<double> want(reference->output.begin(),
                              reference->output.end());
+    // No problem description: the output's type sets the tolerance.
     report.check = compareOutputs(lowered->output, want,
-                                  toleranceForOutput(p.data.outputDType));
+                                  convrt::tolerance(p.data.outputDType));
     report.checkAgainst = "the reference lowering (no im2col)";
   }
 
@@ -264,9 +263,11 @@ llvm::Expected<RunReport> mlir::conv_lower::run(MLIRContext &context,
 
   RunReport report;
   report.source = o.mlirFile.empty() ? "flags" : o.mlirFile;
-  if (llvm::Error e = chooseTarget(o, report))
-    return std::move(e);
-  auto implicit = chooseImplicit(o, report.target);
+  auto target = chooseTarget(o, report);
+  if (!target)
+    return target.takeError();
+  report.target = toString(*target).str();
+  auto implicit = chooseImplicit(o, *target);
   if (!implicit)
     return implicit.takeError();
   report.im2col = *implicit ? "implicit" : "explicit";
@@ -274,13 +275,13 @@ llvm::Expected<RunReport> mlir::conv_lower::run(MLIRContext &context,
   report.warmup = o.warmup;
   std::optional<double> flops = describeInReport(*prepared, *implicit, report);
 
-  if (report.target == "cuda") {
+  if (*target == Target::Cuda) {
     if (llvm::Error e = runOnCuda(*prepared->module, prepared->function,
                                   *prepared->problem, o, report))
       return std::move(e);
     return report;
   }
-  CpuRoute route = cpuRoute(report.target, *implicit);
+  CpuRoute route = cpuRoute(*target, *implicit);
   report.pipeline = pipelineName(route).str();
   if (llvm::Error e = runOnCpu(*prepared, o, route, flops, report))
     return std::move(e);

@@ -35,10 +35,6 @@ CheckResult toCheckResult(const convrt::Comparison &comparison, int64_t total);
 CheckResult compareOutputs(llvm::ArrayRef<float> got,
                            llvm::ArrayRef<double> want, double tolerance);
 
-/// The tolerance of a .mlir function's result stored as `output`, checked
-/// against the reference lowering (no problem description to say more).
-double toleranceForOutput(DType output);
-
 /// Compares `y` (output layout, f32) with the reference, at runtime/'s
 /// checkTolerance for the problem (the rule every route shares): every element when
 /// the problem has at most `maxFullMacs` multiply-adds, else `samples`

@@ -19,6 +19,7 @@
 #include "ConvLower/Runner/Report.h"
 
 #include "convrt/Arch.h"
+#include "convrt/Manifest.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/Error.h"
@@ -93,12 +94,11 @@ llvm::Expected<RunReport> run(MLIRContext &context, const RunOptions &options);
 llvm::Expected<std::string> emitModule(MLIRContext &context,
                                        const RunOptions &options);
 
-/// What emitBundle wrote.
+/// What emitBundle wrote: manifest.json plus the kernel's files.
 struct BundleReport {
   std::string directory;
-  std::vector<std::string> files; ///< manifest.json, .cubin, .ptx
-  std::string kernel, chip, tiles;
-  unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+  convrt::KernelSpec kernel; ///< name, binary and PTX files, grid, block, chip
+  std::string tiles;
   size_t cubinBytes = 0;
 };
 /// Compiles the tensor-core kernel for options.chip (default sm_80) and
