@@ -2,6 +2,9 @@
 # Installs what ConvLower needs to build and test, idempotently and quietly:
 # Debian's LLVM/MLIR 22, lit/FileCheck, Ninja, CMake, numpy (numerical tests).
 # Says whether the CUDA toolkit (ptxas) is present; it is optional.
+#   scripts/setup.sh              # what the release build and tests need
+#   scripts/setup.sh --sanitize   # also clang-22 and its sanitizer/libFuzzer
+#                                 # runtimes (the sanitize preset, conv-fuzz)
 set -euo pipefail
 
 PACKAGES=(
@@ -9,6 +12,9 @@ PACKAGES=(
   ninja-build cmake g++ python3 python3-numpy libgtest-dev libgmock-dev
   libomp-22-dev nlohmann-json3-dev
 )
+if [ "${1:-}" = "--sanitize" ]; then
+  PACKAGES+=(clang-22 libclang-rt-22-dev)
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

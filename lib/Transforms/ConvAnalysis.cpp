@@ -203,6 +203,14 @@ mlir::conv_lower::analyzeConv(linalg::LinalgOp op, std::string &whyNot) {
   auto outputType = cast<RankedTensorType>(op.getDpsInitOperand(0)->get().getType());
   if (!filterType.hasStaticShape())
     return fail("the filter shape must be static");
+  // A zero-size dimension leaves nothing to compute (an empty output) or
+  // nothing to sum (the output is its init); the im2col formulas assume
+  // windows of at least one tap and outputs of at least one pixel.
+  auto convInputType = cast<RankedTensorType>(input.getType());
+  for (RankedTensorType type : {convInputType, filterType, outputType})
+    if (llvm::is_contained(type.getShape(), 0))
+      return fail("a dimension of size 0 (an empty tensor): nothing to "
+                  "rewrite");
   for (int64_t i = 1; i < outputType.getRank(); ++i)
     if (outputType.isDynamicDim(i))
       return fail("only the batch dimension may be dynamic");
@@ -234,6 +242,12 @@ mlir::conv_lower::analyzeConv(linalg::LinalgOp op, std::string &whyNot) {
   for (int64_t i = 1; i < inputType.getRank(); ++i)
     if (inputType.isDynamicDim(i))
       return fail("only the batch dimension may be dynamic");
+  // The rewrites size every batch-derived tensor from one side; a batch
+  // static in one operand and dynamic in the other would give them types
+  // that disagree.
+  if (inputType.isDynamicDim(0) != outputType.isDynamicDim(0))
+    return fail("the batch is static in one of input and output and dynamic "
+                "in the other");
 
   plan.kh = filterType.getDimSize(form.khDim);
   plan.kw = filterType.getDimSize(form.kwDim);

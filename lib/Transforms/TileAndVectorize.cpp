@@ -187,17 +187,32 @@ linalg::LinalgOp specialize(RewriterBase &rewriter, linalg::LinalgOp op) {
   return succeeded(named) ? *named : op;
 }
 
+/// Whether a vector.contract from `in` operands into an `acc` accumulator
+/// lowers cleanly: the contraction lowering widens mixed operands with
+/// extf/extsi, so only a same-kind widening (or no conversion) is right;
+/// int -> float and narrowing accumulators (f32 x f32 -> f16) are not.
+bool contractPromotesCleanly(Type in, Type acc) {
+  if (in == acc)
+    return true;
+  bool sameKind = (isa<FloatType>(in) && isa<FloatType>(acc)) ||
+                  (isa<IntegerType>(in) && isa<IntegerType>(acc));
+  return sameKind && acc.getIntOrFloatBitWidth() > in.getIntOrFloatBitWidth();
+}
+
 /// Step 3: one static tile into one vector.contract.
 void vectorizeTile(RewriterBase &rewriter, linalg::LinalgOp op) {
   op = specialize(rewriter, dropUnitLoops(rewriter, op));
   rewriter.setInsertionPoint(op);
   // Prefer a direct vector.contract (lowered to outer-product FMAs); fall
-  // back to broadcast + multi_reduction for bodies it does not accept, and
-  // for operands of different element types (vector.contract requires one).
+  // back to broadcast + multi_reduction for bodies it does not accept, for
+  // operands of different element types (vector.contract requires one), and
+  // for conversions into the accumulator that the contraction lowering would
+  // spell wrong (contractPromotesCleanly).
   Type lhsType = getElementTypeOrSelf(op.getDpsInputOperand(0)->get());
   Type rhsType = getElementTypeOrSelf(op.getDpsInputOperand(1)->get());
+  Type accType = getElementTypeOrSelf(op.getDpsInitOperand(0)->get());
   FailureOr<linalg::VectorizationResult> result = failure();
-  if (lhsType == rhsType)
+  if (lhsType == rhsType && contractPromotesCleanly(lhsType, accType))
     result = linalg::vectorize(
         rewriter, op, /*inputVectorSizes=*/{}, /*inputScalableVecDims=*/{},
         /*vectorizeNDExtract=*/false, /*flatten1DDepthwiseConv=*/false,

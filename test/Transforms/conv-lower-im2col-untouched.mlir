@@ -74,3 +74,32 @@ func.func @complex(%x: tensor<1x8x8x4xcomplex<f32>>, %w: tensor<3x3x4x8xcomplex<
   %0 = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x8x4xcomplex<f32>>, tensor<3x3x4x8xcomplex<f32>>) outs(%y : tensor<1x6x6x8xcomplex<f32>>) -> tensor<1x6x6x8xcomplex<f32>>
   return %0 : tensor<1x6x6x8xcomplex<f32>>
 }
+
+// Found by conv-fuzz: an empty output (a width of 0) made the rewrite emit an
+// im2col with negative padding; a zero-size dimension leaves nothing to do.
+// CHECK-LABEL: func.func @empty_output
+// CHECK: linalg.conv_2d_nhwc_hwcf
+func.func @empty_output(%x: tensor<2x4x0x4xf16>, %w: tensor<1x1x4x4xf16>, %init: tensor<2x4x0x4xf16>) -> tensor<2x4x0x4xf16> {
+  // expected-remark @+1 {{conv-lower-im2col: left untouched: a dimension of size 0 (an empty tensor): nothing to rewrite}}
+  %y = linalg.conv_2d_nhwc_hwcf {strides = dense<[1, 3]> : tensor<2xi64>, dilations = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<2x4x0x4xf16>, tensor<1x1x4x4xf16>) outs(%init : tensor<2x4x0x4xf16>) -> tensor<2x4x0x4xf16>
+  return %y : tensor<2x4x0x4xf16>
+}
+
+// No channels: the output is its init.
+// CHECK-LABEL: func.func @no_channels
+// CHECK: linalg.conv_2d_nchw_fchw
+func.func @no_channels(%x: tensor<1x0x5x5xf32>, %w: tensor<3x0x3x3xf32>, %init: tensor<1x3x3x3xf32>) -> tensor<1x3x3x3xf32> {
+  // expected-remark @+1 {{conv-lower-im2col: left untouched: a dimension of size 0 (an empty tensor): nothing to rewrite}}
+  %y = linalg.conv_2d_nchw_fchw ins(%x, %w : tensor<1x0x5x5xf32>, tensor<3x0x3x3xf32>) outs(%init : tensor<1x3x3x3xf32>) -> tensor<1x3x3x3xf32>
+  return %y : tensor<1x3x3x3xf32>
+}
+
+// Found by conv-fuzz: a static input batch with a dynamic output batch gave
+// an im2col whose M was dynamic while its source's batch was not.
+// CHECK-LABEL: func.func @batch_static_in_dynamic_out
+// CHECK: linalg.depthwise_conv_2d_nhwc_hwc
+func.func @batch_static_in_dynamic_out(%x: tensor<2x6x5x6xf16>, %w: tensor<2x2x6xf16>, %init: tensor<?x2x4x6xf16>) -> tensor<?x2x4x6xf16> {
+  // expected-remark @+1 {{conv-lower-im2col: left untouched: the batch is static in one of input and output and dynamic in the other}}
+  %y = linalg.depthwise_conv_2d_nhwc_hwc {strides = dense<[3, 1]> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<2x6x5x6xf16>, tensor<2x2x6xf16>) outs(%init : tensor<?x2x4x6xf16>) -> tensor<?x2x4x6xf16>
+  return %y : tensor<?x2x4x6xf16>
+}

@@ -85,3 +85,15 @@ func.func @too_many_groups(%x: tensor<1x70000x4x4xf32>, %w: tensor<70000x3x3xf32
     ins(%x, %w : tensor<1x70000x4x4xf32>, tensor<70000x3x3xf32>) outs(%f : tensor<1x70000x2x2xf32>) -> tensor<1x70000x2x2xf32>
   return %r : tensor<1x70000x2x2xf32>
 }
+
+// -----
+
+// Found by conv-fuzz (shared analysis): an empty output is not a kernel.
+// CHECK-LABEL: func.func @empty_output
+// CHECK: linalg.conv_2d_nhwc_fhwc
+// REQUIRE: error: conv-lower-implicit-gemm: unsupported convolution: a dimension of size 0 (an empty tensor): nothing to rewrite
+func.func @empty_output(%x: tensor<2x8x0x16xf16>, %w: tensor<16x1x1x16xf16>, %init: tensor<2x8x0x16xf32>) -> tensor<2x8x0x16xf32> {
+  // expected-remark @+1 {{conv-lower-implicit-gemm: left untouched: a dimension of size 0 (an empty tensor): nothing to rewrite}}
+  %y = linalg.conv_2d_nhwc_fhwc ins(%x, %w : tensor<2x8x0x16xf16>, tensor<16x1x1x16xf16>) outs(%init : tensor<2x8x0x16xf32>) -> tensor<2x8x0x16xf32>
+  return %y : tensor<2x8x0x16xf32>
+}

@@ -86,3 +86,24 @@ func.func @pointwise_generic(%w: tensor<32x16xf32>, %x: tensor<2x16x49xf32>, %y:
   } -> tensor<2x32x49xf32>
   return %0 : tensor<2x32x49xf32>
 }
+
+// Found by conv-fuzz: accumulators the contraction lowering cannot reach by
+// widening (f32 x f32 -> f16 narrows, i8 x i8 -> f32 changes kind) used to
+// become vector.contracts that lowered to invalid arith.extf ops; they are
+// vectorized with the body's own casts first (the contraction is then on
+// the accumulator's type; test/Pipelines lowers this file to LLVM).
+// CHECK-LABEL: func.func @narrowing_accumulator
+// CHECK:         arith.truncf %{{.*}} : vector<8x16x4xf32> to vector<8x16x4xf16>
+// CHECK:         vector.contract {{.*}} : vector<8x16x4xf16>, vector<8x16x4xf16> into vector<8x16xf16>
+func.func @narrowing_accumulator(%a: tensor<8x16xf32>, %b: tensor<16x16xf32>, %c: tensor<8x16xf16>) -> tensor<8x16xf16> {
+  %r = linalg.matmul ins(%a, %b : tensor<8x16xf32>, tensor<16x16xf32>) outs(%c : tensor<8x16xf16>) -> tensor<8x16xf16>
+  return %r : tensor<8x16xf16>
+}
+
+// CHECK-LABEL: func.func @int_to_float_accumulator
+// CHECK:         arith.sitofp %{{.*}} : vector<8x16x4xi8> to vector<8x16x4xf32>
+// CHECK:         vector.contract {{.*}} : vector<8x16x4xf32>, vector<8x16x4xf32> into vector<8x16xf32>
+func.func @int_to_float_accumulator(%a: tensor<8x16xi8>, %b: tensor<16x16xi8>, %c: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %r = linalg.matmul ins(%a, %b : tensor<8x16xi8>, tensor<16x16xi8>) outs(%c : tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %r : tensor<8x16xf32>
+}

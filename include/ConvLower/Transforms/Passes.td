@@ -51,6 +51,24 @@ def ConvLowerDecompose : Pass<"conv-lower-decompose"> {
   ];
 }
 
+def ConvLowerFillEmptyPads : Pass<"conv-lower-fill-empty-pads"> {
+  let summary = "Rewrite a tensor.pad of an empty tensor into a fill";
+  let description = [{
+    A `tensor.pad` whose source has a dimension of size 0 produces nothing
+    but its padding value. MLIR 22's bufferization copies the (empty) source
+    into a subview of the result at the low padding's offset, and
+    `memref.subview` rejects that offset on a dimension of size 0 ("offset 2
+    is out-of-bounds: 0 >= 0") even for an empty view, so the module stops
+    compiling. This pass replaces such a pad with a `linalg.fill` of its
+    padding value (when it is one value) into a `tensor.empty` of the pad's
+    result size. Both ConvLower pipelines run it before bufferization; frontends
+    emit such pads for degenerate convolutions (no channels, an empty image).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def ConvLowerPackRhs : Pass<"conv-lower-pack-rhs"> {
   let summary = "Transpose a GEMM's [N, K] right-hand side into [K, N] once";
   let description = [{

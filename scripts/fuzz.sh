@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Fuzzes ConvLower's passes: conv-fuzz (fuzz/conv-fuzz.cpp) under libFuzzer,
+# ASan and UBSan, built from the sanitize preset (clang-22). Each input is a
+# convolution module and one of the passes/pipelines; a crash, a sanitizer
+# report, a pass failure or invalid IR on a valid module stops the run and
+# leaves the input in build/sanitize/fuzz-artifacts.
+#
+# Usage: scripts/fuzz.sh [SECONDS]        (default 120)
+#   JOBS=N        fuzzing processes (libFuzzer -fork; default 1)
+#   CORPUS=DIR    the working corpus (default build/sanitize/fuzz-corpus,
+#                 seeded from fuzz/corpus; new coverage is kept there)
+#   MERGE=1       afterwards, merge what the run found into fuzz/corpus
+#                 (only inputs that add coverage)
+# Replay an artifact:  build/sanitize/bin/conv-fuzz FILE  (add --print-module
+# to see the module; build/release/bin/conv-fuzz-replay FILE without ASan).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds="${1:-120}"
+jobs="${JOBS:-1}"
+corpus="${CORPUS:-build/sanitize/fuzz-corpus}"
+artifacts=build/sanitize/fuzz-artifacts
+
+scripts/setup.sh --sanitize
+if [ ! -f build/sanitize/build.ninja ]; then
+  cmake --preset sanitize >/dev/null
+fi
+cmake --build build/sanitize --target conv-fuzz
+
+mkdir -p "$corpus" "$artifacts"
+fork=()
+[ "$jobs" -gt 1 ] && fork=(-fork="$jobs")
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+echo "fuzz: ${seconds}s, $jobs job(s), corpus $corpus (+ fuzz/corpus), artifacts in $artifacts"
+status=0
+build/sanitize/bin/conv-fuzz "$corpus" fuzz/corpus "${fork[@]}" \
+  -max_total_time="$seconds" -max_len=512 -timeout=120 -rss_limit_mb=6144 \
+  -print_final_stats=1 -artifact_prefix="$artifacts/" || status=$?
+if [ "$status" != 0 ]; then
+  echo "fuzz: FAILED (exit $status); reproducers: $(ls "$artifacts" | tr '\n' ' ')"
+  echo "fuzz: replay with build/sanitize/bin/conv-fuzz $artifacts/FILE [--print-module]"
+  exit "$status"
+fi
+if [ "${MERGE:-0}" = 1 ]; then
+  build/sanitize/bin/conv-fuzz -merge=1 fuzz/corpus "$corpus"
+fi
+echo "fuzz: no violation in ${seconds}s"
