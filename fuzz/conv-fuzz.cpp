@@ -109,20 +109,33 @@ Flags &flags() {
   return f;
 }
 
+std::unique_ptr<MLIRContext> &contextSlot() {
+  static std::unique_ptr<MLIRContext> ctx;
+  return ctx;
+}
+
 MLIRContext &context() {
-  static MLIRContext *ctx = [] {
+  std::unique_ptr<MLIRContext> &ctx = contextSlot();
+  if (!ctx) {
     DialectRegistry registry;
     registerAllDialects(registry);
     registerAllExtensions(registry);
     registerAllToLLVMIRTranslations(registry);
     registry.insert<conv_lower::ConvLowerDialect>();
-    auto *c = new MLIRContext(registry);
+    ctx = std::make_unique<MLIRContext>(registry);
     // One thread: deterministic, and the fuzzer's parallelism is processes.
-    c->disableMultithreading();
-    c->loadAllAvailableDialects();
-    return c;
-  }();
+    ctx->disableMultithreading();
+    ctx->loadAllAvailableDialects();
+  }
   return *ctx;
+}
+
+/// A context keeps every type and attribute it ever uniqued: a fresh one
+/// every so many inputs bounds a long run's memory.
+void recycleContextEvery(long inputs) {
+  static long seen = 0;
+  if (++seen % inputs == 0)
+    contextSlot().reset();
 }
 
 /// Prints the violation and aborts (libFuzzer keeps the input), or with
@@ -238,6 +251,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
 
+  recycleContextEvery(500);
   MLIRContext &ctx = context();
   // Shapes the verifier rejects (an output larger than the formula allows,
   // say) are drawn on purpose; they stop here, with their diagnostics

@@ -1,4 +1,4 @@
-// RUN: conv-opt %s --conv-lower-fill-empty-pads | FileCheck %s
+// RUN: conv-opt %s --conv-lower-fill-empty-pads --canonicalize | FileCheck %s
 // The pipeline that failed on such a pad before the pass ran in it:
 // RUN: conv-opt %s --conv-lower-to-llvm | FileCheck %s --check-prefix=LLVM
 
