@@ -12,58 +12,235 @@ using namespace mlir::conv_lower;
 namespace {
 
 template <typename OpTy>
-bool matchConv(linalg::LinalgOp op, SmallVector<int64_t> &strides,
-               SmallVector<int64_t> &dilations) {
-  if (auto named = dyn_cast<OpTy>(op.getOperation())) {
-    strides = llvm::to_vector(named.getStrides().template getValues<int64_t>());
-    dilations =
-        llvm::to_vector(named.getDilations().template getValues<int64_t>());
+bool matchNamedConv(linalg::LinalgOp op, SmallVector<int64_t> &strides,
+                    SmallVector<int64_t> &dilations) {
+  auto named = dyn_cast<OpTy>(op.getOperation());
+  if (!named)
+    return false;
+  strides = llvm::to_vector(named.getStrides().template getValues<int64_t>());
+  dilations =
+      llvm::to_vector(named.getDilations().template getValues<int64_t>());
+  return true;
+}
+
+/// `d_pos` or `d_pos * coefficient` (coefficient > 0).
+bool matchScaledDim(AffineExpr expr, unsigned &pos, int64_t &coefficient) {
+  if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+    pos = dim.getPosition();
+    coefficient = 1;
     return true;
   }
-  if (!isa<linalg::GenericOp>(op.getOperation()))
+  auto mul = dyn_cast<AffineBinaryOpExpr>(expr);
+  if (!mul || mul.getKind() != AffineExprKind::Mul)
     return false;
+  auto dim = dyn_cast<AffineDimExpr>(mul.getLHS());
+  auto constant = dyn_cast<AffineConstantExpr>(mul.getRHS());
+  if (!dim || !constant || constant.getValue() <= 0)
+    return false;
+  pos = dim.getPosition();
+  coefficient = constant.getValue();
+  return true;
+}
+
+/// `out * stride + kernel * dilation`, the terms in either order.
+bool matchWindow(AffineExpr expr, unsigned outLoop, unsigned kernelLoop,
+                 int64_t &stride, int64_t &dilation) {
+  auto add = dyn_cast<AffineBinaryOpExpr>(expr);
+  if (!add || add.getKind() != AffineExprKind::Add)
+    return false;
+  unsigned lhsPos, rhsPos;
+  int64_t lhsCoef, rhsCoef;
+  if (!matchScaledDim(add.getLHS(), lhsPos, lhsCoef) ||
+      !matchScaledDim(add.getRHS(), rhsPos, rhsCoef))
+    return false;
+  if (lhsPos == kernelLoop && rhsPos == outLoop) {
+    std::swap(lhsPos, rhsPos);
+    std::swap(lhsCoef, rhsCoef);
+  }
+  if (lhsPos != outLoop || rhsPos != kernelLoop)
+    return false;
+  stride = lhsCoef;
+  dilation = rhsCoef;
+  return true;
+}
+
+/// `value` is block argument `arg`, or one widening cast of it to `type`
+/// (what the GEMM emitted for the convolution does to its operands).
+bool isOperandOrWidened(Value value, BlockArgument arg, Type type) {
+  if (value == arg)
+    return value.getType() == type;
+  Operation *cast = value.getDefiningOp();
+  if (!cast || cast->getNumOperands() != 1 || cast->getOperand(0) != arg ||
+      value.getType() != type)
+    return false;
+  return isa<arith::ExtFOp, arith::ExtSIOp, arith::SIToFPOp>(cast);
+}
+
+/// The body is yield(acc + a * b), commuted either way, with nothing else
+/// but the widening casts of a and b.
+bool isMultiplyAccumulate(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  if (body.getNumArguments() != 3)
+    return false;
+  BlockArgument a = body.getArgument(0), b = body.getArgument(1),
+                acc = body.getArgument(2);
+  Type accType = acc.getType();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (yield.getNumOperands() != 1)
+    return false;
+  Operation *add = yield.getOperand(0).getDefiningOp();
+  bool isFloat = isa<FloatType>(accType);
+  if (!add || add->getBlock() != &body ||
+      !(isFloat ? isa<arith::AddFOp>(add) : isa<arith::AddIOp>(add)))
+    return false;
+  Value product = add->getOperand(0) == acc   ? add->getOperand(1)
+                  : add->getOperand(1) == acc ? add->getOperand(0)
+                                              : Value();
+  Operation *mul = product ? product.getDefiningOp() : nullptr;
+  if (!mul || mul->getBlock() != &body ||
+      !(isFloat ? isa<arith::MulFOp>(mul) : isa<arith::MulIOp>(mul)) ||
+      product.getType() != accType)
+    return false;
+  Value lhs = mul->getOperand(0), rhs = mul->getOperand(1);
+  bool factorsMatch =
+      (isOperandOrWidened(lhs, a, accType) &&
+       isOperandOrWidened(rhs, b, accType)) ||
+      (isOperandOrWidened(lhs, b, accType) && isOperandOrWidened(rhs, a, accType));
+  // yield, add, mul, and at most one cast per factor.
+  size_t ops = body.getOperations().size();
+  return factorsMatch && ops <= 5 &&
+         ops == 3 + size_t(lhs.getDefiningOp() != nullptr) +
+                    size_t(rhs.getDefiningOp() != nullptr);
+}
+
+bool isWindowedAxis(char axis) { return axis == 'h' || axis == 'w'; }
+char kernelAxisOf(char axis) { return axis == 'h' ? 'r' : 's'; }
+
+} // namespace
+
+bool mlir::conv_lower::matchGenericConvolution(
+    linalg::GenericOp op, const FormAxes &axes, SmallVector<int64_t> &strides,
+    SmallVector<int64_t> &dilations) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+    return false;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  AffineMap xMap = maps[0], wMap = maps[1], yMap = maps[2];
+  if (xMap.getNumResults() != axes.x.size() ||
+      wMap.getNumResults() != axes.w.size() ||
+      yMap.getNumResults() != axes.y.size() || xMap.getNumSymbols() ||
+      wMap.getNumSymbols() || yMap.getNumSymbols())
+    return false;
+
+  // Name each loop by the output and filter axes it indexes.
+  unsigned numLoops = op.getNumLoops();
+  SmallVector<char> axisOfLoop(numLoops, 0);
+  auto nameLoops = [&](AffineMap map, StringRef letters) {
+    for (auto [expr, letter] : llvm::zip(map.getResults(), letters)) {
+      auto dim = dyn_cast<AffineDimExpr>(expr);
+      if (!dim)
+        return false;
+      char &slot = axisOfLoop[dim.getPosition()];
+      if (slot && slot != letter)
+        return false;
+      slot = letter;
+    }
+    return true;
+  };
+  if (!nameLoops(yMap, axes.y) || !nameLoops(wMap, axes.w))
+    return false;
+  llvm::SmallDenseMap<char, unsigned> loopOfAxis;
+  for (unsigned loop = 0; loop < numLoops; ++loop)
+    if (!axisOfLoop[loop] ||
+        !loopOfAxis.try_emplace(axisOfLoop[loop], loop).second)
+      return false;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  for (unsigned loop = 0; loop < numLoops; ++loop) {
+    bool parallel = iterators[loop] == utils::IteratorType::parallel;
+    if (parallel != axes.y.contains(axisOfLoop[loop]))
+      return false;
+  }
+
+  // The input: windowed rows and columns, every other axis a plain loop.
   strides.clear();
   dilations.clear();
-  return linalg::isaConvolutionOpOfType<OpTy>(op, &dilations, &strides);
+  for (auto [expr, letter] : llvm::zip(xMap.getResults(), axes.x)) {
+    if (isWindowedAxis(letter)) {
+      auto out = loopOfAxis.find(letter);
+      auto kernel = loopOfAxis.find(kernelAxisOf(letter));
+      int64_t stride, dilation;
+      if (out == loopOfAxis.end() || kernel == loopOfAxis.end() ||
+          !matchWindow(expr, out->second, kernel->second, stride, dilation))
+        return false;
+      strides.push_back(stride);
+      dilations.push_back(dilation);
+      continue;
+    }
+    auto dim = dyn_cast<AffineDimExpr>(expr);
+    auto loop = loopOfAxis.find(letter);
+    if (!dim || loop == loopOfAxis.end() || dim.getPosition() != loop->second)
+      return false;
+  }
+  return isMultiplyAccumulate(op);
+}
+
+namespace {
+
+/// The named op, or a generic with the form's axes.
+bool matchForm(const ConvForm &form, linalg::LinalgOp op,
+               SmallVector<int64_t> &strides, SmallVector<int64_t> &dilations) {
+  if (form.matchNamed(op, strides, dilations))
+    return true;
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  return generic &&
+         matchGenericConvolution(generic, form.axes, strides, dilations);
 }
 
 } // namespace
 
-const SmallVector<ConvForm> &mlir::conv_lower::getConvForms() {
+ArrayRef<ConvForm> mlir::conv_lower::getConvForms() {
   using IL = ImageLayout;
   using KO = KOrder;
-  static const SmallVector<ConvForm> forms = {
-      {"conv_2d_nchw_fchw", IL::nchw, KO::chw, 2, 3, 2, 3, {}, {},
+  static const SmallVector<ConvForm, 9> forms = {
+      {"conv_2d_nchw_fchw", {"nchw", "fcrs", "nfhw"},
+       IL::nchw, KO::chw, 2, 3, 2, 3, {}, {},
        {{0}, {1, 2, 3}}, {Role::F, Role::K},
-       matchConv<linalg::Conv2DNchwFchwOp>},
-      {"conv_2d_nhwc_hwcf", IL::nhwc, KO::hwc, 1, 2, 0, 1, {}, {},
+       matchNamedConv<linalg::Conv2DNchwFchwOp>},
+      {"conv_2d_nhwc_hwcf", {"nhwc", "rscf", "nhwf"},
+       IL::nhwc, KO::hwc, 1, 2, 0, 1, {}, {},
        {{0, 1, 2}, {3}}, {Role::K, Role::F},
-       matchConv<linalg::Conv2DNhwcHwcfOp>},
-      {"conv_2d_nhwc_fhwc", IL::nhwc, KO::hwc, 1, 2, 1, 2, {}, {},
+       matchNamedConv<linalg::Conv2DNhwcHwcfOp>},
+      {"conv_2d_nhwc_fhwc", {"nhwc", "frsc", "nhwf"},
+       IL::nhwc, KO::hwc, 1, 2, 1, 2, {}, {},
        {{0}, {1, 2, 3}}, {Role::F, Role::K},
-       matchConv<linalg::Conv2DNhwcFhwcOp>},
-      {"conv_2d_ngchw_fgchw", IL::nchw, KO::chw, 3, 4, 3, 4,
+       matchNamedConv<linalg::Conv2DNhwcFhwcOp>},
+      {"conv_2d_ngchw_fgchw", {"ngchw", "fgcrs", "ngfhw"},
+       IL::nchw, KO::chw, 3, 4, 3, 4,
        {{0}, {1, 2}, {3}, {4}}, {{0}, {1, 2}, {3}, {4}},
        {{0}, {1}, {2, 3, 4}}, {Role::F, Role::G, Role::K},
-       matchConv<linalg::Conv2DNgchwFgchwOp>},
-      {"conv_2d_ngchw_gfchw", IL::nchw, KO::chw, 3, 4, 3, 4,
+       matchNamedConv<linalg::Conv2DNgchwFgchwOp>},
+      {"conv_2d_ngchw_gfchw", {"ngchw", "gfcrs", "ngfhw"},
+       IL::nchw, KO::chw, 3, 4, 3, 4,
        {{0}, {1, 2}, {3}, {4}}, {{0}, {1, 2}, {3}, {4}},
        {{0}, {1}, {2, 3, 4}}, {Role::G, Role::F, Role::K},
-       matchConv<linalg::Conv2DNgchwGfchwOp>},
-      {"conv_2d_nhwgc_gfhwc", IL::nhwc, KO::hwc, 1, 2, 2, 3,
+       matchNamedConv<linalg::Conv2DNgchwGfchwOp>},
+      {"conv_2d_nhwgc_gfhwc", {"nhwgc", "gfrsc", "nhwgf"},
+       IL::nhwc, KO::hwc, 1, 2, 2, 3,
        {{0}, {1}, {2}, {3, 4}}, {{0}, {1}, {2}, {3, 4}},
        {{0}, {1}, {2, 3, 4}}, {Role::G, Role::F, Role::K},
-       matchConv<linalg::Conv2DNhwgcGfhwcOp>},
-      {"depthwise_conv_2d_nchw_chw", IL::nchw, KO::chw, 2, 3, 1, 2, {}, {},
+       matchNamedConv<linalg::Conv2DNhwgcGfhwcOp>},
+      {"depthwise_conv_2d_nchw_chw", {"nghw", "grs", "nghw"},
+       IL::nchw, KO::chw, 2, 3, 1, 2, {}, {},
        {{0}, {1, 2}}, {Role::G, Role::K},
-       matchConv<linalg::DepthwiseConv2DNchwChwOp>},
-      {"depthwise_conv_2d_nhwc_hwc", IL::nhwc, KO::hwc, 1, 2, 0, 1, {}, {},
+       matchNamedConv<linalg::DepthwiseConv2DNchwChwOp>},
+      {"depthwise_conv_2d_nhwc_hwc", {"nhwg", "rsg", "nhwg"},
+       IL::nhwc, KO::hwc, 1, 2, 0, 1, {}, {},
        {{0, 1}, {2}}, {Role::K, Role::G},
-       matchConv<linalg::DepthwiseConv2DNhwcHwcOp>},
-      {"depthwise_conv_2d_nhwc_hwcm", IL::nhwc, KO::hwc, 1, 2, 0, 1, {},
+       matchNamedConv<linalg::DepthwiseConv2DNhwcHwcOp>},
+      {"depthwise_conv_2d_nhwc_hwcm", {"nhwg", "rsgf", "nhwgf"},
+       IL::nhwc, KO::hwc, 1, 2, 0, 1, {},
        {{0}, {1}, {2}, {3, 4}}, {{0, 1}, {2}, {3}},
        {Role::K, Role::G, Role::F},
-       matchConv<linalg::DepthwiseConv2DNhwcHwcmOp>},
+       matchNamedConv<linalg::DepthwiseConv2DNhwcHwcmOp>},
   };
   return forms;
 }
@@ -98,6 +275,11 @@ namespace {
 tensor::PadOp getAbsorbablePad(Value input, unsigned hDim, unsigned wDim) {
   auto pad = input.getDefiningOp<tensor::PadOp>();
   if (!pad || !pad.getLow().empty() || !pad.getHigh().empty())
+    return nullptr;
+  // An empty source cannot even be sliced (MLIR rejects any offset into a
+  // dimension of size 0): the convolution reads the padded tensor, which is
+  // all zeros (conv-lower-fill-empty-pads makes it a fill).
+  if (llvm::is_contained(pad.getSourceType().getShape(), 0))
     return nullptr;
   Value padValue = pad.getConstantPaddingValue();
   if (!padValue || !(matchPattern(padValue, m_AnyZeroFloat()) ||
@@ -180,7 +362,7 @@ mlir::conv_lower::analyzeConv(linalg::LinalgOp op, std::string &whyNot) {
   ConvPlan plan;
   plan.op = op;
   for (const ConvForm &form : getConvForms()) {
-    if (form.match(op, plan.strides, plan.dilations)) {
+    if (matchForm(form, op, plan.strides, plan.dilations)) {
       plan.form = &form;
       break;
     }
@@ -276,8 +458,18 @@ mlir::conv_lower::analyzeConv(linalg::LinalgOp op, std::string &whyNot) {
 }
 
 bool mlir::conv_lower::looksLikeConvolution(linalg::LinalgOp op) {
-  return isa<linalg::ConvolutionOpInterface>(op.getOperation()) ||
-         (isa<linalg::GenericOp>(op.getOperation()) &&
-          linalg::isaConvolutionOpInterface(op));
+  if (isa<linalg::ConvolutionOpInterface>(op.getOperation()))
+    return true;
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic)
+    return false;
+  if (linalg::isaConvolutionOpInterface(op))
+    return true;
+  // Upstream's interface check misses some spellings the forms take (a
+  // commuted accumulate, say).
+  SmallVector<int64_t> strides, dilations;
+  return llvm::any_of(getConvForms(), [&](const ConvForm &form) {
+    return matchGenericConvolution(generic, form.axes, strides, dilations);
+  });
 }
 

@@ -23,8 +23,19 @@ namespace mlir::conv_lower {
 /// Role of a dimension of the regrouped filter B.
 enum class Role { G, F, K };
 
+/// The axes of a form's input, filter and output, one letter per dim as in
+/// the named op's indexing maps: n batch, g group (depthwise: the channel),
+/// c channel of a group, f filter of a group (depthwise: the multiplier),
+/// h w the output's rows and columns (windowed in the input), r s the
+/// kernel's. A linalg.generic is this form when its maps name the same axes,
+/// whatever its loop order (matchGenericConvolution).
+struct FormAxes {
+  StringRef x, w, y;
+};
+
 struct ConvForm {
   StringRef name;
+  FormAxes axes;
   ImageLayout layout;
   KOrder kOrder;
   /// Spatial dims of the input (and output) operand.
@@ -37,11 +48,20 @@ struct ConvForm {
   /// Collapses the filter into B, whose dims play `bRoles`.
   SmallVector<ReassociationIndices> filterToB;
   SmallVector<Role> bRoles;
-  /// Matches the named op, or a linalg.generic computing the same thing;
-  /// fills strides and dilations.
-  bool (*match)(linalg::LinalgOp, SmallVector<int64_t> &,
-                SmallVector<int64_t> &);
+  /// Matches the named op; fills strides and dilations.
+  bool (*matchNamed)(linalg::LinalgOp, SmallVector<int64_t> &,
+                     SmallVector<int64_t> &);
 };
+
+/// Whether `op` computes the convolution of `axes`: its maps name those axes
+/// (any loop order; the input's h and w are `o * stride + k * dilation`,
+/// either term first), every output axis is parallel and every other loop a
+/// reduction, and its body is a multiply-accumulate (acc + a * b in either
+/// operand order, each factor its block argument or a widening cast of it to
+/// the accumulator's type). Fills strides and dilations ([h, w]).
+bool matchGenericConvolution(linalg::GenericOp op, const FormAxes &axes,
+                             SmallVector<int64_t> &strides,
+                             SmallVector<int64_t> &dilations);
 
 /// Everything the rewrite needs, computed without touching the IR.
 struct ConvPlan {
@@ -68,7 +88,7 @@ struct ConvPlan {
 };
 
 /// The supported forms, one entry per linalg named convolution.
-const SmallVector<ConvForm> &getConvForms();
+ArrayRef<ConvForm> getConvForms();
 
 /// Collapsed shape of `shape` under `reassociation` (identity when empty).
 SmallVector<int64_t> collapseShape(ArrayRef<int64_t> shape,

@@ -8,6 +8,7 @@
 #ifndef CONVRT_TESTS_FAKECUDA_H
 #define CONVRT_TESTS_FAKECUDA_H
 
+#include <cuda.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -38,7 +39,8 @@ public:
   /// cuFuncGetParamInfo (a CUresult; convrt does not call it itself).
   int paramInfo(void *function, size_t index, size_t *offset,
                 size_t *size) const {
-    return paramInfo_(function, index, offset, size);
+    return static_cast<int>(
+        paramInfo_(static_cast<CUfunction>(function), index, offset, size));
   }
 
   /// Everything a test may create, except contexts (checked separately as
@@ -79,7 +81,9 @@ private:
   int (*maxDynamicShared_)(const char *) = nullptr;
   const char *(*lastLaunch_)() = nullptr;
   int (*currentDevice_)() = nullptr;
-  int (*paramInfo_)(void *, size_t, size_t *, size_t *) = nullptr;
+  // The entry point's own type: a call through another one is undefined
+  // (UBSan's -fsanitize=function reports it).
+  CUresult (*paramInfo_)(CUfunction, size_t, size_t *, size_t *) = nullptr;
 };
 
 /// A test fixture over the fake: no injected failures at the start, and

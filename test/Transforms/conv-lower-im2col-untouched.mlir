@@ -103,3 +103,19 @@ func.func @batch_static_in_dynamic_out(%x: tensor<2x6x5x6xf16>, %w: tensor<2x2x6
   %y = linalg.depthwise_conv_2d_nhwc_hwc {strides = dense<[3, 1]> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<2x6x5x6xf16>, tensor<2x2x6xf16>) outs(%init : tensor<?x2x4x6xf16>) -> tensor<?x2x4x6xf16>
   return %y : tensor<?x2x4x6xf16>
 }
+
+// Found by conv-fuzz: a zero pad of an empty image (no columns) was absorbed
+// and the rewrite sliced the empty image; the padded tensor (all zeros) is
+// the im2col's input instead.
+// CHECK-LABEL: func.func @pad_of_empty_image
+// CHECK: tensor.pad
+// CHECK: conv_lower.im2col %{{.*}} padding = [0, 0, 0, 0]
+func.func @pad_of_empty_image(%x: tensor<1x3x6x0xbf16>, %w: tensor<1x3x1x2xbf16>, %init: tensor<1x1x2x1xf32>) -> tensor<1x1x2x1xf32> {
+  %zero = arith.constant 0.0 : bf16
+  %p = tensor.pad %x low[0, 0, 1, 0] high[0, 0, 0, 2] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zero : bf16
+  } : tensor<1x3x6x0xbf16> to tensor<1x3x7x2xbf16>
+  %y = linalg.conv_2d_nchw_fchw {strides = dense<[2, 1]> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>} ins(%p, %w : tensor<1x3x7x2xbf16>, tensor<1x3x1x2xbf16>) outs(%init : tensor<1x1x2x1xf32>) -> tensor<1x1x2x1xf32>
+  return %y : tensor<1x1x2x1xf32>
+}

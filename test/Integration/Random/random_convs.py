@@ -166,14 +166,6 @@ def draw_problem(seed, index):
 # Known defects: what --xfail-known reports as XFAIL instead of a failure.
 # ----------------------------------------------------------------------------------------
 
-def unrecognized_generic(p):
-    """A generic spelling that the rewrites' analysis (upstream's isaConvolutionOpOfType)
-    does not match: a commuted multiply or accumulate, or loops in another order than
-    the named op's."""
-    other_order = p.loop_order and list(p.loop_order) != ch.generic_loops(p)
-    return p.generic and bool(p.commute_mul or p.commute_add or other_order)
-
-
 @dataclasses.dataclass(frozen=True)
 class KnownDefect:
     label: str
@@ -188,10 +180,9 @@ KNOWN_DEFECTS = [
     # Issue 15's defects 1-3 (grouped forms with a dynamic batch, a crop past the
     # input's start, an input cropped to nothing) are fixed; their configurations run
     # as plain checks (test/Transforms/conv-lower-im2col-regressions.mlir pins them).
-    # Found by this harness, issue 14's "any generic spelling": such generics are left
-    # untouched (their numbers are right).
-    KnownDefect("issue 14: generic with commuted body or other loop order not rewritten",
-                unrecognized_generic, frozenset({"im2col"})),
+    # Found by this harness, issue 14's "any generic spelling" (a commuted multiply or
+    # accumulate, loops in another order) is fixed: the analysis matches generics by
+    # their maps and body (ConvAnalysis.cpp, matchGenericConvolution).
 ]
 
 
