@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ConvModuleGenerator.h"
 #include "FuzzTarget.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -65,6 +66,7 @@ int main(int argc, char **argv) {
   std::vector<std::string> paths;
   long long randomCount = -1;
   bool printStats = false;
+  bool requireEveryForm = false;
   unsigned long long seed = 1;
   for (int i = 1; i < argc; ++i) {
     llvm::StringRef arg = argv[i];
@@ -74,11 +76,14 @@ int main(int argc, char **argv) {
       seed = std::stoull(argv[++i]);
     } else if (arg == "--stats") {
       printStats = true;
+    } else if (arg == "--require-every-form") {
+      requireEveryForm = true;
     } else if (arg == "--help" || arg == "-h") {
       llvm::outs()
           << "usage: conv-fuzz-replay FILE|DIR... [--all-pipelines] "
              "[--pipeline=NAME] [--print-module] [--keep-going]\n"
-             "       conv-fuzz-replay --random N [--seed S] [--stats] [...]\n"
+             "       conv-fuzz-replay --random N [--seed S] [--stats] "
+             "[--require-every-form] [...]\n"
              "Runs ConvLower's fuzz target on corpus files or on seeded "
              "random inputs.\n";
       return 0;
@@ -112,8 +117,20 @@ int main(int argc, char **argv) {
     for (const auto &[form, counts] : stats.forms)
       llvm::outs() << "  " << form << ": " << counts.second << " of "
                    << counts.first << " verified\n";
+  // A generator whose modules of some form never verify fuzzes nothing of
+  // that form: the test suite asks for at least one valid module of each.
+  int missing = 0;
+  if (requireEveryForm)
+    for (const std::string &form : conv_lower_fuzz::generatorFormNames()) {
+      auto it = stats.forms.find(form);
+      if (it == stats.forms.end() || it->second.second == 0) {
+        llvm::errs() << "conv-fuzz-replay: no valid module of form " << form
+                     << "\n";
+        ++missing;
+      }
+    }
   llvm::outs() << "conv-fuzz-replay: " << inputs << " inputs, "
                << stats.verified << " valid modules, " << stats.pipelineRuns
                << " pipeline runs, " << stats.violations << " violations\n";
-  return stats.violations ? 1 : 0;
+  return stats.violations || missing ? 1 : 0;
 }
