@@ -18,12 +18,18 @@ namespace conv_lower_fuzz {
 struct FuzzStats {
   long inputs = 0;
   long verified = 0;     // modules that verified and went through the passes
+                         // (--files: files a reader accepted)
   long pipelineRuns = 0;
   long violations = 0;   // counted with --keep-going (else the first aborts)
   /// Per op form: (drawn, in a module that verified).
   std::map<std::string, std::pair<long, long>> forms;
 };
 FuzzStats &fuzzStats();
+
+/// conv-fuzz --files: one byte picks a reader (.npy as f32 or f16, a bundle
+/// manifest), the rest is the file (FileInputs.cpp). True when the reader
+/// accepted the file.
+bool checkFileInput(const uint8_t *data, size_t size);
 
 } // namespace conv_lower_fuzz
 

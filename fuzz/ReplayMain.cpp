@@ -130,7 +130,8 @@ int main(int argc, char **argv) {
       }
     }
   llvm::outs() << "conv-fuzz-replay: " << inputs << " inputs, "
-               << stats.verified << " valid modules, " << stats.pipelineRuns
+               << stats.verified << " valid modules (--files: accepted files), "
+               << stats.pipelineRuns
                << " pipeline runs, " << stats.violations << " violations\n";
   return stats.violations || missing ? 1 : 0;
 }

@@ -24,6 +24,8 @@
 //   --pipeline=NAME   run only the named pipeline on each input
 //   --keep-going      count violations instead of aborting (triage; the
 //                     replay tool's exit status is then 1)
+//   --files           fuzz the files the tools read instead (.npy tensors,
+//                     bundle manifests: FileInputs.cpp)
 //
 //===----------------------------------------------------------------------===//
 
@@ -101,6 +103,7 @@ struct Flags {
   bool allPipelines = false;
   bool printModule = false;
   bool keepGoing = false;
+  bool files = false;
   std::string onlyPipeline;
 };
 
@@ -219,6 +222,8 @@ extern "C" int LLVMFuzzerInitialize(int *argc, char ***argv) {
       flags().printModule = true;
     else if (arg == "--keep-going")
       flags().keepGoing = true;
+    else if (arg == "--files")
+      flags().files = true;
     else if (arg.consume_front("--pipeline="))
       flags().onlyPipeline = arg.str();
   }
@@ -240,6 +245,12 @@ extern "C" int LLVMFuzzerInitialize(int *argc, char ***argv) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (flags().files) {
+    conv_lower_fuzz::FuzzStats &stats = conv_lower_fuzz::fuzzStats();
+    ++stats.inputs;
+    stats.verified += conv_lower_fuzz::checkFileInput(data, size);
+    return 0;
+  }
   conv_lower_fuzz::FuzzInput input(data, size);
   const std::vector<Pipeline> &all = pipelines();
   const Pipeline &chosen = all[input.range(0, int64_t(all.size()) - 1)];

@@ -5,12 +5,18 @@
 # report, a pass failure or invalid IR on a valid module stops the run and
 # leaves the input in build/sanitize/fuzz-artifacts.
 #
-# Usage: scripts/fuzz.sh [SECONDS]        (default 120)
+# Then the same for the files the tools read (conv-fuzz --files: .npy
+# tensors and bundle manifests; a crash, an abort or a manifest that does not
+# print back to itself is a finding).
+#
+# Usage: scripts/fuzz.sh [SECONDS]        (default 120; the modules)
+#   FILES_SECONDS=N  the file readers' run (default 30)
 #   JOBS=N        fuzzing processes (libFuzzer -fork; default 1)
 #   CORPUS=DIR    the working corpus (default build/sanitize/fuzz-corpus,
-#                 seeded from fuzz/corpus; new coverage is kept there)
-#   MERGE=1       afterwards, merge what the run found into fuzz/corpus
-#                 (only inputs that add coverage)
+#                 seeded from fuzz/corpus; new coverage is kept there; the
+#                 file readers' is DIR-files, seeded from fuzz/corpus-files)
+#   MERGE=1       afterwards, merge what each run found into fuzz/corpus
+#                 and fuzz/corpus-files (only inputs that add coverage)
 # Replay an artifact:  build/sanitize/bin/conv-fuzz FILE  (add --print-module
 # to see the module; build/release/bin/conv-fuzz-replay FILE without ASan).
 set -euo pipefail
@@ -27,22 +33,32 @@ if [ ! -f build/sanitize/build.ninja ]; then
 fi
 cmake --build build/sanitize --target conv-fuzz
 
-mkdir -p "$corpus" "$artifacts"
+mkdir -p "$corpus" "$corpus-files" "$artifacts"
 fork=()
 [ "$jobs" -gt 1 ] && fork=(-fork="$jobs")
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
-echo "fuzz: ${seconds}s, $jobs job(s), corpus $corpus (+ fuzz/corpus), artifacts in $artifacts"
-status=0
-build/sanitize/bin/conv-fuzz "$corpus" fuzz/corpus "${fork[@]}" \
-  -max_total_time="$seconds" -max_len=512 -timeout=120 -rss_limit_mb=6144 \
-  -print_final_stats=1 -artifact_prefix="$artifacts/" || status=$?
-if [ "$status" != 0 ]; then
-  echo "fuzz: FAILED (exit $status); reproducers: $(ls "$artifacts" | tr '\n' ' ')"
-  echo "fuzz: replay with build/sanitize/bin/conv-fuzz $artifacts/FILE [--print-module]"
-  exit "$status"
-fi
-if [ "${MERGE:-0}" = 1 ]; then
-  build/sanitize/bin/conv-fuzz -merge=1 fuzz/corpus "$corpus"
-fi
-echo "fuzz: no violation in ${seconds}s"
+
+# fuzz NAME SECONDS CORPUS SEEDS [FLAG]: one libFuzzer run; stops the script
+# with the reproducer's name on a finding.
+fuzz() {
+  local name="$1" time="$2" work="$3" seeds="$4"
+  shift 4
+  echo "fuzz: $name for ${time}s, $jobs job(s), corpus $work (+ $seeds), artifacts in $artifacts"
+  local status=0
+  build/sanitize/bin/conv-fuzz "$work" "$seeds" "${fork[@]}" "$@" \
+    -max_total_time="$time" -max_len=512 -timeout=120 -rss_limit_mb=6144 \
+    -print_final_stats=1 -artifact_prefix="$artifacts/" || status=$?
+  if [ "$status" != 0 ]; then
+    echo "fuzz: $name FAILED (exit $status); reproducers: $(ls "$artifacts" | tr '\n' ' ')"
+    echo "fuzz: replay with build/sanitize/bin/conv-fuzz $* $artifacts/FILE [--print-module]"
+    exit "$status"
+  fi
+  if [ "${MERGE:-0}" = 1 ]; then
+    build/sanitize/bin/conv-fuzz -merge=1 "$seeds" "$work" "$@"
+  fi
+}
+
+fuzz "the passes" "$seconds" "$corpus" fuzz/corpus
+fuzz "the file readers" "${FILES_SECONDS:-30}" "$corpus-files" fuzz/corpus-files --files
+echo "fuzz: no violation (passes ${seconds}s, file readers ${FILES_SECONDS:-30}s)"
