@@ -73,6 +73,8 @@ const std::vector<Pipeline> &pipelines() {
   static const std::vector<Pipeline> all = {
       {"im2col", "conv-lower-im2col{emit-remarks}"},
       {"decompose", "conv-lower-im2col,conv-lower-decompose"},
+      {"lift-decompose",
+       "conv-lower-lift-to-2d,conv-lower-im2col,conv-lower-decompose"},
       {"cpu-gemm", "conv-lower-im2col,conv-lower-decompose,canonicalize,"
                    "conv-lower-pack-rhs,conv-lower-tile-and-vectorize"},
       {"to-llvm", "conv-lower-to-llvm"},

@@ -32,6 +32,8 @@ using namespace mlir::conv_lower;
 /// Convolutions into im2col + GEMM + fold, then plain linalg/tensor.
 static void addConvRewrite(OpPassManager &pm,
                            const ConvLowerToLLVMOptions &options) {
+  if (options.implicitGemmTwin || options.im2col)
+    pm.addPass(createConvLowerLiftTo2D());
   if (options.implicitGemmTwin) {
     ConvLowerImplicitGemmOptions twin;
     twin.target = ImplicitGemmTarget::CpuTwin;

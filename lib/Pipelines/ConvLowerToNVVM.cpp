@@ -76,6 +76,7 @@ getKernelOptions(const ConvLowerToNVVMOptions &options) {
 /// linalg ops into loops.
 static void addKernelsAndBuffers(OpPassManager &pm,
                                  const ConvLowerToNVVMOptions &options) {
+  pm.addPass(createConvLowerLiftTo2D());
   pm.addPass(createConvLowerImplicitGemm(getKernelOptions(options)));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -35,6 +35,30 @@ def ConvLowerIm2Col : Pass<"conv-lower-im2col"> {
   ];
 }
 
+def ConvLowerLiftTo2D : Pass<"conv-lower-lift-to-2d"> {
+  let summary = "Rewrite 1-D and batchless convolutions as 2-D convolutions "
+                "with unit dimensions";
+  let description = [{
+    Frontends emit `linalg.conv_1d_nwc_wcf` / `conv_1d_ncw_fcw` (torch's
+    conv1d), `depthwise_conv_1d_nwc_wc` / `_ncw_cw` / `_nwc_wcm`, and the
+    batchless, channel-less `linalg.conv_1d` and `linalg.conv_2d`. Each is
+    the 2-D convolution of the matching form (`conv_2d_nhwc_hwcf`,
+    `conv_2d_nchw_fchw`, `depthwise_conv_2d_*`) with a height, batch or
+    channel of one: this pass writes it so, with `tensor.expand_shape` of
+    the operands and a `tensor.collapse_shape` of the result, so that the
+    im2col rewrite and the implicit-GEMM kernel take it like any 2-D
+    convolution. A zero `tensor.pad` of the input is carried through the
+    reshape (the 2-D rewrites absorb it). The reshapes add or drop unit
+    dimensions only: no data moves.
+
+    Runs first in both ConvLower pipelines; run it before
+    `--conv-lower-im2col` or `--conv-lower-implicit-gemm` on their own.
+    Everything else is left untouched.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def ConvLowerDecompose : Pass<"conv-lower-decompose"> {
   let summary = "Lower conv_lower.im2col and conv_lower.fold to linalg/tensor";
   let description = [{

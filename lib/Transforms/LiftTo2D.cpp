@@ -1,0 +1,204 @@
+//===- LiftTo2D.cpp - 1-D and batchless convolutions as 2-D ones ----------===//
+//
+// See the pass description (Passes.td). Each lifted form is a row of a
+// table: the 2-D op it becomes and where its operands gain unit dims.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConvLower/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::conv_lower {
+#define GEN_PASS_DEF_CONVLOWERLIFTTO2D
+#include "ConvLower/Transforms/Passes.h.inc"
+} // namespace mlir::conv_lower
+
+using namespace mlir;
+
+namespace {
+
+/// The unit dims each operand gains, as positions in the 2-D operand.
+struct UnitDims {
+  SmallVector<int64_t> input, filter, output;
+};
+
+/// `shape` with 1s inserted at `units` (positions in the result).
+SmallVector<int64_t> withUnitDims(ArrayRef<int64_t> shape,
+                                  ArrayRef<int64_t> units) {
+  SmallVector<int64_t> result;
+  size_t next = 0;
+  for (size_t i = 0, e = shape.size() + units.size(); i < e; ++i)
+    result.push_back(llvm::is_contained(units, int64_t(i)) ? 1
+                                                           : shape[next++]);
+  return result;
+}
+
+/// The reassociation from a shape to itself with 1s at `units`: every unit
+/// dim joins the group of the next original dim (the last one's, at the end).
+SmallVector<ReassociationIndices> unitReassociation(int64_t rank,
+                                                    ArrayRef<int64_t> units) {
+  SmallVector<ReassociationIndices> groups;
+  ReassociationIndices pending;
+  for (int64_t i = 0; i < rank + int64_t(units.size()); ++i) {
+    pending.push_back(i);
+    if (!llvm::is_contained(units, i)) {
+      groups.push_back(pending);
+      pending.clear();
+    }
+  }
+  if (!pending.empty()) {
+    if (groups.empty())
+      groups.push_back({});
+    groups.back().append(pending.begin(), pending.end());
+  }
+  return groups;
+}
+
+Value expandWithUnitDims(RewriterBase &rewriter, Location loc, Value value,
+                         ArrayRef<int64_t> units) {
+  auto type = cast<RankedTensorType>(value.getType());
+  auto expanded = RankedTensorType::get(withUnitDims(type.getShape(), units),
+                                        type.getElementType());
+  return tensor::ExpandShapeOp::create(
+      rewriter, loc, expanded, value,
+      unitReassociation(type.getRank(), units));
+}
+
+/// The 2-D input: a zero pad of the 1-D input is rebuilt after the reshape,
+/// so that the 2-D rewrites find (and absorb) it.
+Value liftInput(RewriterBase &rewriter, Location loc, Value input,
+                ArrayRef<int64_t> units) {
+  auto pad = input.getDefiningOp<tensor::PadOp>();
+  Value padValue = pad ? pad.getConstantPaddingValue() : Value();
+  if (!pad || !padValue || !pad.getLow().empty() || !pad.getHigh().empty() ||
+      !(matchPattern(padValue, m_AnyZeroFloat()) ||
+        matchPattern(padValue, m_Zero())))
+    return expandWithUnitDims(rewriter, loc, input, units);
+  Value source = expandWithUnitDims(rewriter, loc, pad.getSource(), units);
+  auto amounts = [&](ArrayRef<int64_t> of) {
+    SmallVector<OpFoldResult> result;
+    for (int64_t v : withUnitDims(of, units))
+      result.push_back(rewriter.getIndexAttr(v));
+    // withUnitDims put 1s at the unit positions: no padding there.
+    for (int64_t u : units)
+      result[u] = rewriter.getIndexAttr(0);
+    return result;
+  };
+  auto type = cast<RankedTensorType>(input.getType());
+  auto paddedType = RankedTensorType::get(
+      withUnitDims(type.getShape(), units), type.getElementType());
+  return tensor::PadOp::create(rewriter, loc, paddedType, source,
+                               amounts(pad.getStaticLow()),
+                               amounts(pad.getStaticHigh()), padValue);
+}
+
+/// The 2-D init: a fill is rebuilt after the reshape, so that the rewrites
+/// still see a constant-fill init (the GPU kernel requires one).
+Value liftInit(RewriterBase &rewriter, Location loc, Value init,
+               ArrayRef<int64_t> units) {
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  if (!fill)
+    return expandWithUnitDims(rewriter, loc, init, units);
+  Value out = expandWithUnitDims(rewriter, loc, fill.getOutputs()[0], units);
+  return linalg::FillOp::create(rewriter, loc, fill.getInputs()[0], out)
+      .getResult(0);
+}
+
+/// Strides or dilations of a 1-D op as the 2-D op's: unit along the new H.
+DenseIntElementsAttr liftWindow(Builder &b, std::optional<Attribute> attr) {
+  int64_t value = 1;
+  if (auto dense = dyn_cast_or_null<DenseIntElementsAttr>(
+          attr ? *attr : Attribute()))
+    value = (*dense.getValues<int64_t>().begin());
+  return b.getI64TensorAttr({1, value});
+}
+
+template <typename To>
+void lift(RewriterBase &rewriter, linalg::LinalgOp op, const UnitDims &units,
+          bool oneDimensional) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Value input =
+      liftInput(rewriter, loc, op.getDpsInputOperand(0)->get(), units.input);
+  Value filter = expandWithUnitDims(rewriter, loc,
+                                    op.getDpsInputOperand(1)->get(),
+                                    units.filter);
+  Value init =
+      liftInit(rewriter, loc, op.getDpsInitOperand(0)->get(), units.output);
+  DenseIntElementsAttr strides = rewriter.getI64TensorAttr({1, 1});
+  DenseIntElementsAttr dilations = strides;
+  if (oneDimensional) {
+    strides = liftWindow(rewriter, op->getAttr("strides"));
+    dilations = liftWindow(rewriter, op->getAttr("dilations"));
+  }
+  auto conv = To::create(rewriter, loc, TypeRange{init.getType()},
+                         ValueRange{input, filter}, ValueRange{init}, strides,
+                         dilations);
+  auto outputType = cast<RankedTensorType>(op->getResult(0).getType());
+  Value result = tensor::CollapseShapeOp::create(
+      rewriter, loc, outputType, conv->getResult(0),
+      unitReassociation(outputType.getRank(), units.output));
+  rewriter.replaceOp(op, result);
+}
+
+/// Lifts `op` if it is one of the forms; returns whether it did.
+bool liftIfOneDimensional(RewriterBase &rewriter, linalg::LinalgOp op) {
+  if (!op.hasPureTensorSemantics() || op->getNumResults() != 1)
+    return false;
+  Operation *o = op.getOperation();
+  // (n, w, c) -> (n, 1, w, c): H joins before W.
+  if (isa<linalg::Conv1DNwcWcfOp>(o))
+    lift<linalg::Conv2DNhwcHwcfOp>(rewriter, op, {{1}, {0}, {1}}, true);
+  else if (isa<linalg::Conv1DNcwFcwOp>(o))
+    lift<linalg::Conv2DNchwFchwOp>(rewriter, op, {{2}, {2}, {2}}, true);
+  else if (isa<linalg::DepthwiseConv1DNwcWcOp>(o))
+    lift<linalg::DepthwiseConv2DNhwcHwcOp>(rewriter, op, {{1}, {0}, {1}},
+                                           true);
+  else if (isa<linalg::DepthwiseConv1DNcwCwOp>(o))
+    lift<linalg::DepthwiseConv2DNchwChwOp>(rewriter, op, {{2}, {1}, {2}},
+                                           true);
+  else if (isa<linalg::DepthwiseConv1DNwcWcmOp>(o))
+    lift<linalg::DepthwiseConv2DNhwcHwcmOp>(rewriter, op, {{1}, {0}, {1}},
+                                            true);
+  // No batch, no channels: (w) -> (1, 1, w, 1), (h, w) -> (1, h, w, 1).
+  else if (isa<linalg::Conv1DOp>(o))
+    lift<linalg::Conv2DNhwcHwcfOp>(rewriter, op,
+                                   {{0, 1, 3}, {0, 2, 3}, {0, 1, 3}}, false);
+  else if (isa<linalg::Conv2DOp>(o))
+    lift<linalg::Conv2DNhwcHwcfOp>(rewriter, op, {{0, 3}, {2, 3}, {0, 3}},
+                                   false);
+  else
+    return false;
+  return true;
+}
+
+struct ConvLowerLiftTo2DPass
+    : conv_lower::impl::ConvLowerLiftTo2DBase<ConvLowerLiftTo2DPass> {
+  void runOnOperation() override {
+    SmallVector<linalg::LinalgOp> convs;
+    getOperation()->walk([&](linalg::LinalgOp op) { convs.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    for (linalg::LinalgOp op : convs) {
+      // The pad and fill it was built from, rebuilt in 2-D by the lift.
+      Operation *pad = op->getNumOperands()
+                           ? op->getOperand(0).getDefiningOp<tensor::PadOp>()
+                           : nullptr;
+      Operation *fill =
+          op.getNumDpsInits()
+              ? op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>()
+              : nullptr;
+      if (!liftIfOneDimensional(rewriter, op))
+        continue;
+      for (Operation *dead : {pad, fill})
+        if (dead && dead->use_empty())
+          rewriter.eraseOp(dead);
+    }
+  }
+};
+
+} // namespace
