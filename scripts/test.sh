@@ -14,7 +14,9 @@ if [ "${1:-}" = "--sanitize" ]; then
   setup_args=(--sanitize)
   shift
   # Reports are fatal, with stacks (lit sets the same for its tests).
-  export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1}"
+  # allow_user_poisoning=0: see scripts/fuzz.sh (LLVM's inlined allocator
+  # poisons slabs that the uninstrumented libMLIR never unpoisons).
+  export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:allow_user_poisoning=0}"
   export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 fi
 scripts/setup.sh "${setup_args[@]}"

@@ -81,7 +81,10 @@ if os.path.exists(libomp):
 if config.conv_lower_sanitize in ("ON", "1", "TRUE", "YES"):
     config.available_features.add("sanitize")
     # Fatal and with stacks, so a report fails the test that caused it.
-    config.environment["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0:halt_on_error=1"
+    # allow_user_poisoning=0: LLVM's allocator, inlined into our instrumented
+    # code, poisons slabs that the uninstrumented libMLIR never unpoisons.
+    config.environment["ASAN_OPTIONS"] = ("detect_leaks=1:abort_on_error=0:"
+                                          "halt_on_error=1:allow_user_poisoning=0")
     config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
 
 # A usable GPU is never assumed: `REQUIRES: cuda-device` tests run in bench/gpu.
