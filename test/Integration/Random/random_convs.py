@@ -166,6 +166,14 @@ def draw_problem(seed, index):
 # Known defects: what --xfail-known reports as XFAIL instead of a failure.
 # ----------------------------------------------------------------------------------------
 
+def bf16_pointwise_nchw(p):
+    """A 1x1, stride-1, unpadded bf16 conv_2d_nchw_fchw (named or generic): the CPU
+    pipeline's no-im2col path for it emits bf16 vectors."""
+    return (p.dtype == "bf16" and p.form in ("conv_2d_nchw_fchw", "generic_nchw_fchw")
+            and (p.kh, p.kw) == (1, 1) and tuple(p.stride) == (1, 1)
+            and not any(p.pad) and p.groups == 1)
+
+
 @dataclasses.dataclass(frozen=True)
 class KnownDefect:
     label: str
@@ -183,6 +191,13 @@ KNOWN_DEFECTS = [
     # Found by this harness, issue 14's "any generic spelling" (a commuted multiply or
     # accumulate, loops in another order) is fixed: the analysis matches generics by
     # their maps and body (ConvAnalysis.cpp, matchGenericConvolution).
+    # Found by a 10,000-configuration soak (seed 1714835267, indices 184 and 968): a
+    # bf16 1x1 NCHW convolution through --conv-lower-to-llvm reaches LLVM's x86 backend
+    # with bf16 vector ops it cannot soft-promote on this AVX-512 host ("LLVM ERROR: Do
+    # not know how to soft promote this operator's operand!", also with llc
+    # -mcpu=native). Open; the other routes are right.
+    KnownDefect("bf16 pointwise NCHW: LLVM x86 cannot soft-promote bf16 vector ops",
+                bf16_pointwise_nchw, frozenset({"llvm"})),
 ]
 
 
