@@ -773,7 +773,6 @@ private:
            << "    } -> " << type << "\n";
     }
     currentType = type;
-    currentShape = shape;
     currentDynamic = dynamic;
     return out;
   }
@@ -824,7 +823,6 @@ private:
   std::string p; // the SSA name prefix of this convolution
   std::string batch;
   std::string inputType, currentType;
-  std::vector<int64_t> currentShape;
   std::vector<bool> currentDynamic;
   int counter = 0;
 };

@@ -106,11 +106,10 @@ bool isMultiplyAccumulate(linalg::GenericOp op) {
       (isOperandOrWidened(lhs, a, accType) &&
        isOperandOrWidened(rhs, b, accType)) ||
       (isOperandOrWidened(lhs, b, accType) && isOperandOrWidened(rhs, a, accType));
-  // yield, add, mul, and at most one cast per factor.
-  size_t ops = body.getOperations().size();
-  return factorsMatch && ops <= 5 &&
-         ops == 3 + size_t(lhs.getDefiningOp() != nullptr) +
-                    size_t(rhs.getDefiningOp() != nullptr);
+  // Nothing else in the body: yield, add, mul and the factors' casts.
+  size_t casts = size_t(lhs.getDefiningOp() != nullptr) +
+                 size_t(rhs.getDefiningOp() != nullptr);
+  return factorsMatch && body.getOperations().size() == 3 + casts;
 }
 
 bool isWindowedAxis(char axis) { return axis == 'h' || axis == 'w'; }
@@ -274,16 +273,12 @@ namespace {
 /// amounts.
 tensor::PadOp getAbsorbablePad(Value input, unsigned hDim, unsigned wDim) {
   auto pad = input.getDefiningOp<tensor::PadOp>();
-  if (!pad || !pad.getLow().empty() || !pad.getHigh().empty())
+  if (!isStaticZeroPad(pad))
     return nullptr;
   // An empty source cannot even be sliced (MLIR rejects any offset into a
   // dimension of size 0): the convolution reads the padded tensor, which is
   // all zeros (conv-lower-fill-empty-pads makes it a fill).
   if (llvm::is_contained(pad.getSourceType().getShape(), 0))
-    return nullptr;
-  Value padValue = pad.getConstantPaddingValue();
-  if (!padValue || !(matchPattern(padValue, m_AnyZeroFloat()) ||
-                     matchPattern(padValue, m_Zero())))
     return nullptr;
   for (auto [dim, amounts] :
        llvm::enumerate(llvm::zip(pad.getStaticLow(), pad.getStaticHigh()))) {
@@ -455,6 +450,14 @@ mlir::conv_lower::analyzeConv(linalg::LinalgOp op, std::string &whyNot) {
                        plan.wo)))
     return fail("the output is larger than the padded input allows");
   return plan;
+}
+
+bool mlir::conv_lower::isStaticZeroPad(tensor::PadOp pad) {
+  if (!pad || !pad.getLow().empty() || !pad.getHigh().empty())
+    return false;
+  Value padValue = pad.getConstantPaddingValue();
+  return padValue && (matchPattern(padValue, m_AnyZeroFloat()) ||
+                      matchPattern(padValue, m_Zero()));
 }
 
 bool mlir::conv_lower::looksLikeConvolution(linalg::LinalgOp op) {

@@ -97,6 +97,10 @@ SmallVector<int64_t> collapseShape(ArrayRef<int64_t> shape,
 /// The plan for `op`, or failure with `whyNot` saying why it is not handled.
 FailureOr<ConvPlan> analyzeConv(linalg::LinalgOp op, std::string &whyNot);
 
+/// A tensor.pad with static amounts whose padding value is a constant zero
+/// (the padding a convolution's rewrites absorb). Null-safe.
+bool isStaticZeroPad(tensor::PadOp pad);
+
 /// A named convolution, or a linalg.generic shaped like one.
 bool looksLikeConvolution(linalg::LinalgOp op);
 

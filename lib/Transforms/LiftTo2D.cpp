@@ -7,10 +7,11 @@
 
 #include "ConvLower/Transforms/Passes.h"
 
+#include "ConvAnalysis.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::conv_lower {
@@ -27,14 +28,16 @@ struct UnitDims {
   SmallVector<int64_t> input, filter, output;
 };
 
-/// `shape` with 1s inserted at `units` (positions in the result).
-SmallVector<int64_t> withUnitDims(ArrayRef<int64_t> shape,
-                                  ArrayRef<int64_t> units) {
+/// `values` with `inserted` at the positions `units` (of the result): 1 for
+/// a shape, 0 for pad amounts.
+SmallVector<int64_t> withUnitDims(ArrayRef<int64_t> values,
+                                  ArrayRef<int64_t> units,
+                                  int64_t inserted = 1) {
   SmallVector<int64_t> result;
   size_t next = 0;
-  for (size_t i = 0, e = shape.size() + units.size(); i < e; ++i)
-    result.push_back(llvm::is_contained(units, int64_t(i)) ? 1
-                                                           : shape[next++]);
+  for (size_t i = 0, e = values.size() + units.size(); i < e; ++i)
+    result.push_back(llvm::is_contained(units, int64_t(i)) ? inserted
+                                                           : values[next++]);
   return result;
 }
 
@@ -74,27 +77,20 @@ Value expandWithUnitDims(RewriterBase &rewriter, Location loc, Value value,
 Value liftInput(RewriterBase &rewriter, Location loc, Value input,
                 ArrayRef<int64_t> units) {
   auto pad = input.getDefiningOp<tensor::PadOp>();
-  Value padValue = pad ? pad.getConstantPaddingValue() : Value();
-  if (!pad || !padValue || !pad.getLow().empty() || !pad.getHigh().empty() ||
-      !(matchPattern(padValue, m_AnyZeroFloat()) ||
-        matchPattern(padValue, m_Zero())))
+  if (!conv_lower::isStaticZeroPad(pad))
     return expandWithUnitDims(rewriter, loc, input, units);
   Value source = expandWithUnitDims(rewriter, loc, pad.getSource(), units);
   auto amounts = [&](ArrayRef<int64_t> of) {
-    SmallVector<OpFoldResult> result;
-    for (int64_t v : withUnitDims(of, units))
-      result.push_back(rewriter.getIndexAttr(v));
-    // withUnitDims put 1s at the unit positions: no padding there.
-    for (int64_t u : units)
-      result[u] = rewriter.getIndexAttr(0);
-    return result;
+    return getAsIndexOpFoldResult(rewriter.getContext(),
+                                  withUnitDims(of, units, /*inserted=*/0));
   };
   auto type = cast<RankedTensorType>(input.getType());
   auto paddedType = RankedTensorType::get(
       withUnitDims(type.getShape(), units), type.getElementType());
   return tensor::PadOp::create(rewriter, loc, paddedType, source,
                                amounts(pad.getStaticLow()),
-                               amounts(pad.getStaticHigh()), padValue);
+                               amounts(pad.getStaticHigh()),
+                               pad.getConstantPaddingValue());
 }
 
 /// The 2-D init: a fill is rebuilt after the reshape, so that the rewrites

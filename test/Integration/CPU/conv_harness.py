@@ -911,8 +911,18 @@ SETS = {
 # Command line.
 # ----------------------------------------------------------------------------------------
 
-def parse_args(argv):
+def add_tool_arguments(ap):
+    """The tools every harness runs (--conv-opt, --mlir-opt, --mlir-runner and the
+    runner libraries), with Debian's LLVM 22 and build/release as defaults."""
     llvm = "/usr/lib/llvm-22"
+    ap.add_argument("--conv-opt", default="build/release/bin/conv-opt")
+    ap.add_argument("--mlir-opt", default=f"{llvm}/bin/mlir-opt")
+    ap.add_argument("--mlir-runner", default=f"{llvm}/bin/mlir-runner")
+    ap.add_argument("--runner-utils", default=f"{llvm}/lib/libmlir_runner_utils.so")
+    ap.add_argument("--c-runner-utils", default=f"{llvm}/lib/libmlir_c_runner_utils.so")
+
+
+def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--set", choices=sorted(SETS), action="append",
@@ -921,11 +931,7 @@ def parse_args(argv):
     ap.add_argument("--routes", default=",".join(DEFAULT_ROUTES),
                     help="comma-separated subset of " + ",".join(ROUTES) +
                     " (default: " + ",".join(DEFAULT_ROUTES) + ")")
-    ap.add_argument("--conv-opt", default="build/release/bin/conv-opt")
-    ap.add_argument("--mlir-opt", default=f"{llvm}/bin/mlir-opt")
-    ap.add_argument("--mlir-runner", default=f"{llvm}/bin/mlir-runner")
-    ap.add_argument("--runner-utils", default=f"{llvm}/lib/libmlir_runner_utils.so")
-    ap.add_argument("--c-runner-utils", default=f"{llvm}/lib/libmlir_c_runner_utils.so")
+    add_tool_arguments(ap)
     ap.add_argument("--seed", type=int, default=0, help="mixed with each case's name")
     ap.add_argument("--keep", metavar="DIR",
                     help="write the .mlir (and tool log) of every failing case here")

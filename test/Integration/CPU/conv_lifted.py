@@ -157,24 +157,14 @@ CASES = [
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    llvm = "/usr/lib/llvm-22"
-    ap.add_argument("--conv-opt", default="build/release/bin/conv-opt")
-    ap.add_argument("--mlir-opt", default=f"{llvm}/bin/mlir-opt")
-    ap.add_argument("--mlir-runner", default=f"{llvm}/bin/mlir-runner")
-    ap.add_argument("--runner-utils", default=f"{llvm}/lib/libmlir_runner_utils.so")
-    ap.add_argument("--c-runner-utils", default=f"{llvm}/lib/libmlir_c_runner_utils.so")
+    ch.add_tool_arguments(ap)
     ap.add_argument("--seed", type=int, default=14)
     tools = ap.parse_args(argv)
-    mlir_opt = [tools.mlir_opt, *ch.UPSTREAM_PIPELINE]
-    runner = [tools.mlir_runner, "-e", "main", "-entry-point-result=void",
-              f"-shared-libs={tools.runner_utils},{tools.c_runner_utils}"]
-    routes = {
-        "upstream": [mlir_opt, runner],
-        "decompose": [[tools.conv_opt, "--conv-lower-lift-to-2d", "--conv-lower-im2col",
-                       "--conv-lower-decompose"], mlir_opt, runner],
-        "llvm": [[tools.conv_opt, "--conv-lower-to-llvm"], runner],
-        "twin": [[tools.conv_opt, "--conv-lower-to-llvm=implicit-gemm-twin"], runner],
-    }
+    # conv_harness's routes, and the decompose route with the lift in front.
+    routes = {r: ch.route_stages(r, tools) for r in ("upstream", "llvm", "twin")}
+    routes["decompose"] = [[tools.conv_opt, "--conv-lower-lift-to-2d",
+                            "--conv-lower-im2col", "--conv-lower-decompose"],
+                           *ch.route_stages("upstream", tools)]
     passed = failed = 0
     rng = np.random.default_rng(tools.seed)
     for case in CASES:

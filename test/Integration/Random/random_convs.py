@@ -400,7 +400,6 @@ CHECKS = ("im2col", "decompose", "llvm", "twin")
 
 
 def parse_args(argv):
-    llvm = "/usr/lib/llvm-22"
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--count", type=int, default=100, help="configurations to run")
@@ -416,11 +415,7 @@ def parse_args(argv):
                     " (the reference route always runs)")
     ap.add_argument("--verbose", "-v", action="store_true", help="print every check")
     ap.add_argument("--list", action="store_true", help="print the configurations only")
-    ap.add_argument("--conv-opt", default="build/release/bin/conv-opt")
-    ap.add_argument("--mlir-opt", default=f"{llvm}/bin/mlir-opt")
-    ap.add_argument("--mlir-runner", default=f"{llvm}/bin/mlir-runner")
-    ap.add_argument("--runner-utils", default=f"{llvm}/lib/libmlir_runner_utils.so")
-    ap.add_argument("--c-runner-utils", default=f"{llvm}/lib/libmlir_c_runner_utils.so")
+    ch.add_tool_arguments(ap)
     args = ap.parse_args(argv)
     args.checks = [c for c in args.checks.split(",") if c]
     if set(args.checks) - set(CHECKS):
