@@ -184,10 +184,11 @@ bool mlir::conv_lower::matchGenericConvolution(
 
 namespace {
 
-/// The named op, or a generic with the form's axes.
+/// The named op (plain or quantized), or a generic with the form's axes.
 bool matchForm(const ConvForm &form, linalg::LinalgOp op,
                SmallVector<int64_t> &strides, SmallVector<int64_t> &dilations) {
-  if (form.matchNamed(op, strides, dilations))
+  if (form.matchNamed(op, strides, dilations) ||
+      (form.matchQuantized && form.matchQuantized(op, strides, dilations)))
     return true;
   auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
   return generic &&
@@ -203,15 +204,18 @@ ArrayRef<ConvForm> mlir::conv_lower::getConvForms() {
       {"conv_2d_nchw_fchw", {"nchw", "fcrs", "nfhw"},
        IL::nchw, KO::chw, 2, 3, 2, 3, {}, {},
        {{0}, {1, 2, 3}}, {Role::F, Role::K},
-       matchNamedConv<linalg::Conv2DNchwFchwOp>},
+       matchNamedConv<linalg::Conv2DNchwFchwOp>,
+       matchNamedConv<linalg::Conv2DNchwFchwQOp>},
       {"conv_2d_nhwc_hwcf", {"nhwc", "rscf", "nhwf"},
        IL::nhwc, KO::hwc, 1, 2, 0, 1, {}, {},
        {{0, 1, 2}, {3}}, {Role::K, Role::F},
-       matchNamedConv<linalg::Conv2DNhwcHwcfOp>},
+       matchNamedConv<linalg::Conv2DNhwcHwcfOp>,
+       matchNamedConv<linalg::Conv2DNhwcHwcfQOp>},
       {"conv_2d_nhwc_fhwc", {"nhwc", "frsc", "nhwf"},
        IL::nhwc, KO::hwc, 1, 2, 1, 2, {}, {},
        {{0}, {1, 2, 3}}, {Role::F, Role::K},
-       matchNamedConv<linalg::Conv2DNhwcFhwcOp>},
+       matchNamedConv<linalg::Conv2DNhwcFhwcOp>,
+       matchNamedConv<linalg::Conv2DNhwcFhwcQOp>},
       {"conv_2d_ngchw_fgchw", {"ngchw", "fgcrs", "ngfhw"},
        IL::nchw, KO::chw, 3, 4, 3, 4,
        {{0}, {1, 2}, {3}, {4}}, {{0}, {1, 2}, {3}, {4}},
@@ -221,12 +225,14 @@ ArrayRef<ConvForm> mlir::conv_lower::getConvForms() {
        IL::nchw, KO::chw, 3, 4, 3, 4,
        {{0}, {1, 2}, {3}, {4}}, {{0}, {1, 2}, {3}, {4}},
        {{0}, {1}, {2, 3, 4}}, {Role::G, Role::F, Role::K},
-       matchNamedConv<linalg::Conv2DNgchwGfchwOp>},
+       matchNamedConv<linalg::Conv2DNgchwGfchwOp>,
+       matchNamedConv<linalg::Conv2DNgchwGfchwQOp>},
       {"conv_2d_nhwgc_gfhwc", {"nhwgc", "gfrsc", "nhwgf"},
        IL::nhwc, KO::hwc, 1, 2, 2, 3,
        {{0}, {1}, {2}, {3, 4}}, {{0}, {1}, {2}, {3, 4}},
        {{0}, {1}, {2, 3, 4}}, {Role::G, Role::F, Role::K},
-       matchNamedConv<linalg::Conv2DNhwgcGfhwcOp>},
+       matchNamedConv<linalg::Conv2DNhwgcGfhwcOp>,
+       matchNamedConv<linalg::Conv2DNhwgcGfhwcQOp>},
       {"depthwise_conv_2d_nchw_chw", {"nghw", "grs", "nghw"},
        IL::nchw, KO::chw, 2, 3, 1, 2, {}, {},
        {{0}, {1, 2}}, {Role::G, Role::K},
@@ -234,12 +240,14 @@ ArrayRef<ConvForm> mlir::conv_lower::getConvForms() {
       {"depthwise_conv_2d_nhwc_hwc", {"nhwg", "rsg", "nhwg"},
        IL::nhwc, KO::hwc, 1, 2, 0, 1, {}, {},
        {{0, 1}, {2}}, {Role::K, Role::G},
-       matchNamedConv<linalg::DepthwiseConv2DNhwcHwcOp>},
+       matchNamedConv<linalg::DepthwiseConv2DNhwcHwcOp>,
+       matchNamedConv<linalg::DepthwiseConv2DNhwcHwcQOp>},
       {"depthwise_conv_2d_nhwc_hwcm", {"nhwg", "rsgf", "nhwgf"},
        IL::nhwc, KO::hwc, 1, 2, 0, 1, {},
        {{0}, {1}, {2}, {3, 4}}, {{0, 1}, {2}, {3}},
        {Role::K, Role::G, Role::F},
-       matchNamedConv<linalg::DepthwiseConv2DNhwcHwcmOp>},
+       matchNamedConv<linalg::DepthwiseConv2DNhwcHwcmOp>,
+       matchNamedConv<linalg::DepthwiseConv2DNhwcHwcmQOp>},
   };
   return forms;
 }
@@ -332,16 +340,21 @@ std::string unsupportedFormReason(linalg::LinalgOp op) {
   StringRef name = op->getName().getStringRef();
   if (name.starts_with("linalg.pooling"))
     return "pooling has no filter to multiply with";
-  if (name.ends_with("_q"))
-    return "quantized convolutions (with zero points) are not rewritten";
+  // The spatial rank: inferred from the maps, or (for the quantized ops,
+  // whose zero points upstream's inference does not take) from the name.
   FailureOr<linalg::ConvolutionDimensions> dims =
       linalg::inferConvolutionDims(op);
-  if (succeeded(dims) && dims->outputImage.size() != 2) {
-    size_t n = dims->outputImage.size();
+  size_t n = succeeded(dims)                ? dims->outputImage.size()
+             : name.contains("conv_1d")     ? 1
+             : name.contains("conv_3d")     ? 3
+                                            : 2;
+  if (n != 2) {
     return ("only 2-D convolutions are rewritten (this one has " + Twine(n) +
             " spatial dimension" + (n == 1 ? ")" : "s)"))
         .str();
   }
+  if (name.ends_with("_q"))
+    return "a quantized convolution with no 2-D form here";
   return ("not one of the supported 2-D convolution forms (" + name + ")")
       .str();
 }
@@ -376,6 +389,14 @@ mlir::conv_lower::analyzeConv(linalg::LinalgOp op, std::string &whyNot) {
 
   Value input = op.getDpsInputOperand(0)->get();
   Value filter = op.getDpsInputOperand(1)->get();
+  if (op.getNumDpsInputs() == 4) {
+    // The quantized ops' zero points: scalars, by their verifier.
+    plan.inputZeroPoint = op.getDpsInputOperand(2)->get();
+    plan.filterZeroPoint = op.getDpsInputOperand(3)->get();
+    if (!isa<IntegerType>(getElementTypeOrSelf(op.getDpsInitOperand(0)->get())))
+      return fail("a quantized convolution with a float accumulator (the "
+                  "zero-point expansion is exact in integers only)");
+  }
   auto filterType = cast<RankedTensorType>(filter.getType());
   auto outputType = cast<RankedTensorType>(op.getDpsInitOperand(0)->get().getType());
   if (!filterType.hasStaticShape())

@@ -51,6 +51,11 @@ struct ConvForm {
   /// Matches the named op; fills strides and dilations.
   bool (*matchNamed)(linalg::LinalgOp, SmallVector<int64_t> &,
                      SmallVector<int64_t> &);
+  /// Matches the form's quantized named op (`..._q`: the same maps, two more
+  /// inputs, the input's and the filter's zero points); null when linalg has
+  /// none.
+  bool (*matchQuantized)(linalg::LinalgOp, SmallVector<int64_t> &,
+                         SmallVector<int64_t> &) = nullptr;
 };
 
 /// Whether `op` computes the convolution of `axes`: its maps name those axes
@@ -79,6 +84,13 @@ struct ConvPlan {
   int64_t cropH = 0, cropW = 0;   // input rows/cols the output never reads
   int64_t kh, kw, groups, channels, filtersPerGroup, ho, wo;
   SmallVector<int64_t> bShape;    // the regrouped filter's shape
+  /// A quantized convolution's scalar zero points (null otherwise): it
+  /// computes sum (x - inputZeroPoint) * (w - filterZeroPoint).
+  Value inputZeroPoint, filterZeroPoint;
+
+  bool isQuantized() const { return static_cast<bool>(inputZeroPoint); }
+  /// The GEMM's reduction size per group: Cg * KH * KW.
+  int64_t reductionSize() const { return channels / groups * kh * kw; }
 
   bool isPointwise() const {
     return kh == 1 && kw == 1 && strides == ArrayRef<int64_t>{1, 1} &&

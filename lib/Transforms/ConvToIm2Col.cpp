@@ -7,6 +7,14 @@
 //   C = contraction(A, B)             [G, M, Fg]  (or [M, F])
 //   Y = conv_lower.fold(C)            output layout
 //
+// A quantized convolution (linalg's `_q` ops, with zero points zx and zw)
+// keeps the plain GEMM and corrects its result by the expansion
+//
+//   sum (x - zx)(w - zw) = sum x w - zw * sum x - zx * sum w + K * zx * zw
+//
+// with the window sums (sum x) reduced from A's rows and the filter sums
+// (sum w) from B once: the O(M N K) work stays one integer GEMM.
+//
 // The forms differ only in data: where H and W sit, how the filter regroups
 // into B, and how grouped (rank-5) images collapse to rank 4. That table is
 // `getConvForms()`; the rewrite itself is form-agnostic.
@@ -164,6 +172,112 @@ Value cropImage(OpBuilder &b, Location loc, Value image, const ConvPlan &plan) {
 }
 
 //===----------------------------------------------------------------------===//
+// Zero points
+//===----------------------------------------------------------------------===//
+
+/// `sum_k ext(operand[..., k, ...])` into an `accType` tensor indexed by
+/// `resultExprs` of the operand's loops (every other loop is reduced).
+Value buildSum(OpBuilder &b, Location loc, Value operand,
+               ArrayRef<AffineExpr> operandExprs,
+               ArrayRef<AffineExpr> resultExprs, ArrayRef<int64_t> resultShape,
+               ValueRange resultDynSizes, unsigned numLoops, Type accType) {
+  MLIRContext *ctx = b.getContext();
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(accType));
+  Value empty =
+      tensor::EmptyOp::create(b, loc, resultShape, accType, resultDynSizes);
+  Value init = linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+  SmallVector<utils::IteratorType> iterators(numLoops,
+                                             utils::IteratorType::reduction);
+  for (AffineExpr e : resultExprs)
+    iterators[cast<AffineDimExpr>(e).getPosition()] =
+        utils::IteratorType::parallel;
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(numLoops, 0, operandExprs, ctx),
+      AffineMap::get(numLoops, 0, resultExprs, ctx)};
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{operand}, ValueRange{init},
+             maps, iterators,
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value x = convertScalarToDtype(nb, nloc, args[0], accType,
+                                              /*isUnsignedCast=*/false);
+               Value sum = arith::AddIOp::create(nb, nloc, args[1], x);
+               linalg::YieldOp::create(nb, nloc, sum);
+             })
+      .getResult(0);
+}
+
+/// C - zw * rowsum(A) - zx * colsum(B) + K * zx * zw, elementwise over C
+/// ([G, M, Fg], or [M, F] for one group): the plain GEMM C = sum x w made
+/// the quantized convolution's sum (x - zx)(w - zw).
+Value subtractZeroPointTerms(OpBuilder &b, Location loc, Value gemm, Value lhs,
+                             Value filterB, const ConvPlan &plan) {
+  MLIRContext *ctx = b.getContext();
+  auto cType = cast<RankedTensorType>(gemm.getType());
+  Type accType = cType.getElementType();
+  bool grouped = cType.getRank() == 3;
+
+  // Window sums: A is [G, M, K] (or [M, K]) -> [G, M] (or [M]).
+  SmallVector<AffineExpr> aExprs, rowExprs;
+  for (unsigned d = 0; d < cType.getRank(); ++d)
+    aExprs.push_back(getAffineDimExpr(d, ctx));
+  rowExprs.assign(aExprs.begin(), aExprs.end() - 1);
+  SmallVector<int64_t> rowShape(cType.getShape().drop_back());
+  SmallVector<Value> rowDyn;
+  if (ShapedType::isDynamic(rowShape.back()))
+    rowDyn.push_back(tensor::DimOp::create(b, loc, lhs, grouped ? 1 : 0));
+  Value rowSums = buildSum(b, loc, lhs, aExprs, rowExprs, rowShape, rowDyn,
+                           cType.getRank(), accType);
+
+  // Filter sums: B's dims play (g, f, k) -> [G, Fg], or (f, k) -> [F] for
+  // one group (a form without an f role has Fg = 1).
+  unsigned bLoops = grouped ? 3 : 2;
+  AffineExpr g = getAffineDimExpr(0, ctx),
+             f = getAffineDimExpr(bLoops - 2, ctx),
+             k = getAffineDimExpr(bLoops - 1, ctx);
+  SmallVector<AffineExpr> bExprs;
+  for (Role role : plan.form->bRoles)
+    bExprs.push_back(role == Role::G ? g : role == Role::F ? f : k);
+  SmallVector<AffineExpr> colExprs =
+      grouped ? SmallVector<AffineExpr>{g, f} : SmallVector<AffineExpr>{f};
+  SmallVector<int64_t> colShape =
+      grouped ? SmallVector<int64_t>{plan.groups, plan.filtersPerGroup}
+              : SmallVector<int64_t>{cType.getShape().back()};
+  Value colSums = buildSum(b, loc, filterB, bExprs, colExprs, colShape, {},
+                           bLoops, accType);
+
+  // The combination, in C's iteration space (g, m, f) or (m, f).
+  Value zx = convertScalarToDtype(b, loc, plan.inputZeroPoint, accType, false);
+  Value zw = convertScalarToDtype(b, loc, plan.filterZeroPoint, accType, false);
+  Value kzz = arith::MulIOp::create(
+      b, loc,
+      arith::MulIOp::create(
+          b, loc,
+          arith::ConstantOp::create(
+              b, loc, b.getIntegerAttr(accType, plan.reductionSize())),
+          zx),
+      zw);
+  unsigned rank = cType.getRank();
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  SmallVector<AffineMap> maps = {identity, identity.dropResult(rank - 1),
+                                 identity.dropResult(rank - 2), identity};
+  SmallVector<utils::IteratorType> parallel(rank,
+                                            utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, cType, ValueRange{gemm, rowSums, colSums},
+             ValueRange{gemm}, maps, parallel,
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               Value v = arith::SubIOp::create(
+                   nb, nloc, args[0],
+                   arith::MulIOp::create(nb, nloc, zw, args[1]));
+               v = arith::SubIOp::create(
+                   nb, nloc, v, arith::MulIOp::create(nb, nloc, zx, args[2]));
+               Value corrected = arith::AddIOp::create(nb, nloc, v, kzz);
+               linalg::YieldOp::create(nb, nloc, corrected);
+             })
+      .getResult(0);
+}
+
+//===----------------------------------------------------------------------===//
 // The rewrite
 //===----------------------------------------------------------------------===//
 
@@ -242,7 +356,7 @@ void rewriteConv(RewriterBase &rewriter, const ConvPlan &plan) {
   bool initIsFill = false;
   Value result;
   if (plan.isPointwise() && form.layout == ImageLayout::nchw &&
-      form.bRoles == ArrayRef<Role>{Role::F, Role::K}) {
+      form.bRoles == ArrayRef<Role>{Role::F, Role::K} && !plan.isQuantized()) {
     result = rewritePointwiseNchw(rewriter, loc, image, filterB, plan, init,
                                   imageOutType, initIsFill);
   } else {
@@ -260,6 +374,8 @@ void rewriteConv(RewriterBase &rewriter, const ConvPlan &plan) {
     Value acc = buildAccumulator(rewriter, loc, accShape, accElemType, dynRows,
                                  init, initIsFill);
     Value gemm = buildGemm(rewriter, loc, lhs, filterB, acc, form.bRoles);
+    if (plan.isQuantized())
+      gemm = subtractZeroPointTerms(rewriter, loc, gemm, lhs, filterB, plan);
     result = FoldOp::create(rewriter, loc, imageOutType, gemm, form.layout,
                             ArrayRef<int64_t>{plan.ho, plan.wo});
   }

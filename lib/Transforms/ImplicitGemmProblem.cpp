@@ -133,6 +133,10 @@ FailureOr<GemmProblem> igemm::buildProblem(const ConvPlan &plan,
   if (!inputType.hasStaticShape() || !outputType.hasStaticShape())
     return fail("the kernel needs static shapes (dynamic batch is not "
                 "supported yet)");
+  if (plan.isQuantized())
+    return fail("a quantized convolution: the kernel has neither the s8 MMA "
+                "nor the zero-point correction (--conv-lower-im2col "
+                "rewrites it)");
   GemmProblem p;
   FailureOr<MmaKind> kind =
       getMmaKind(inputType.getElementType(), filterType.getElementType(),

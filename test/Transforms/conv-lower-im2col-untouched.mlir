@@ -43,12 +43,22 @@ func.func @nonzero_pad(%x: tensor<1x4x8x8xf32>, %w: tensor<8x4x3x3xf32>, %init: 
   return %y : tensor<1x8x8x8xf32>
 }
 
-// CHECK-LABEL: func.func @quantized
+// A quantized convolution accumulating in floats: the zero-point expansion is
+// exact in integers only.
+// CHECK-LABEL: func.func @quantized_float_accumulator
 // CHECK: linalg.conv_2d_nhwc_hwcf_q
-func.func @quantized(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x4x8xi8>, %zx: i32, %zw: i32, %init: tensor<1x6x6x8xi32>) -> tensor<1x6x6x8xi32> {
-  // expected-remark @+1 {{conv-lower-im2col: left untouched: quantized convolutions (with zero points) are not rewritten}}
-  %y = linalg.conv_2d_nhwc_hwcf_q {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>} ins(%x, %w, %zx, %zw : tensor<1x8x8x4xi8>, tensor<3x3x4x8xi8>, i32, i32) outs(%init : tensor<1x6x6x8xi32>) -> tensor<1x6x6x8xi32>
-  return %y : tensor<1x6x6x8xi32>
+func.func @quantized_float_accumulator(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x4x8xi8>, %zx: i32, %zw: i32, %init: tensor<1x6x6x8xf32>) -> tensor<1x6x6x8xf32> {
+  // expected-remark @+1 {{conv-lower-im2col: left untouched: a quantized convolution with a float accumulator (the zero-point expansion is exact in integers only)}}
+  %y = linalg.conv_2d_nhwc_hwcf_q {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>} ins(%x, %w, %zx, %zw : tensor<1x8x8x4xi8>, tensor<3x3x4x8xi8>, i32, i32) outs(%init : tensor<1x6x6x8xf32>) -> tensor<1x6x6x8xf32>
+  return %y : tensor<1x6x6x8xf32>
+}
+
+// CHECK-LABEL: func.func @quantized_3d
+// CHECK: linalg.conv_3d_ndhwc_dhwcf_q
+func.func @quantized_3d(%x: tensor<1x6x6x6x4xi8>, %w: tensor<3x3x3x4x8xi8>, %zx: i32, %zw: i32, %init: tensor<1x4x4x4x8xi32>) -> tensor<1x4x4x4x8xi32> {
+  // expected-remark @+1 {{conv-lower-im2col: left untouched: only 2-D convolutions are rewritten (this one has 3 spatial dimensions)}}
+  %y = linalg.conv_3d_ndhwc_dhwcf_q {strides = dense<1> : tensor<3xi64>, dilations = dense<1> : tensor<3xi64>} ins(%x, %w, %zx, %zw : tensor<1x6x6x6x4xi8>, tensor<3x3x3x4x8xi8>, i32, i32) outs(%init : tensor<1x4x4x4x8xi32>) -> tensor<1x4x4x4x8xi32>
+  return %y : tensor<1x4x4x4x8xi32>
 }
 
 // CHECK-LABEL: func.func @dynamic_spatial

@@ -92,6 +92,12 @@ FORMS = {
     "generic_nhwc_hwcf": _form("generic", "n h w c", "r s c f", "n h w f"),
 }
 
+# The forms with a quantized twin (linalg.<op>_q: the same maps, and two i32 scalars, the
+# input's and the filter's zero points, subtracted before the multiply).
+QUANTIZED_FORMS = ("conv_2d_nchw_fchw", "conv_2d_nhwc_hwcf", "conv_2d_nhwc_fhwc",
+                   "conv_2d_ngchw_gfchw", "conv_2d_nhwgc_gfhwc",
+                   "depthwise_conv_2d_nhwc_hwc", "depthwise_conv_2d_nhwc_hwcm")
+
 
 @dataclasses.dataclass(frozen=True)
 class DType:
@@ -144,6 +150,7 @@ class Problem:
     commute_add: bool = False  # generic body: add(prod, acc) instead of add(acc, prod)
     loop_order: str = ""     # generic loops as dimension letters; "" is the named op's order
     image_input: bool = False  # grouped forms: X is the rank-4 image, padded, then split
+    zero_points: tuple = None  # (zx, zw): the quantized op, sum (x - zx) * (w - zw)
 
     @property
     def spec(self):
@@ -195,6 +202,9 @@ class Problem:
             raise ValueError(f"loop_order must permute {''.join(generic_loops(self))}")
         if self.image_input and image_axes(spec) == spec.x:
             raise ValueError(f"{self.form}: image_input needs separate g and c axes")
+        if self.zero_points and (self.form not in QUANTIZED_FORMS or self.generic or
+                                 not DTYPES[self.dtype].elem_out.startswith("i")):
+            raise ValueError(f"{self.form} {self.dtype}: no quantized op")
 
     def name(self):
         p = self
@@ -222,6 +232,8 @@ class Problem:
             parts.append(f"loops={p.loop_order}")
         if p.image_input:
             parts.append("image")
+        if p.zero_points:
+            parts.append(f"zp{p.zero_points[0]},{p.zero_points[1]}")
         return " ".join(parts)
 
 
@@ -272,12 +284,16 @@ def from_canonical(arr, axes, sizes, canon):
 def reference_conv(p, x, w):
     """Y in p's output layout, float64, straight from DESIGN.md's formula:
     Y[n,g,f,oh,ow] = sum_{c,r,s} W[g,f,c,r,s] * X[n,g,c, oh*sh - pt + r*dh, ow*sw - pl + s*dw]
-    with X zero outside its bounds (done by padding, so the padded row is oh*sh + r*dh)."""
+    with X zero outside its bounds (done by padding, so the padded row is oh*sh + r*dh).
+    A quantized case subtracts the zero points from the padded X and from W first, as
+    linalg's _q ops do (the padding is a 0 of the padded tensor, so it reads as -zx)."""
     spec = p.spec
     xc = to_canonical(x.astype(np.float64), spec.x, p.sizes(), CANON_X)
     wc = to_canonical(w.astype(np.float64), spec.w, p.sizes(), CANON_W)
     pt, pl, pb, pr = p.pad
     xc = np.pad(xc, [(0, 0), (0, 0), (0, 0), (pt, pb), (pl, pr)])
+    if p.zero_points:
+        xc, wc = xc - p.zero_points[0], wc - p.zero_points[1]
     (sh, sw), (dh, dw) = p.stride, p.dilation
     oh, ow = p.out_hw()
     yc = np.zeros([p.n, xc.shape[1], wc.shape[1], oh, ow])
@@ -438,6 +454,15 @@ def mac_body(elem_in, elem_out, a, b, acc, commute_mul=False, commute_add=False)
 def emit_conv_op(p, xp_name, xp_type, w_type, init_type):
     dt = DTYPES[p.dtype]
     ins = f"ins({xp_name}, %w : {xp_type}, {w_type}) outs(%init : {init_type})"
+    if p.zero_points:
+        zx, zw = p.zero_points
+        attrs = (f"dilations = dense<[{p.dilation[0]}, {p.dilation[1]}]> : tensor<2xi64>, "
+                 f"strides = dense<[{p.stride[0]}, {p.stride[1]}]> : tensor<2xi64>")
+        return [f"%zx = arith.constant {zx} : i32",
+                f"%zw = arith.constant {zw} : i32",
+                f"%y = linalg.{p.spec.op}_q {{{attrs}}}",
+                f"    ins({xp_name}, %w, %zx, %zw : {xp_type}, {w_type}, i32, i32)"
+                f" outs(%init : {init_type}) -> {init_type}"]
     if p.spec.op != "generic" and not p.generic:
         attrs = (f"dilations = dense<[{p.dilation[0]}, {p.dilation[1]}]> : tensor<2xi64>, "
                  f"strides = dense<[{p.stride[0]}, {p.stride[1]}]> : tensor<2xi64>")
@@ -880,6 +905,35 @@ def set_upstream_img2col():
     ]
 
 
+def set_quantized():
+    """Every quantized form (linalg's _q ops), i8 data and i32 zero points of both signs,
+    with padding (read as 0 - zx), strides, dilations, groups, a pointwise case, a fill
+    init and a dynamic batch: the zero-point expansion must be exact."""
+    q = dict(dtype="i8")
+    return [
+        P("conv_2d_nchw_fchw", 2, 3, 7, 6, 4, 3, 3, pad=(1, 0, 2, 1), zero_points=(5, -3),
+          **q),
+        P("conv_2d_nchw_fchw", 1, 6, 5, 7, 4, 1, 1, zero_points=(-7, 11), **q),
+        P("conv_2d_nhwc_hwcf", 2, 4, 8, 7, 5, 3, 2, stride=(2, 1), dilation=(1, 2),
+          pad=(0, 1, 1, 2), zero_points=(-2, 4), **q),
+        P("conv_2d_nhwc_hwcf", 3, 3, 6, 6, 4, 3, 3, pad=(1, 1, 1, 1), zero_points=(9, 0),
+          init="fill", **q),
+        P("conv_2d_nhwc_fhwc", 1, 4, 8, 8, 6, 3, 3, stride=(2, 2), pad=(2, 1, 0, 1),
+          zero_points=(0, -6), **q),
+        P("conv_2d_nhwc_fhwc", 2, 5, 6, 6, 3, 1, 1, zero_points=(3, 3), **q),
+        P("conv_2d_ngchw_gfchw", 1, 4, 7, 7, 6, 3, 3, groups=2, pad=(1, 0, 1, 2),
+          zero_points=(4, -1), **q),
+        P("conv_2d_nhwgc_gfhwc", 2, 8, 7, 6, 4, 2, 3, groups=4, dilation=(2, 1),
+          zero_points=(-5, 2), **q),
+        P("depthwise_conv_2d_nhwc_hwc", 1, 5, 8, 7, 1, 3, 3, stride=(2, 2),
+          pad=(1, 1, 2, 0), zero_points=(6, -4), **q),
+        P("depthwise_conv_2d_nhwc_hwcm", 2, 3, 7, 8, 2, 3, 3, pad=(0, 1, 1, 2),
+          zero_points=(-3, 8), **q),
+        P("conv_2d_nhwc_hwcf", 2, 4, 7, 7, 3, 3, 3, pad=(1, 1, 1, 1), zero_points=(2, -5),
+          dynamic_batch=True, **q),
+    ]
+
+
 def set_pointwise():
     return [
         P("conv_2d_nchw_fchw", 2, 6, 5, 7, 4, 1, 1),
@@ -904,6 +958,7 @@ SETS = {
     "dynamic": set_dynamic,
     "upstream-img2col": set_upstream_img2col,
     "pointwise": set_pointwise,
+    "quantized": set_quantized,
 }
 
 

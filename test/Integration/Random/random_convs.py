@@ -7,7 +7,8 @@ bodies and other loop orders), every dtype (f32, f16 and bf16 accumulating in f3
 accumulating in f16, i8 -> i32), strides, dilations, asymmetric zero padding through
 tensor.pad (also of the rank-4 image before a grouped form splits it), windows that read
 only padding, outputs smaller than the formula, groups, static and dynamic batch, and
-zero-fill, constant-fill and tensor inits. conv_harness.py (../CPU) emits each one as an
+zero-fill, constant-fill and tensor inits, and the quantized (_q) ops of the i8 forms
+that have one, with zero points. conv_harness.py (../CPU) emits each one as an
 MLIR module with seeded data, and each is checked through:
 
   reference  mlir-opt (upstream's loop lowering) | mlir-runner, on the original conv (d)
@@ -70,6 +71,8 @@ TWIN_DTYPES = {"f32", "f16", "bf16", "f16f16"}    # tensor cores: float data onl
 MAX_ELEMENTS = 2000
 # i8 products reach 2^14; printMemrefF32 prints integers exactly below 1e6 (conv_harness).
 MAX_I8_K = 60
+# With zero points in [-4, 4] a factor reaches 132: 132^2 * 40 < 1e6.
+MAX_QUANTIZED_K = 40
 
 
 def small(rng, hi):
@@ -142,7 +145,22 @@ def fits(p):
     if max(np.prod(x), np.prod(w), np.prod(y)) > MAX_ELEMENTS:
         return False
     sz = p.sizes()
-    return p.dtype != "i8" or sz["c"] * sz["r"] * sz["s"] <= MAX_I8_K
+    k_limit = MAX_QUANTIZED_K if p.zero_points else MAX_I8_K
+    return p.dtype != "i8" or sz["c"] * sz["r"] * sz["s"] <= k_limit
+
+
+def draw_zero_points(seed, index, p):
+    """Half of the i8 convolutions of a form with a quantized op become that op, with
+    zero points in [-4, 4]. Drawn from a stream of their own, so that every other
+    configuration of a seed stays what it was before quantized ops were drawn."""
+    if p.dtype != "i8" or p.generic or p.form not in ch.QUANTIZED_FORMS:
+        return p
+    rng = np.random.default_rng([seed, index, 2])
+    if not chance(rng, 0.5):
+        return p
+    q = dataclasses.replace(p, zero_points=(int(rng.integers(-4, 5)),
+                                            int(rng.integers(-4, 5))))
+    return q if fits(q) else p
 
 
 def draw_problem(seed, index):
@@ -159,7 +177,7 @@ def draw_problem(seed, index):
             continue
         p = draw_spelling(rng, p)
         if fits(p):
-            return p
+            return draw_zero_points(seed, index, p)
 
 
 # ----------------------------------------------------------------------------------------
