@@ -23,6 +23,7 @@
 
 #include "ConvAnalysis.h"
 #include "ConvLower/Dialect/ConvLower/IR/ConvLowerOps.h"
+#include "ConvLower/Transforms/Im2Col.h"
 #include "ConvLower/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -285,7 +286,8 @@ Value subtractZeroPointTerms(OpBuilder &b, Location loc, Value gemm, Value lhs,
 /// [N, C, H*W]. No im2col and no fold: the data never moves.
 Value rewritePointwiseNchw(OpBuilder &b, Location loc, Value image,
                            Value filterB, const ConvPlan &plan, Value init,
-                           RankedTensorType imageOutType, bool &initIsFill) {
+                           RankedTensorType imageOutType, bool &initIsFill,
+                           Operation *&contraction) {
   MLIRContext *ctx = b.getContext();
   Value x = tensor::CollapseShapeOp::create(
       b, loc, image, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
@@ -308,6 +310,7 @@ Value rewritePointwiseNchw(OpBuilder &b, Location loc, Value image,
   Value y = buildGenericContraction(
       b, loc, filterB, x, acc, maps,
       {IT::parallel, IT::parallel, IT::parallel, IT::reduction});
+  contraction = y.getDefiningOp();
   return tensor::ExpandShapeOp::create(
       b, loc, imageOutType, y,
       SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
@@ -334,7 +337,8 @@ Value buildLhs(OpBuilder &b, Location loc, Value image, const ConvPlan &plan,
                           plan.form->kOrder);
 }
 
-void rewriteConv(RewriterBase &rewriter, const ConvPlan &plan) {
+Im2ColResult rewriteConv(RewriterBase &rewriter, const ConvPlan &plan) {
+  Im2ColResult built;
   linalg::LinalgOp op = plan.op;
   const ConvForm &form = *plan.form;
   Location loc = op.getLoc();
@@ -358,7 +362,7 @@ void rewriteConv(RewriterBase &rewriter, const ConvPlan &plan) {
   if (plan.isPointwise() && form.layout == ImageLayout::nchw &&
       form.bRoles == ArrayRef<Role>{Role::F, Role::K} && !plan.isQuantized()) {
     result = rewritePointwiseNchw(rewriter, loc, image, filterB, plan, init,
-                                  imageOutType, initIsFill);
+                                  imageOutType, initIsFill, built.gemm);
   } else {
     int64_t n = imageOutType.getDimSize(0);
     int64_t rows = ShapedType::isDynamic(n) ? ShapedType::kDynamic
@@ -366,6 +370,7 @@ void rewriteConv(RewriterBase &rewriter, const ConvPlan &plan) {
     SmallVector<Value> dynRows =
         dynamicRows(rewriter, loc, image, plan.ho * plan.wo);
     Value lhs = buildLhs(rewriter, loc, image, plan, rows);
+    built.im2col = lhs.getDefiningOp<Im2ColOp>();
     auto lhsType = cast<RankedTensorType>(lhs.getType());
     SmallVector<int64_t> accShape = llvm::to_vector(lhsType.getShape());
     accShape.back() = lhsType.getRank() == 3
@@ -374,8 +379,11 @@ void rewriteConv(RewriterBase &rewriter, const ConvPlan &plan) {
     Value acc = buildAccumulator(rewriter, loc, accShape, accElemType, dynRows,
                                  init, initIsFill);
     Value gemm = buildGemm(rewriter, loc, lhs, filterB, acc, form.bRoles);
-    if (plan.isQuantized())
+    built.gemm = gemm.getDefiningOp();
+    if (plan.isQuantized()) {
       gemm = subtractZeroPointTerms(rewriter, loc, gemm, lhs, filterB, plan);
+      built.zeroPointCorrection = gemm.getDefiningOp();
+    }
     result = FoldOp::create(rewriter, loc, imageOutType, gemm, form.layout,
                             ArrayRef<int64_t>{plan.ho, plan.wo});
   }
@@ -394,6 +402,8 @@ void rewriteConv(RewriterBase &rewriter, const ConvPlan &plan) {
     rewriter.eraseOp(plan.absorbedExpand);
   if (plan.absorbedPad && plan.absorbedPad->use_empty())
     rewriter.eraseOp(plan.absorbedPad);
+  built.replacement = result;
+  return built;
 }
 
 struct ConvLowerIm2ColPass
@@ -410,13 +420,23 @@ struct ConvLowerIm2ColPass
     IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp op : convs) {
       std::string whyNot;
-      FailureOr<ConvPlan> plan = analyzeConv(op, whyNot);
-      if (succeeded(plan))
-        rewriteConv(rewriter, *plan);
-      else if (emitRemarks)
+      if (failed(rewriteToIm2Col(rewriter, op, &whyNot)) && emitRemarks)
         op.emitRemark() << "conv-lower-im2col: left untouched: " << whyNot;
     }
   }
 };
 
 } // namespace
+
+FailureOr<Im2ColResult>
+mlir::conv_lower::rewriteToIm2Col(RewriterBase &rewriter,
+                                  linalg::LinalgOp conv, std::string *whyNot) {
+  std::string reason;
+  FailureOr<ConvPlan> plan = analyzeConv(conv, reason);
+  if (failed(plan)) {
+    if (whyNot)
+      *whyNot = reason;
+    return rewriter.notifyMatchFailure(conv, reason);
+  }
+  return rewriteConv(rewriter, *plan);
+}

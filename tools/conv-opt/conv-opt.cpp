@@ -1,12 +1,13 @@
 //===- conv-opt.cpp - mlir-opt with the ConvLower dialect and passes ------===//
 //
 // Upstream's dialects, passes and interface extensions, plus ConvLower's
-// dialect, passes and named pipelines.
+// dialect, passes, named pipelines and transform ops.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ConvLower/Dialect/ConvLower/IR/ConvLowerDialect.h"
 #include "ConvLower/Pipelines/Pipelines.h"
+#include "ConvLower/TransformOps/ConvLowerTransformOps.h"
 #include "ConvLower/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -34,6 +35,7 @@ int main(int argc, char **argv) {
   // gpu-module-to-binary serializes gpu.modules through LLVM IR to PTX/cubin.
   mlir::registerAllToLLVMIRTranslations(registry);
   registry.insert<mlir::conv_lower::ConvLowerDialect>();
+  mlir::conv_lower::registerTransformDialectExtension(registry);
 
   llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
     os << "ConvLower conv-opt version " CONV_LOWER_VERSION

@@ -17,6 +17,9 @@ formula in DESIGN.md ("Convolution semantics"), never from the code under test:
              X_col first and the GEMM reads it (the kernels' explicit mode)
   twin-small, twin-deep  the twin with tiles overridden (64x32, 1x2 warps, 2 stages;
              128x64, 4x2 warps, 4 stages)
+  transform  conv-opt --transform-interpreter with im2col-transform-script.mlir (the
+             rewrite as transform.conv_lower.im2col) --conv-lower-decompose | mlir-opt
+             UPSTREAM_PIPELINE | mlir-runner; no convolution may be left by the script
 
 The upstream route checks the harness itself (the emitted MLIR and the reference); the
 other two check ConvLower. Before the conv-opt routes, `conv-opt --conv-lower-im2col` alone
@@ -630,7 +633,7 @@ UPSTREAM_PIPELINE = [
 ]
 
 ROUTES = ("upstream", "decompose", "llvm", "twin", "twin-explicit", "twin-small",
-          "twin-deep")
+          "twin-deep", "transform")
 # The twin takes only what the GPU kernel takes (static shapes, float types): it
 # runs where asked (conv-twin.test), not on every set.
 DEFAULT_ROUTES = ("upstream", "decompose", "llvm")
@@ -656,6 +659,17 @@ def run_tool(cmd, stdin_text):
     return proc.stdout
 
 
+TRANSFORM_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "im2col-transform-script.mlir")
+
+
+def transform_stage(tools):
+    """conv-opt applying TRANSFORM_SCRIPT (transform.conv_lower.im2col on every conv)."""
+    return [tools.conv_opt,
+            f"--transform-preload-library=transform-library-paths={TRANSFORM_SCRIPT}",
+            "--transform-interpreter"]
+
+
 def route_stages(route, tools):
     """The commands of a route, each reading the previous one's stdout."""
     mlir_opt = [tools.mlir_opt, *UPSTREAM_PIPELINE]
@@ -667,6 +681,8 @@ def route_stages(route, tools):
                       mlir_opt, runner],
         "llvm": [[tools.conv_opt, "--conv-lower-to-llvm"], runner],
         "twin": [[tools.conv_opt, "--conv-lower-to-llvm=implicit-gemm-twin"], runner],
+        "transform": [transform_stage(tools), [tools.conv_opt, "--conv-lower-decompose"],
+                      mlir_opt, runner],
         "twin-explicit": [[tools.conv_opt, "--conv-lower-to-llvm=implicit-gemm-twin "
                            "twin-explicit-im2col"], runner],
         # Other tile shapes than the heuristic's: the generator must stay right for
@@ -804,6 +820,14 @@ class Case:
         except ToolError as err:
             outcome = Outcome(False, "tool failed", str(err))
         problem = self.rewrite_problem(tools) if route != "upstream" else ""
+        if route == "transform" and not problem:
+            # The script must rewrite what the pass rewrites.
+            try:
+                left = im2col_leftovers(
+                    self.p, run_tool(transform_stage(tools), conv_only_module(self.p)))
+                problem = "; ".join(f"transform script: {reason}" for reason in left)
+            except ToolError as err:
+                problem = f"the transform script failed\n{err}"
         if problem:
             outcome = Outcome(False, outcome.detail + "; " + problem.splitlines()[0],
                               "\n".join(filter(None, [outcome.log, problem])))
