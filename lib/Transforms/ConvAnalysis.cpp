@@ -112,8 +112,12 @@ bool isMultiplyAccumulate(linalg::GenericOp op) {
   return factorsMatch && body.getOperations().size() == 3 + casts;
 }
 
-bool isWindowedAxis(char axis) { return axis == 'h' || axis == 'w'; }
-char kernelAxisOf(char axis) { return axis == 'h' ? 'r' : 's'; }
+bool isWindowedAxis(char axis) {
+  return axis == 'd' || axis == 'h' || axis == 'w';
+}
+char kernelAxisOf(char axis) {
+  return axis == 'd' ? 'q' : axis == 'h' ? 'r' : 's';
+}
 
 } // namespace
 
@@ -200,54 +204,80 @@ bool matchForm(const ConvForm &form, linalg::LinalgOp op,
 ArrayRef<ConvForm> mlir::conv_lower::getConvForms() {
   using IL = ImageLayout;
   using KO = KOrder;
-  static const SmallVector<ConvForm, 9> forms = {
+  // Columns: name, axes, layout, k_order, spatial dims of the input/output,
+  // of the filter, input and output collapses to the image, the filter's
+  // collapse to B and its roles, the named op and its quantized op.
+  static const SmallVector<ConvForm, 14> forms = {
       {"conv_2d_nchw_fchw", {"nchw", "fcrs", "nfhw"},
-       IL::nchw, KO::chw, 2, 3, 2, 3, {}, {},
+       IL::nchw, KO::chw, {2, 3}, {2, 3}, {}, {},
        {{0}, {1, 2, 3}}, {Role::F, Role::K},
        matchNamedConv<linalg::Conv2DNchwFchwOp>,
        matchNamedConv<linalg::Conv2DNchwFchwQOp>},
       {"conv_2d_nhwc_hwcf", {"nhwc", "rscf", "nhwf"},
-       IL::nhwc, KO::hwc, 1, 2, 0, 1, {}, {},
+       IL::nhwc, KO::hwc, {1, 2}, {0, 1}, {}, {},
        {{0, 1, 2}, {3}}, {Role::K, Role::F},
        matchNamedConv<linalg::Conv2DNhwcHwcfOp>,
        matchNamedConv<linalg::Conv2DNhwcHwcfQOp>},
       {"conv_2d_nhwc_fhwc", {"nhwc", "frsc", "nhwf"},
-       IL::nhwc, KO::hwc, 1, 2, 1, 2, {}, {},
+       IL::nhwc, KO::hwc, {1, 2}, {1, 2}, {}, {},
        {{0}, {1, 2, 3}}, {Role::F, Role::K},
        matchNamedConv<linalg::Conv2DNhwcFhwcOp>,
        matchNamedConv<linalg::Conv2DNhwcFhwcQOp>},
       {"conv_2d_ngchw_fgchw", {"ngchw", "fgcrs", "ngfhw"},
-       IL::nchw, KO::chw, 3, 4, 3, 4,
+       IL::nchw, KO::chw, {3, 4}, {3, 4},
        {{0}, {1, 2}, {3}, {4}}, {{0}, {1, 2}, {3}, {4}},
        {{0}, {1}, {2, 3, 4}}, {Role::F, Role::G, Role::K},
        matchNamedConv<linalg::Conv2DNgchwFgchwOp>},
       {"conv_2d_ngchw_gfchw", {"ngchw", "gfcrs", "ngfhw"},
-       IL::nchw, KO::chw, 3, 4, 3, 4,
+       IL::nchw, KO::chw, {3, 4}, {3, 4},
        {{0}, {1, 2}, {3}, {4}}, {{0}, {1, 2}, {3}, {4}},
        {{0}, {1}, {2, 3, 4}}, {Role::G, Role::F, Role::K},
        matchNamedConv<linalg::Conv2DNgchwGfchwOp>,
        matchNamedConv<linalg::Conv2DNgchwGfchwQOp>},
       {"conv_2d_nhwgc_gfhwc", {"nhwgc", "gfrsc", "nhwgf"},
-       IL::nhwc, KO::hwc, 1, 2, 2, 3,
+       IL::nhwc, KO::hwc, {1, 2}, {2, 3},
        {{0}, {1}, {2}, {3, 4}}, {{0}, {1}, {2}, {3, 4}},
        {{0}, {1}, {2, 3, 4}}, {Role::G, Role::F, Role::K},
        matchNamedConv<linalg::Conv2DNhwgcGfhwcOp>,
        matchNamedConv<linalg::Conv2DNhwgcGfhwcQOp>},
       {"depthwise_conv_2d_nchw_chw", {"nghw", "grs", "nghw"},
-       IL::nchw, KO::chw, 2, 3, 1, 2, {}, {},
+       IL::nchw, KO::chw, {2, 3}, {1, 2}, {}, {},
        {{0}, {1, 2}}, {Role::G, Role::K},
        matchNamedConv<linalg::DepthwiseConv2DNchwChwOp>},
       {"depthwise_conv_2d_nhwc_hwc", {"nhwg", "rsg", "nhwg"},
-       IL::nhwc, KO::hwc, 1, 2, 0, 1, {}, {},
+       IL::nhwc, KO::hwc, {1, 2}, {0, 1}, {}, {},
        {{0, 1}, {2}}, {Role::K, Role::G},
        matchNamedConv<linalg::DepthwiseConv2DNhwcHwcOp>,
        matchNamedConv<linalg::DepthwiseConv2DNhwcHwcQOp>},
       {"depthwise_conv_2d_nhwc_hwcm", {"nhwg", "rsgf", "nhwgf"},
-       IL::nhwc, KO::hwc, 1, 2, 0, 1, {},
+       IL::nhwc, KO::hwc, {1, 2}, {0, 1}, {},
        {{0}, {1}, {2}, {3, 4}}, {{0, 1}, {2}, {3}},
        {Role::K, Role::G, Role::F},
        matchNamedConv<linalg::DepthwiseConv2DNhwcHwcmOp>,
        matchNamedConv<linalg::DepthwiseConv2DNhwcHwcmQOp>},
+      // 3-D: the same table with a depth dim (d, kernel q) before h and w.
+      {"conv_3d_ndhwc_dhwcf", {"ndhwc", "qrscf", "ndhwf"},
+       IL::nhwc, KO::hwc, {1, 2, 3}, {0, 1, 2}, {}, {},
+       {{0, 1, 2, 3}, {4}}, {Role::K, Role::F},
+       matchNamedConv<linalg::Conv3DNdhwcDhwcfOp>,
+       matchNamedConv<linalg::Conv3DNdhwcDhwcfQOp>},
+      {"conv_3d_ncdhw_fcdhw", {"ncdhw", "fcqrs", "nfdhw"},
+       IL::nchw, KO::chw, {2, 3, 4}, {2, 3, 4}, {}, {},
+       {{0}, {1, 2, 3, 4}}, {Role::F, Role::K},
+       matchNamedConv<linalg::Conv3DNcdhwFcdhwOp>},
+      {"depthwise_conv_3d_ndhwc_dhwc", {"ndhwg", "qrsg", "ndhwg"},
+       IL::nhwc, KO::hwc, {1, 2, 3}, {0, 1, 2}, {}, {},
+       {{0, 1, 2}, {3}}, {Role::K, Role::G},
+       matchNamedConv<linalg::DepthwiseConv3DNdhwcDhwcOp>},
+      {"depthwise_conv_3d_ncdhw_cdhw", {"ngdhw", "gqrs", "ngdhw"},
+       IL::nchw, KO::chw, {2, 3, 4}, {1, 2, 3}, {}, {},
+       {{0}, {1, 2, 3}}, {Role::G, Role::K},
+       matchNamedConv<linalg::DepthwiseConv3DNcdhwCdhwOp>},
+      {"depthwise_conv_3d_ndhwc_dhwcm", {"ndhwg", "qrsgf", "ndhwgf"},
+       IL::nhwc, KO::hwc, {1, 2, 3}, {0, 1, 2}, {},
+       {{0}, {1}, {2}, {3}, {4, 5}}, {{0, 1, 2}, {3}, {4}},
+       {Role::K, Role::G, Role::F},
+       matchNamedConv<linalg::DepthwiseConv3DNdhwcDhwcmOp>},
   };
   return forms;
 }
@@ -277,9 +307,8 @@ mlir::conv_lower::collapseShape(ArrayRef<int64_t> shape,
 
 namespace {
 
-/// A tensor.pad of zeros on the spatial dims (hDim, wDim) only, with static
-/// amounts.
-tensor::PadOp getAbsorbablePad(Value input, unsigned hDim, unsigned wDim) {
+/// A tensor.pad of zeros on the spatial dims only, with static amounts.
+tensor::PadOp getAbsorbablePad(Value input, ArrayRef<unsigned> spatialDims) {
   auto pad = input.getDefiningOp<tensor::PadOp>();
   if (!isStaticZeroPad(pad))
     return nullptr;
@@ -290,7 +319,7 @@ tensor::PadOp getAbsorbablePad(Value input, unsigned hDim, unsigned wDim) {
     return nullptr;
   for (auto [dim, amounts] :
        llvm::enumerate(llvm::zip(pad.getStaticLow(), pad.getStaticHigh()))) {
-    if (dim == hDim || dim == wDim)
+    if (llvm::is_contained(spatialDims, dim))
       continue;
     if (std::get<0>(amounts) != 0 || std::get<1>(amounts) != 0)
       return nullptr;
@@ -348,15 +377,17 @@ std::string unsupportedFormReason(linalg::LinalgOp op) {
              : name.contains("conv_1d")     ? 1
              : name.contains("conv_3d")     ? 3
                                             : 2;
-  if (n != 2) {
-    return ("only 2-D convolutions are rewritten (this one has " + Twine(n) +
-            " spatial dimension" + (n == 1 ? ")" : "s)"))
+  if (n == 1)
+    return "a 1-D convolution: --conv-lower-lift-to-2d (the first pass of "
+           "both pipelines) writes it as a 2-D form";
+  if (n > 3)
+    return ("only 1-D, 2-D and 3-D convolutions are rewritten (this one has " +
+            Twine(n) + " spatial dimensions)")
         .str();
-  }
   if (name.ends_with("_q"))
-    return "a quantized convolution with no 2-D form here";
-  return ("not one of the supported 2-D convolution forms (" + name + ")")
-      .str();
+    return ("a quantized convolution with no plain form here (" + name + ")")
+        .str();
+  return ("not one of the supported convolution forms (" + name + ")").str();
 }
 
 } // namespace
@@ -413,24 +444,27 @@ mlir::conv_lower::analyzeConv(linalg::LinalgOp op, std::string &whyNot) {
     if (outputType.isDynamicDim(i))
       return fail("only the batch dimension may be dynamic");
 
-  plan.padding = {0, 0, 0, 0};
-  auto absorb = [&](tensor::PadOp pad, unsigned hDim, unsigned wDim) {
+  unsigned rank = form.spatialDims.size();
+  plan.padding.assign(2 * rank, 0);
+  auto absorb = [&](tensor::PadOp pad, ArrayRef<unsigned> spatialDims) {
     plan.absorbedPad = pad;
-    plan.padding = {pad.getStaticLow()[hDim], pad.getStaticLow()[wDim],
-                    pad.getStaticHigh()[hDim], pad.getStaticHigh()[wDim]};
+    for (auto [i, dim] : llvm::enumerate(spatialDims)) {
+      plan.padding[i] = pad.getStaticLow()[dim];
+      plan.padding[rank + i] = pad.getStaticHigh()[dim];
+    }
     input = pad.getSource();
   };
-  ImageDims imageDims = getImageDims(form.layout);
-  if (tensor::PadOp pad = getAbsorbablePad(input, form.hDim, form.wDim)) {
-    absorb(pad, form.hDim, form.wDim);
+  SpatialImageDims imageDims = getImageDims(form.layout, rank);
+  if (tensor::PadOp pad = getAbsorbablePad(input, form.spatialDims)) {
+    absorb(pad, form.spatialDims);
   } else if (auto expand = input.getDefiningOp<tensor::ExpandShapeOp>()) {
-    // Frontends pad the rank-4 image, then split its channels into groups.
-    tensor::PadOp padBefore = getAbsorbablePad(expand.getSrc(), imageDims.h,
-                                               imageDims.w);
+    // Frontends pad the image, then split its channels into groups.
+    tensor::PadOp padBefore =
+        getAbsorbablePad(expand.getSrc(), imageDims.spatial);
     if (padBefore && !form.inputToImage.empty() &&
         expand.getReassociationIndices() ==
             ArrayRef<ReassociationIndices>(form.inputToImage)) {
-      absorb(padBefore, imageDims.h, imageDims.w);
+      absorb(padBefore, imageDims.spatial);
       plan.absorbedExpand = expand;
       plan.inputIsImage = true;
     }
@@ -447,8 +481,6 @@ mlir::conv_lower::analyzeConv(linalg::LinalgOp op, std::string &whyNot) {
     return fail("the batch is static in one of input and output and dynamic "
                 "in the other");
 
-  plan.kh = filterType.getDimSize(form.khDim);
-  plan.kw = filterType.getDimSize(form.kwDim);
   plan.bShape = collapseShape(filterType.getShape(), form.filterToB);
   auto roleSize = [&](Role role) -> int64_t {
     auto it = llvm::find(form.bRoles, role);
@@ -459,17 +491,16 @@ mlir::conv_lower::analyzeConv(linalg::LinalgOp op, std::string &whyNot) {
   SmallVector<int64_t> image =
       plan.inputIsImage ? llvm::to_vector(inputType.getShape())
                         : collapseShape(inputType.getShape(), form.inputToImage);
-  ImageDims dims = imageDims;
-  plan.channels = image[dims.c];
-  plan.ho = outputType.getDimSize(form.hDim);
-  plan.wo = outputType.getDimSize(form.wDim);
-  if (failed(fitOutput(image[dims.h], plan.padding[0], plan.padding[2],
-                       plan.cropH, plan.kh, plan.strides[0], plan.dilations[0],
-                       plan.ho)) ||
-      failed(fitOutput(image[dims.w], plan.padding[1], plan.padding[3],
-                       plan.cropW, plan.kw, plan.strides[1], plan.dilations[1],
-                       plan.wo)))
-    return fail("the output is larger than the padded input allows");
+  plan.channels = image[imageDims.c];
+  plan.crop.assign(rank, 0);
+  for (unsigned i = 0; i < rank; ++i) {
+    plan.kernel.push_back(filterType.getDimSize(form.kernelDims[i]));
+    plan.outSize.push_back(outputType.getDimSize(form.spatialDims[i]));
+    if (failed(fitOutput(image[imageDims.spatial[i]], plan.padding[i],
+                         plan.padding[rank + i], plan.crop[i], plan.kernel[i],
+                         plan.strides[i], plan.dilations[i], plan.outSize[i])))
+      return fail("the output is larger than the padded input allows");
+  }
   return plan;
 }
 

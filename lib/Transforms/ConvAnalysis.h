@@ -26,8 +26,8 @@ enum class Role { G, F, K };
 /// The axes of a form's input, filter and output, one letter per dim as in
 /// the named op's indexing maps: n batch, g group (depthwise: the channel),
 /// c channel of a group, f filter of a group (depthwise: the multiplier),
-/// h w the output's rows and columns (windowed in the input), r s the
-/// kernel's. A linalg.generic is this form when its maps name the same axes,
+/// d h w the output's depth, rows and columns (windowed in the input), q r s
+/// the kernel's. A linalg.generic is this form when its maps name the same axes,
 /// whatever its loop order (matchGenericConvolution).
 struct FormAxes {
   StringRef x, w, y;
@@ -38,12 +38,13 @@ struct ConvForm {
   FormAxes axes;
   ImageLayout layout;
   KOrder kOrder;
-  /// Spatial dims of the input (and output) operand.
-  unsigned hDim, wDim;
-  /// Spatial dims of the filter operand.
-  unsigned khDim, kwDim;
-  /// Collapses a rank-5 grouped input/output to the rank-4 image; empty when
-  /// the operand is already rank 4.
+  /// Spatial dims of the input (and output) operand, outer to inner: (h, w)
+  /// for a 2-D form, (d, h, w) for a 3-D one.
+  SmallVector<unsigned, 3> spatialDims;
+  /// Spatial dims of the filter operand, in the same order.
+  SmallVector<unsigned, 3> kernelDims;
+  /// Collapses a grouped input/output (separate g and c, or g and f) to the
+  /// image of the im2col and fold ops; empty when the operand is one already.
   SmallVector<ReassociationIndices> inputToImage, outputToImage;
   /// Collapses the filter into B, whose dims play `bRoles`.
   SmallVector<ReassociationIndices> filterToB;
@@ -59,11 +60,12 @@ struct ConvForm {
 };
 
 /// Whether `op` computes the convolution of `axes`: its maps name those axes
-/// (any loop order; the input's h and w are `o * stride + k * dilation`,
+/// (any loop order; the input's d, h and w are `o * stride + k * dilation`,
 /// either term first), every output axis is parallel and every other loop a
 /// reduction, and its body is a multiply-accumulate (acc + a * b in either
 /// operand order, each factor its block argument or a widening cast of it to
-/// the accumulator's type). Fills strides and dilations ([h, w]).
+/// the accumulator's type). Fills strides and dilations (in the input's
+/// order of its windowed axes).
 bool matchGenericConvolution(linalg::GenericOp op, const FormAxes &axes,
                              SmallVector<int64_t> &strides,
                              SmallVector<int64_t> &dilations);
@@ -77,25 +79,42 @@ struct ConvPlan {
   /// A grouped input split (channels into g, c) from a padded rank-4 image:
   /// the pad is absorbed through it, and `input` is that rank-4 image.
   tensor::ExpandShapeOp absorbedExpand;
-  bool inputIsImage = false;      // `input` is rank 4 already (no collapse)
-  SmallVector<int64_t> strides, dilations;
-  SmallVector<int64_t> padding;   // top, left, bottom, right (trimmed to
-                                  // what the output reads: see fitOutput)
-  int64_t cropH = 0, cropW = 0;   // input rows/cols the output never reads
-  int64_t kh, kw, groups, channels, filtersPerGroup, ho, wo;
+  bool inputIsImage = false;      // `input` is the image already (no collapse)
+  /// Per spatial dim (outer to inner), as the im2col op takes them.
+  SmallVector<int64_t> strides, dilations, kernel, outSize;
+  SmallVector<int64_t> crop;      // input extent the output never reads
+  /// The low sides, then the high sides (2-D: top, left, bottom, right),
+  /// trimmed to what the output reads: see fitOutput.
+  SmallVector<int64_t> padding;
+  int64_t groups, channels, filtersPerGroup;
   SmallVector<int64_t> bShape;    // the regrouped filter's shape
   /// A quantized convolution's scalar zero points (null otherwise): it
   /// computes sum (x - inputZeroPoint) * (w - filterZeroPoint).
   Value inputZeroPoint, filterZeroPoint;
 
   bool isQuantized() const { return static_cast<bool>(inputZeroPoint); }
-  /// The GEMM's reduction size per group: Cg * KH * KW.
-  int64_t reductionSize() const { return channels / groups * kh * kw; }
+  /// The GEMM's reduction size per group: Cg * KH * KW (* KD).
+  int64_t reductionSize() const {
+    int64_t k = channels / groups;
+    for (int64_t size : kernel)
+      k *= size;
+    return k;
+  }
 
+  unsigned spatialRank() const { return kernel.size(); }
+  /// N * prod(outSize) / N: the output pixels per image.
+  int64_t pixelsPerImage() const {
+    int64_t pixels = 1;
+    for (int64_t o : outSize)
+      pixels *= o;
+    return pixels;
+  }
   bool isPointwise() const {
-    return kh == 1 && kw == 1 && strides == ArrayRef<int64_t>{1, 1} &&
-           llvm::all_of(padding, [](int64_t p) { return p == 0; }) &&
-           cropH == 0 && cropW == 0;
+    auto all = [](ArrayRef<int64_t> values, int64_t v) {
+      return llvm::all_of(values, [&](int64_t x) { return x == v; });
+    };
+    return all(kernel, 1) && all(strides, 1) && all(padding, 0) &&
+           all(crop, 0);
   }
 };
 

@@ -1,6 +1,7 @@
 //===- ConvToIm2Col.cpp - linalg convs into im2col + GEMM + fold ----------===//
 //
-// Every supported 2-D convolution becomes
+// Every supported convolution (1-D ones lifted to 2-D first; 2-D and 3-D)
+// becomes
 //
 //   A = conv_lower.im2col(X)          [G, M, K]   (or [M, K] for one group)
 //   B = reshape(W)                    filter dims regrouped as (g, f, k)
@@ -15,8 +16,8 @@
 // with the window sums (sum x) reduced from A's rows and the filter sums
 // (sum w) from B once: the O(M N K) work stays one integer GEMM.
 //
-// The forms differ only in data: where H and W sit, how the filter regroups
-// into B, and how grouped (rank-5) images collapse to rank 4. That table is
+// The forms differ only in data: where the spatial dims sit, how the filter
+// regroups into B, and how grouped images collapse. That table is
 // `getConvForms()`; the rewrite itself is form-agnostic.
 //
 //===----------------------------------------------------------------------===//
@@ -157,19 +158,35 @@ Value buildGemm(OpBuilder &b, Location loc, Value lhs, Value rhs, Value acc,
       {IT::parallel, IT::parallel, IT::parallel, IT::reduction});
 }
 
-/// Crops input rows/cols that the (smaller than maximal) output never reads.
+/// Crops the input extent that the (smaller than maximal) output never reads.
 Value cropImage(OpBuilder &b, Location loc, Value image, const ConvPlan &plan) {
-  if (plan.cropH == 0 && plan.cropW == 0)
+  if (llvm::all_of(plan.crop, [](int64_t c) { return c == 0; }))
     return image;
-  ImageDims dims = getImageDims(plan.form->layout);
-  unsigned hDim = dims.h, wDim = dims.w;
-  SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0));
-  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, image);
-  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
   auto type = cast<RankedTensorType>(image.getType());
-  sizes[hDim] = b.getIndexAttr(type.getDimSize(hDim) - plan.cropH);
-  sizes[wDim] = b.getIndexAttr(type.getDimSize(wDim) - plan.cropW);
+  SpatialImageDims dims = getImageDims(plan.form->layout, plan.spatialRank());
+  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, image);
+  SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+  for (auto [dim, crop] : llvm::zip(dims.spatial, plan.crop))
+    sizes[dim] = b.getIndexAttr(type.getDimSize(dim) - crop);
   return tensor::ExtractSliceOp::create(b, loc, image, offsets, sizes, strides);
+}
+
+/// [N, C, S...] <-> [N, C, prod(S)]: the spatial dims of a channels-first
+/// image as one.
+SmallVector<ReassociationIndices> mergeSpatial(unsigned spatialRank) {
+  ReassociationIndices spatial;
+  for (unsigned i = 0; i < spatialRank; ++i)
+    spatial.push_back(2 + i);
+  return {{0}, {1}, spatial};
+}
+
+/// [N, S..., C] <-> [N * prod(S), C]: a channels-last image as GEMM rows.
+SmallVector<ReassociationIndices> rowsOfImage(unsigned spatialRank) {
+  ReassociationIndices rows;
+  for (unsigned i = 0; i <= spatialRank; ++i)
+    rows.push_back(i);
+  return {rows, {int64_t(spatialRank) + 1}};
 }
 
 //===----------------------------------------------------------------------===//
@@ -283,15 +300,16 @@ Value subtractZeroPointTerms(OpBuilder &b, Location loc, Value gemm, Value lhs,
 //===----------------------------------------------------------------------===//
 
 /// 1x1, stride 1, unpadded NCHW, one group: Y[n] = W . X[n] with X viewed as
-/// [N, C, H*W]. No im2col and no fold: the data never moves.
+/// [N, C, H*W] (any spatial rank). No im2col and no fold: the data never
+/// moves.
 Value rewritePointwiseNchw(OpBuilder &b, Location loc, Value image,
                            Value filterB, const ConvPlan &plan, Value init,
                            RankedTensorType imageOutType, bool &initIsFill,
                            Operation *&contraction) {
   MLIRContext *ctx = b.getContext();
   Value x = tensor::CollapseShapeOp::create(
-      b, loc, image, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
-  int64_t pixels = plan.ho * plan.wo;
+      b, loc, image, mergeSpatial(plan.spatialRank()));
+  int64_t pixels = plan.pixelsPerImage();
   SmallVector<int64_t> accShape = {imageOutType.getDimSize(0),
                                    plan.filtersPerGroup, pixels};
   SmallVector<Value> dyn;
@@ -311,9 +329,8 @@ Value rewritePointwiseNchw(OpBuilder &b, Location loc, Value image,
       b, loc, filterB, x, acc, maps,
       {IT::parallel, IT::parallel, IT::parallel, IT::reduction});
   contraction = y.getDefiningOp();
-  return tensor::ExpandShapeOp::create(
-      b, loc, imageOutType, y,
-      SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  return tensor::ExpandShapeOp::create(b, loc, imageOutType, y,
+                                       mergeSpatial(plan.spatialRank()));
 }
 
 /// The GEMM's A operand: the im2col of the image, or the image itself
@@ -321,7 +338,7 @@ Value rewritePointwiseNchw(OpBuilder &b, Location loc, Value image,
 Value buildLhs(OpBuilder &b, Location loc, Value image, const ConvPlan &plan,
                int64_t rows) {
   auto imageType = cast<RankedTensorType>(image.getType());
-  int64_t k = plan.channels / plan.groups * plan.kh * plan.kw;
+  int64_t k = plan.reductionSize();
   bool grouped = llvm::is_contained(plan.form->bRoles, Role::G);
   SmallVector<int64_t> shape =
       grouped ? SmallVector<int64_t>{plan.groups, rows, k}
@@ -329,10 +346,10 @@ Value buildLhs(OpBuilder &b, Location loc, Value image, const ConvPlan &plan,
   auto type = RankedTensorType::get(shape, imageType.getElementType());
   if (!grouped && plan.isPointwise() &&
       plan.form->layout == ImageLayout::nhwc)
-    return tensor::CollapseShapeOp::create(
-        b, loc, type, image, SmallVector<ReassociationIndices>{{0, 1, 2}, {3}});
+    return tensor::CollapseShapeOp::create(b, loc, type, image,
+                                           rowsOfImage(plan.spatialRank()));
   return Im2ColOp::create(b, loc, type, image, plan.form->layout,
-                          ArrayRef<int64_t>{plan.kh, plan.kw}, plan.strides,
+                          plan.kernel, plan.strides,
                           plan.dilations, plan.padding, plan.groups,
                           plan.form->kOrder);
 }
@@ -366,9 +383,9 @@ Im2ColResult rewriteConv(RewriterBase &rewriter, const ConvPlan &plan) {
   } else {
     int64_t n = imageOutType.getDimSize(0);
     int64_t rows = ShapedType::isDynamic(n) ? ShapedType::kDynamic
-                                            : n * plan.ho * plan.wo;
+                                            : n * plan.pixelsPerImage();
     SmallVector<Value> dynRows =
-        dynamicRows(rewriter, loc, image, plan.ho * plan.wo);
+        dynamicRows(rewriter, loc, image, plan.pixelsPerImage());
     Value lhs = buildLhs(rewriter, loc, image, plan, rows);
     built.im2col = lhs.getDefiningOp<Im2ColOp>();
     auto lhsType = cast<RankedTensorType>(lhs.getType());
@@ -385,7 +402,7 @@ Im2ColResult rewriteConv(RewriterBase &rewriter, const ConvPlan &plan) {
       built.zeroPointCorrection = gemm.getDefiningOp();
     }
     result = FoldOp::create(rewriter, loc, imageOutType, gemm, form.layout,
-                            ArrayRef<int64_t>{plan.ho, plan.wo});
+                            plan.outSize);
   }
   result = expandIfNeeded(rewriter, loc, result, outType, form.outputToImage);
   if (!initIsFill) {

@@ -67,10 +67,10 @@ void setSizes(GemmProblem &p, const ConvPlan &plan, ArrayRef<int64_t> image,
   p.fg = plan.filtersPerGroup;
   p.h = image[dims.h];
   p.w = image[dims.w];
-  p.kh = plan.kh;
-  p.kw = plan.kw;
-  p.ho = plan.ho;
-  p.wo = plan.wo;
+  p.kh = plan.kernel[0];
+  p.kw = plan.kernel[1];
+  p.ho = plan.outSize[0];
+  p.wo = plan.outSize[1];
   p.strideH = plan.strides[0];
   p.strideW = plan.strides[1];
   p.dilationH = plan.dilations[0];
@@ -101,8 +101,8 @@ void setFilterStrides(GemmProblem &p, const ConvForm &form,
                       ArrayRef<int64_t> filterShape) {
   SmallVector<int64_t> fStrides = rowMajorStrides(filterShape);
   p.wG = p.wF = p.wC = 0;
-  p.wKH = fStrides[form.khDim];
-  p.wKW = fStrides[form.kwDim];
+  p.wKH = fStrides[form.kernelDims[0]];
+  p.wKW = fStrides[form.kernelDims[1]];
   for (auto [group, role] : llvm::zip(form.filterToB, form.bRoles)) {
     if (role == Role::G)
       p.wG = fStrides[group.front()];
@@ -110,7 +110,7 @@ void setFilterStrides(GemmProblem &p, const ConvForm &form,
       p.wF = fStrides[group.front()];
     else
       for (int64_t d : group)
-        if (d != form.khDim && d != form.kwDim)
+        if (!llvm::is_contained(form.kernelDims, unsigned(d)))
           p.wC = fStrides[d];
   }
 }
@@ -133,6 +133,9 @@ FailureOr<GemmProblem> igemm::buildProblem(const ConvPlan &plan,
   if (!inputType.hasStaticShape() || !outputType.hasStaticShape())
     return fail("the kernel needs static shapes (dynamic batch is not "
                 "supported yet)");
+  if (plan.spatialRank() != 2)
+    return fail("a 3-D convolution: the kernel's address arithmetic is 2-D "
+                "(--conv-lower-im2col rewrites it)");
   if (plan.isQuantized())
     return fail("a quantized convolution: the kernel has neither the s8 MMA "
                 "nor the zero-point correction (--conv-lower-im2col "

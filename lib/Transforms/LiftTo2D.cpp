@@ -1,4 +1,4 @@
-//===- LiftTo2D.cpp - 1-D and batchless convolutions as 2-D ones ----------===//
+//===- LiftTo2D.cpp - 1-D and batchless convolutions as named forms -------===//
 //
 // See the pass description (Passes.td). Each lifted form is a row of a
 // table: the 2-D op it becomes and where its operands gain unit dims.
@@ -126,7 +126,11 @@ void lift(RewriterBase &rewriter, linalg::LinalgOp op, const UnitDims &units,
                                     units.filter);
   Value init =
       liftInit(rewriter, loc, op.getDpsInitOperand(0)->get(), units.output);
-  DenseIntElementsAttr strides = rewriter.getI64TensorAttr({1, 1});
+  // A batchless conv_2d or conv_3d has unit strides and dilations.
+  int64_t spatialRank =
+      cast<RankedTensorType>(init.getType()).getRank() - 2;
+  DenseIntElementsAttr strides =
+      rewriter.getI64TensorAttr(SmallVector<int64_t>(spatialRank, 1));
   DenseIntElementsAttr dilations = strides;
   if (oneDimensional) {
     strides = liftWindow(rewriter, op->getAttr("strides"));
@@ -161,13 +165,17 @@ bool liftIfOneDimensional(RewriterBase &rewriter, linalg::LinalgOp op) {
   else if (isa<linalg::DepthwiseConv1DNwcWcmOp>(o))
     lift<linalg::DepthwiseConv2DNhwcHwcmOp>(rewriter, op, {{1}, {0}, {1}},
                                             true);
-  // No batch, no channels: (w) -> (1, 1, w, 1), (h, w) -> (1, h, w, 1).
+  // No batch, no channels: (w) -> (1, 1, w, 1), (h, w) -> (1, h, w, 1),
+  // (d, h, w) -> (1, d, h, w, 1).
   else if (isa<linalg::Conv1DOp>(o))
     lift<linalg::Conv2DNhwcHwcfOp>(rewriter, op,
                                    {{0, 1, 3}, {0, 2, 3}, {0, 1, 3}}, false);
   else if (isa<linalg::Conv2DOp>(o))
     lift<linalg::Conv2DNhwcHwcfOp>(rewriter, op, {{0, 3}, {2, 3}, {0, 3}},
                                    false);
+  else if (isa<linalg::Conv3DOp>(o))
+    lift<linalg::Conv3DNdhwcDhwcfOp>(rewriter, op, {{0, 4}, {3, 4}, {0, 4}},
+                                     false);
   else
     return false;
   return true;

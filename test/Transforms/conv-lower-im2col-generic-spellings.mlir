@@ -83,7 +83,7 @@ func.func @reductions_first(%x: tensor<1x7x7x8xi8>, %w: tensor<3x3x8x4xi8>, %ini
 // CHECK:         linalg.generic
 // CHECK-NOT:     conv_lower.im2col
 func.func @product_in_input_type(%x: tensor<1x8x9x9xf16>, %w: tensor<16x8x3x3xf16>, %init: tensor<1x16x4x3xf32>) -> tensor<1x16x4x3xf32> {
-  // expected-remark @+1 {{conv-lower-im2col: left untouched: not one of the supported 2-D convolution forms (linalg.generic)}}
+  // expected-remark @+1 {{conv-lower-im2col: left untouched: not one of the supported convolution forms (linalg.generic)}}
   %y = linalg.generic {indexing_maps = [#nchw_x, #nchw_w, #nchw_y],
       iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
       ins(%x, %w : tensor<1x8x9x9xf16>, tensor<16x8x3x3xf16>) outs(%init : tensor<1x16x4x3xf32>) {

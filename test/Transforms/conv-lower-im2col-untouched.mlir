@@ -12,18 +12,11 @@ func.func @pooling(%x: tensor<1x10x10x8xf32>, %w: tensor<3x3xf32>, %init: tensor
   return %y : tensor<1x8x8x8xf32>
 }
 
-// CHECK-LABEL: func.func @conv3d
-// CHECK: linalg.conv_3d_ndhwc_dhwcf
-func.func @conv3d(%x: tensor<1x6x6x6x4xf32>, %w: tensor<3x3x3x4x8xf32>, %init: tensor<1x4x4x4x8xf32>) -> tensor<1x4x4x4x8xf32> {
-  // expected-remark @+1 {{conv-lower-im2col: left untouched: only 2-D convolutions are rewritten (this one has 3 spatial dimensions)}}
-  %y = linalg.conv_3d_ndhwc_dhwcf {strides = dense<1> : tensor<3xi64>, dilations = dense<1> : tensor<3xi64>} ins(%x, %w : tensor<1x6x6x6x4xf32>, tensor<3x3x3x4x8xf32>) outs(%init : tensor<1x4x4x4x8xf32>) -> tensor<1x4x4x4x8xf32>
-  return %y : tensor<1x4x4x4x8xf32>
-}
-
+// 1-D convolutions are the lift's (conv-lower-lift-to-2d.mlir).
 // CHECK-LABEL: func.func @conv1d
 // CHECK: linalg.conv_1d_nwc_wcf
 func.func @conv1d(%x: tensor<1x10x4xf32>, %w: tensor<3x4x8xf32>, %init: tensor<1x8x8xf32>) -> tensor<1x8x8xf32> {
-  // expected-remark @+1 {{conv-lower-im2col: left untouched: only 2-D convolutions are rewritten (this one has 1 spatial dimension)}}
+  // expected-remark @+1 {{conv-lower-im2col: left untouched: a 1-D convolution: --conv-lower-lift-to-2d (the first pass of both pipelines) writes it as a 2-D form}}
   %y = linalg.conv_1d_nwc_wcf {strides = dense<1> : tensor<1xi64>, dilations = dense<1> : tensor<1xi64>} ins(%x, %w : tensor<1x10x4xf32>, tensor<3x4x8xf32>) outs(%init : tensor<1x8x8xf32>) -> tensor<1x8x8xf32>
   return %y : tensor<1x8x8xf32>
 }
@@ -53,12 +46,13 @@ func.func @quantized_float_accumulator(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x4x
   return %y : tensor<1x6x6x8xf32>
 }
 
-// CHECK-LABEL: func.func @quantized_3d
-// CHECK: linalg.conv_3d_ndhwc_dhwcf_q
-func.func @quantized_3d(%x: tensor<1x6x6x6x4xi8>, %w: tensor<3x3x3x4x8xi8>, %zx: i32, %zw: i32, %init: tensor<1x4x4x4x8xi32>) -> tensor<1x4x4x4x8xi32> {
-  // expected-remark @+1 {{conv-lower-im2col: left untouched: only 2-D convolutions are rewritten (this one has 3 spatial dimensions)}}
-  %y = linalg.conv_3d_ndhwc_dhwcf_q {strides = dense<1> : tensor<3xi64>, dilations = dense<1> : tensor<3xi64>} ins(%x, %w, %zx, %zw : tensor<1x6x6x6x4xi8>, tensor<3x3x3x4x8xi8>, i32, i32) outs(%init : tensor<1x4x4x4x8xi32>) -> tensor<1x4x4x4x8xi32>
-  return %y : tensor<1x4x4x4x8xi32>
+// Batchless 3-D convolutions are the lift's.
+// CHECK-LABEL: func.func @batchless_3d
+// CHECK: linalg.conv_3d
+func.func @batchless_3d(%x: tensor<6x6x6xf32>, %w: tensor<3x3x3xf32>, %init: tensor<4x4x4xf32>) -> tensor<4x4x4xf32> {
+  // expected-remark @+1 {{conv-lower-im2col: left untouched: not one of the supported convolution forms (linalg.conv_3d)}}
+  %y = linalg.conv_3d ins(%x, %w : tensor<6x6x6xf32>, tensor<3x3x3xf32>) outs(%init : tensor<4x4x4xf32>) -> tensor<4x4x4xf32>
+  return %y : tensor<4x4x4xf32>
 }
 
 // CHECK-LABEL: func.func @dynamic_spatial

@@ -36,15 +36,16 @@ def ConvLowerIm2Col : Pass<"conv-lower-im2col"> {
 }
 
 def ConvLowerLiftTo2D : Pass<"conv-lower-lift-to-2d"> {
-  let summary = "Rewrite 1-D and batchless convolutions as 2-D convolutions "
-                "with unit dimensions";
+  let summary = "Rewrite 1-D and batchless convolutions as 2-D (or 3-D) "
+                "convolutions with unit dimensions";
   let description = [{
     Frontends emit `linalg.conv_1d_nwc_wcf` / `conv_1d_ncw_fcw` (torch's
     conv1d), `depthwise_conv_1d_nwc_wc` / `_ncw_cw` / `_nwc_wcm`, and the
-    batchless, channel-less `linalg.conv_1d` and `linalg.conv_2d`. Each is
-    the 2-D convolution of the matching form (`conv_2d_nhwc_hwcf`,
-    `conv_2d_nchw_fchw`, `depthwise_conv_2d_*`) with a height, batch or
-    channel of one: this pass writes it so, with `tensor.expand_shape` of
+    batchless, channel-less `linalg.conv_1d`, `linalg.conv_2d` and
+    `linalg.conv_3d`. Each is the convolution of the matching form
+    (`conv_2d_nhwc_hwcf`, `conv_2d_nchw_fchw`, `depthwise_conv_2d_*`,
+    `conv_3d_ndhwc_dhwcf`) with a height, batch or channel of one: this pass
+    writes it so, with `tensor.expand_shape` of
     the operands and a `tensor.collapse_shape` of the result, so that the
     im2col rewrite and the implicit-GEMM kernel take it like any 2-D
     convolution. A zero `tensor.pad` of the input is carried through the

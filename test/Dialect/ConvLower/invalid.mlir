@@ -1,8 +1,8 @@
 // RUN: conv-opt %s -split-input-file -verify-diagnostics
 
-func.func @input_rank(%x: tensor<8x16x16xf32>) {
-  // expected-error @+1 {{expects a rank-4 input ([N, C, H, W] or [N, H, W, C]), got rank 3}}
-  %0 = conv_lower.im2col %x layout = nchw kernel = [3, 3] strides = [1, 1] dilations = [1, 1] padding = [0, 0, 0, 0] groups = 1 k_order = chw : tensor<8x16x16xf32> -> tensor<196x72xf32>
+func.func @input_rank(%x: tensor<16x16xf32>) {
+  // expected-error @+1 {{expects a rank-3, 4 or 5 input (1, 2 or 3 spatial dimensions; for 2-D [N, C, H, W] or [N, H, W, C]), got rank 2}}
+  %0 = conv_lower.im2col %x layout = nchw kernel = [3, 3] strides = [1, 1] dilations = [1, 1] padding = [0, 0, 0, 0] groups = 1 k_order = chw : tensor<16x16xf32> -> tensor<196x72xf32>
   return
 }
 
@@ -145,8 +145,8 @@ func.func @fold_input_rank(%y: tensor<256xf32>) {
 // -----
 
 func.func @fold_result_rank(%y: tensor<256x32xf32>) {
-  // expected-error @+1 {{expects a rank-4 result ([N, F, Ho, Wo] or [N, Ho, Wo, F]), got rank 3}}
-  %0 = conv_lower.fold %y layout = nchw output_size = [16, 16] : tensor<256x32xf32> -> tensor<32x16x16xf32>
+  // expected-error @+1 {{expects a rank-3, 4 or 5 result (1, 2 or 3 spatial dimensions; for 2-D [N, C, H, W] or [N, H, W, C]), got rank 2}}
+  %0 = conv_lower.fold %y layout = nchw output_size = [16, 16] : tensor<256x32xf32> -> tensor<256x32xf32>
   return
 }
 
@@ -212,5 +212,70 @@ func.func @bad_layout(%x: tensor<1x8x16x16xf32>) {
   // expected-error @below {{expected ::mlir::conv_lower::ImageLayout to be one of: nchw, nhwc}}
   // expected-error @below {{failed to parse ConvLower_LayoutAttr parameter 'value'}}
   %0 = conv_lower.im2col %x layout = nhcw kernel = [3, 3] strides = [1, 1] dilations = [1, 1] padding = [0, 0, 0, 0] groups = 1 k_order = chw : tensor<1x8x16x16xf32> -> tensor<196x72xf32>
+  return
+}
+
+// -----
+
+// 3-D: one rule each on the rank-5 forms.
+func.func @im2col_3d_padding_entries(%x: tensor<1x6x6x6x4xf32>) {
+  // expected-error @+1 {{expects padding to have 6 entries (the low sides, then the high sides), got [0, 0, 0, 0]}}
+  %0 = conv_lower.im2col %x layout = nhwc kernel = [3, 3, 3] strides = [1, 1, 1] dilations = [1, 1, 1] padding = [0, 0, 0, 0] groups = 1 k_order = hwc : tensor<1x6x6x6x4xf32> -> tensor<64x108xf32>
+  return
+}
+
+// -----
+
+func.func @im2col_3d_kernel_entries(%x: tensor<1x6x6x6x4xf32>) {
+  // expected-error @+1 {{expects kernel to have 3 entries, got [3, 3]}}
+  %0 = conv_lower.im2col %x layout = nhwc kernel = [3, 3] strides = [1, 1, 1] dilations = [1, 1, 1] padding = [0, 0, 0, 0, 0, 0] groups = 1 k_order = hwc : tensor<1x6x6x6x4xf32> -> tensor<64x108xf32>
+  return
+}
+
+// -----
+
+func.func @im2col_3d_k(%x: tensor<1x6x6x6x4xf32>) {
+  // expected-error @+1 {{expects the result K dimension to be Cg*K_0*...*K_{d-1} = 108, got 36}}
+  %0 = conv_lower.im2col %x layout = nhwc kernel = [3, 3, 3] strides = [1, 1, 1] dilations = [1, 1, 1] padding = [0, 0, 0, 0, 0, 0] groups = 1 k_order = hwc : tensor<1x6x6x6x4xf32> -> tensor<64x36xf32>
+  return
+}
+
+// -----
+
+func.func @im2col_3d_m(%x: tensor<2x4x6x6x6xf32>) {
+  // expected-error @+1 {{expects the result M dimension to be N*O_0*...*O_{d-1} = 2*4*2*4 = 64, got 128}}
+  %0 = conv_lower.im2col %x layout = nchw kernel = [3, 3, 3] strides = [1, 2, 1] dilations = [1, 1, 1] padding = [0, 0, 0, 0, 0, 0] groups = 1 k_order = chw : tensor<2x4x6x6x6xf32> -> tensor<128x108xf32>
+  return
+}
+
+// -----
+
+func.func @im2col_3d_fit(%x: tensor<1x6x6x6x4xf32>) {
+  // expected-error @+1 {{expects the dilated kernel to fit the padded input: kernel [3, 3, 3] with dilations [1, 1, 4] on input 6x6x6 padded by [0, 0, 0, 0, 0, 0]}}
+  %0 = conv_lower.im2col %x layout = nhwc kernel = [3, 3, 3] strides = [1, 1, 1] dilations = [1, 1, 4] padding = [0, 0, 0, 0, 0, 0] groups = 1 k_order = hwc : tensor<1x6x6x6x4xf32> -> tensor<64x108xf32>
+  return
+}
+
+// -----
+
+func.func @fold_3d_output_size(%y: tensor<64x8xf32>) {
+  // expected-error @+1 {{expects the result spatial size to be output_size [4, 4, 4], got [4, 4, 2]}}
+  %0 = conv_lower.fold %y layout = nhwc output_size = [4, 4, 4] : tensor<64x8xf32> -> tensor<2x4x4x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @fold_3d_m(%y: tensor<32x8xf32>) {
+  // expected-error @+1 {{expects the input M dimension to be N*O_0*...*O_{d-1} = 1*4*4*4 = 64, got 32}}
+  %0 = conv_lower.fold %y layout = nchw output_size = [4, 4, 4] : tensor<32x8xf32> -> tensor<1x8x4x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @im2col_1d_k(%x: tensor<2x10x4xf32>) {
+  // expected-error @+1 {{expects the result K dimension to be Cg*K_0*...*K_{d-1} = 12, got 4}}
+  %0 = conv_lower.im2col %x layout = nhwc kernel = [3] strides = [1] dilations = [1] padding = [0, 0] groups = 1 k_order = hwc : tensor<2x10x4xf32> -> tensor<16x4xf32>
   return
 }

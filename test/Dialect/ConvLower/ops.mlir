@@ -48,3 +48,27 @@ func.func @fold_nhwc_grouped_dynamic(%y: tensor<4x?x6xi32>) -> tensor<?x4x3x24xi
        : tensor<4x?x6xi32> -> tensor<?x4x3x24xi32>
   return %0 : tensor<?x4x3x24xi32>
 }
+
+// 3-D (NDHWC, strided in depth, padded low/high per dim) and 1-D (NCW):
+// Od = (6 + 1 + 1 - 3) / 2 + 1 = 3, Oh = Ow = 6 - 3 + 1 = 4.
+// CHECK-LABEL: func.func @im2col_3d
+// CHECK: conv_lower.im2col %{{.*}} layout = nhwc kernel = [3, 3, 3] strides = [2, 1, 1] dilations = [1, 1, 1] padding = [1, 0, 0, 1, 0, 0] groups = 1 k_order = hwc : tensor<2x6x6x6x4xf32> -> tensor<96x108xf32>
+// CHECK: conv_lower.fold %{{.*}} layout = nhwc output_size = [3, 4, 4] : tensor<96x8xf32> -> tensor<2x3x4x4x8xf32>
+func.func @im2col_3d(%x: tensor<2x6x6x6x4xf32>, %y: tensor<96x8xf32>) -> (tensor<96x108xf32>, tensor<2x3x4x4x8xf32>) {
+  %0 = conv_lower.im2col %x layout = nhwc kernel = [3, 3, 3] strides = [2, 1, 1]
+         dilations = [1, 1, 1] padding = [1, 0, 0, 1, 0, 0] groups = 1 k_order = hwc
+       : tensor<2x6x6x6x4xf32> -> tensor<96x108xf32>
+  %1 = conv_lower.fold %y layout = nhwc output_size = [3, 4, 4]
+       : tensor<96x8xf32> -> tensor<2x3x4x4x8xf32>
+  return %0, %1 : tensor<96x108xf32>, tensor<2x3x4x4x8xf32>
+}
+
+// CHECK-LABEL: func.func @im2col_1d
+// CHECK: conv_lower.im2col %{{.*}} layout = nchw kernel = [3] strides = [2] dilations = [1] padding = [1, 0] groups = 2 k_order = chw : tensor<1x4x9xf32> -> tensor<2x4x6xf32>
+// CHECK: conv_lower.fold %{{.*}} layout = nchw output_size = [4] : tensor<2x4x3xf32> -> tensor<1x6x4xf32>
+func.func @im2col_1d(%x: tensor<1x4x9xf32>, %y: tensor<2x4x3xf32>) -> (tensor<2x4x6xf32>, tensor<1x6x4xf32>) {
+  %0 = conv_lower.im2col %x layout = nchw kernel = [3] strides = [2] dilations = [1]
+         padding = [1, 0] groups = 2 k_order = chw : tensor<1x4x9xf32> -> tensor<2x4x6xf32>
+  %1 = conv_lower.fold %y layout = nchw output_size = [4] : tensor<2x4x3xf32> -> tensor<1x6x4xf32>
+  return %0, %1 : tensor<2x4x6xf32>, tensor<1x6x4xf32>
+}

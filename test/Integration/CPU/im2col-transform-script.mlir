@@ -15,7 +15,11 @@ module attributes {transform.with_named_sequence} {
         "linalg.conv_2d_nchw_fchw_q", "linalg.conv_2d_nhwc_hwcf_q",
         "linalg.conv_2d_nhwc_fhwc_q", "linalg.conv_2d_ngchw_gfchw_q",
         "linalg.conv_2d_nhwgc_gfhwc_q", "linalg.depthwise_conv_2d_nhwc_hwc_q",
-        "linalg.depthwise_conv_2d_nhwc_hwcm_q", "linalg.generic"]} in %root
+        "linalg.depthwise_conv_2d_nhwc_hwcm_q",
+        "linalg.conv_3d_ndhwc_dhwcf", "linalg.conv_3d_ncdhw_fcdhw",
+        "linalg.depthwise_conv_3d_ndhwc_dhwc", "linalg.depthwise_conv_3d_ncdhw_cdhw",
+        "linalg.depthwise_conv_3d_ndhwc_dhwcm", "linalg.conv_3d_ndhwc_dhwcf_q",
+        "linalg.generic"]} in %root
         : (!transform.any_op) -> !transform.any_op
     transform.foreach %convs : !transform.any_op {
     ^bb0(%conv: !transform.any_op):

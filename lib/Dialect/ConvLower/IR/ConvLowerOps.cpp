@@ -47,7 +47,8 @@ static LogicalResult verifyArray(Operation *op, StringRef name,
                                  int64_t min, StringRef what) {
   if (values.size() != size)
     return op->emitOpError() << "expects " << name << " to have " << size
-                             << " entries" << what << ", got "
+                             << (size == 1 ? " entry" : " entries") << what
+                             << ", got "
                              << formatList(values);
   if (llvm::any_of(values, [&](int64_t v) { return v < min; }))
     return op->emitOpError()
@@ -57,9 +58,17 @@ static LogicalResult verifyArray(Operation *op, StringRef name,
   return success();
 }
 
-/// Checks the GEMM-side rows dimension M = N * Ho * Wo.
+/// "2*3*4" of a list of sizes.
+static std::string formatProduct(ArrayRef<int64_t> values) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  llvm::interleave(values, os, "*");
+  return s;
+}
+
+/// Checks the GEMM-side rows dimension M = N * O_0 * ... * O_{d-1}.
 static LogicalResult verifyRows(Operation *op, int64_t batch, int64_t rows,
-                                int64_t ho, int64_t wo, StringRef which) {
+                                ArrayRef<int64_t> outSize, StringRef which) {
   if (ShapedType::isDynamic(batch)) {
     if (!ShapedType::isDynamic(rows))
       return op->emitOpError()
@@ -68,37 +77,64 @@ static LogicalResult verifyRows(Operation *op, int64_t batch, int64_t rows,
              << rows;
     return success();
   }
-  int64_t expected = batch * ho * wo;
+  int64_t expected = batch;
+  for (int64_t o : outSize)
+    expected *= o;
   if (ShapedType::isDynamic(rows) || rows != expected)
     return op->emitOpError()
-           << "expects the " << which << " M dimension to be N*Ho*Wo = "
-           << batch << "*" << ho << "*" << wo << " = " << expected << ", got "
-           << formatDim(rows);
+           << "expects the " << which << " M dimension to be N*"
+           << (outSize.size() == 2 ? "Ho*Wo" : "O_0*...*O_{d-1}") << " = "
+           << batch << "*" << formatProduct(outSize) << " = " << expected
+           << ", got " << formatDim(rows);
   return success();
+}
+
+/// The spatial rank an image of `rank` has, or failure with an error: the
+/// ops take 1, 2 or 3 spatial dimensions.
+static FailureOr<unsigned> verifyImageRank(Operation *op, int64_t rank,
+                                           StringRef which) {
+  if (rank < 3 || rank > 5) {
+    op->emitOpError() << "expects a rank-3, 4 or 5 " << which
+                      << " (1, 2 or 3 spatial dimensions; for 2-D [N, C, H, "
+                         "W] or [N, H, W, C]), got rank "
+                      << rank;
+    return failure();
+  }
+  return unsigned(rank - 2);
 }
 
 //===----------------------------------------------------------------------===//
 // Im2ColOp
 //===----------------------------------------------------------------------===//
 
-int64_t Im2ColOp::getInputChannels() {
-  return getInput().getType().getDimSize(getImageDims(getLayout()).c);
-}
-int64_t Im2ColOp::getInputHeight() {
-  return getInput().getType().getDimSize(getImageDims(getLayout()).h);
-}
-int64_t Im2ColOp::getInputWidth() {
-  return getInput().getType().getDimSize(getImageDims(getLayout()).w);
+unsigned Im2ColOp::getSpatialRank() {
+  return unsigned(getInput().getType().getRank() - 2);
 }
 
-FailureOr<std::pair<int64_t, int64_t>> Im2ColOp::getOutputSpatialSize() {
+int64_t Im2ColOp::getInputChannels() {
+  return getInput().getType().getDimSize(
+      getImageDims(getLayout(), getSpatialRank()).c);
+}
+
+SmallVector<int64_t> Im2ColOp::getInputSpatialSizes() {
+  SmallVector<int64_t> sizes;
+  for (unsigned d : getImageDims(getLayout(), getSpatialRank()).spatial)
+    sizes.push_back(getInput().getType().getDimSize(d));
+  return sizes;
+}
+
+FailureOr<SmallVector<int64_t>> Im2ColOp::getOutputSpatialSize() {
   ArrayRef<int64_t> k = getKernelSize(), s = getStrides(), d = getDilations(),
                     p = getPadding();
-  int64_t ho = convOutputSize(getInputHeight(), p[0], p[2], k[0], s[0], d[0]);
-  int64_t wo = convOutputSize(getInputWidth(), p[1], p[3], k[1], s[1], d[1]);
-  if (ho <= 0 || wo <= 0)
-    return failure();
-  return std::make_pair(ho, wo);
+  unsigned rank = getSpatialRank();
+  SmallVector<int64_t> in = getInputSpatialSizes(), out;
+  for (unsigned i = 0; i < rank; ++i) {
+    int64_t o = convOutputSize(in[i], p[i], p[rank + i], k[i], s[i], d[i]);
+    if (o <= 0)
+      return failure();
+    out.push_back(o);
+  }
+  return out;
 }
 
 bool Im2ColOp::isReshape() {
@@ -115,38 +151,43 @@ bool Im2ColOp::isReshape() {
 LogicalResult Im2ColOp::verify() {
   RankedTensorType inputType = getInput().getType();
   RankedTensorType resultType = getResult().getType();
-  if (inputType.getRank() != 4)
-    return emitOpError() << "expects a rank-4 input ([N, C, H, W] or "
-                            "[N, H, W, C]), got rank "
-                         << inputType.getRank();
-  if (failed(verifyArray(*this, "kernel", getKernelSize(), 2, 1, "")) ||
-      failed(verifyArray(*this, "strides", getStrides(), 2, 1, "")) ||
-      failed(verifyArray(*this, "dilations", getDilations(), 2, 1, "")) ||
-      failed(verifyArray(*this, "padding", getPadding(), 4, 0,
-                         " (top, left, bottom, right)")))
+  FailureOr<unsigned> spatialRank =
+      verifyImageRank(*this, inputType.getRank(), "input");
+  if (failed(spatialRank))
+    return failure();
+  unsigned d = *spatialRank;
+  std::string padNames = d == 2 ? " (top, left, bottom, right)"
+                                : " (the low sides, then the high sides)";
+  if (failed(verifyArray(*this, "kernel", getKernelSize(), d, 1, "")) ||
+      failed(verifyArray(*this, "strides", getStrides(), d, 1, "")) ||
+      failed(verifyArray(*this, "dilations", getDilations(), d, 1, "")) ||
+      failed(verifyArray(*this, "padding", getPadding(), 2 * d, 0, padNames)))
     return failure();
   int64_t groups = getGroups();
   if (groups < 1)
     return emitOpError() << "expects groups to be positive, got " << groups;
 
   int64_t channels = getInputChannels();
+  SmallVector<int64_t> spatial = getInputSpatialSizes();
   if (ShapedType::isDynamic(channels) ||
-      ShapedType::isDynamic(getInputHeight()) ||
-      ShapedType::isDynamic(getInputWidth()))
+      llvm::any_of(spatial, ShapedType::isDynamic))
     return emitOpError() << "expects static input channels and spatial sizes; "
                             "only the batch may be dynamic";
   if (channels % groups != 0)
     return emitOpError() << "expects the input channels (" << channels
                          << ") to be divisible by groups (" << groups << ")";
 
-  FailureOr<std::pair<int64_t, int64_t>> outSize = getOutputSpatialSize();
-  if (failed(outSize))
+  FailureOr<SmallVector<int64_t>> outSize = getOutputSpatialSize();
+  if (failed(outSize)) {
+    std::string in;
+    llvm::raw_string_ostream os(in);
+    llvm::interleave(spatial, os, "x");
     return emitOpError() << "expects the dilated kernel to fit the padded "
                             "input: kernel "
                          << formatList(getKernelSize()) << " with dilations "
-                         << formatList(getDilations()) << " on input "
-                         << getInputHeight() << "x" << getInputWidth()
+                         << formatList(getDilations()) << " on input " << in
                          << " padded by " << formatList(getPadding());
+  }
 
   if (resultType.getElementType() != inputType.getElementType())
     return emitOpError() << "expects the result element type ("
@@ -163,28 +204,39 @@ LogicalResult Im2ColOp::verify() {
   if (rank == 3 && shape[0] != groups)
     return emitOpError() << "expects result dimension 0 to be the group count "
                          << groups << ", got " << formatDim(shape[0]);
-  int64_t expectedK =
-      channels / groups * getKernelSize()[0] * getKernelSize()[1];
+  int64_t expectedK = channels / groups;
+  for (int64_t k : getKernelSize())
+    expectedK *= k;
   if (shape[rank - 1] != expectedK)
     return emitOpError() << "expects the result K dimension to be "
-                            "Cg*KH*KW = "
-                         << expectedK << ", got " << formatDim(shape[rank - 1]);
-  return verifyRows(*this, inputType.getShape()[0], shape[rank - 2],
-                    outSize->first, outSize->second, "result");
+                         << (d == 2 ? "Cg*KH*KW" : "Cg*K_0*...*K_{d-1}")
+                         << " = " << expectedK << ", got "
+                         << formatDim(shape[rank - 1]);
+  return verifyRows(*this, inputType.getShape()[0], shape[rank - 2], *outSize,
+                    "result");
+}
+
+/// The reassociation that flattens a channels-last image [N, S..., C] into
+/// rows [N*S..., C] (and back).
+static SmallVector<ReassociationIndices> rowsAndChannels(unsigned spatialRank) {
+  ReassociationIndices rows;
+  for (unsigned i = 0; i <= spatialRank; ++i)
+    rows.push_back(i);
+  return {rows, {int64_t(spatialRank + 1)}};
 }
 
 namespace {
-/// A 1x1, stride-1, unpadded, single-group NHWC im2col only flattens the
-/// image: [N, H, W, C] -> [N*H*W, C].
+/// A 1x1, stride-1, unpadded, single-group channels-last im2col only
+/// flattens the image: [N, H, W, C] -> [N*H*W, C] (any spatial rank).
 struct Im2ColAsCollapse : OpRewritePattern<Im2ColOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(Im2ColOp op,
                                 PatternRewriter &rewriter) const override {
     if (!op.isReshape() || op.getResult().getType().getRank() != 2)
       return rewriter.notifyMatchFailure(op, "not a reshape");
-    SmallVector<ReassociationIndices> reassociation = {{0, 1, 2}, {3}};
     rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(
-        op, op.getResult().getType(), op.getInput(), reassociation);
+        op, op.getResult().getType(), op.getInput(),
+        rowsAndChannels(op.getSpatialRank()));
     return success();
   }
 };
@@ -215,11 +267,12 @@ LogicalResult FoldOp::verify() {
   if (inRank != 2 && inRank != 3)
     return emitOpError() << "expects a [G, M, Fg] or [M, F] input, got rank "
                          << inRank;
-  if (resultType.getRank() != 4)
-    return emitOpError() << "expects a rank-4 result ([N, F, Ho, Wo] or "
-                            "[N, Ho, Wo, F]), got rank "
-                         << resultType.getRank();
-  if (failed(verifyArray(*this, "output_size", getOutputSize(), 2, 1, "")))
+  FailureOr<unsigned> spatialRank =
+      verifyImageRank(*this, resultType.getRank(), "result");
+  if (failed(spatialRank))
+    return failure();
+  unsigned d = *spatialRank;
+  if (failed(verifyArray(*this, "output_size", getOutputSize(), d, 1, "")))
     return failure();
   if (resultType.getElementType() != inputType.getElementType())
     return emitOpError() << "expects the result element type ("
@@ -228,13 +281,21 @@ LogicalResult FoldOp::verify() {
                          << inputType.getElementType() << ")";
 
   ArrayRef<int64_t> in = inputType.getShape(), out = resultType.getShape();
-  ImageDims dims = getImageDims(getLayout());
-  int64_t ho = out[dims.h], wo = out[dims.w], channels = out[dims.c];
-  if (ho != getOutputSize()[0] || wo != getOutputSize()[1])
+  SpatialImageDims dims = getImageDims(getLayout(), d);
+  SmallVector<int64_t> spatial;
+  for (unsigned dim : dims.spatial)
+    spatial.push_back(out[dim]);
+  if (ArrayRef<int64_t>(spatial) != getOutputSize()) {
+    std::string got = "[";
+    llvm::raw_string_ostream os(got);
+    llvm::interleaveComma(spatial, os,
+                          [&](int64_t v) { os << formatDim(v); });
+    os << "]";
     return emitOpError() << "expects the result spatial size to be "
                             "output_size "
-                         << formatList(getOutputSize()) << ", got ["
-                         << formatDim(ho) << ", " << formatDim(wo) << "]";
+                         << formatList(getOutputSize()) << ", got " << got;
+  }
+  int64_t channels = out[dims.c];
   int64_t groups = getGroups();
   int64_t perGroup = in[inRank - 1];
   if (ShapedType::isDynamic(groups) || ShapedType::isDynamic(perGroup) ||
@@ -244,20 +305,21 @@ LogicalResult FoldOp::verify() {
     return emitOpError() << "expects the result channel count to be G*Fg = "
                          << groups << "*" << perGroup << " = "
                          << groups * perGroup << ", got " << channels;
-  return verifyRows(*this, out[0], in[inRank - 2], ho, wo, "input");
+  return verifyRows(*this, out[0], in[inRank - 2], spatial, "input");
 }
 
 namespace {
-/// A single-group NHWC fold only unflattens: [N*Ho*Wo, F] -> [N, Ho, Wo, F].
+/// A single-group channels-last fold only unflattens: [N*Ho*Wo, F] ->
+/// [N, Ho, Wo, F] (any spatial rank).
 struct FoldAsExpand : OpRewritePattern<FoldOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(FoldOp op,
                                 PatternRewriter &rewriter) const override {
     if (!op.isReshape())
       return rewriter.notifyMatchFailure(op, "not a reshape");
-    SmallVector<ReassociationIndices> reassociation = {{0, 1, 2}, {3}};
     rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
-        op, op.getResult().getType(), op.getInput(), reassociation);
+        op, op.getResult().getType(), op.getInput(),
+        rowsAndChannels(op.getResult().getType().getRank() - 2));
     return success();
   }
 };

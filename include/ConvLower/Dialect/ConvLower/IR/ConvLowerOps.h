@@ -21,6 +21,20 @@ struct ImageDims {
 inline ImageDims getImageDims(ImageLayout layout) {
   return layout == ImageLayout::nchw ? ImageDims{1, 2, 3} : ImageDims{3, 1, 2};
 }
+
+/// The channel and spatial dimensions of a rank-(spatialRank + 2) image in
+/// `layout` (nchw: channels first, nhwc: channels last; batch at 0).
+struct SpatialImageDims {
+  unsigned c;
+  SmallVector<unsigned, 3> spatial;
+};
+inline SpatialImageDims getImageDims(ImageLayout layout, unsigned spatialRank) {
+  bool channelsFirst = layout == ImageLayout::nchw;
+  SpatialImageDims dims{channelsFirst ? 1u : spatialRank + 1, {}};
+  for (unsigned i = 0; i < spatialRank; ++i)
+    dims.spatial.push_back(channelsFirst ? i + 2 : i + 1);
+  return dims;
+}
 } // namespace mlir::conv_lower
 
 #define GET_ATTRDEF_CLASSES

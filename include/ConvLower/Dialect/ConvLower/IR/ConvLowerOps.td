@@ -17,29 +17,33 @@ class ConvLower_Op<string mnemonic, list<Trait> traits = []>
 def ConvLower_Im2ColOp : ConvLower_Op<"im2col", [Pure]> {
   let summary = "gathers convolution input patches into GEMM rows";
   let description = [{
-    Builds the A operand of the GEMM that computes a 2-D convolution.
+    Builds the A operand of the GEMM that computes a convolution with
+    `d = 1, 2 or 3` spatial dimensions.
 
-    The input `X` is `[N, C, H, W]` (`layout = nchw`) or `[N, H, W, C]`
-    (`layout = nhwc`), with `C = G * Cg` for `G = groups`. With kernel size
-    `[KH, KW]`, strides `[sh, sw]`, dilations `[dh, dw]` and zero padding
-    `[pt, pl, pb, pr]` (top, left, bottom, right):
+    The input `X` has rank `d + 2`: `[N, C, S_0, ..., S_(d-1)]` (`layout =
+    nchw`, channels first) or `[N, S_0, ..., S_(d-1), C]` (`layout = nhwc`,
+    channels last), with `C = G * Cg` for `G = groups` (for d = 2 the S are
+    H, W; for d = 3, D, H, W). `kernel`, `strides` and `dilations` have d
+    entries; `padding` has 2d, the low side of every dimension first, then
+    the high side (for d = 2: top, left, bottom, right). Per dimension i:
 
     ```
-    Ho = floor((H + pt + pb - dh * (KH - 1) - 1) / sh) + 1
-    Wo = floor((W + pl + pr - dw * (KW - 1) - 1) / sw) + 1
-    M  = N * Ho * Wo          m = (n * Ho + oh) * Wo + ow
-    K  = Cg * KH * KW         k = (c * KH + kh) * KW + kw   (k_order = chw)
-                              k = (kh * KW + kw) * Cg + c   (k_order = hwc)
+    O_i = floor((S_i + lo_i + hi_i - dil_i * (K_i - 1) - 1) / str_i) + 1
+    M   = N * O_0 * ... * O_(d-1)     m = ((n * O_0 + o_0) * O_1 + o_1) ...
+    K   = Cg * K_0 * ... * K_(d-1)    k = ((c * K_0 + k_0) * K_1 + k_1) ...
+                                          (k_order = chw: channel outermost)
+                                      k = (((k_0 * K_1 + k_1) ...) * Cg + c
+                                          (k_order = hwc: channel innermost)
 
-    result[g, m, k] = X[n, g * Cg + c, oh * sh - pt + kh * dh,
-                                       ow * sw - pl + kw * dw]
+    result[g, m, k] = X[n, g * Cg + c, o_i * str_i - lo_i + k_i * dil_i ...]
     ```
 
-    where X reads as 0 outside `[0, H) x [0, W)` (the padding is never
+    where X reads as 0 outside `[0, S_i)` (the padding is never
     materialized). The result has type `[G, M, K]`; when `groups = 1` it may
     also be `[M, K]`. `k_order` is chosen to match the filter layout so that
     the filter becomes the GEMM's B operand by a reshape alone: `chw` for
-    FCHW filters, `hwc` for HWCF and FHWC filters.
+    channels-before-kernel filters (FCHW, FCDHW), `hwc` for kernel-before-
+    channels ones (HWCF, FHWC, DHWCF).
 
     The batch `N` (and so `M`) may be dynamic; the channel count and spatial
     sizes must be static.
@@ -50,6 +54,15 @@ def ConvLower_Im2ColOp : ConvLower_Op<"im2col", [Pure]> {
     %col = conv_lower.im2col %x layout = nchw kernel = [3, 3] strides = [1, 1]
              dilations = [1, 1] padding = [1, 1, 1, 1] groups = 1 k_order = chw
            : tensor<1x8x16x16xf32> -> tensor<256x72xf32>
+    ```
+
+    A 3x3x3 one of a 1x6x6x6x4 NDHWC volume:
+
+    ```mlir
+    %col = conv_lower.im2col %x layout = nhwc kernel = [3, 3, 3]
+             strides = [1, 1, 1] dilations = [1, 1, 1]
+             padding = [0, 0, 0, 0, 0, 0] groups = 1 k_order = hwc
+           : tensor<1x6x6x6x4xf32> -> tensor<64x108xf32>
     ```
   }];
 
@@ -73,15 +86,16 @@ def ConvLower_Im2ColOp : ConvLower_Op<"im2col", [Pure]> {
   }];
 
   let extraClassDeclaration = [{
-    /// The output spatial size [Ho, Wo] given by the convolution formula.
-    /// Fails when the kernel does not fit the padded input.
-    FailureOr<std::pair<int64_t, int64_t>> getOutputSpatialSize();
-    /// C, H, W of the input in its layout.
+    /// The number d of spatial dimensions: the input's rank - 2.
+    unsigned getSpatialRank();
+    /// The output spatial sizes O_i given by the convolution formula. Fails
+    /// when the kernel does not fit the padded input.
+    FailureOr<SmallVector<int64_t>> getOutputSpatialSize();
+    /// C and the spatial sizes S_i of the input in its layout.
     int64_t getInputChannels();
-    int64_t getInputHeight();
-    int64_t getInputWidth();
-    /// True when the im2col is a pure reshape of the input: 1x1 kernel,
-    /// stride 1, no padding, NHWC, one group.
+    SmallVector<int64_t> getInputSpatialSizes();
+    /// True when the im2col is a pure reshape of the input: 1x..x1 kernel,
+    /// stride 1, no padding, channels last, one group.
     bool isReshape();
   }];
 
@@ -98,17 +112,19 @@ def ConvLower_FoldOp : ConvLower_Op<"fold", [Pure]> {
   let description = [{
     The inverse data movement of `conv_lower.im2col` on the output side: the
     GEMM result `Ycol` of type `[G, M, Fg]` (or `[M, F]` for one group), with
-    `M = N * Ho * Wo` and `F = G * Fg`, becomes the image `Y` of type
-    `[N, F, Ho, Wo]` (`layout = nchw`) or `[N, Ho, Wo, F]` (`layout = nhwc`):
+    `M = N * O_0 * ... * O_(d-1)` and `F = G * Fg`, becomes the image `Y` of
+    type `[N, F, O_0, ..., O_(d-1)]` (`layout = nchw`) or
+    `[N, O_0, ..., O_(d-1), F]` (`layout = nhwc`); for d = 2:
 
     ```
     Y[n, g * Fg + f, oh, ow] = Ycol[g, (n * Ho + oh) * Wo + ow, f]    (nchw)
     Y[n, oh, ow, g * Fg + f] = Ycol[g, (n * Ho + oh) * Wo + ow, f]    (nhwc)
     ```
 
-    `output_size = [Ho, Wo]` states the spatial size; the batch `N` may be
-    dynamic, in which case `M` is too. For NHWC with one group the fold is a
-    reshape; for NCHW it is a transpose.
+    `output_size = [O_0, ..., O_(d-1)]` (d = 1, 2 or 3 entries) states the
+    spatial size; the batch `N` may be dynamic, in which case `M` is too. For
+    channels last with one group the fold is a reshape; for channels first
+    it is a transpose.
 
     ```mlir
     %y = conv_lower.fold %ycol layout = nchw output_size = [16, 16]
