@@ -23,6 +23,10 @@ Type mlir::conv_lower::elementType(MLIRContext &ctx, DType dtype) {
     return Float16Type::get(&ctx);
   case DType::BF16:
     return BFloat16Type::get(&ctx);
+  case DType::I8:
+    return IntegerType::get(&ctx, 8);
+  case DType::I32:
+    return IntegerType::get(&ctx, 32);
   case DType::F32:
   case DType::TF32:
     break;
@@ -32,21 +36,28 @@ Type mlir::conv_lower::elementType(MLIRContext &ctx, DType dtype) {
 
 namespace {
 
-/// Builds the body of @conv: pad, conv (plain, depthwise or grouped), bias.
+/// Builds the body of @conv: pad, conv (plain, depthwise or grouped; the
+/// quantized `_q` op with zero points for i8 data), bias.
 class ConvBuilder {
 public:
   ConvBuilder(ImplicitLocOpBuilder &b, const ConvProblem &p)
       : b(b), p(p), nchw(p.layout == Layout::NCHW),
-        elem(elementType(*b.getContext(), p.dtype)), acc(b.getF32Type()) {}
+        elem(elementType(*b.getContext(), p.dtype)),
+        acc(elementType(*b.getContext(), p.outputType())) {}
 
   /// Emits the body into the current block and returns the result.
   Value build(Value input, Value filter, Value bias) {
+    if (p.isQuantized()) {
+      zeroPoints = {
+          arith::ConstantOp::create(b, b.getI32IntegerAttr(p.inputZeroPoint)),
+          arith::ConstantOp::create(b, b.getI32IntegerAttr(p.filterZeroPoint))};
+    }
     Value x = padInput(input);
     Value y;
     if (p.groups == 1)
       y = ungrouped(x, filter);
-    else if (nchw && isDepthwise(p))
-      y = depthwiseNchw(x, filter);
+    else if (nchw && isDepthwise(p) && !p.isQuantized())
+      y = depthwiseNchw(x, filter); // linalg has no depthwise NCHW _q op
     else
       y = grouped(x, filter);
     return bias ? addBias(y, bias) : y;
@@ -65,10 +76,16 @@ private:
     return {p.n, hp, wp, p.c};
   }
 
+  /// The padded input. Zeros; for a quantized problem the input's zero
+  /// point, which is the real value 0 (torch's quantized convolution).
   Value padInput(Value input) {
     if (!p.padTop && !p.padLeft && !p.padBottom && !p.padRight)
       return input;
-    Value zero = arith::ConstantOp::create(b, b.getZeroAttr(elem));
+    Value zero =
+        p.isQuantized()
+            ? arith::ConstantOp::create(
+                  b, b.getIntegerAttr(elem, p.inputZeroPoint)).getResult()
+            : arith::ConstantOp::create(b, b.getZeroAttr(elem)).getResult();
     llvm::SmallVector<OpFoldResult> low(4, b.getIndexAttr(0));
     llvm::SmallVector<OpFoldResult> high(4, b.getIndexAttr(0));
     unsigned hDim = nchw ? 2 : 1, wDim = hDim + 1;
@@ -79,7 +96,7 @@ private:
                                  low, high, zero);
   }
 
-  /// A zero-filled f32 tensor of `shape`.
+  /// A zero-filled accumulator (f32, or i32 for i8 data) of `shape`.
   Value zeroInit(llvm::ArrayRef<int64_t> shape) {
     Value zero = arith::ConstantOp::create(b, b.getZeroAttr(acc));
     Value empty = tensor::EmptyOp::create(b, shape, acc);
@@ -92,20 +109,29 @@ private:
         RankedTensorType::get({2}, b.getI64Type()), llvm::ArrayRef<int64_t>{a, c});
   }
 
-  /// linalg.<ConvOp> with the problem's strides and dilations.
-  template <typename ConvOp>
+  /// linalg.<ConvOp> with the problem's strides and dilations, or its
+  /// quantized twin QConvOp with the zero points.
+  template <typename ConvOp, typename QConvOp>
   Value conv(Value x, Value w, llvm::ArrayRef<int64_t> yShape) {
     Value init = zeroInit(yShape);
+    auto strides = pairAttr(p.strideH, p.strideW);
+    auto dilations = pairAttr(p.dilationH, p.dilationW);
+    if (p.isQuantized())
+      return QConvOp::create(b, TypeRange{init.getType()},
+                             ValueRange{x, w, zeroPoints[0], zeroPoints[1]},
+                             ValueRange{init}, strides, dilations)
+          .getResult(0);
     return ConvOp::create(b, TypeRange{init.getType()}, ValueRange{x, w},
-                          ValueRange{init}, pairAttr(p.strideH, p.strideW),
-                          pairAttr(p.dilationH, p.dilationW))
+                          ValueRange{init}, strides, dilations)
         .getResult(0);
   }
 
   Value ungrouped(Value x, Value filter) {
     if (nchw)
-      return conv<linalg::Conv2DNchwFchwOp>(x, filter, p.outputShape());
-    return conv<linalg::Conv2DNhwcFhwcOp>(x, filter, p.outputShape());
+      return conv<linalg::Conv2DNchwFchwOp, linalg::Conv2DNchwFchwQOp>(
+          x, filter, p.outputShape());
+    return conv<linalg::Conv2DNhwcFhwcOp, linalg::Conv2DNhwcFhwcQOp>(
+        x, filter, p.outputShape());
   }
 
   /// Depthwise NCHW: the [C, 1, KH, KW] filter is a [C, KH, KW] one.
@@ -113,7 +139,12 @@ private:
     Value w = tensor::CollapseShapeOp::create(
         b, tensor({p.c, p.kh, p.kw}, elem), filter,
         llvm::ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
-    return conv<linalg::DepthwiseConv2DNchwChwOp>(x, w, p.outputShape());
+    Value init = zeroInit(p.outputShape());
+    return linalg::DepthwiseConv2DNchwChwOp::create(
+               b, TypeRange{init.getType()}, ValueRange{x, w},
+               ValueRange{init}, pairAttr(p.strideH, p.strideW),
+               pairAttr(p.dilationH, p.dilationW))
+        .getResult(0);
   }
 
   /// Grouped: split C and F into (G, Cg) and (G, Fg) by reshapes and use the
@@ -139,8 +170,11 @@ private:
     Value wr = tensor::ExpandShapeOp::create(
         b, tensor(wg, elem), filter,
         llvm::ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}, {4}});
-    Value y = nchw ? conv<linalg::Conv2DNgchwGfchwOp>(xr, wr, yg)
-                   : conv<linalg::Conv2DNhwgcGfhwcOp>(xr, wr, yg);
+    Value y =
+        nchw ? conv<linalg::Conv2DNgchwGfchwOp, linalg::Conv2DNgchwGfchwQOp>(
+                   xr, wr, yg)
+             : conv<linalg::Conv2DNhwgcGfhwcOp, linalg::Conv2DNhwgcGfhwcQOp>(
+                   xr, wr, yg);
     return tensor::CollapseShapeOp::create(b, tensor(p.outputShape(), acc), y,
                                            channels);
   }
@@ -171,6 +205,8 @@ private:
   const ConvProblem &p;
   bool nchw;
   Type elem, acc;
+  /// The i32 zero points (x, w) of a quantized problem.
+  llvm::SmallVector<Value, 2> zeroPoints;
 };
 
 } // namespace
@@ -188,7 +224,8 @@ mlir::conv_lower::buildConvModule(MLIRContext &ctx, const ConvProblem &p) {
       RankedTensorType::get(p.filterShape(), elem)};
   if (p.hasBias)
     inputs.push_back(RankedTensorType::get(p.biasShape(), elem));
-  Type output = RankedTensorType::get(p.outputShape(), b.getF32Type());
+  Type output =
+      RankedTensorType::get(p.outputShape(), elementType(ctx, p.outputType()));
   auto func = func::FuncOp::create(b, kConvFunctionName,
                                    b.getFunctionType(inputs, output));
   Block *entry = func.addEntryBlock();

@@ -88,6 +88,14 @@ llvm::Error mlir::conv_lower::validateProblem(const ConvProblem &p) {
       llvm::any_of(padding, tooLarge))
     return createStringError(formatv(
         "stride, dilation and padding are limited to {0}", kMaxWindowParameter));
+  if (p.isQuantized() && p.hasBias)
+    return createStringError("--bias takes float data: an i8 convolution's "
+                             "i32 output has no bias here");
+  for (int64_t zero : {p.inputZeroPoint, p.filterZeroPoint})
+    if (zero < -128 || zero > 127)
+      return createStringError(formatv(
+          "--zero-points are i8 values (-128..127), got {0},{1}",
+          p.inputZeroPoint, p.filterZeroPoint));
   if (llvm::Error e = checkSizes(p))
     return e;
   if (p.outH() < 1 || p.outW() < 1)
@@ -152,6 +160,8 @@ std::string mlir::conv_lower::describeProblem(const ConvProblem &p) {
                  padding[3]).str();
   s += " g" + std::to_string(groups);
   s += " " + toString(p.dtype).str() + " " + toString(p.layout).str();
+  if (p.isQuantized())
+    s += formatv(" zp{0},{1}", p.inputZeroPoint, p.filterZeroPoint).str();
   if (p.hasBias)
     s += " +bias";
   return s;
@@ -198,24 +208,43 @@ mlir::conv_lower::problemFromFlags(const ConvFlags &flags) {
     return createStringError(
         "give a .mlir file, or --input-shape N,C,H,W and --filter-shape "
         "F,C/G,KH,KW");
-  auto in = parseIntList(flags.inputShape, "--input-shape", {4});
+  auto in = parseIntList(flags.inputShape, "--input-shape", {3, 4});
   if (!in)
     return in.takeError();
-  auto fi = parseIntList(flags.filterShape, "--filter-shape", {4});
+  // torch's conv1d: N,C,L with an F,C/G,K filter is the 2-D convolution
+  // with H = KH = 1 (one stride, dilation and padding pair, along W).
+  bool oneDimensional = in->size() == 3;
+  size_t rank = in->size();
+  auto fi = parseIntList(flags.filterShape, "--filter-shape", {rank});
   if (!fi)
     return fi.takeError();
-  auto st = parseIntList(flags.stride, "--stride", {1, 2}, false,
+  llvm::SmallVector<size_t> windowCounts =
+      oneDimensional ? llvm::SmallVector<size_t>{1}
+                     : llvm::SmallVector<size_t>{1, 2};
+  auto st = parseIntList(flags.stride, "--stride", windowCounts, false,
                          kMaxWindowParameter);
   if (!st)
     return st.takeError();
-  auto di = parseIntList(flags.dilation, "--dilation", {1, 2}, false,
+  auto di = parseIntList(flags.dilation, "--dilation", windowCounts, false,
                          kMaxWindowParameter);
   if (!di)
     return di.takeError();
-  auto pa = parseIntList(flags.padding, "--padding", {1, 2, 4},
+  llvm::SmallVector<size_t> padCounts =
+      oneDimensional ? llvm::SmallVector<size_t>{1, 2}
+                     : llvm::SmallVector<size_t>{1, 2, 4};
+  auto pa = parseIntList(flags.padding, "--padding", padCounts,
                          /*allowZero=*/true, kMaxWindowParameter);
   if (!pa)
     return pa.takeError();
+  if (oneDimensional) {
+    // (N, C, L) -> (N, C, 1, L); padding P or (left, right).
+    in->insert(in->begin() + 2, 1);
+    fi->insert(fi->begin() + 2, 1);
+    st->insert(st->begin(), 1);
+    di->insert(di->begin(), 1);
+    int64_t left = (*pa)[0], right = pa->back();
+    *pa = {0, left, 0, right};
+  }
 
   p.n = (*in)[0], p.c = (*in)[1], p.h = (*in)[2], p.w = (*in)[3];
   p.f = (*fi)[0], p.kh = (*fi)[2], p.kw = (*fi)[3];
@@ -233,7 +262,22 @@ mlir::conv_lower::problemFromFlags(const ConvFlags &flags) {
   p.layout = flags.layout;
   p.filterLayout = convrt::defaultFilterLayout(flags.layout);
   p.dtype = flags.dtype;
-  p.accumulate = DType::F32;
+  p.accumulate = p.isQuantized() ? DType::I32 : DType::F32;
+  if (!flags.zeroPoints.empty()) {
+    if (!p.isQuantized())
+      return createStringError(
+          "--zero-points needs --dtype i8 (a quantized convolution)");
+    // Signed values: parseIntList takes non-negative ones only.
+    llvm::SmallVector<llvm::StringRef> parts;
+    llvm::StringRef(flags.zeroPoints).split(parts, ',');
+    int64_t zx, zw;
+    if (parts.size() != 2 || parts[0].trim().getAsInteger(10, zx) ||
+        parts[1].trim().getAsInteger(10, zw))
+      return createStringError(formatv(
+          "--zero-points expects XZ,WZ (two integers), got '{0}'",
+          flags.zeroPoints));
+    p.inputZeroPoint = zx, p.filterZeroPoint = zw;
+  }
 
   if (p.groups >= 1 && p.c % p.groups == 0 && (*fi)[1] != p.c / p.groups)
     return createStringError(formatv(

@@ -82,7 +82,6 @@ runner::compileAndRun(ModuleOp module, llvm::StringRef func,
   if (!ms)
     return asFailure(ms.takeError());
   e.medianMs = *ms;
-  std::vector<double> values = convrt::decode(data.outputDType, out);
-  e.output.assign(values.begin(), values.end());
+  e.output = convrt::decode(data.outputDType, out);
   return e;
 }

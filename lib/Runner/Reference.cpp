@@ -27,7 +27,7 @@ CheckResult mlir::conv_lower::toCheckResult(const convrt::Comparison &c,
   return r;
 }
 
-CheckResult mlir::conv_lower::compareOutputs(llvm::ArrayRef<float> got,
+CheckResult mlir::conv_lower::compareOutputs(llvm::ArrayRef<double> got,
                                              llvm::ArrayRef<double> want,
                                              double tolerance) {
   std::vector<double> gotValues(got.begin(), got.end());
@@ -40,12 +40,12 @@ CheckResult mlir::conv_lower::checkOutput(const ConvProblem &p,
                                           const HostTensor &x,
                                           const HostTensor &w,
                                           const HostTensor *bias,
-                                          llvm::ArrayRef<float> y,
+                                          llvm::ArrayRef<double> y,
                                           double maxFullMacs, int64_t samples) {
   const ConvProblem &rp = p;
   std::vector<double> xd = x.asDoubles(), wd = w.asDoubles();
   std::vector<double> bd = bias ? bias->asDoubles() : std::vector<double>();
-  std::vector<float> got;
+  std::vector<double> got;
   std::vector<double> want;
   auto take = [&](int64_t n, int64_t f, int64_t oh, int64_t ow) {
     got.push_back(y[rp.outputIndex(n, f, oh, ow)]);
@@ -63,9 +63,10 @@ CheckResult mlir::conv_lower::checkOutput(const ConvProblem &p,
     for (int64_t i = 0; i < samples; ++i)
       take(rng() % rp.n, rng() % rp.f, rng() % ho, rng() % wo);
   }
-  // The output is f32; the problem's precision sets the rest.
+  // The output's type (f32, or i32: exact) and the problem's precision set
+  // the tolerance.
   CheckResult r =
-      compareOutputs(got, want, convrt::checkTolerance(p, DType::F32));
+      compareOutputs(got, want, convrt::checkTolerance(p, p.outputType()));
   r.total = p.outputElements();
   return r;
 }

@@ -77,6 +77,9 @@ std::string cudaRouteProblem(const RunOptions &o) {
   if (!o.outputNpy.empty())
     return "the GPU route does not copy its output back (--output is "
            "CPU-only)";
+  if (o.flags && o.flags->dtype == DType::I8)
+    return "the GPU kernel takes float data only (no s8 MMA yet): --dtype i8 "
+           "runs on --target cpu";
   return "";
 }
 
@@ -100,6 +103,10 @@ llvm::Expected<Target> chooseTarget(const RunOptions &o, RunReport &report) {
     report.targetReason = "requested with --target cuda";
     return Target::Cuda;
   case Target::CpuTwin:
+    if (o.flags && o.flags->dtype == DType::I8)
+      return badInput("--target cpu-twin: the GPU kernel (and so its twin) "
+                      "takes float data only (no s8 MMA yet): --dtype i8 "
+                      "runs on --target cpu");
     report.targetReason = "requested with --target cpu-twin: the GPU kernel's "
                           "tiled loop nest, JIT'd on the CPU";
     return Target::CpuTwin;
@@ -244,7 +251,10 @@ llvm::Error runOnCpu(const Prepared &p, const RunOptions &o, CpuRoute route,
 
   if (!o.outputNpy.empty()) {
     if (llvm::Error e =
-            writeNpy(o.outputNpy, p.data.outputSpec.shape, lowered->output))
+            writeNpy(o.outputNpy,
+                     p.data.npyOutputShape.empty() ? p.data.outputSpec.shape
+                                                   : p.data.npyOutputShape,
+                     lowered->output, p.data.outputDType))
       return asFailure(std::move(e));
     report.outputPath = o.outputNpy;
   }

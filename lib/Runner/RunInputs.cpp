@@ -33,10 +33,15 @@ llvm::Expected<DType> dtypeOf(Type t) {
     return DType::F16;
   if (t.isBF16())
     return DType::BF16;
+  if (t.isSignlessInteger(8))
+    return DType::I8;
+  if (t.isSignlessInteger(32))
+    return DType::I32;
   std::string s;
   llvm::raw_string_ostream os(s);
   os << t;
-  return badInput("element type " + s + " is not supported (f32, f16, bf16)");
+  return badInput("element type " + s +
+                  " is not supported (f32, f16, bf16, i8, i32)");
 }
 
 /// Loads `path` if given (checking its shape), else random data.
@@ -58,6 +63,22 @@ llvm::Expected<HostTensor> loadOrRandom(llvm::StringRef path,
   return t;
 }
 
+/// torch's conv1d shapes: `shape` (the 2-D problem's, with H = 1) without
+/// its unit H, which sits at 2 in NCHW/FCHW and at 1 in NHWC/FHWC. The
+/// memory order is the same: .npy files and the output keep torch's rank.
+llvm::SmallVector<int64_t> withoutUnitH(llvm::ArrayRef<int64_t> shape,
+                                        Layout layout, bool oneDimensional) {
+  llvm::SmallVector<int64_t> result(shape);
+  if (oneDimensional)
+    result.erase(result.begin() + (layout == Layout::NCHW ? 2 : 1));
+  return result;
+}
+
+/// Whether the flags describe torch's conv1d (a rank-3 --input-shape).
+bool isConv1dFlags(const ConvFlags &flags) {
+  return llvm::count(flags.inputShape, ',') == 2;
+}
+
 llvm::Expected<Prepared> prepareFromFlags(MLIRContext &ctx,
                                           const RunOptions &options) {
   ConvFlags flags = *options.flags;
@@ -70,14 +91,23 @@ llvm::Expected<Prepared> prepareFromFlags(MLIRContext &ctx,
   p.function = kConvFunctionName.str();
   p.module = buildConvModule(ctx, *problem);
   DType dt = problem->dtype;
-  auto x = loadOrRandom(options.inputNpy, "--input", problem->inputShape(), dt,
-                        options.seed, 0);
+  bool conv1d = isConv1dFlags(flags);
+  Layout layout = problem->layout;
+  auto x = loadOrRandom(options.inputNpy, "--input",
+                        withoutUnitH(problem->inputShape(), layout, conv1d),
+                        dt, options.seed, 0);
   if (!x)
     return x.takeError();
-  auto w = loadOrRandom(options.filterNpy, "--filter", problem->filterShape(),
+  auto w = loadOrRandom(options.filterNpy, "--filter",
+                        withoutUnitH(problem->filterShape(), layout, conv1d),
                         dt, options.seed, 1);
   if (!w)
     return w.takeError();
+  // The module takes the 2-D shapes (same bytes).
+  std::vector<int64_t> xShape = problem->inputShape(),
+                       wShape = problem->filterShape();
+  x->shape.assign(xShape.begin(), xShape.end());
+  w->shape.assign(wShape.begin(), wShape.end());
   p.data.inputs = {std::move(*x), std::move(*w)};
   if (problem->hasBias) {
     auto b = loadOrRandom(options.biasNpy, "--bias-file", problem->biasShape(),
@@ -90,7 +120,10 @@ llvm::Expected<Prepared> prepareFromFlags(MLIRContext &ctx,
   for (const HostTensor &t : p.data.inputs)
     p.data.inputSpecs.push_back({t.shape, element});
   p.data.outputSpec = {llvm::to_vector(problem->outputShape()),
-                       Float32Type::get(&ctx)};
+                       elementType(ctx, problem->outputType())};
+  p.data.npyOutputShape =
+      withoutUnitH(problem->outputShape(), layout, conv1d);
+  p.data.outputDType = problem->outputType();
   p.data.outputElements = problem->outputElements();
   return p;
 }

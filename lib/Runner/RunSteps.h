@@ -29,6 +29,9 @@ struct RunData {
   std::vector<HostTensor> inputs; // input, filter[, bias]
   std::vector<BufferSpec> inputSpecs;
   BufferSpec outputSpec;
+  /// The shape --output writes: outputSpec's, or torch's rank-3 one for a
+  /// conv1d given by flags. Empty: outputSpec's.
+  llvm::SmallVector<int64_t> npyOutputShape;
   int64_t outputElements = 0;
   DType outputDType = DType::F32;
 };
@@ -47,10 +50,10 @@ llvm::Expected<Prepared> prepare(MLIRContext &context,
 /// How the CPU compiles the convolution.
 enum class CpuRoute { Im2col, Direct, Twin, TwinExplicit };
 /// Compiles `module` (a clone) on the CPU, runs it warmup + repeat times on
-/// `data`: the median and the f32 output.
+/// `data`: the median and the output (f32, or i32 exactly: kept as doubles).
 struct Execution {
   double compileMs = 0, medianMs = 0;
-  std::vector<float> output;
+  std::vector<double> output;
 };
 llvm::Expected<Execution> compileAndRun(ModuleOp module, llvm::StringRef func,
                                         const RunData &data, CpuRoute route,

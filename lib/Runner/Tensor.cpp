@@ -169,14 +169,21 @@ llvm::Expected<HostTensor> mlir::conv_lower::readNpy(llvm::StringRef path,
 
 llvm::Error mlir::conv_lower::writeNpy(llvm::StringRef path,
                                        llvm::ArrayRef<int64_t> shape,
-                                       llvm::ArrayRef<float> values) {
+                                       llvm::ArrayRef<double> values,
+                                       DType dtype) {
+  // Integers as i32, every float type as f32 (which holds f16/bf16 exactly).
+  bool integer = convrt::isInteger(dtype);
+  std::vector<uint8_t> bytes =
+      convrt::encode(integer ? DType::I32 : DType::F32,
+                     std::vector<double>(values.begin(), values.end()));
   std::string dims = llvm::join(
       llvm::map_range(shape, [](int64_t d) { return std::to_string(d); }),
       ", ");
   if (shape.size() == 1)
     dims += ","; // a Python 1-tuple
   std::string header =
-      "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
+      std::string("{'descr': '") + (integer ? "<i4" : "<f4") +
+      "', 'fortran_order': False, 'shape': (" + dims + "), }";
   // Pad with spaces so that the data starts on a 64-byte boundary.
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
@@ -190,7 +197,7 @@ llvm::Error mlir::conv_lower::writeNpy(llvm::StringRef path,
   os << static_cast<char>(header.size() & 0xff)
      << static_cast<char>((header.size() >> 8) & 0xff);
   os << header;
-  os.write(reinterpret_cast<const char *>(values.data()), values.size() * 4);
+  os.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
   os.close();
   if (os.has_error())
     return createStringError(formatv("cannot write {0}", path));

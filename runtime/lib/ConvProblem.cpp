@@ -100,9 +100,31 @@ Error ConvProblem::validate() const {
     return Error::failure("groups (" + std::to_string(groups) +
                           ") must divide c (" + std::to_string(c) +
                           ") and f (" + std::to_string(f) + ")");
-  if (accumulate != DType::F32 && accumulate != DType::F16)
-    return Error::failure(std::string("accumulate must be f32 or f16, got ") +
-                          dtypeName(accumulate));
+  if (isQuantized()) {
+    if (accumulate != DType::I32)
+      return Error::failure(std::string("an i8 problem accumulates in i32, "
+                                        "got ") +
+                            dtypeName(accumulate));
+    if (hasBias)
+      return Error::failure("an i8 problem has no bias (add it to the i32 "
+                            "output)");
+    for (Named zero : {Named{"the input zero point", inputZeroPoint},
+                       Named{"the filter zero point", filterZeroPoint}})
+      if (zero.value < -128 || zero.value > 127)
+        return Error::failure(std::string(zero.name) +
+                              " must be an i8 value (-128..127), got " +
+                              std::to_string(zero.value));
+  } else {
+    if (accumulate != DType::F32 && accumulate != DType::F16)
+      return Error::failure(std::string("accumulate must be f32 or f16, got ") +
+                            dtypeName(accumulate));
+    if (inputZeroPoint || filterZeroPoint)
+      return Error::failure(std::string("zero points need i8 data, got ") +
+                            dtypeName(dtype));
+  }
+  if (dtype == DType::I32)
+    return Error::failure("i32 is an output type; the data of a quantized "
+                          "problem is i8");
   if (outH() <= 0 || outW() <= 0)
     return Error::failure("the output is empty: the dilated kernel (" +
                           std::to_string(dilationH * (kh - 1) + 1) + "x" +
@@ -193,7 +215,9 @@ std::string ConvProblem::describe() const {
   return "n" + s(n) + " c" + s(c) + " h" + s(h) + " w" + s(w) + " f" + s(f) +
          " k" + s(kh) + "x" + s(kw) + " s" + s(strideH) + "x" + s(strideW) +
          " d" + s(dilationH) + "x" + s(dilationW) + " p" + s(padTop) + "," +
-         s(padLeft) + "," + s(padBottom) + "," + s(padRight) + " g" + s(groups);
+         s(padLeft) + "," + s(padBottom) + "," + s(padRight) + " g" + s(groups) +
+         (isQuantized() ? " zp" + s(inputZeroPoint) + "," + s(filterZeroPoint)
+                        : std::string());
 }
 
 std::vector<double> convertFilterLayout(const ConvProblem &problem,

@@ -2,6 +2,7 @@
 
 #include "convrt/DType.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -17,16 +18,21 @@ const char *dtypeName(DType dtype) {
     return "f16";
   case DType::BF16:
     return "bf16";
+  case DType::I8:
+    return "i8";
+  case DType::I32:
+    return "i32";
   }
   return "?";
 }
 
 Expected<DType> parseDType(const std::string &name) {
-  for (DType dtype : {DType::F32, DType::TF32, DType::F16, DType::BF16})
+  for (DType dtype : {DType::F32, DType::TF32, DType::F16, DType::BF16,
+                      DType::I8, DType::I32})
     if (name == dtypeName(dtype))
       return dtype;
   return Error::failure("unknown dtype \"" + name +
-                        "\" (expected f32, tf32, f16 or bf16)");
+                        "\" (expected f32, tf32, f16, bf16, i8 or i32)");
 }
 
 DType storageType(DType dtype) {
@@ -34,7 +40,19 @@ DType storageType(DType dtype) {
 }
 
 size_t dtypeSize(DType dtype) {
-  return storageType(dtype) == DType::F32 ? 4 : 2;
+  switch (storageType(dtype)) {
+  case DType::I8:
+    return 1;
+  case DType::F16:
+  case DType::BF16:
+    return 2;
+  default:
+    return 4;
+  }
+}
+
+bool isInteger(DType dtype) {
+  return dtype == DType::I8 || dtype == DType::I32;
 }
 
 double tolerance(DType dtype) {
@@ -46,8 +64,16 @@ double tolerance(DType dtype) {
   case DType::F16:
   case DType::BF16:
     return 1e-2;
+  case DType::I8:
+  case DType::I32:
+    return 0;
   }
   return 0;
+}
+
+/// Round to nearest, saturated to [lo, hi].
+static double saturate(double value, double lo, double hi) {
+  return std::min(hi, std::max(lo, std::nearbyint(value)));
 }
 
 static uint32_t floatBits(float value) {
@@ -122,6 +148,10 @@ float bfloat16BitsToFloat(uint16_t bits) {
 }
 
 double roundTo(DType dtype, double value) {
+  if (dtype == DType::I8)
+    return saturate(value, -128, 127);
+  if (dtype == DType::I32)
+    return saturate(value, -2147483648.0, 2147483647.0);
   float single = static_cast<float>(value);
   switch (storageType(dtype)) {
   case DType::F16:
@@ -137,6 +167,16 @@ std::vector<uint8_t> encode(DType dtype, const std::vector<double> &values) {
   DType storage = storageType(dtype);
   std::vector<uint8_t> bytes(values.size() * dtypeSize(storage));
   for (size_t i = 0; i < values.size(); ++i) {
+    if (storage == DType::I8) {
+      bytes[i] = static_cast<uint8_t>(
+          static_cast<int8_t>(roundTo(DType::I8, values[i])));
+      continue;
+    }
+    if (storage == DType::I32) {
+      int32_t integer = static_cast<int32_t>(roundTo(DType::I32, values[i]));
+      std::memcpy(&bytes[i * 4], &integer, 4);
+      continue;
+    }
     float single = static_cast<float>(values[i]);
     if (storage == DType::F32) {
       std::memcpy(&bytes[i * 4], &single, 4);
@@ -154,6 +194,16 @@ std::vector<double> decode(DType dtype, const std::vector<uint8_t> &bytes) {
   size_t size = dtypeSize(storage);
   std::vector<double> values(bytes.size() / size);
   for (size_t i = 0; i < values.size(); ++i) {
+    if (storage == DType::I8) {
+      values[i] = static_cast<int8_t>(bytes[i]);
+      continue;
+    }
+    if (storage == DType::I32) {
+      int32_t integer;
+      std::memcpy(&integer, &bytes[i * 4], 4);
+      values[i] = integer;
+      continue;
+    }
     if (storage == DType::F32) {
       float single;
       std::memcpy(&single, &bytes[i * 4], 4);

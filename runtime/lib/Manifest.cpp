@@ -337,6 +337,13 @@ Expected<ConvProblem> parseProblem(const Fields &root) {
                           fields.string("accumulate", false, "f32"));
   CONVRT_ASSIGN_OR_RETURN(
       p.accumulate, atField(fields, "accumulate", parseDType(accumulate)));
+  // Bundles hold the GPU kernels, which take float data only; the manifest
+  // has no zero points.
+  if (isInteger(p.dtype))
+    return fields.fail("problem", std::string("dtype ") + dtypeName(p.dtype) +
+                                      ": bundles hold f32, tf32, f16 or bf16 "
+                                      "kernels (quantized i8 convolutions run "
+                                      "on the CPU routes of conv-run)");
   Error invalid = p.validate();
   if (!invalid.ok())
     return fields.fail("problem", invalid.message());

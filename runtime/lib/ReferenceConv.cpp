@@ -14,6 +14,8 @@ double referenceOutput(const ConvProblem &p, const std::vector<double> &x,
                        const std::vector<double> &bias, int64_t ni,
                        int64_t fi, int64_t oh, int64_t ow) {
   const int64_t cg = p.channelsPerGroup(), g = fi / p.filtersPerGroup();
+  // Quantized: (x - zx) * (w - zw); a padded x is zx and adds nothing.
+  const double zx = double(p.inputZeroPoint), zw = double(p.filterZeroPoint);
   double sum = bias.empty() ? 0.0 : bias[fi];
   for (int64_t ci = 0; ci < cg; ++ci) {
     for (int64_t r = 0; r < p.kh; ++r) {
@@ -24,8 +26,8 @@ double referenceOutput(const ConvProblem &p, const std::vector<double> &x,
         const int64_t iw = ow * p.strideW - p.padLeft + s * p.dilationW;
         if (iw < 0 || iw >= p.w)
           continue;
-        sum += wt[p.filterIndex(fi, ci, r, s)] *
-               x[p.inputIndex(ni, g * cg + ci, ih, iw)];
+        sum += (wt[p.filterIndex(fi, ci, r, s)] - zw) *
+               (x[p.inputIndex(ni, g * cg + ci, ih, iw)] - zx);
       }
     }
   }
@@ -122,7 +124,9 @@ std::vector<double> randomTensor(size_t count, DType dtype, uint64_t seed) {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     z ^= z >> 31;
     double unit = static_cast<double>(z >> 11) * 0x1.0p-53; // [0, 1)
-    value = roundTo(dtype, 2.0 * unit - 1.0);
+    // Integers: the whole range of the type (i8: -128..127).
+    value = dtype == DType::I8 ? std::floor(256.0 * unit) - 128.0
+                               : roundTo(dtype, 2.0 * unit - 1.0);
   }
   return values;
 }

@@ -58,6 +58,29 @@ TEST(DTypeTest, NamesSizesTolerances) {
   EXPECT_EQ(tolerance(DType::BF16), 1e-2);
 }
 
+TEST(DTypeTest, IntegersRoundSaturateAndRoundTrip) {
+  EXPECT_EQ(roundTo(DType::I8, 3.4), 3);
+  EXPECT_EQ(roundTo(DType::I8, -2.6), -3);
+  EXPECT_EQ(roundTo(DType::I8, 300), 127);
+  EXPECT_EQ(roundTo(DType::I8, -300), -128);
+  EXPECT_EQ(roundTo(DType::I32, 3e10), 2147483647.0);
+  EXPECT_EQ(dtypeSize(DType::I8), 1u);
+  EXPECT_EQ(dtypeSize(DType::I32), 4u);
+  EXPECT_EQ(tolerance(DType::I8), 0);
+  EXPECT_EQ(tolerance(DType::I32), 0);
+  EXPECT_TRUE(isInteger(DType::I8) && isInteger(DType::I32));
+  EXPECT_FALSE(isInteger(DType::BF16));
+  EXPECT_EQ(*parseDType("i8"), DType::I8);
+  EXPECT_EQ(*parseDType("i32"), DType::I32);
+  // Two's complement bytes, little endian; values beyond 2^24 stay exact.
+  std::vector<double> i8 = {-128, -1, 0, 1, 127};
+  std::vector<uint8_t> bytes = encode(DType::I8, i8);
+  EXPECT_EQ(bytes, (std::vector<uint8_t>{0x80, 0xFF, 0x00, 0x01, 0x7F}));
+  EXPECT_EQ(decode(DType::I8, bytes), i8);
+  std::vector<double> i32 = {-2147483648.0, -16777217, 16777217, 2147483647};
+  EXPECT_EQ(decode(DType::I32, encode(DType::I32, i32)), i32);
+}
+
 TEST(DTypeTest, EncodeDecodeRoundTrip) {
   std::vector<double> values = {0.0, -1.5, 0.333, 1024.25};
   for (DType dtype : {DType::F32, DType::F16, DType::BF16}) {

@@ -171,7 +171,12 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{"\"dtype\": \"f32\", \"shape\": [6]",
                   "\"dtype\": \"fp8\", \"shape\": [6]",
                   "manifest.json: arguments[2].dtype: unknown dtype \"fp8\" "
-                  "(expected f32, tf32, f16 or bf16)"},
+                  "(expected f32, tf32, f16, bf16, i8 or i32)"},
+        Malformed{"\"groups\": 2, \"dtype\": \"f16\"",
+                  "\"groups\": 2, \"dtype\": \"i8\"",
+                  "manifest.json: problem: dtype i8: bundles hold f32, tf32, "
+                  "f16 or bf16 kernels (quantized i8 convolutions run on the "
+                  "CPU routes of conv-run)"},
         Malformed{"\"dtype\": \"f32\", \"shape\": [6]",
                   "\"dtype\": \"tf32\", \"shape\": [6]",
                   "manifest.json: arguments[2].dtype: tf32 is a problem "

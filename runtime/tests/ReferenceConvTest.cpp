@@ -40,6 +40,29 @@ TEST(ReferenceConvTest, ZeroPaddingOnEverySide) {
             (std::vector<double>{12, 21, 16, 27, 45, 33, 24, 39, 28}));
 }
 
+// Quantized: sum (x - zx)(w - zw); a padded position is zx (torch), so it
+// adds nothing. A 3x3 filter of ones with zw = 0, zx = 1: the padded 3x3
+// sums of x - 1 over the in-bounds taps.
+TEST(ReferenceConvTest, QuantizedZeroPointsAndPadding) {
+  ConvProblem p = threeByThree(3);
+  p.padTop = p.padLeft = p.padBottom = p.padRight = 1;
+  p.dtype = DType::I8;
+  p.accumulate = DType::I32;
+  p.inputZeroPoint = 1;
+  std::vector<double> ones(9, 1.0);
+  // The sums of ZeroPaddingOnEverySide minus one per in-bounds tap (4, 6 or
+  // 9 of them): padding contributes 0, not -zx.
+  EXPECT_EQ(referenceConv2d(p, kOneToNine, ones, {}),
+            (std::vector<double>{8, 15, 12, 21, 36, 27, 20, 33, 24}));
+  // A filter zero point: (x - 1) * (w - 3) with w = 1 is -2 (x - 1).
+  p.filterZeroPoint = 3;
+  EXPECT_EQ(referenceConv2d(p, kOneToNine, ones, {}),
+            (std::vector<double>{-16, -30, -24, -42, -72, -54, -40, -66, -48}));
+  EXPECT_TRUE(p.validate().ok());
+  p.inputZeroPoint = 128;
+  EXPECT_FALSE(p.validate().ok());
+}
+
 TEST(ReferenceConvTest, StrideSkipsOutputs) {
   ConvProblem p = threeByThree(3);
   p.padTop = p.padLeft = p.padBottom = p.padRight = 1;

@@ -67,17 +67,21 @@ cl::opt<std::string> functionName(
     "function", cl::init(""), cl::cat(problemCat),
     cl::desc("Function of the .mlir file to run: (input, filter[, bias]) -> "
              "output on tensors (default: @conv, or the only public function)"));
-cl::opt<std::string> inputShape("input-shape", cl::cat(problemCat),
-                                cl::desc("N,C,H,W (torch order, any layout)"));
-cl::opt<std::string> filterShape("filter-shape", cl::cat(problemCat),
-                                 cl::desc("F,C/G,KH,KW (torch order)"));
+cl::opt<std::string> inputShape(
+    "input-shape", cl::cat(problemCat),
+    cl::desc("N,C,H,W (torch order, any layout); N,C,L is torch's conv1d "
+             "(run as the 2-D convolution with H = 1)"));
+cl::opt<std::string> filterShape(
+    "filter-shape", cl::cat(problemCat),
+    cl::desc("F,C/G,KH,KW (torch order); F,C/G,K with a rank-3 input"));
 cl::opt<std::string> strideOpt("stride", cl::init("1"), cl::cat(problemCat),
-                               cl::desc("S or SH,SW"));
+                               cl::desc("S or SH,SW (conv1d: S)"));
 cl::opt<std::string> dilationOpt("dilation", cl::init("1"), cl::cat(problemCat),
-                                 cl::desc("D or DH,DW"));
+                                 cl::desc("D or DH,DW (conv1d: D)"));
 cl::opt<std::string> paddingOpt(
     "padding", cl::init("0"), cl::cat(problemCat),
-    cl::desc("P, PH,PW (torch) or PT,PL,PB,PR (top,left,bottom,right)"));
+    cl::desc("P, PH,PW (torch) or PT,PL,PB,PR (top,left,bottom,right); "
+             "conv1d: P or PL,PR"));
 cl::opt<std::string> groupsText("groups", cl::init("1"), cl::cat(problemCat),
                                 cl::desc("Groups G (G = C: depthwise)"));
 cl::opt<bool> biasOpt("bias", cl::cat(problemCat), cl::desc("Add a bias [F]"));
@@ -93,7 +97,15 @@ EnumOpt<DType> dtypeOpt(
     cl::values(clEnumValN(DType::F32, "f32",
                           "f32 (tf32 math on the GPU's tensor cores)"),
                clEnumValN(DType::F16, "f16", "IEEE half"),
-               clEnumValN(DType::BF16, "bf16", "bfloat16")));
+               clEnumValN(DType::BF16, "bf16", "bfloat16"),
+               clEnumValN(DType::I8, "i8",
+                          "quantized: i8 data, i32 output, exact check; "
+                          "with --zero-points (CPU only)")));
+cl::opt<std::string> zeroPointsOpt(
+    "zero-points", cl::cat(problemCat),
+    cl::desc("XZ,WZ: the input's and the filter's zero points of an i8 "
+             "convolution (torch's quantized conv: sum (x-XZ)(w-WZ), the "
+             "padding reads as XZ; default 0,0)"));
 cl::opt<bool> emitMlir("emit-mlir", cl::cat(problemCat),
                        cl::desc("Print the linalg module built from the flags "
                                 "and exit"));
@@ -231,6 +243,7 @@ llvm::Expected<RunOptions> runOptionsFromFlags() {
     f.padding = paddingOpt;
     f.layout = layoutOpt;
     f.dtype = dtypeOpt;
+    f.zeroPoints = zeroPointsOpt;
     f.bias = biasOpt;
     if (llvm::Error e = parseInt(groupsText, 1, f.groups))
       return std::move(e);

@@ -29,7 +29,7 @@ using ConvProblem = convrt::ConvProblem;
 using convrt::DType;
 using convrt::Layout;
 
-/// "nchw"/"nhwc" and "f32"/"tf32"/"f16"/"bf16".
+/// "nchw"/"nhwc" and "f32"/"tf32"/"f16"/"bf16"/"i8"/"i32".
 llvm::StringRef toString(Layout layout);
 llvm::StringRef toString(DType dtype);
 /// Bytes per stored element (tf32 is stored as f32).
@@ -60,10 +60,14 @@ parseIntList(llvm::StringRef text, llvm::StringRef flag,
              llvm::ArrayRef<size_t> allowedCounts, bool allowZero = false,
              int64_t max = INT64_MAX);
 
-/// Torch-style flag values; layout and dtype are already parsed.
+/// Torch-style flag values; layout and dtype are already parsed. Rank-3
+/// shapes are torch's conv1d (N,C,L and F,C/G,K), run as the 2-D
+/// convolution with H = KH = 1.
 struct ConvFlags {
   std::string inputShape, filterShape, stride = "1", dilation = "1",
                                        padding = "0";
+  /// "XZ,WZ": the zero points of a quantized (i8) convolution.
+  std::string zeroPoints;
   Layout layout = Layout::NCHW;
   DType dtype = DType::F32;
   int64_t groups = 1;

@@ -39,9 +39,10 @@ HostTensor randomTensor(llvm::ArrayRef<int64_t> shape, DType dtype,
 /// Reads a C-order little-endian .npy of f32 ('<f4') or f16 ('<f2'); the
 /// values are rounded to `dtype`. Errors name the file and what is wrong.
 llvm::Expected<HostTensor> readNpy(llvm::StringRef path, DType dtype);
-/// Writes a C-order little-endian f32 .npy.
+/// Writes a C-order little-endian .npy: '<i4' for an integer `dtype`, else
+/// '<f4'.
 llvm::Error writeNpy(llvm::StringRef path, llvm::ArrayRef<int64_t> shape,
-                     llvm::ArrayRef<float> values);
+                     llvm::ArrayRef<double> values, DType dtype = DType::F32);
 
 std::string formatShape(llvm::ArrayRef<int64_t> shape);
 

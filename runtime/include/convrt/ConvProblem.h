@@ -7,6 +7,10 @@
 //
 //     Ho = floor((H + pt + pb - dh*(KH-1) - 1) / sh) + 1      (Wo alike)
 //
+// A quantized problem (dtype i8, accumulate and output i32) has zero points
+// zx, zw and computes sum (x - zx) * (w - zw) over the window, as torch's
+// quantized convolution does: a padded position reads as zx, so it adds 0.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef CONVRT_CONVPROBLEM_H
@@ -48,9 +52,15 @@ struct ConvProblem {
   int64_t groups = 1;
   /// Input/filter precision (TF32: f32 data, TF32 math).
   DType dtype = DType::F32;
-  /// Accumulation type (F32 or F16).
+  /// Accumulation type (F32 or F16; I32 for I8 data).
   DType accumulate = DType::F32;
   bool hasBias = false;
+  /// The zero points of a quantized (I8) problem.
+  int64_t inputZeroPoint = 0, filterZeroPoint = 0;
+
+  bool isQuantized() const { return dtype == DType::I8; }
+  /// The output's element type: I32 for a quantized problem, else F32.
+  DType outputType() const { return isQuantized() ? DType::I32 : DType::F32; }
 
   int64_t outH() const;
   int64_t outW() const;
@@ -77,7 +87,8 @@ struct ConvProblem {
   int64_t filterIndex(int64_t fi, int64_t ci, int64_t khi, int64_t kwi) const;
   int64_t outputIndex(int64_t ni, int64_t fi, int64_t hi, int64_t wi) const;
 
-  /// One line: "n1 c64 h56 w56 f64 k3x3 s1x1 d1x1 p1,1,1,1 g1".
+  /// One line: "n1 c64 h56 w56 f64 k3x3 s1x1 d1x1 p1,1,1,1 g1" (a
+  /// quantized problem adds " zp3,-1").
   std::string describe() const;
 };
 

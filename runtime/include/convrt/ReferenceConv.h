@@ -69,7 +69,8 @@ Comparison compareResults(const std::vector<double> &got,
 /// each from DType.h's tolerance().
 double checkTolerance(const ConvProblem &problem, DType output);
 
-/// Seeded uniform values in [-1, 1) rounded to `dtype`: the same seed gives
+/// Seeded uniform values in [-1, 1) rounded to `dtype` (i8: uniform over
+/// -128..127; i32 is no data type here): the same seed gives
 /// the same tensor on every platform (splitmix64, not <random>'s
 /// implementation-defined distributions).
 std::vector<double> randomTensor(size_t count, DType dtype, uint64_t seed);

@@ -9,8 +9,11 @@ formula, never from conv-run's own reference.
 
 Sets (each one lit test):
   numerics   random problems (every layout, dtype, group form, stride, dilation, padding
-             form, batch, bias) on numpy data given as .npy files; Y.npy against numpy,
-             and the JSON's check, byte counts and rates against the problem
+             form, batch, bias; torch's conv1d shapes) on numpy data given as .npy
+             files; Y.npy against numpy, and the JSON's check, byte counts and rates
+             against the problem
+  quantized  --dtype i8 with --zero-points (every group form and layout, padding that
+             reads as the input's zero point): Y.npy (i32) exactly equal to numpy's
   json       report keys and types, the human report's lines, --reference direct timing,
              the op --emit-mlir builds for each flag combination, a .mlir file input,
              --function, --seed
@@ -46,11 +49,11 @@ RUN_TIMEOUT_S = 120
 # Flags that keep a numerics run short: one timed run, no slow reference lowering.
 FAST = ["--reference", "none", "--repeat", "1", "--warmup", "0"]
 
-ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2}
+ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i8": 1}
 
 # max|Y - ref| / max|ref|. 16-bit inputs are exact and their products exact in f32, so
 # they see only f32 summation error like f32 does; 1e-4 leaves room.
-REL_TOLERANCE = {"f32": 1e-5, "f16": 1e-4, "bf16": 1e-4}
+REL_TOLERANCE = {"f32": 1e-5, "f16": 1e-4, "bf16": 1e-4, "i8": 0.0}
 
 # Signs of a crash rather than a diagnosed error.
 CRASH_MARKERS = ("Traceback", "Stack dump", "PLEASE submit a bug report", "LLVM ERROR",
@@ -152,24 +155,45 @@ class Problem:
     bias: bool = False
     layout: str = "nchw"
     dtype: str = "f32"
+    zero_points: str = ""    # --zero-points XZ,WZ (i8)
 
     def flags(self):
-        return ["--input-shape", self.input, "--filter-shape", self.filter,
-                "--stride", self.stride, "--dilation", self.dilation,
-                "--padding", self.padding, "--groups", self.groups,
-                "--layout", self.layout, "--dtype", self.dtype] + (["--bias"] if self.bias else [])
+        return (["--input-shape", self.input, "--filter-shape", self.filter,
+                 "--stride", self.stride, "--dilation", self.dilation,
+                 "--padding", self.padding, "--groups", self.groups,
+                 "--layout", self.layout, "--dtype", self.dtype] +
+                (["--bias"] if self.bias else []) +
+                (["--zero-points", self.zero_points] if self.zero_points else []))
+
+    @property
+    def conv1d(self):
+        """torch's conv1d: N,C,L and F,C/G,K, the 2-D convolution with H = KH = 1."""
+        return len(int_list(self.input)) == 3
 
     @property
     def nchw(self):
-        return int_list(self.input)
+        v = int_list(self.input)
+        return (v[0], v[1], 1, v[2]) if self.conv1d else v
 
     @property
     def fchw(self):
-        return int_list(self.filter)
+        v = int_list(self.filter)
+        return (v[0], v[1], 1, v[2]) if self.conv1d else v
+
+    @property
+    def zx_zw(self):
+        return int_list(self.zero_points) if self.zero_points else (0, 0)
+
+    def window(self, text):
+        """--stride/--dilation as (H, W): conv1d's one value is along W."""
+        return (1, int_list(text)[0]) if self.conv1d else pair(text)
 
     def pads(self):
-        """(top, left, bottom, right) from torch's 1- or 2-value or the 4-value form."""
+        """(top, left, bottom, right) from torch's 1- or 2-value or the 4-value form
+        (conv1d: P or PL,PR)."""
         p = int_list(self.padding)
+        if self.conv1d:
+            return (0, p[0], 0, p[-1])
         if len(p) == 1:
             return (p[0],) * 4
         if len(p) == 2:
@@ -179,28 +203,36 @@ class Problem:
     def out_hw(self):
         _, _, h, w = self.nchw
         _, _, kh, kw = self.fchw
-        (sh, sw), (dh, dw) = pair(self.stride), pair(self.dilation)
+        (sh, sw), (dh, dw) = self.window(self.stride), self.window(self.dilation)
         pt, pl, pb, pr = self.pads()
         return ((h + pt + pb - dh * (kh - 1) - 1) // sh + 1,
                 (w + pl + pr - dw * (kw - 1) - 1) // sw + 1)
 
     def shapes(self):
-        """Memory-order shapes of input, filter, output: NCHW/FCHW or NHWC/FHWC."""
+        """Memory-order shapes of input, filter, output: NCHW/FCHW or NHWC/FHWC (conv1d:
+        without the unit H, as torch's conv1d has them)."""
         n, c, h, w = self.nchw
         f, cg, kh, kw = self.fchw
         ho, wo = self.out_hw()
         if self.layout == "nchw":
-            return (n, c, h, w), (f, cg, kh, kw), (n, f, ho, wo)
-        return (n, h, w, c), (f, kh, kw, cg), (n, ho, wo, f)
+            shapes = (n, c, h, w), (f, cg, kh, kw), (n, f, ho, wo)
+        else:
+            shapes = (n, h, w, c), (f, kh, kw, cg), (n, ho, wo, f)
+        if self.conv1d:
+            unit = 2 if self.layout == "nchw" else 1
+            shapes = tuple(s[:unit] + s[unit + 1:] for s in shapes)
+        return shapes
 
     def emitted_conv_op(self):
-        """The linalg op conv-run builds: ungrouped, grouped, or (NCHW, G=C=F) depthwise."""
+        """The linalg op conv-run builds: ungrouped, grouped, or (NCHW, G=C=F) depthwise;
+        i8: the quantized (_q) op (linalg has no depthwise NCHW one: the grouped op)."""
         c, f = self.nchw[1], self.fchw[0]
+        q = "_q" if self.dtype == "i8" else ""
         if self.groups == 1:
-            return {"nchw": "conv_2d_nchw_fchw", "nhwc": "conv_2d_nhwc_fhwc"}[self.layout]
-        if self.layout == "nchw" and self.groups == c == f:
+            return {"nchw": "conv_2d_nchw_fchw", "nhwc": "conv_2d_nhwc_fhwc"}[self.layout] + q
+        if self.layout == "nchw" and self.groups == c == f and not q:
             return "depthwise_conv_2d_nchw_chw"
-        return {"nchw": "conv_2d_ngchw_gfchw", "nhwc": "conv_2d_nhwgc_gfhwc"}[self.layout]
+        return {"nchw": "conv_2d_ngchw_gfchw", "nhwc": "conv_2d_nhwgc_gfhwc"}[self.layout] + q
 
 
 # ----------------------------------------------------------------------------------------
@@ -234,13 +266,23 @@ def conv2d_nchw_reference(x, w, bias, stride, dilation, pads, groups):
 
 
 def reference_for(problem, x, w, bias):
-    """The reference in the problem's own layout (NHWC/FHWC converted to and from NCHW)."""
+    """The reference in the problem's own layout (NHWC/FHWC converted to and from NCHW;
+    conv1d with a unit H). A quantized problem subtracts the zero points first, and its
+    padding (zeros after the subtraction) is the input's zero point, as in torch."""
     nhwc = problem.layout == "nhwc"
+    x_shape, w_shape, y_shape = problem.shapes()
+    if problem.conv1d:
+        unit = 1 if nhwc else 2
+        x, w = np.expand_dims(x, unit), np.expand_dims(w, unit)
     if nhwc:
         x, w = x.transpose(0, 3, 1, 2), w.transpose(0, 3, 1, 2)
-    y = conv2d_nchw_reference(x, w, bias, pair(problem.stride), pair(problem.dilation),
-                              problem.pads(), problem.groups)
-    return y.transpose(0, 2, 3, 1) if nhwc else y
+    zx, zw = problem.zx_zw
+    y = conv2d_nchw_reference(x.astype(np.float64) - zx, w.astype(np.float64) - zw, bias,
+                              problem.window(problem.stride),
+                              problem.window(problem.dilation), problem.pads(),
+                              problem.groups)
+    y = y.transpose(0, 2, 3, 1) if nhwc else y
+    return y.reshape(y_shape)
 
 
 # ----------------------------------------------------------------------------------------
@@ -251,6 +293,8 @@ def random_values(rng, shape, dtype):
     """Uniform [-1, 1) values exactly representable in `dtype`, as the array to save:
     float16 for f16 (conv-run reads '<f2'), float32 otherwise; bf16 values are float32s
     with the low 16 bits cleared (truncation keeps them exactly representable)."""
+    if dtype == "i8":      # the whole i8 range, as float32 (conv-run reads '<f4')
+        return rng.integers(-128, 128, size=shape).astype(np.float32)
     a = rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
     if dtype == "f16":
         return a.astype(np.float16)
@@ -270,16 +314,17 @@ def save(ctx, name, array):
     return path
 
 
-def load_output(path, shape):
+def load_output(path, shape, dtype=np.float32):
     expect(path.exists(), f"--output {path.name} was not written")
     y = np.load(path)
-    expect(y.dtype == np.float32, f"Y.npy has dtype {y.dtype}, not float32")
+    expect(y.dtype == dtype, f"Y.npy has dtype {y.dtype}, not {np.dtype(dtype)}")
     expect(y.shape == tuple(shape), f"Y.npy has shape {y.shape}, expected {tuple(shape)}")
     return y
 
 
 def compare(y, ref, rel_tolerance):
-    """Returns (max|y - ref|, max|ref|); fails beyond rel_tolerance · max|ref|."""
+    """Returns (max|y - ref|, max|ref|); fails beyond rel_tolerance · max|ref| (0: the
+    integers must be equal)."""
     max_diff = float(np.max(np.abs(y.astype(np.float64) - ref))) if ref.size else 0.0
     scale = max(float(np.max(np.abs(ref))) if ref.size else 0.0, 1e-30)
     expect(np.all(np.isfinite(y)), "Y.npy holds non-finite values")
@@ -333,6 +378,11 @@ NUMERICS = [
             padding="2,1", layout="nhwc", dtype="bf16"),
     Problem("bf16-nhwc-groups2", "1,4,6,6", "6,2,3,3", groups=2, padding="1",
             layout="nhwc", dtype="bf16"),
+    # torch's conv1d shapes (N,C,L; F,C/G,K): the 2-D convolution with H = 1
+    Problem("conv1d-nchw-stride2-dilation2-pad2,1", "2,16,20", "8,16,5", stride="2",
+            dilation="2", padding="2,1"),
+    Problem("conv1d-nhwc-groups2-f16", "1,8,15", "6,4,3", groups=2, padding="1",
+            layout="nhwc", dtype="f16"),
 ]
 
 
@@ -385,7 +435,8 @@ def numerics_case(problem, extra=(), implicit=False):
             args += ["--bias-file", save(ctx, f"{problem.name}-b.npy", bias)]
         y_path = ctx.tmp / f"{problem.name}-y.npy"
         report = run_json(ctx, args + ["--output", y_path])
-        y = load_output(y_path, y_shape)
+        y = load_output(y_path, y_shape,
+                        np.int32 if problem.dtype == "i8" else np.float32)
         ref = reference_for(problem, x, w, bias)
         max_diff, scale = compare(y, ref, REL_TOLERANCE[problem.dtype])
         check_report(problem, report, y, max_diff, scale, implicit)
@@ -395,6 +446,31 @@ def numerics_case(problem, extra=(), implicit=False):
 
 def numerics_set():
     return [(p.name, numerics_case(p)) for p in NUMERICS]
+
+
+# ----------------------------------------------------------------------------------------
+# Set "quantized": --dtype i8 --zero-points, i32 output, exact.
+# ----------------------------------------------------------------------------------------
+
+QUANTIZED = [
+    Problem("i8-nchw-3x3-p1", "2,8,9,9", "16,8,3,3", padding="1", dtype="i8",
+            zero_points="3,-2"),
+    Problem("i8-nhwc-stride2-asympad", "1,6,8,9", "5,6,3,3", stride="2",
+            padding="2,0,1,1", layout="nhwc", dtype="i8", zero_points="-7,5"),
+    Problem("i8-nchw-groups2-dilation2", "1,8,10,10", "6,4,3,3", groups=2, dilation="2",
+            padding="2", dtype="i8", zero_points="100,-100"),
+    Problem("i8-nchw-depthwise", "2,6,9,7", "6,1,3,3", groups=6, padding="1,2",
+            dtype="i8", zero_points="-128,127"),
+    Problem("i8-nhwc-groups3", "1,6,8,8", "9,2,3,3", groups=3, padding="1",
+            layout="nhwc", dtype="i8", zero_points="1,1"),
+    Problem("i8-nhwc-1x1-zero-points-0", "2,8,4,4", "8,8,1,1", layout="nhwc", dtype="i8"),
+    Problem("i8-conv1d", "2,8,20", "4,8,5", stride="2", padding="2,1", dtype="i8",
+            zero_points="9,-3"),
+]
+
+
+def quantized_set():
+    return [(p.name, numerics_case(p)) for p in QUANTIZED]
 
 
 # ----------------------------------------------------------------------------------------
@@ -560,6 +636,12 @@ EMIT_CASES = [
             layout="nhwc"),
     Problem("nhwc-depthwise", "1,4,8,8", "4,1,3,3", groups=4, layout="nhwc"),
     Problem("nhwc-bf16-bias", "1,4,8,8", "4,4,3,3", bias=True, layout="nhwc", dtype="bf16"),
+    Problem("i8-nchw-padded", "1,4,8,8", "4,4,3,3", padding="1", dtype="i8",
+            zero_points="5,-3"),
+    Problem("i8-nchw-depthwise", "1,4,8,8", "4,1,3,3", groups=4, dtype="i8",
+            zero_points="1,2"),
+    Problem("i8-nhwc-groups2", "1,4,8,8", "6,2,3,3", groups=2, layout="nhwc", dtype="i8"),
+    Problem("conv1d", "1,4,8", "4,4,3", padding="1"),
 ]
 
 
@@ -575,6 +657,15 @@ def emit_case(problem):
                f"tensor.pad {'missing' if padded else 'present'} with --padding {problem.padding}")
         expect(("linalg.generic" in text) == problem.bias,
                f"bias generic {'missing' if problem.bias else 'present'}")
+        if problem.dtype == "i8":
+            # The zero points are the _q op's i32 operands; the pad value is XZ.
+            zx, zw = problem.zx_zw
+            for value in {zx, zw}:
+                expect(f"arith.constant {value} : i32" in text,
+                       f"no i32 zero point {value} in the module")
+            expect("-> tensor<" in text and "xi32>" in text, "the output is not i32")
+            if padded:
+                expect(f"arith.constant {zx} : i8" in text, f"the pad value is not {zx}")
         return want
     return body
 
@@ -750,9 +841,23 @@ BAD_INPUTS = [
              ["--input-shape", "1,2,4,4", "--filter-shape", "2,2,7,7", "--padding", "1"],
              (r"kernel", r"7x7|\b7\b")),
     BadInput("zero-stride", GOOD + ["--stride", "0"], (r"--stride",)),
+    # quantized (--dtype i8, --zero-points) and conv1d shapes
+    BadInput("zero-points-without-i8", GOOD + ["--zero-points", "1,2"],
+             (r"--zero-points", r"--dtype i8")),
+    BadInput("zero-points-out-of-range", GOOD + ["--dtype", "i8", "--zero-points", "300,1"],
+             (r"--zero-points", r"-128\.\.127")),
+    BadInput("zero-points-malformed", GOOD + ["--dtype", "i8", "--zero-points", "1"],
+             (r"--zero-points", r"XZ,WZ")),
+    BadInput("i8-with-bias", GOOD + ["--dtype", "i8", "--bias"], (r"--bias", r"i8")),
+    BadInput("i8-on-the-twin", GOOD + ["--dtype", "i8", "--target", "cpu-twin"],
+             (r"cpu-twin", r"float data only", r"--target cpu")),
+    BadInput("conv1d-with-a-2d-filter", ["--input-shape", "1,4,8", "--filter-shape",
+                                          "8,4,3,3"], (r"--filter-shape", r"3 values")),
+    BadInput("conv1d-with-two-strides", ["--input-shape", "1,4,8", "--filter-shape",
+                                          "8,4,3", "--stride", "1,2"], (r"--stride",)),
     BadInput("negative-dilation", GOOD + ["--dilation=-1"], (r"--dilation",)),
-    BadInput("input-shape-rank-3", ["--input-shape", "1,4,8", "--filter-shape", "8,4,3,3"],
-             (r"--input-shape",)),
+    BadInput("input-shape-rank-5", ["--input-shape", "1,4,8,8,8", "--filter-shape",
+                                     "8,4,3,3,3"], (r"--input-shape", r"3 or 4 values")),
     BadInput("padding-3-values", GOOD + ["--padding", "1,1,1"], (r"--padding",)),
     BadInput("unknown-dtype", GOOD + ["--dtype", "f64"], (r"--dtype", r"f64")),
     BadInput("unknown-layout", GOOD + ["--layout", "nchwc"], (r"--layout", r"nchwc")),
@@ -861,7 +966,8 @@ def bad_input_set():
 
 # ----------------------------------------------------------------------------------------
 
-SETS = {"numerics": numerics_set, "twin": twin_set, "json": json_set,
+SETS = {"numerics": numerics_set, "quantized": quantized_set, "twin": twin_set,
+        "json": json_set,
         "bad-input": bad_input_set}
 SETUP = {"bad-input": write_bad_input_files}
 
