@@ -102,6 +102,10 @@ bool isRelu(linalg::GenericOp g, Value y) {
 FusedEpilogue igemm::matchEpilogue(linalg::LinalgOp conv,
                                    const ConvForm &form) {
   FusedEpilogue e;
+  // The bias and ReLU are matched on rank-4 images: a 3-D convolution keeps
+  // its epilogue ops (they run after the kernel).
+  if (form.spatialDims.size() != 2)
+    return e;
   Value y = conv->getResult(0);
   unsigned channelDim = getImageDims(form.layout).c;
   Operation *user = soleUser(y);

@@ -30,13 +30,15 @@ bool isVectorized(const GemmProblem &p, Operand op) {
     return p.k() % v == 0;
   if (op == Operand::A)
     return p.channelsInnermost && p.cg % v == 0 && p.xN % v == 0 &&
-           p.xH % v == 0 && p.xW % v == 0;
+           p.xH % v == 0 && p.xW % v == 0 && (!p.hasDepth || p.xD % v == 0);
   // B: V consecutive k must be V consecutive, aligned filter elements.
   bool alignedRows = p.wF % v == 0 && p.wG % v == 0;
   if (p.channelsInnermost)
     return alignedRows && p.wC == 1 && p.cg % v == 0 && p.wKH % v == 0 &&
-           p.wKW % v == 0;
-  bool flatK = p.wKW == 1 && p.wKH == p.kw && (p.cg == 1 || p.wC == p.kh * p.kw);
+           p.wKW % v == 0 && (!p.hasDepth || p.wKD % v == 0);
+  bool flatK = p.wKW == 1 && p.wKH == p.kw &&
+               (!p.hasDepth || p.wKD == p.kh * p.kw) &&
+               (p.cg == 1 || p.wC == p.taps());
   return alignedRows && flatK && p.k() % v == 0;
 }
 
@@ -57,23 +59,35 @@ void KernelBuilder::forEach(int64_t n, Value gpuId,
 std::pair<Value, Value> KernelBuilder::elementOffset(Operand op, Value row,
                                                      Value k, Value group) {
   // k -> (c, kh, kw) in the chosen K order.
-  Value c, khi, kwi;
+  // k -> (kd, kh, kw, c) channels last, else (c, kd, kh, kw); kd only for a
+  // 3-D convolution (the 2-D body is unchanged).
+  Value c, kdi, khi, kwi;
   if (p.channelsInnermost) {
     c = rem(k, p.cg);
     Value rest = div(k, p.cg);
     kwi = rem(rest, p.kw);
     khi = div(rest, p.kw);
+    if (p.hasDepth) {
+      kdi = div(khi, p.kh);
+      khi = rem(khi, p.kh);
+    }
   } else {
     kwi = rem(k, p.kw);
     Value rest = div(k, p.kw);
     khi = rem(rest, p.kh);
     c = div(rest, p.kh);
+    if (p.hasDepth) {
+      kdi = rem(c, p.kd);
+      c = div(c, p.kd);
+    }
   }
   Value valid = lessThan(k, p.k());
   if (op == Operand::B) {
     valid = both(valid, lessThan(row, p.fg));
     Value offset = add(add(mul(group, p.wG), mul(row, p.wF)),
                        add(mul(c, p.wC), add(mul(khi, p.wKH), mul(kwi, p.wKW))));
+    if (p.hasDepth)
+      offset = add(offset, mul(kdi, p.wKD));
     return {offset, valid};
   }
   if (p.explicitIm2col) {
@@ -81,16 +95,19 @@ std::pair<Value, Value> KernelBuilder::elementOffset(Operand op, Value row,
     Value offset = add(mul(add(mul(row, p.groups), group), p.k()), k);
     return {offset, both(valid, lessThan(row, p.m()))};
   }
-  return gatherOffset(row, c, khi, kwi, group, valid);
+  return gatherOffset(row, c, kdi, khi, kwi, group, valid);
 }
 
 std::pair<Value, Value> KernelBuilder::gatherOffset(Value row, Value c,
-                                                    Value khi, Value kwi,
-                                                    Value group, Value valid) {
-  // Row m -> (n, oh, ow) -> input (ih, iw); padding is the predicate.
-  Value n = div(row, p.ho * p.wo);
-  Value pixel = rem(row, p.ho * p.wo);
-  Value oh = div(pixel, p.wo), ow = rem(pixel, p.wo);
+                                                    Value kdi, Value khi,
+                                                    Value kwi, Value group,
+                                                    Value valid) {
+  // Row m -> (n, [od,] oh, ow) -> input ([id,] ih, iw); padding is the
+  // predicate.
+  Value n = div(row, p.pixels());
+  Value pixel = rem(row, p.pixels());
+  Value plane = p.hasDepth ? rem(pixel, p.ho * p.wo) : pixel;
+  Value oh = div(plane, p.wo), ow = rem(plane, p.wo);
   Value ih = add(add(mul(oh, p.strideH), mul(khi, p.dilationH)), -p.padTop);
   Value iw = add(add(mul(ow, p.strideW), mul(kwi, p.dilationW)), -p.padLeft);
   valid = both(both(valid, lessThan(row, p.m())),
@@ -98,6 +115,12 @@ std::pair<Value, Value> KernelBuilder::gatherOffset(Value row, Value c,
   Value channel = add(mul(group, p.cg), c);
   Value offset = add(add(mul(n, p.xN), mul(channel, p.xC)),
                      add(mul(ih, p.xH), mul(iw, p.xW)));
+  if (p.hasDepth) {
+    Value od = div(pixel, p.ho * p.wo);
+    Value id = add(add(mul(od, p.strideD), mul(kdi, p.dilationD)), -p.padFront);
+    valid = both(valid, inRange(id, p.d));
+    offset = add(offset, mul(id, p.xD));
+  }
   return {offset, valid};
 }
 
@@ -223,11 +246,14 @@ void KernelBuilder::storeOutput(Value y, Value m, Value f, Value group,
   auto ifOp = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  Value n = div(m, p.ho * p.wo), pixel = rem(m, p.ho * p.wo);
-  Value oh = div(pixel, p.wo), ow = rem(pixel, p.wo);
+  Value n = div(m, p.pixels()), pixel = rem(m, p.pixels());
+  Value plane = p.hasDepth ? rem(pixel, p.ho * p.wo) : pixel;
+  Value oh = div(plane, p.wo), ow = rem(plane, p.wo);
   Value channel = add(mul(group, p.fg), f);
   Value offset = add(add(mul(n, p.yN), mul(channel, p.yC)),
                      add(mul(oh, p.yH), mul(ow, p.yW)));
+  if (p.hasDepth)
+    offset = add(offset, mul(div(pixel, p.ho * p.wo), p.yD));
   if (p.initValue != 0.0)
     acc = arith::AddFOp::create(
         b, loc, acc,

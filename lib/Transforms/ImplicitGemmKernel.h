@@ -30,13 +30,18 @@ enum class MmaKind { F16, BF16, TF32 };
 /// Element strides of the logical coordinates of each operand, so one kernel
 /// body serves every layout: input (n, c, h, w) with channel = g*Cg + c,
 /// filter (g, f, c, kh, kw), output (n, channel, oh, ow) with
-/// channel = g*Fg + f.
+/// channel = g*Fg + f. A 3-D convolution (hasDepth) adds a depth d before h
+/// in each (kernel kd, output od); a 2-D one leaves them 1 and the kernel
+/// body exactly as it was.
 struct GemmProblem {
   int64_t batch, groups, cg, fg, h, w, kh, kw, ho, wo;
   int64_t strideH, strideW, dilationH, dilationW, padTop, padLeft;
   int64_t xN, xC, xH, xW;
   int64_t wG, wF, wC, wKH, wKW;
   int64_t yN, yC, yH, yW;
+  bool hasDepth = false;
+  int64_t d = 1, kd = 1, od = 1, strideD = 1, dilationD = 1, padFront = 0;
+  int64_t xD = 0, wKD = 0, yD = 0;
   int64_t inputElements, filterElements, outputElements;
   /// K order (kh, kw, c) when the image is channels-last, else (c, kh, kw):
   /// consecutive k then walk contiguous input memory where they can.
@@ -54,8 +59,11 @@ struct GemmProblem {
   /// implicit gather, and to show what the im2col costs).
   bool explicitIm2col = false;
 
-  int64_t m() const { return batch * ho * wo; }
-  int64_t k() const { return cg * kh * kw; }
+  /// Output pixels per image, and kernel taps per channel.
+  int64_t pixels() const { return od * ho * wo; }
+  int64_t taps() const { return kd * kh * kw; }
+  int64_t m() const { return batch * pixels(); }
+  int64_t k() const { return cg * taps(); }
   int64_t im2colElements() const { return m() * groups * k(); }
   int64_t elementBytes() const {
     return elementType.getIntOrFloatBitWidth() / 8;
@@ -155,7 +163,8 @@ private:
                                         Value group);
   /// The image element that im2col row `row` = m, column (c, kh, kw) reads,
   /// and whether it lies inside the image (`valid` so far) .
-  std::pair<Value, Value> gatherOffset(Value row, Value c, Value khi, Value kwi,
+  std::pair<Value, Value> gatherOffset(Value row, Value c, Value kdi,
+                                       Value khi, Value kwi,
                                        Value group, Value valid);
   /// Physical column of chunk `chunk` of shared row `row` (the swizzle).
   Value swizzledColumn(Value row, Value chunk);

@@ -58,40 +58,57 @@ FailureOr<double> getConstantInit(Value init) {
   return failure();
 }
 
-/// Sizes, padding, strides and dilations from the analysis.
+/// Sizes, padding, strides and dilations from the analysis; a 3-D
+/// convolution's depth is its first spatial dim (h and w stay the last two).
 void setSizes(GemmProblem &p, const ConvPlan &plan, ArrayRef<int64_t> image,
-              const ImageDims &dims) {
+              const SpatialImageDims &dims) {
+  unsigned rank = plan.spatialRank(), h = rank - 2, w = rank - 1;
   p.batch = image[0];
   p.groups = plan.groups;
   p.cg = plan.channels / plan.groups;
   p.fg = plan.filtersPerGroup;
-  p.h = image[dims.h];
-  p.w = image[dims.w];
-  p.kh = plan.kernel[0];
-  p.kw = plan.kernel[1];
-  p.ho = plan.outSize[0];
-  p.wo = plan.outSize[1];
-  p.strideH = plan.strides[0];
-  p.strideW = plan.strides[1];
-  p.dilationH = plan.dilations[0];
-  p.dilationW = plan.dilations[1];
-  p.padTop = plan.padding[0];
-  p.padLeft = plan.padding[1];
+  p.h = image[dims.spatial[h]];
+  p.w = image[dims.spatial[w]];
+  p.kh = plan.kernel[h];
+  p.kw = plan.kernel[w];
+  p.ho = plan.outSize[h];
+  p.wo = plan.outSize[w];
+  p.strideH = plan.strides[h];
+  p.strideW = plan.strides[w];
+  p.dilationH = plan.dilations[h];
+  p.dilationW = plan.dilations[w];
+  p.padTop = plan.padding[h];
+  p.padLeft = plan.padding[w];
+  if (rank == 3) {
+    p.hasDepth = true;
+    p.d = image[dims.spatial[0]];
+    p.kd = plan.kernel[0];
+    p.od = plan.outSize[0];
+    p.strideD = plan.strides[0];
+    p.dilationD = plan.dilations[0];
+    p.padFront = plan.padding[0];
+  }
 }
 
-/// Input and output strides of (n, c, h, w), both as rank-4 images.
+/// Input and output strides of (n, c, [d,] h, w), both as images.
 void setImageStrides(GemmProblem &p, ArrayRef<int64_t> image,
-                     ArrayRef<int64_t> outImage, const ImageDims &dims) {
+                     ArrayRef<int64_t> outImage, const SpatialImageDims &dims) {
   SmallVector<int64_t> xStrides = rowMajorStrides(image);
   SmallVector<int64_t> yStrides = rowMajorStrides(outImage);
+  unsigned rank = dims.spatial.size();
+  unsigned h = dims.spatial[rank - 2], w = dims.spatial[rank - 1];
   p.xN = xStrides[0];
   p.xC = xStrides[dims.c];
-  p.xH = xStrides[dims.h];
-  p.xW = xStrides[dims.w];
+  p.xH = xStrides[h];
+  p.xW = xStrides[w];
   p.yN = yStrides[0];
   p.yC = yStrides[dims.c];
-  p.yH = yStrides[dims.h];
-  p.yW = yStrides[dims.w];
+  p.yH = yStrides[h];
+  p.yW = yStrides[w];
+  if (rank == 3) {
+    p.xD = xStrides[dims.spatial[0]];
+    p.yD = yStrides[dims.spatial[0]];
+  }
   p.channelsInnermost = p.xC == 1;
 }
 
@@ -101,8 +118,11 @@ void setFilterStrides(GemmProblem &p, const ConvForm &form,
                       ArrayRef<int64_t> filterShape) {
   SmallVector<int64_t> fStrides = rowMajorStrides(filterShape);
   p.wG = p.wF = p.wC = 0;
-  p.wKH = fStrides[form.kernelDims[0]];
-  p.wKW = fStrides[form.kernelDims[1]];
+  unsigned rank = form.kernelDims.size();
+  p.wKH = fStrides[form.kernelDims[rank - 2]];
+  p.wKW = fStrides[form.kernelDims[rank - 1]];
+  if (rank == 3)
+    p.wKD = fStrides[form.kernelDims[0]];
   for (auto [group, role] : llvm::zip(form.filterToB, form.bRoles)) {
     if (role == Role::G)
       p.wG = fStrides[group.front()];
@@ -133,9 +153,6 @@ FailureOr<GemmProblem> igemm::buildProblem(const ConvPlan &plan,
   if (!inputType.hasStaticShape() || !outputType.hasStaticShape())
     return fail("the kernel needs static shapes (dynamic batch is not "
                 "supported yet)");
-  if (plan.spatialRank() != 2)
-    return fail("a 3-D convolution: the kernel's address arithmetic is 2-D "
-                "(--conv-lower-im2col rewrites it)");
   if (plan.isQuantized())
     return fail("a quantized convolution: the kernel has neither the s8 MMA "
                 "nor the zero-point correction (--conv-lower-im2col "
@@ -157,7 +174,7 @@ FailureOr<GemmProblem> igemm::buildProblem(const ConvPlan &plan,
   p.outputType = outputType.getElementType();
   p.initValue = *initValue;
 
-  ImageDims dims = getImageDims(form.layout);
+  SpatialImageDims dims = getImageDims(form.layout, plan.spatialRank());
   SmallVector<int64_t> image =
       plan.inputIsImage ? llvm::to_vector(inputType.getShape())
                         : collapseShape(inputType.getShape(), form.inputToImage);

@@ -2,9 +2,9 @@
 // RUN: conv-opt %s --conv-lower-implicit-gemm=emit-remarks -verify-diagnostics -o /dev/null
 //
 // 3-D convolutions: the 2-D table with a depth dim. The im2col and fold take
-// three spatial dims; the GEMM is the same. The GPU kernel leaves them (its
-// address arithmetic is 2-D) with a remark. Numerics:
-// test/Integration/CPU/conv-ranks.test.
+// three spatial dims; the GEMM is the same. (The GPU kernel takes the float
+// ones too: conv-lower-implicit-gemm-3d.mlir; the quantized one it leaves
+// with a remark.) Numerics: test/Integration/CPU/conv-ranks.test.
 
 // NDHWC/DHWCF with a depth pad absorbed, strides and dilations per dim.
 // Od = (4 + 1 + 1 - 3) / 1 + 1 = 4, Oh = (7 - 2*(2-1) - 1) / 2 + 1 = 3,
@@ -23,7 +23,6 @@ func.func @ndhwc_dhwcf(%x: tensor<2x4x7x5x3xf32>, %w: tensor<3x2x3x3x4xf32>) -> 
   } : tensor<2x4x7x5x3xf32> to tensor<2x6x7x5x3xf32>
   %e = tensor.empty() : tensor<2x4x3x3x4xf32>
   %i = linalg.fill ins(%z : f32) outs(%e : tensor<2x4x3x3x4xf32>) -> tensor<2x4x3x3x4xf32>
-  // expected-remark @+1 {{conv-lower-implicit-gemm: left untouched: a 3-D convolution: the kernel's address arithmetic is 2-D (--conv-lower-im2col rewrites it)}}
   %y = linalg.conv_3d_ndhwc_dhwcf {strides = dense<[1, 2, 1]> : tensor<3xi64>, dilations = dense<[1, 2, 1]> : tensor<3xi64>}
      ins(%p, %w : tensor<2x6x7x5x3xf32>, tensor<3x2x3x3x4xf32>) outs(%i : tensor<2x4x3x3x4xf32>) -> tensor<2x4x3x3x4xf32>
   return %y : tensor<2x4x3x3x4xf32>
@@ -39,7 +38,6 @@ func.func @ncdhw_fcdhw(%x: tensor<1x3x6x6x6xf16>, %w: tensor<4x3x3x3x3xf16>) -> 
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1x4x4x4x4xf32>
   %i = linalg.fill ins(%z : f32) outs(%e : tensor<1x4x4x4x4xf32>) -> tensor<1x4x4x4x4xf32>
-  // expected-remark @+1 {{left untouched: a 3-D convolution}}
   %y = linalg.conv_3d_ncdhw_fcdhw {strides = dense<1> : tensor<3xi64>, dilations = dense<1> : tensor<3xi64>}
      ins(%x, %w : tensor<1x3x6x6x6xf16>, tensor<4x3x3x3x3xf16>) outs(%i : tensor<1x4x4x4x4xf32>) -> tensor<1x4x4x4x4xf32>
   return %y : tensor<1x4x4x4x4xf32>
@@ -62,13 +60,10 @@ func.func @depthwise(%x: tensor<1x4x4x4x3xf32>, %w: tensor<2x2x2x3xf32>, %xc: te
   %i = linalg.fill ins(%z : f32) outs(%e : tensor<1x3x3x3x3xf32>) -> tensor<1x3x3x3x3xf32>
   %em = tensor.empty() : tensor<1x3x3x3x3x2xf32>
   %im = linalg.fill ins(%z : f32) outs(%em : tensor<1x3x3x3x3x2xf32>) -> tensor<1x3x3x3x3x2xf32>
-  // expected-remark @+1 {{left untouched: a 3-D convolution}}
   %a = linalg.depthwise_conv_3d_ndhwc_dhwc {strides = dense<1> : tensor<3xi64>, dilations = dense<1> : tensor<3xi64>}
      ins(%x, %w : tensor<1x4x4x4x3xf32>, tensor<2x2x2x3xf32>) outs(%i : tensor<1x3x3x3x3xf32>) -> tensor<1x3x3x3x3xf32>
-  // expected-remark @+1 {{left untouched: a 3-D convolution}}
   %b = linalg.depthwise_conv_3d_ncdhw_cdhw {strides = dense<1> : tensor<3xi64>, dilations = dense<1> : tensor<3xi64>}
      ins(%xc, %wc : tensor<1x3x4x4x4xf32>, tensor<3x2x2x2xf32>) outs(%i : tensor<1x3x3x3x3xf32>) -> tensor<1x3x3x3x3xf32>
-  // expected-remark @+1 {{left untouched: a 3-D convolution}}
   %c = linalg.depthwise_conv_3d_ndhwc_dhwcm {strides = dense<1> : tensor<3xi64>, dilations = dense<1> : tensor<3xi64>}
      ins(%x, %wm : tensor<1x4x4x4x3xf32>, tensor<2x2x2x3x2xf32>) outs(%im : tensor<1x3x3x3x3x2xf32>) -> tensor<1x3x3x3x3x2xf32>
   return %a, %b, %c : tensor<1x3x3x3x3xf32>, tensor<1x3x3x3x3xf32>, tensor<1x3x3x3x3x2xf32>
@@ -84,7 +79,7 @@ func.func @quantized(%x: tensor<1x4x4x4x2xi8>, %w: tensor<2x2x2x2x4xi8>, %zx: i3
   %c0 = arith.constant 0 : i32
   %e = tensor.empty() : tensor<1x3x3x3x4xi32>
   %i = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x3x3x3x4xi32>) -> tensor<1x3x3x3x4xi32>
-  // expected-remark @+1 {{left untouched: a 3-D convolution}}
+  // expected-remark @+1 {{conv-lower-implicit-gemm: left untouched: a quantized convolution}}
   %y = linalg.conv_3d_ndhwc_dhwcf_q {strides = dense<1> : tensor<3xi64>, dilations = dense<1> : tensor<3xi64>}
      ins(%x, %w, %zx, %zw : tensor<1x4x4x4x2xi8>, tensor<2x2x2x2x4xi8>, i32, i32) outs(%i : tensor<1x3x3x3x4xi32>) -> tensor<1x3x3x3x4xi32>
   return %y : tensor<1x3x3x3x4xi32>
@@ -101,7 +96,7 @@ func.func @quantized(%x: tensor<1x4x4x4x2xi8>, %w: tensor<2x2x2x2x4xi8>, %zx: i3
 // CHECK: conv_lower.im2col %[[CROP]] layout = nhwc kernel = [2, 2, 2] strides = [1, 2, 1] dilations = [1, 1, 2] {{.*}} : tensor<1x4x4x5x2xf32> -> tensor<18x16xf32>
 // CHECK-NOT: linalg.generic
 func.func @generic(%x: tensor<1x4x5x5x2xf32>, %w: tensor<2x2x2x2x4xf32>, %init: tensor<1x3x2x3x4xf32>) -> tensor<1x3x2x3x4xf32> {
-  // expected-remark @+1 {{left untouched: a 3-D convolution}}
+  // expected-remark @+1 {{conv-lower-implicit-gemm: left untouched: the convolution's init must be a constant fill}}
   %y = linalg.generic {indexing_maps = [#x, #w, #y],
       iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "reduction"]}
       ins(%x, %w : tensor<1x4x5x5x2xf32>, tensor<2x2x2x2x4xf32>) outs(%init : tensor<1x3x2x3x4xf32>) {

@@ -13,10 +13,11 @@ of its input. It runs through
   decompose  conv-opt --conv-lower-lift-to-2d --conv-lower-im2col --conv-lower-decompose
              | mlir-opt | mlir-runner
   llvm       conv-opt --conv-lower-to-llvm | mlir-runner
+  twin-small (3-D forms) the twin with 64x32 tiles, 1x2 warps, 2 stages
   transform  (3-D forms) conv_harness's route: transform.conv_lower.im2col from a script
   twin       conv-opt --conv-lower-to-llvm=implicit-gemm-twin | mlir-runner (the GPU
              kernel's CPU twin; it fails on a convolution the kernel cannot take, so
-             it runs on the 1-D and 2-D cases only)
+             it runs on the float cases only)
 
 and every result is compared with a float64 numpy convolution written here from the
 ops' definitions. Before the numeric routes, conv-opt --conv-lower-lift-to-2d
@@ -195,23 +196,31 @@ CASES = [
          pad=(0, 1)),
     Case("conv_1d", dict(in_w=12, s=4), pad=(1, 1)),
     Case("conv_2d", dict(in_h=6, in_w=7, r=3, s=2), twin=True),
-    # 3-D: strides, dilations and pads per dim (d, h, w).
+    # 3-D: strides, dilations and pads per dim (d, h, w); the float ones on the twin too.
     Case("conv_3d_ndhwc_dhwcf", dict(n=2, in_d=5, in_h=6, in_w=5, c=3, f=4, q=3, r=2, s=3),
          stride=dict(d=1, h=2, w=1), dilation=dict(d=1, h=1, w=2),
-         pad=dict(d=(1, 1), h=(0, 1), w=(2, 0))),
-    Case("conv_3d_ndhwc_dhwcf", dict(n=1, in_d=4, in_h=4, in_w=4, c=4, f=3, q=1, r=1, s=1)),
+         pad=dict(d=(1, 1), h=(0, 1), w=(2, 0)), twin=True),
+    Case("conv_3d_ndhwc_dhwcf", dict(n=1, in_d=4, in_h=4, in_w=4, c=4, f=3, q=1, r=1, s=1),
+         twin=True),
+    # Channels in 16-byte chunks (f16, C = 8): the twin's vectorized A and B loads.
+    Case("conv_3d_ndhwc_dhwcf", dict(n=1, in_d=4, in_h=5, in_w=5, c=8, f=16, q=2, r=3, s=3),
+         stride=dict(d=2, h=1, w=1), pad=dict(d=(1, 0), h=(1, 1), w=(1, 1)), elem="f16",
+         twin=True),
     Case("conv_3d_ncdhw_fcdhw", dict(n=1, c=3, in_d=6, in_h=5, in_w=5, f=4, q=2, r=3, s=3),
-         stride=dict(d=2, h=1, w=1), pad=dict(d=(0, 1), h=(1, 1), w=(0, 0)), elem="f16"),
-    Case("conv_3d_ncdhw_fcdhw", dict(n=2, c=3, in_d=3, in_h=4, in_w=5, f=2, q=1, r=1, s=1)),
+         stride=dict(d=2, h=1, w=1), pad=dict(d=(0, 1), h=(1, 1), w=(0, 0)), elem="f16",
+         twin=True),
+    Case("conv_3d_ncdhw_fcdhw", dict(n=2, c=3, in_d=3, in_h=4, in_w=5, f=2, q=1, r=1, s=1),
+         twin=True),
     Case("depthwise_conv_3d_ndhwc_dhwc", dict(n=1, in_d=5, in_h=5, in_w=6, g=3, q=2, r=3, s=2),
-         dilation=dict(d=2, h=1, w=1), pad=dict(d=(0, 0), h=(1, 1), w=(1, 0))),
+         dilation=dict(d=2, h=1, w=1), pad=dict(d=(0, 0), h=(1, 1), w=(1, 0)), twin=True),
     Case("depthwise_conv_3d_ncdhw_cdhw", dict(n=2, g=2, in_d=4, in_h=5, in_w=4, q=3, r=2, s=2),
-         stride=dict(d=1, h=2, w=2), pad=dict(d=(1, 1), h=(0, 0), w=(0, 1))),
+         stride=dict(d=1, h=2, w=2), pad=dict(d=(1, 1), h=(0, 0), w=(0, 1)), twin=True),
     Case("depthwise_conv_3d_ndhwc_dhwcm", dict(n=1, in_d=4, in_h=4, in_w=5, g=2, f=3, q=2,
-                                                r=2, s=3), pad=dict(d=(0, 1), h=(1, 0), w=(0, 0))),
+                                                r=2, s=3), pad=dict(d=(0, 1), h=(1, 0), w=(0, 0)),
+         twin=True),
     Case("conv_3d_ndhwc_dhwcf_q", dict(n=1, in_d=4, in_h=5, in_w=4, c=3, f=4, q=2, r=3, s=2),
          pad=dict(d=(1, 0), h=(1, 1), w=(0, 1)), elem="i8", zero_points=(3, -2)),
-    Case("conv_3d", dict(in_d=5, in_h=6, in_w=4, q=2, r=3, s=2)),
+    Case("conv_3d", dict(in_d=5, in_h=6, in_w=4, q=2, r=3, s=2), twin=True),
 ]
 
 
@@ -228,7 +237,7 @@ def main(argv=None):
     tools = ap.parse_args(argv)
     # conv_harness's routes, and the decompose route with the lift in front.
     routes = {r: ch.route_stages(r, tools)
-              for r in ("upstream", "llvm", "twin", "transform")}
+              for r in ("upstream", "llvm", "twin", "twin-small", "transform")}
     routes["decompose"] = [[tools.conv_opt, "--conv-lower-lift-to-2d",
                             "--conv-lower-im2col", "--conv-lower-decompose"],
                            *ch.route_stages("upstream", tools)]
@@ -248,7 +257,10 @@ def main(argv=None):
         checks.append(("rewrite", not left, f"left {left}" if left else ""))
         # The transform script takes the named forms as they are (no lift): 3-D.
         named_3d = "_3d_" in case.op
-        for route in (["upstream", "decompose", "llvm"] + (["twin"] if case.twin else []) +
+        # 3-D on the twin: the heuristic's tiles and other ones (several CTA tiles
+        # along M and N, 2 stages).
+        twin = ["twin"] + (["twin-small"] if named_3d else []) if case.twin else []
+        for route in (["upstream", "decompose", "llvm"] + twin +
                       (["transform"] if named_3d else [])):
             try:
                 text = module
