@@ -54,7 +54,9 @@ public:
     }
     Value x = padInput(input);
     Value y;
-    if (p.groups == 1)
+    if (p.hasDepth)
+      y = volumetric(x, filter); // validateProblem: one group, float data
+    else if (p.groups == 1)
       y = ungrouped(x, filter);
     else if (nchw && isDepthwise(p) && !p.isQuantized())
       y = depthwiseNchw(x, filter); // linalg has no depthwise NCHW _q op
@@ -68,30 +70,42 @@ private:
     return RankedTensorType::get(shape, element);
   }
 
+  /// The input's shape padded; a 3-D problem's depth sits before H.
   llvm::SmallVector<int64_t> paddedInputShape() const {
     int64_t hp = p.h + p.padTop + p.padBottom;
     int64_t wp = p.w + p.padLeft + p.padRight;
-    if (nchw)
-      return {p.n, p.c, hp, wp};
-    return {p.n, hp, wp, p.c};
+    llvm::SmallVector<int64_t> shape = nchw ? llvm::SmallVector<int64_t>{p.n, p.c, hp, wp}
+                                            : llvm::SmallVector<int64_t>{p.n, hp, wp, p.c};
+    if (p.hasDepth)
+      shape.insert(shape.begin() + depthDim(), p.d + p.padFront + p.padBack);
+    return shape;
   }
+
+  /// Where the depth sits in a 3-D image (NCDHW: 2, NDHWC: 1).
+  unsigned depthDim() const { return nchw ? 2 : 1; }
 
   /// The padded input. Zeros; for a quantized problem the input's zero
   /// point, which is the real value 0 (torch's quantized convolution).
   Value padInput(Value input) {
-    if (!p.padTop && !p.padLeft && !p.padBottom && !p.padRight)
+    if (!p.padTop && !p.padLeft && !p.padBottom && !p.padRight &&
+        !p.padFront && !p.padBack)
       return input;
     Value zero =
         p.isQuantized()
             ? arith::ConstantOp::create(
                   b, b.getIntegerAttr(elem, p.inputZeroPoint)).getResult()
             : arith::ConstantOp::create(b, b.getZeroAttr(elem)).getResult();
-    llvm::SmallVector<OpFoldResult> low(4, b.getIndexAttr(0));
-    llvm::SmallVector<OpFoldResult> high(4, b.getIndexAttr(0));
-    unsigned hDim = nchw ? 2 : 1, wDim = hDim + 1;
+    unsigned rank = p.hasDepth ? 5 : 4;
+    llvm::SmallVector<OpFoldResult> low(rank, b.getIndexAttr(0));
+    llvm::SmallVector<OpFoldResult> high(rank, b.getIndexAttr(0));
+    unsigned hDim = (nchw ? 2 : 1) + (p.hasDepth ? 1 : 0), wDim = hDim + 1;
     low[hDim] = b.getIndexAttr(p.padTop), low[wDim] = b.getIndexAttr(p.padLeft);
     high[hDim] = b.getIndexAttr(p.padBottom);
     high[wDim] = b.getIndexAttr(p.padRight);
+    if (p.hasDepth) {
+      low[depthDim()] = b.getIndexAttr(p.padFront);
+      high[depthDim()] = b.getIndexAttr(p.padBack);
+    }
     return tensor::PadOp::create(b, tensor(paddedInputShape(), elem), input,
                                  low, high, zero);
   }
@@ -123,6 +137,35 @@ private:
           .getResult(0);
     return ConvOp::create(b, TypeRange{init.getType()}, ValueRange{x, w},
                           ValueRange{init}, strides, dilations)
+        .getResult(0);
+  }
+
+  /// 3-D, one group: conv_3d_ncdhw_fcdhw takes the FCDHW filter as it is;
+  /// conv_3d_ndhwc_dhwcf wants DHWCF, so the FDHWC filter is transposed
+  /// first (the filter is small; linalg has no FDHWC op).
+  Value volumetric(Value x, Value filter) {
+    auto attr = [&](int64_t a, int64_t c, int64_t e) {
+      return DenseIntElementsAttr::get(
+          RankedTensorType::get({3}, b.getI64Type()),
+          llvm::ArrayRef<int64_t>{a, c, e});
+    };
+    auto strides = attr(p.strideD, p.strideH, p.strideW);
+    auto dilations = attr(p.dilationD, p.dilationH, p.dilationW);
+    Value init = zeroInit(p.outputShape());
+    if (nchw)
+      return linalg::Conv3DNcdhwFcdhwOp::create(
+                 b, TypeRange{init.getType()}, ValueRange{x, filter},
+                 ValueRange{init}, strides, dilations)
+          .getResult(0);
+    Value dhwcf = tensor::EmptyOp::create(
+        b, llvm::ArrayRef<int64_t>{p.kd, p.kh, p.kw, p.channelsPerGroup(), p.f},
+        elem);
+    Value w = linalg::TransposeOp::create(b, filter, dhwcf,
+                                          llvm::ArrayRef<int64_t>{1, 2, 3, 4, 0})
+                  .getResult()[0];
+    return linalg::Conv3DNdhwcDhwcfOp::create(
+               b, TypeRange{init.getType()}, ValueRange{x, w}, ValueRange{init},
+               strides, dilations)
         .getResult(0);
   }
 
@@ -182,11 +225,12 @@ private:
   /// y[n, f, h, w] += bias[f] (f at the layout's channel position).
   Value addBias(Value y, Value bias) {
     MLIRContext *ctx = b.getContext();
-    AffineMap identity = AffineMap::getMultiDimIdentityMap(4, ctx);
+    unsigned rank = cast<RankedTensorType>(y.getType()).getRank();
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
     AffineMap channel =
-        AffineMap::get(4, 0, b.getAffineDimExpr(nchw ? 1 : 3), ctx);
+        AffineMap::get(rank, 0, b.getAffineDimExpr(nchw ? 1 : rank - 1), ctx);
     llvm::SmallVector<utils::IteratorType> parallel(
-        4, utils::IteratorType::parallel);
+        rank, utils::IteratorType::parallel);
     return linalg::GenericOp::create(
                b, TypeRange{y.getType()}, ValueRange{y, bias}, ValueRange{y},
                llvm::ArrayRef<AffineMap>{identity, channel, identity}, parallel,

@@ -33,8 +33,8 @@ int64_t mlir::conv_lower::inputBytes(const ConvProblem &p) {
 }
 
 int64_t mlir::conv_lower::im2colBytes(const ConvProblem &p) {
-  return p.groups * (p.n * p.outH() * p.outW()) *
-         (p.channelsPerGroup() * p.kh * p.kw) * elementBytes(p.dtype);
+  return p.groups * (p.n * p.outD() * p.outH() * p.outW()) *
+         (p.channelsPerGroup() * p.kd * p.kh * p.kw) * elementBytes(p.dtype);
 }
 
 /// Every tensor the run materializes (X_col included) must be indexable with
@@ -104,6 +104,19 @@ llvm::Error mlir::conv_lower::validateProblem(const ConvProblem &p) {
         "padded by top,left,bottom,right = {6},{7},{8},{9}",
         kh, kw, dilation[0], dilation[1], h, w, padding[0], padding[1],
         padding[2], padding[3]));
+  if (p.hasDepth) {
+    if (p.groups != 1)
+      return createStringError(
+          "a 3-D convolution from flags takes --groups 1 (linalg has no "
+          "grouped 3-D op; give a .mlir file with a depthwise_conv_3d)");
+    if (p.isQuantized())
+      return createStringError("--dtype i8 takes 2-D shapes (give a .mlir "
+                               "file with conv_3d_ndhwc_dhwcf_q)");
+    // The depth's own rules (positive, limits, the kernel fits): runtime/'s.
+    convrt::Error invalid = p.validate();
+    if (!invalid.ok())
+      return createStringError(invalid.message());
+  }
   return llvm::Error::success();
 }
 
@@ -118,15 +131,17 @@ static llvm::Error checkSizes(const ConvProblem &p) {
     return n;
   };
   double outH = std::max<int64_t>(p.outH(), 1),
-         outW = std::max<int64_t>(p.outW(), 1);
+         outW = std::max<int64_t>(p.outW(), 1),
+         outD = std::max<int64_t>(p.outD(), 1), d = double(p.d),
+         kd = double(p.kd);
   struct Named {
     const char *name;
     double count;
   } tensors[] = {
-      {"input", elements({double(n), double(c), double(h), double(w)})},
-      {"filter", elements({double(f), double(cg), double(kh), double(kw)})},
-      {"output", elements({double(n), double(f), outH, outW})},
-      {"X_col (im2col)", elements({double(n), outH, outW, double(cg),
+      {"input", elements({double(n), double(c), d, double(h), double(w)})},
+      {"filter", elements({double(f), double(cg), kd, double(kh), double(kw)})},
+      {"output", elements({double(n), double(f), outD, outH, outW})},
+      {"X_col (im2col)", elements({double(n), outD, outH, outW, double(cg), kd,
                                    double(kh), double(kw), double(groups)})},
   };
   for (const Named &t : tensors)
@@ -145,19 +160,33 @@ std::string mlir::conv_lower::describeProblem(const ConvProblem &p) {
                                           p.padRight};
   const int64_t n = p.n, c = p.c, h = p.h, w = p.w, f = p.f, kh = p.kh,
                 kw = p.kw, groups = p.groups;
-  std::string s = formatv("N{0} C{1} {2}x{3} F{4} {5}x{6}", n, c, h, w, f, kh, kw);
+  std::string s =
+      p.hasDepth
+          ? formatv("N{0} C{1} {2}x{3}x{4} F{5} {6}x{7}x{8}", n, c, p.d, h, w,
+                    f, p.kd, kh, kw)
+                .str()
+          : formatv("N{0} C{1} {2}x{3} F{4} {5}x{6}", n, c, h, w, f, kh, kw)
+                .str();
+  if (p.hasDepth)
+    s += formatv(" s{0},{1},{2} d{3},{4},{5} p{6},{7},{8},{9},{10},{11}",
+                 p.strideD, p.strideH, p.strideW, p.dilationD, p.dilationH,
+                 p.dilationW, p.padFront, p.padTop, p.padLeft, p.padBack,
+                 p.padBottom, p.padRight)
+             .str();
   auto pair = [](std::array<int64_t, 2> v) {
     return v[0] == v[1] ? std::to_string(v[0])
                         : formatv("{0},{1}", v[0], v[1]).str();
   };
-  s += " s" + pair(stride);
-  if (dilation != std::array<int64_t, 2>{1, 1})
-    s += " d" + pair(dilation);
-  if (llvm::all_equal(padding))
-    s += " p" + std::to_string(padding[0]);
-  else
-    s += formatv(" p{0},{1},{2},{3}", padding[0], padding[1], padding[2],
-                 padding[3]).str();
+  if (!p.hasDepth) {
+    s += " s" + pair(stride);
+    if (dilation != std::array<int64_t, 2>{1, 1})
+      s += " d" + pair(dilation);
+    if (llvm::all_equal(padding))
+      s += " p" + std::to_string(padding[0]);
+    else
+      s += formatv(" p{0},{1},{2},{3}", padding[0], padding[1], padding[2],
+                   padding[3]).str();
+  }
   s += " g" + std::to_string(groups);
   s += " " + toString(p.dtype).str() + " " + toString(p.layout).str();
   if (p.isQuantized())
@@ -208,19 +237,21 @@ mlir::conv_lower::problemFromFlags(const ConvFlags &flags) {
     return createStringError(
         "give a .mlir file, or --input-shape N,C,H,W and --filter-shape "
         "F,C/G,KH,KW");
-  auto in = parseIntList(flags.inputShape, "--input-shape", {3, 4});
+  auto in = parseIntList(flags.inputShape, "--input-shape", {3, 4, 5});
   if (!in)
     return in.takeError();
   // torch's conv1d: N,C,L with an F,C/G,K filter is the 2-D convolution
   // with H = KH = 1 (one stride, dilation and padding pair, along W).
-  bool oneDimensional = in->size() == 3;
+  // conv3d: N,C,D,H,W with F,C/G,KD,KH,KW, a problem with depth.
+  bool oneDimensional = in->size() == 3, threeDimensional = in->size() == 5;
   size_t rank = in->size();
   auto fi = parseIntList(flags.filterShape, "--filter-shape", {rank});
   if (!fi)
     return fi.takeError();
   llvm::SmallVector<size_t> windowCounts =
-      oneDimensional ? llvm::SmallVector<size_t>{1}
-                     : llvm::SmallVector<size_t>{1, 2};
+      oneDimensional     ? llvm::SmallVector<size_t>{1}
+      : threeDimensional ? llvm::SmallVector<size_t>{1, 3}
+                         : llvm::SmallVector<size_t>{1, 2};
   auto st = parseIntList(flags.stride, "--stride", windowCounts, false,
                          kMaxWindowParameter);
   if (!st)
@@ -230,8 +261,9 @@ mlir::conv_lower::problemFromFlags(const ConvFlags &flags) {
   if (!di)
     return di.takeError();
   llvm::SmallVector<size_t> padCounts =
-      oneDimensional ? llvm::SmallVector<size_t>{1, 2}
-                     : llvm::SmallVector<size_t>{1, 2, 4};
+      oneDimensional     ? llvm::SmallVector<size_t>{1, 2}
+      : threeDimensional ? llvm::SmallVector<size_t>{1, 3, 6}
+                         : llvm::SmallVector<size_t>{1, 2, 4};
   auto pa = parseIntList(flags.padding, "--padding", padCounts,
                          /*allowZero=*/true, kMaxWindowParameter);
   if (!pa)
@@ -244,6 +276,26 @@ mlir::conv_lower::problemFromFlags(const ConvFlags &flags) {
     di->insert(di->begin(), 1);
     int64_t left = (*pa)[0], right = pa->back();
     *pa = {0, left, 0, right};
+  }
+  if (threeDimensional) {
+    // The depth comes off the front; what is left is the 2-D problem.
+    p.hasDepth = true;
+    p.d = (*in)[2], p.kd = (*fi)[2];
+    in->erase(in->begin() + 2);
+    fi->erase(fi->begin() + 2);
+    p.strideD = (*st)[0], p.dilationD = (*di)[0];
+    if (st->size() == 3)
+      st->erase(st->begin());
+    if (di->size() == 3)
+      di->erase(di->begin());
+    // P, (PD, PH, PW) as torch, or front, top, left, back, bottom, right.
+    llvm::SmallVector<int64_t> all = *pa;
+    if (all.size() == 1)
+      all.assign(6, all[0]);
+    else if (all.size() == 3)
+      all = {all[0], all[1], all[2], all[0], all[1], all[2]};
+    p.padFront = all[0], p.padBack = all[3];
+    *pa = {all[1], all[2], all[4], all[5]};
   }
 
   p.n = (*in)[0], p.c = (*in)[1], p.h = (*in)[2], p.w = (*in)[3];

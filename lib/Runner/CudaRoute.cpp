@@ -116,6 +116,14 @@ mlir::conv_lower::emitBundle(MLIRContext &context, const RunOptions &options,
   auto prepared = prepare(context, options);
   if (!prepared)
     return prepared.takeError();
+  // A manifest describes a 2-D float problem (runtime/'s bundle format).
+  if (prepared->problem && prepared->problem->hasDepth)
+    return badInput("--emit-bundle: a bundle's manifest describes 2-D "
+                    "convolutions; a 3-D one runs on --target cpu or "
+                    "cpu-twin");
+  if (prepared->problem && prepared->problem->isQuantized())
+    return badInput("--emit-bundle: the GPU kernel takes float data only "
+                    "(no s8 MMA yet); --dtype i8 runs on --target cpu");
   convrt::Arch arch = options.chip.value_or(convrt::Arch::SM80);
   auto build = compileFor(*prepared->module, prepared->function,
                           *prepared->problem, arch);

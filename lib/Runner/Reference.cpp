@@ -47,21 +47,26 @@ CheckResult mlir::conv_lower::checkOutput(const ConvProblem &p,
   std::vector<double> bd = bias ? bias->asDoubles() : std::vector<double>();
   std::vector<double> got;
   std::vector<double> want;
-  auto take = [&](int64_t n, int64_t f, int64_t oh, int64_t ow) {
-    got.push_back(y[rp.outputIndex(n, f, oh, ow)]);
-    want.push_back(convrt::referenceOutput(rp, xd, wd, bd, n, f, oh, ow));
+  auto take = [&](int64_t n, int64_t f, int64_t oh, int64_t ow, int64_t od) {
+    got.push_back(y[rp.outputIndex(n, f, oh, ow, od)]);
+    want.push_back(convrt::referenceOutput(rp, xd, wd, bd, n, f, oh, ow, od));
   };
-  const int64_t ho = rp.outH(), wo = rp.outW();
+  const int64_t dd = rp.outD(), ho = rp.outH(), wo = rp.outW();
   if (rp.flops() / 2 <= maxFullMacs) {
     for (int64_t n = 0; n < rp.n; ++n)
       for (int64_t f = 0; f < rp.f; ++f)
-        for (int64_t oh = 0; oh < ho; ++oh)
-          for (int64_t ow = 0; ow < wo; ++ow)
-            take(n, f, oh, ow);
+        for (int64_t od = 0; od < dd; ++od)
+          for (int64_t oh = 0; oh < ho; ++oh)
+            for (int64_t ow = 0; ow < wo; ++ow)
+              take(n, f, oh, ow, od);
   } else {
+    // 2-D problems draw the same samples as before (no depth draw).
     std::mt19937_64 rng(0x5eed);
-    for (int64_t i = 0; i < samples; ++i)
-      take(rng() % rp.n, rng() % rp.f, rng() % ho, rng() % wo);
+    for (int64_t i = 0; i < samples; ++i) {
+      int64_t n = rng() % rp.n, f = rng() % rp.f, oh = rng() % ho,
+              ow = rng() % wo;
+      take(n, f, oh, ow, rp.hasDepth ? int64_t(rng() % dd) : 0);
+    }
   }
   // The output's type (f32, or i32: exact) and the problem's precision set
   // the tolerance.

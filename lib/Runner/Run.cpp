@@ -80,6 +80,9 @@ std::string cudaRouteProblem(const RunOptions &o) {
   if (o.flags && o.flags->dtype == DType::I8)
     return "the GPU kernel takes float data only (no s8 MMA yet): --dtype i8 "
            "runs on --target cpu";
+  if (o.flags && llvm::count(o.flags->inputShape, ',') == 4)
+    return "3-D convolutions run on --target cpu or cpu-twin (the runtime's "
+           "bundles and its cuDNN comparison are 2-D)";
   return "";
 }
 

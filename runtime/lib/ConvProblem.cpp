@@ -48,6 +48,10 @@ static int64_t outputSize(int64_t in, int64_t padBefore, int64_t padAfter,
   return span < 0 ? 0 : span / stride + 1;
 }
 
+int64_t ConvProblem::outD() const {
+  return outputSize(d, padFront, padBack, kd, strideD, dilationD);
+}
+
 int64_t ConvProblem::outH() const {
   return outputSize(h, padTop, padBottom, kh, strideH, dilationH);
 }
@@ -125,6 +129,25 @@ Error ConvProblem::validate() const {
   if (dtype == DType::I32)
     return Error::failure("i32 is an output type; the data of a quantized "
                           "problem is i8");
+  for (Named depth : {Named{"d", d}, Named{"kd", kd},
+                      Named{"stride (depth)", strideD},
+                      Named{"dilation (depth)", dilationD}})
+    if (depth.value <= 0 || depth.value > kMaxWindowParameter)
+      return Error::failure(std::string(depth.name) + " must be in 1.." +
+                            std::to_string(kMaxWindowParameter) + ", got " +
+                            std::to_string(depth.value));
+  for (Named pad : {Named{"padding (front)", padFront},
+                    Named{"padding (back)", padBack}})
+    if (pad.value < 0 || pad.value > kMaxWindowParameter)
+      return Error::failure(std::string(pad.name) + " must be in 0.." +
+                            std::to_string(kMaxWindowParameter) + ", got " +
+                            std::to_string(pad.value));
+  if (!hasDepth && (d != 1 || kd != 1 || padFront || padBack))
+    return Error::failure("a 2-D problem has no depth (set hasDepth)");
+  if (hasDepth && outD() <= 0)
+    return Error::failure("the output is empty: the dilated depth kernel (" +
+                          std::to_string(dilationD * (kd - 1) + 1) +
+                          ") is longer than the padded depth");
   if (outH() <= 0 || outW() <= 0)
     return Error::failure("the output is empty: the dilated kernel (" +
                           std::to_string(dilationH * (kh - 1) + 1) + "x" +
@@ -134,9 +157,10 @@ Error ConvProblem::validate() const {
     const char *name;
     double elements;
   };
-  for (Tensor t : {Tensor{"input", double(n) * c * h * w},
-                   Tensor{"filter", double(f) * channelsPerGroup() * kh * kw},
-                   Tensor{"output", double(n) * f * outH() * outW()}})
+  for (Tensor t :
+       {Tensor{"input", double(n) * c * d * h * w},
+        Tensor{"filter", double(f) * channelsPerGroup() * kd * kh * kw},
+        Tensor{"output", double(n) * f * outD() * outH() * outW()}})
     if (t.elements > double(kMaxTensorElements))
       return Error::failure(std::string("the ") + t.name + " would have " +
                             std::to_string(t.elements) +
@@ -146,72 +170,92 @@ Error ConvProblem::validate() const {
 }
 
 double ConvProblem::flops() const {
-  return 2.0 * double(n) * double(f) * double(outH()) * double(outW()) *
-         double(channelsPerGroup()) * double(kh) * double(kw);
+  return 2.0 * double(n) * double(f) * double(outD()) * double(outH()) *
+         double(outW()) * double(channelsPerGroup()) * double(kd) *
+         double(kh) * double(kw);
+}
+
+/// `shape` with the depth `depth` inserted before position `at` (the H or
+/// KH dim) when the problem is 3-D.
+static std::vector<int64_t> withDepth(std::vector<int64_t> shape, bool has,
+                                      size_t at, int64_t depth) {
+  if (has)
+    shape.insert(shape.begin() + at, depth);
+  return shape;
 }
 
 std::vector<int64_t> ConvProblem::inputShape() const {
   if (layout == Layout::NCHW)
-    return {n, c, h, w};
-  return {n, h, w, c};
+    return withDepth({n, c, h, w}, hasDepth, 2, d);
+  return withDepth({n, h, w, c}, hasDepth, 1, d);
 }
 
 std::vector<int64_t> ConvProblem::filterShape() const {
   int64_t cg = channelsPerGroup();
   switch (filterLayout) {
   case FilterLayout::FCHW:
-    return {f, cg, kh, kw};
+    return withDepth({f, cg, kh, kw}, hasDepth, 2, kd);
   case FilterLayout::HWCF:
-    return {kh, kw, cg, f};
+    return withDepth({kh, kw, cg, f}, hasDepth, 0, kd);
   case FilterLayout::FHWC:
-    return {f, kh, kw, cg};
+    return withDepth({f, kh, kw, cg}, hasDepth, 1, kd);
   }
   return {};
 }
 
 std::vector<int64_t> ConvProblem::outputShape() const {
   if (layout == Layout::NCHW)
-    return {n, f, outH(), outW()};
-  return {n, outH(), outW(), f};
+    return withDepth({n, f, outH(), outW()}, hasDepth, 2, outD());
+  return withDepth({n, outH(), outW(), f}, hasDepth, 1, outD());
 }
 
-int64_t ConvProblem::inputElements() const { return n * c * h * w; }
+int64_t ConvProblem::inputElements() const { return n * c * d * h * w; }
 int64_t ConvProblem::filterElements() const {
-  return f * channelsPerGroup() * kh * kw;
+  return f * channelsPerGroup() * kd * kh * kw;
 }
-int64_t ConvProblem::outputElements() const { return n * f * outH() * outW(); }
+int64_t ConvProblem::outputElements() const {
+  return n * f * outD() * outH() * outW();
+}
 
 int64_t ConvProblem::inputIndex(int64_t ni, int64_t ci, int64_t hi,
-                                int64_t wi) const {
+                                int64_t wi, int64_t di) const {
   if (layout == Layout::NCHW)
-    return ((ni * c + ci) * h + hi) * w + wi;
-  return ((ni * h + hi) * w + wi) * c + ci;
+    return (((ni * c + ci) * d + di) * h + hi) * w + wi;
+  return (((ni * d + di) * h + hi) * w + wi) * c + ci;
 }
 
 int64_t ConvProblem::filterIndex(int64_t fi, int64_t ci, int64_t khi,
-                                 int64_t kwi) const {
+                                 int64_t kwi, int64_t kdi) const {
   int64_t cg = channelsPerGroup();
   switch (filterLayout) {
   case FilterLayout::FCHW:
-    return ((fi * cg + ci) * kh + khi) * kw + kwi;
+    return (((fi * cg + ci) * kd + kdi) * kh + khi) * kw + kwi;
   case FilterLayout::HWCF:
-    return ((khi * kw + kwi) * cg + ci) * f + fi;
+    return (((kdi * kh + khi) * kw + kwi) * cg + ci) * f + fi;
   case FilterLayout::FHWC:
-    return ((fi * kh + khi) * kw + kwi) * cg + ci;
+    return (((fi * kd + kdi) * kh + khi) * kw + kwi) * cg + ci;
   }
   return 0;
 }
 
 int64_t ConvProblem::outputIndex(int64_t ni, int64_t fi, int64_t hi,
-                                 int64_t wi) const {
-  int64_t ho = outH(), wo = outW();
+                                 int64_t wi, int64_t di) const {
+  int64_t dd = outD(), ho = outH(), wo = outW();
   if (layout == Layout::NCHW)
-    return ((ni * f + fi) * ho + hi) * wo + wi;
-  return ((ni * ho + hi) * wo + wi) * f + fi;
+    return (((ni * f + fi) * dd + di) * ho + hi) * wo + wi;
+  return (((ni * dd + di) * ho + hi) * wo + wi) * f + fi;
 }
 
 std::string ConvProblem::describe() const {
   auto s = [](int64_t v) { return std::to_string(v); };
+  if (hasDepth)
+    return "n" + s(n) + " c" + s(c) + " d" + s(d) + " h" + s(h) + " w" +
+           s(w) + " f" + s(f) + " k" + s(kd) + "x" + s(kh) + "x" + s(kw) +
+           " s" + s(strideD) + "x" + s(strideH) + "x" + s(strideW) + " d" +
+           s(dilationD) + "x" + s(dilationH) + "x" + s(dilationW) + " p" +
+           s(padFront) + "," + s(padTop) + "," + s(padLeft) + "," +
+           s(padBack) + "," + s(padBottom) + "," + s(padRight) + " g" +
+           s(groups);
   return "n" + s(n) + " c" + s(c) + " h" + s(h) + " w" + s(w) + " f" + s(f) +
          " k" + s(kh) + "x" + s(kw) + " s" + s(strideH) + "x" + s(strideW) +
          " d" + s(dilationH) + "x" + s(dilationW) + " p" + s(padTop) + "," +
@@ -228,10 +272,11 @@ std::vector<double> convertFilterLayout(const ConvProblem &problem,
   std::vector<double> out(filter.size());
   for (int64_t fi = 0; fi < problem.f; ++fi)
     for (int64_t ci = 0; ci < problem.channelsPerGroup(); ++ci)
-      for (int64_t y = 0; y < problem.kh; ++y)
-        for (int64_t x = 0; x < problem.kw; ++x)
-          out[to.filterIndex(fi, ci, y, x)] =
-              filter[problem.filterIndex(fi, ci, y, x)];
+      for (int64_t z = 0; z < problem.kd; ++z)
+        for (int64_t y = 0; y < problem.kh; ++y)
+          for (int64_t x = 0; x < problem.kw; ++x)
+            out[to.filterIndex(fi, ci, y, x, z)] =
+                filter[problem.filterIndex(fi, ci, y, x, z)];
   return out;
 }
 

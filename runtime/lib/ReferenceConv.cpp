@@ -12,22 +12,27 @@ namespace convrt {
 double referenceOutput(const ConvProblem &p, const std::vector<double> &x,
                        const std::vector<double> &wt,
                        const std::vector<double> &bias, int64_t ni,
-                       int64_t fi, int64_t oh, int64_t ow) {
+                       int64_t fi, int64_t oh, int64_t ow, int64_t od) {
   const int64_t cg = p.channelsPerGroup(), g = fi / p.filtersPerGroup();
   // Quantized: (x - zx) * (w - zw); a padded x is zx and adds nothing.
   const double zx = double(p.inputZeroPoint), zw = double(p.filterZeroPoint);
   double sum = bias.empty() ? 0.0 : bias[fi];
   for (int64_t ci = 0; ci < cg; ++ci) {
-    for (int64_t r = 0; r < p.kh; ++r) {
-      const int64_t ih = oh * p.strideH - p.padTop + r * p.dilationH;
-      if (ih < 0 || ih >= p.h)
-        continue; // zero padding
-      for (int64_t s = 0; s < p.kw; ++s) {
-        const int64_t iw = ow * p.strideW - p.padLeft + s * p.dilationW;
-        if (iw < 0 || iw >= p.w)
+    for (int64_t q = 0; q < p.kd; ++q) {
+      const int64_t id = od * p.strideD - p.padFront + q * p.dilationD;
+      if (id < 0 || id >= p.d)
+        continue; // zero padding (a 2-D problem: d = kd = 1, id = 0)
+      for (int64_t r = 0; r < p.kh; ++r) {
+        const int64_t ih = oh * p.strideH - p.padTop + r * p.dilationH;
+        if (ih < 0 || ih >= p.h)
           continue;
-        sum += (wt[p.filterIndex(fi, ci, r, s)] - zw) *
-               (x[p.inputIndex(ni, g * cg + ci, ih, iw)] - zx);
+        for (int64_t s = 0; s < p.kw; ++s) {
+          const int64_t iw = ow * p.strideW - p.padLeft + s * p.dilationW;
+          if (iw < 0 || iw >= p.w)
+            continue;
+          sum += (wt[p.filterIndex(fi, ci, r, s, q)] - zw) *
+                 (x[p.inputIndex(ni, g * cg + ci, ih, iw, id)] - zx);
+        }
       }
     }
   }
@@ -40,10 +45,11 @@ static void convolvePlanes(const ConvProblem &p, const std::vector<double> &x,
                            std::vector<double> &y, int64_t begin, int64_t end) {
   for (int64_t plane = begin; plane < end; ++plane) {
     const int64_t ni = plane / p.f, fi = plane % p.f;
-    for (int64_t oh = 0; oh < p.outH(); ++oh)
-      for (int64_t ow = 0; ow < p.outW(); ++ow)
-        y[p.outputIndex(ni, fi, oh, ow)] =
-            referenceOutput(p, x, wt, bias, ni, fi, oh, ow);
+    for (int64_t od = 0; od < p.outD(); ++od)
+      for (int64_t oh = 0; oh < p.outH(); ++oh)
+        for (int64_t ow = 0; ow < p.outW(); ++ow)
+          y[p.outputIndex(ni, fi, oh, ow, od)] =
+              referenceOutput(p, x, wt, bias, ni, fi, oh, ow, od);
   }
 }
 

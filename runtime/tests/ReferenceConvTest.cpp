@@ -63,6 +63,33 @@ TEST(ReferenceConvTest, QuantizedZeroPointsAndPadding) {
   EXPECT_FALSE(p.validate().ok());
 }
 
+// 3-D: a 2x2x2 volume 1..8 (NCDHW) and a 2x2x2 filter of ones with one
+// plane of front padding: the first output sums the first plane, the second
+// the whole volume. The shapes gain D (and KD) before H (KH).
+TEST(ReferenceConvTest, DepthWithFrontPadding) {
+  ConvProblem p;
+  p.hasDepth = true;
+  p.d = p.h = p.w = 2;
+  p.kd = p.kh = p.kw = 2;
+  p.padFront = 1;
+  ASSERT_TRUE(p.validate().ok());
+  EXPECT_EQ(p.inputShape(), (std::vector<int64_t>{1, 1, 2, 2, 2}));
+  EXPECT_EQ(p.filterShape(), (std::vector<int64_t>{1, 1, 2, 2, 2}));
+  EXPECT_EQ(p.outputShape(), (std::vector<int64_t>{1, 1, 2, 1, 1}));
+  std::vector<double> x = {1, 2, 3, 4, 5, 6, 7, 8}, ones(8, 1.0);
+  EXPECT_EQ(referenceConv2d(p, x, ones, {}), (std::vector<double>{10, 36}));
+  EXPECT_DOUBLE_EQ(p.flops(), 2.0 * 2 * 8);
+  // Channels last: D follows N; the depth index is the last argument.
+  p.layout = Layout::NHWC;
+  p.filterLayout = FilterLayout::FHWC;
+  p.c = 3;
+  EXPECT_EQ(p.inputShape(), (std::vector<int64_t>{1, 2, 2, 2, 3}));
+  EXPECT_EQ(p.filterShape(), (std::vector<int64_t>{1, 2, 2, 2, 3}));
+  EXPECT_EQ(p.inputIndex(0, 2, 1, 0, 1), ((1 * 2 + 1) * 2 + 0) * 3 + 2);
+  p.kd = 4;
+  EXPECT_FALSE(p.validate().ok()); // 4 taps do not fit 2 + 1 planes
+}
+
 TEST(ReferenceConvTest, StrideSkipsOutputs) {
   ConvProblem p = threeByThree(3);
   p.padTop = p.padLeft = p.padBottom = p.padRight = 1;

@@ -57,11 +57,19 @@ struct ConvProblem {
   bool hasBias = false;
   /// The zero points of a quantized (I8) problem.
   int64_t inputZeroPoint = 0, filterZeroPoint = 0;
+  /// A 3-D (volumetric) problem: a depth D before H in the input and output
+  /// (NCDHW / NDHWC), KD before KH in the filter (FCDHW, DHWCF, FDHWC), with
+  /// its stride, dilation and front/back padding. A 2-D problem keeps the
+  /// defaults, and every shape, index and formula is the 2-D one.
+  bool hasDepth = false;
+  int64_t d = 1, kd = 1, strideD = 1, dilationD = 1, padFront = 0,
+          padBack = 0;
 
   bool isQuantized() const { return dtype == DType::I8; }
   /// The output's element type: I32 for a quantized problem, else F32.
   DType outputType() const { return isQuantized() ? DType::I32 : DType::F32; }
 
+  int64_t outD() const;
   int64_t outH() const;
   int64_t outW() const;
   int64_t channelsPerGroup() const { return c / groups; }
@@ -82,10 +90,14 @@ struct ConvProblem {
   int64_t filterElements() const;
   int64_t outputElements() const;
 
-  /// Linear offsets of logical coordinates in each tensor's layout.
-  int64_t inputIndex(int64_t ni, int64_t ci, int64_t hi, int64_t wi) const;
-  int64_t filterIndex(int64_t fi, int64_t ci, int64_t khi, int64_t kwi) const;
-  int64_t outputIndex(int64_t ni, int64_t fi, int64_t hi, int64_t wi) const;
+  /// Linear offsets of logical coordinates in each tensor's layout (the
+  /// depth coordinate last, 0 for a 2-D problem).
+  int64_t inputIndex(int64_t ni, int64_t ci, int64_t hi, int64_t wi,
+                     int64_t di = 0) const;
+  int64_t filterIndex(int64_t fi, int64_t ci, int64_t khi, int64_t kwi,
+                      int64_t kdi = 0) const;
+  int64_t outputIndex(int64_t ni, int64_t fi, int64_t hi, int64_t wi,
+                      int64_t di = 0) const;
 
   /// One line: "n1 c64 h56 w56 f64 k3x3 s1x1 d1x1 p1,1,1,1 g1" (a
   /// quantized problem adds " zp3,-1").

@@ -30,7 +30,7 @@ double referenceOutput(const ConvProblem &problem,
                        const std::vector<double> &input,
                        const std::vector<double> &filter,
                        const std::vector<double> &bias, int64_t ni, int64_t fi,
-                       int64_t oh, int64_t ow);
+                       int64_t oh, int64_t ow, int64_t od = 0);
 
 std::vector<double> referenceConv2d(const ConvProblem &problem,
                                     const std::vector<double> &input,

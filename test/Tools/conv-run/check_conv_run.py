@@ -14,6 +14,8 @@ Sets (each one lit test):
              against the problem
   quantized  --dtype i8 with --zero-points (every group form and layout, padding that
              reads as the input's zero point): Y.npy (i32) exactly equal to numpy's
+  volumetric torch's conv3d shapes on the CPU and on the GPU kernel's twin: Y.npy
+             against numpy
   json       report keys and types, the human report's lines, --reference direct timing,
              the op --emit-mlir builds for each flag combination, a .mlir file input,
              --function, --seed
@@ -474,6 +476,109 @@ def quantized_set():
 
 
 # ----------------------------------------------------------------------------------------
+# Set "volumetric": torch's conv3d shapes (N,C,D,H,W; F,C,KD,KH,KW).
+# ----------------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Volumetric:
+    name: str
+    input: str               # N,C,D,H,W
+    filter: str              # F,C,KD,KH,KW
+    stride: str = "1"        # S or SD,SH,SW
+    dilation: str = "1"
+    padding: str = "0"       # P, PD,PH,PW or front,top,left,back,bottom,right
+    layout: str = "nchw"     # nchw: NCDHW/FCDHW; nhwc: NDHWC/FDHWC
+    dtype: str = "f32"
+    bias: bool = False
+    target: str = "cpu"
+
+    def triple(self, text):
+        v = int_list(text)
+        return v * 3 if len(v) == 1 else v
+
+    def pads(self):
+        v = int_list(self.padding)
+        if len(v) == 1:
+            v = v * 3
+        return (v[:3], v[3:]) if len(v) == 6 else (v, v)
+
+    def flags(self):
+        return (["--input-shape", self.input, "--filter-shape", self.filter,
+                 "--stride", self.stride, "--dilation", self.dilation,
+                 "--padding", self.padding, "--layout", self.layout,
+                 "--dtype", self.dtype, "--target", self.target] +
+                (["--bias"] if self.bias else []))
+
+    def reference(self, x, w, bias):
+        """Y[n,f,o] = bias + sum_{c,k} W[f,c,k] X[n,c,o*s - lo + k*dil] (3 dims), numpy,
+        float64, from the NCDHW/FCDHW forms of the data."""
+        if self.layout == "nhwc":
+            x, w = np.moveaxis(x, -1, 1), np.moveaxis(w, -1, 1)
+        x, w = x.astype(np.float64), w.astype(np.float64)
+        lo, hi = self.pads()
+        xp = np.pad(x, [(0, 0), (0, 0)] + list(zip(lo, hi)))
+        st, dl = self.triple(self.stride), self.triple(self.dilation)
+        k = w.shape[2:]
+        out = [(xp.shape[2 + i] - dl[i] * (k[i] - 1) - 1) // st[i] + 1 for i in range(3)]
+        y = np.zeros((x.shape[0], w.shape[0], *out))
+        for a in range(k[0]):
+            for b in range(k[1]):
+                for c in range(k[2]):
+                    taps = xp[:, :, a * dl[0]:a * dl[0] + st[0] * (out[0] - 1) + 1:st[0],
+                              b * dl[1]:b * dl[1] + st[1] * (out[1] - 1) + 1:st[1],
+                              c * dl[2]:c * dl[2] + st[2] * (out[2] - 1) + 1:st[2]]
+                    y += np.einsum("ncdhw,fc->nfdhw", taps, w[:, :, a, b, c])
+        if bias is not None:
+            y += bias.astype(np.float64)[None, :, None, None, None]
+        return np.moveaxis(y, 1, -1) if self.layout == "nhwc" else y
+
+
+VOLUMETRIC = [
+    Volumetric("conv3d-ncdhw-stride-pad", "2,4,6,7,8", "5,4,3,2,3", stride="2,1,1",
+               padding="1,0,1"),
+    Volumetric("conv3d-ndhwc-bias-asympad", "1,3,5,6,6", "4,3,2,3,3", padding="1,1,0,0,1,2",
+               layout="nhwc", bias=True),
+    Volumetric("conv3d-ncdhw-dilation2-f16", "1,4,7,6,6", "3,4,2,2,2", dilation="2,1,1",
+               dtype="f16"),
+    Volumetric("conv3d-ndhwc-f16-twin", "1,16,5,6,6", "32,16,3,3,3", padding="1",
+               layout="nhwc", dtype="f16", target="cpu-twin"),
+    Volumetric("conv3d-ncdhw-twin", "2,3,4,5,5", "4,3,2,3,3", stride="1,2,1",
+               padding="0,1,1", target="cpu-twin"),
+]
+
+
+def volumetric_case(v):
+    def body(ctx):
+        rng = case_rng(ctx, v.name)
+        n, c, d, h, w = int_list(v.input)
+        f, cg, kd, kh, kw = int_list(v.filter)
+        nhwc = v.layout == "nhwc"
+        x = random_values(rng, (n, d, h, w, c) if nhwc else (n, c, d, h, w), v.dtype)
+        wt = random_values(rng, (f, kd, kh, kw, cg) if nhwc else (f, cg, kd, kh, kw),
+                           v.dtype)
+        bias = random_values(rng, (f,), v.dtype) if v.bias else None
+        args = v.flags() + FAST + ["--check", "--input", save(ctx, f"{v.name}-x.npy", x),
+                                   "--filter", save(ctx, f"{v.name}-w.npy", wt)]
+        if bias is not None:
+            args += ["--bias-file", save(ctx, f"{v.name}-b.npy", bias)]
+        ref = v.reference(x, wt, bias)
+        y_path = ctx.tmp / f"{v.name}-y.npy"
+        report = run_json(ctx, args + ["--output", y_path])
+        y = load_output(y_path, ref.shape)
+        max_diff, scale = compare(y, ref, REL_TOLERANCE[v.dtype])
+        expect(report.get("check_passed") is True,
+               f"check_passed is {report.get('check_passed')}")
+        expect(report.get("total_outputs") == ref.size,
+               f"total_outputs {report.get('total_outputs')}, Y has {ref.size}")
+        return f"max|Y-ref|/max|ref| = {max_diff / scale:.1e}"
+    return body
+
+
+def volumetric_set():
+    return [(v.name, volumetric_case(v)) for v in VOLUMETRIC]
+
+
+# ----------------------------------------------------------------------------------------
 # Set "twin": --target cpu-twin, the GPU kernel's loop nest on the CPU.
 # ----------------------------------------------------------------------------------------
 
@@ -856,8 +961,19 @@ BAD_INPUTS = [
     BadInput("conv1d-with-two-strides", ["--input-shape", "1,4,8", "--filter-shape",
                                           "8,4,3", "--stride", "1,2"], (r"--stride",)),
     BadInput("negative-dilation", GOOD + ["--dilation=-1"], (r"--dilation",)),
-    BadInput("input-shape-rank-5", ["--input-shape", "1,4,8,8,8", "--filter-shape",
-                                     "8,4,3,3,3"], (r"--input-shape", r"3 or 4 values")),
+    BadInput("input-shape-rank-6", ["--input-shape", "1,4,8,8,8,8", "--filter-shape",
+                                     "8,4,3,3,3,3"], (r"--input-shape", r"3, 4 or 5 values")),
+    BadInput("conv3d-grouped", ["--input-shape", "1,4,6,6,6", "--filter-shape", "4,2,3,3,3",
+                                "--groups", "2"], (r"3-D", r"--groups 1")),
+    BadInput("conv3d-i8", ["--input-shape", "1,4,6,6,6", "--filter-shape", "4,4,3,3,3",
+                           "--dtype", "i8"], (r"--dtype i8", r"2-D")),
+    BadInput("conv3d-two-strides", ["--input-shape", "1,4,6,6,6", "--filter-shape",
+                                    "4,4,3,3,3", "--stride", "1,2"], (r"--stride",)),
+    BadInput("conv3d-depth-kernel-too-long", ["--input-shape", "1,4,2,6,6", "--filter-shape",
+                                              "4,4,3,3,3"], (r"depth",)),
+    BadInput("conv3d-bundle", ["--input-shape", "1,4,6,6,6", "--filter-shape", "4,4,3,3,3",
+                               "--emit-bundle", "{tmp}/bundle3d"],
+             (r"--emit-bundle", r"2-D")),
     BadInput("padding-3-values", GOOD + ["--padding", "1,1,1"], (r"--padding",)),
     BadInput("unknown-dtype", GOOD + ["--dtype", "f64"], (r"--dtype", r"f64")),
     BadInput("unknown-layout", GOOD + ["--layout", "nchwc"], (r"--layout", r"nchwc")),
@@ -966,7 +1082,8 @@ def bad_input_set():
 
 # ----------------------------------------------------------------------------------------
 
-SETS = {"numerics": numerics_set, "quantized": quantized_set, "twin": twin_set,
+SETS = {"numerics": numerics_set, "quantized": quantized_set,
+        "volumetric": volumetric_set, "twin": twin_set,
         "json": json_set,
         "bad-input": bad_input_set}
 SETUP = {"bad-input": write_bad_input_files}
