@@ -118,9 +118,11 @@ private:
         .getResult(0);
   }
 
-  DenseIntElementsAttr pairAttr(int64_t a, int64_t c) const {
+  /// A named conv's strides or dilations attribute (one entry per dim).
+  DenseIntElementsAttr windowAttr(llvm::ArrayRef<int64_t> values) const {
     return DenseIntElementsAttr::get(
-        RankedTensorType::get({2}, b.getI64Type()), llvm::ArrayRef<int64_t>{a, c});
+        RankedTensorType::get({int64_t(values.size())}, b.getI64Type()),
+        values);
   }
 
   /// linalg.<ConvOp> with the problem's strides and dilations, or its
@@ -128,8 +130,8 @@ private:
   template <typename ConvOp, typename QConvOp>
   Value conv(Value x, Value w, llvm::ArrayRef<int64_t> yShape) {
     Value init = zeroInit(yShape);
-    auto strides = pairAttr(p.strideH, p.strideW);
-    auto dilations = pairAttr(p.dilationH, p.dilationW);
+    auto strides = windowAttr({p.strideH, p.strideW});
+    auto dilations = windowAttr({p.dilationH, p.dilationW});
     if (p.isQuantized())
       return QConvOp::create(b, TypeRange{init.getType()},
                              ValueRange{x, w, zeroPoints[0], zeroPoints[1]},
@@ -144,13 +146,8 @@ private:
   /// conv_3d_ndhwc_dhwcf wants DHWCF, so the FDHWC filter is transposed
   /// first (the filter is small; linalg has no FDHWC op).
   Value volumetric(Value x, Value filter) {
-    auto attr = [&](int64_t a, int64_t c, int64_t e) {
-      return DenseIntElementsAttr::get(
-          RankedTensorType::get({3}, b.getI64Type()),
-          llvm::ArrayRef<int64_t>{a, c, e});
-    };
-    auto strides = attr(p.strideD, p.strideH, p.strideW);
-    auto dilations = attr(p.dilationD, p.dilationH, p.dilationW);
+    auto strides = windowAttr({p.strideD, p.strideH, p.strideW});
+    auto dilations = windowAttr({p.dilationD, p.dilationH, p.dilationW});
     Value init = zeroInit(p.outputShape());
     if (nchw)
       return linalg::Conv3DNcdhwFcdhwOp::create(
@@ -185,8 +182,8 @@ private:
     Value init = zeroInit(p.outputShape());
     return linalg::DepthwiseConv2DNchwChwOp::create(
                b, TypeRange{init.getType()}, ValueRange{x, w},
-               ValueRange{init}, pairAttr(p.strideH, p.strideW),
-               pairAttr(p.dilationH, p.dilationW))
+               ValueRange{init}, windowAttr({p.strideH, p.strideW}),
+               windowAttr({p.dilationH, p.dilationW}))
         .getResult(0);
   }
 

@@ -230,6 +230,81 @@ mlir::conv_lower::parseIntList(llvm::StringRef text, llvm::StringRef flag,
   return values;
 }
 
+namespace {
+
+/// How many values --stride/--dilation and --padding take for an input of
+/// `rank` (torch's conv1d, conv2d, conv3d).
+llvm::SmallVector<size_t> windowCounts(size_t rank) {
+  if (rank == 3)
+    return {1};
+  return rank == 5 ? llvm::SmallVector<size_t>{1, 3}
+                   : llvm::SmallVector<size_t>{1, 2};
+}
+llvm::SmallVector<size_t> paddingCounts(size_t rank) {
+  if (rank == 3)
+    return {1, 2};
+  return rank == 5 ? llvm::SmallVector<size_t>{1, 3, 6}
+                   : llvm::SmallVector<size_t>{1, 2, 4};
+}
+
+/// The parsed shape and window flags, in torch's rank.
+struct TorchWindow {
+  llvm::SmallVector<int64_t> input, filter, stride, dilation, padding;
+};
+
+/// torch's conv1d, N,C,L with an F,C/G,K filter, as the 2-D convolution
+/// with H = KH = 1: (N, C, L) -> (N, C, 1, L); padding P or (left, right).
+void liftConv1d(TorchWindow &t) {
+  t.input.insert(t.input.begin() + 2, 1);
+  t.filter.insert(t.filter.begin() + 2, 1);
+  t.stride.insert(t.stride.begin(), 1);
+  t.dilation.insert(t.dilation.begin(), 1);
+  int64_t left = t.padding.front(), right = t.padding.back();
+  t.padding = {0, left, 0, right};
+}
+
+/// torch's conv3d, N,C,D,H,W with F,C/G,KD,KH,KW: the depth goes into `p`
+/// and what is left is the 2-D problem's. Padding P, (PD, PH, PW) as torch,
+/// or front, top, left, back, bottom, right.
+void takeDepth(TorchWindow &t, ConvProblem &p) {
+  p.hasDepth = true;
+  p.d = t.input[2], p.kd = t.filter[2];
+  t.input.erase(t.input.begin() + 2);
+  t.filter.erase(t.filter.begin() + 2);
+  p.strideD = t.stride.front(), p.dilationD = t.dilation.front();
+  if (t.stride.size() == 3)
+    t.stride.erase(t.stride.begin());
+  if (t.dilation.size() == 3)
+    t.dilation.erase(t.dilation.begin());
+  llvm::SmallVector<int64_t> all = t.padding;
+  if (all.size() == 1)
+    all.assign(6, all[0]);
+  else if (all.size() == 3)
+    all = {all[0], all[1], all[2], all[0], all[1], all[2]};
+  p.padFront = all[0], p.padBack = all[3];
+  t.padding = {all[1], all[2], all[4], all[5]};
+}
+
+/// --zero-points XZ,WZ (signed: parseIntList takes non-negative values only).
+llvm::Error parseZeroPoints(llvm::StringRef text, ConvProblem &p) {
+  if (text.empty())
+    return llvm::Error::success();
+  if (!p.isQuantized())
+    return createStringError(
+        "--zero-points needs --dtype i8 (a quantized convolution)");
+  llvm::SmallVector<llvm::StringRef> parts;
+  text.split(parts, ',');
+  int64_t zx, zw;
+  if (parts.size() != 2 || parts[0].trim().getAsInteger(10, zx) ||
+      parts[1].trim().getAsInteger(10, zw))
+    return createStringError(
+        formatv("--zero-points expects XZ,WZ (two integers), got '{0}'", text));
+  p.inputZeroPoint = zx, p.filterZeroPoint = zw;
+  return llvm::Error::success();
+}
+
+} // namespace
+
 llvm::Expected<ConvProblem>
 mlir::conv_lower::problemFromFlags(const ConvFlags &flags) {
   ConvProblem p;
@@ -240,102 +315,54 @@ mlir::conv_lower::problemFromFlags(const ConvFlags &flags) {
   auto in = parseIntList(flags.inputShape, "--input-shape", {3, 4, 5});
   if (!in)
     return in.takeError();
-  // torch's conv1d: N,C,L with an F,C/G,K filter is the 2-D convolution
-  // with H = KH = 1 (one stride, dilation and padding pair, along W).
-  // conv3d: N,C,D,H,W with F,C/G,KD,KH,KW, a problem with depth.
-  bool oneDimensional = in->size() == 3, threeDimensional = in->size() == 5;
   size_t rank = in->size();
   auto fi = parseIntList(flags.filterShape, "--filter-shape", {rank});
   if (!fi)
     return fi.takeError();
-  llvm::SmallVector<size_t> windowCounts =
-      oneDimensional     ? llvm::SmallVector<size_t>{1}
-      : threeDimensional ? llvm::SmallVector<size_t>{1, 3}
-                         : llvm::SmallVector<size_t>{1, 2};
-  auto st = parseIntList(flags.stride, "--stride", windowCounts, false,
+  auto st = parseIntList(flags.stride, "--stride", windowCounts(rank), false,
                          kMaxWindowParameter);
   if (!st)
     return st.takeError();
-  auto di = parseIntList(flags.dilation, "--dilation", windowCounts, false,
-                         kMaxWindowParameter);
+  auto di = parseIntList(flags.dilation, "--dilation", windowCounts(rank),
+                         false, kMaxWindowParameter);
   if (!di)
     return di.takeError();
-  llvm::SmallVector<size_t> padCounts =
-      oneDimensional     ? llvm::SmallVector<size_t>{1, 2}
-      : threeDimensional ? llvm::SmallVector<size_t>{1, 3, 6}
-                         : llvm::SmallVector<size_t>{1, 2, 4};
-  auto pa = parseIntList(flags.padding, "--padding", padCounts,
+  auto pa = parseIntList(flags.padding, "--padding", paddingCounts(rank),
                          /*allowZero=*/true, kMaxWindowParameter);
   if (!pa)
     return pa.takeError();
-  if (oneDimensional) {
-    // (N, C, L) -> (N, C, 1, L); padding P or (left, right).
-    in->insert(in->begin() + 2, 1);
-    fi->insert(fi->begin() + 2, 1);
-    st->insert(st->begin(), 1);
-    di->insert(di->begin(), 1);
-    int64_t left = (*pa)[0], right = pa->back();
-    *pa = {0, left, 0, right};
-  }
-  if (threeDimensional) {
-    // The depth comes off the front; what is left is the 2-D problem.
-    p.hasDepth = true;
-    p.d = (*in)[2], p.kd = (*fi)[2];
-    in->erase(in->begin() + 2);
-    fi->erase(fi->begin() + 2);
-    p.strideD = (*st)[0], p.dilationD = (*di)[0];
-    if (st->size() == 3)
-      st->erase(st->begin());
-    if (di->size() == 3)
-      di->erase(di->begin());
-    // P, (PD, PH, PW) as torch, or front, top, left, back, bottom, right.
-    llvm::SmallVector<int64_t> all = *pa;
-    if (all.size() == 1)
-      all.assign(6, all[0]);
-    else if (all.size() == 3)
-      all = {all[0], all[1], all[2], all[0], all[1], all[2]};
-    p.padFront = all[0], p.padBack = all[3];
-    *pa = {all[1], all[2], all[4], all[5]};
-  }
+  TorchWindow t{*in, *fi, *st, *di, *pa};
+  if (rank == 3)
+    liftConv1d(t);
+  else if (rank == 5)
+    takeDepth(t, p);
 
-  p.n = (*in)[0], p.c = (*in)[1], p.h = (*in)[2], p.w = (*in)[3];
-  p.f = (*fi)[0], p.kh = (*fi)[2], p.kw = (*fi)[3];
+  p.n = t.input[0], p.c = t.input[1], p.h = t.input[2], p.w = t.input[3];
+  p.f = t.filter[0], p.kh = t.filter[2], p.kw = t.filter[3];
   p.groups = flags.groups;
-  p.strideH = (*st)[0], p.strideW = st->back();
-  p.dilationH = (*di)[0], p.dilationW = di->back();
-  if (pa->size() == 1)
-    p.padTop = p.padLeft = p.padBottom = p.padRight = (*pa)[0];
-  else if (pa->size() == 2) // torch: (PH, PW)
-    p.padTop = p.padBottom = (*pa)[0], p.padLeft = p.padRight = (*pa)[1];
+  p.strideH = t.stride[0], p.strideW = t.stride.back();
+  p.dilationH = t.dilation[0], p.dilationW = t.dilation.back();
+  llvm::ArrayRef<int64_t> pads = t.padding;
+  if (pads.size() == 1)
+    p.padTop = p.padLeft = p.padBottom = p.padRight = pads[0];
+  else if (pads.size() == 2) // torch: (PH, PW)
+    p.padTop = p.padBottom = pads[0], p.padLeft = p.padRight = pads[1];
   else
-    p.padTop = (*pa)[0], p.padLeft = (*pa)[1], p.padBottom = (*pa)[2],
-    p.padRight = (*pa)[3];
+    p.padTop = pads[0], p.padLeft = pads[1], p.padBottom = pads[2],
+    p.padRight = pads[3];
   p.hasBias = flags.bias;
   p.layout = flags.layout;
   p.filterLayout = convrt::defaultFilterLayout(flags.layout);
   p.dtype = flags.dtype;
   p.accumulate = p.isQuantized() ? DType::I32 : DType::F32;
-  if (!flags.zeroPoints.empty()) {
-    if (!p.isQuantized())
-      return createStringError(
-          "--zero-points needs --dtype i8 (a quantized convolution)");
-    // Signed values: parseIntList takes non-negative ones only.
-    llvm::SmallVector<llvm::StringRef> parts;
-    llvm::StringRef(flags.zeroPoints).split(parts, ',');
-    int64_t zx, zw;
-    if (parts.size() != 2 || parts[0].trim().getAsInteger(10, zx) ||
-        parts[1].trim().getAsInteger(10, zw))
-      return createStringError(formatv(
-          "--zero-points expects XZ,WZ (two integers), got '{0}'",
-          flags.zeroPoints));
-    p.inputZeroPoint = zx, p.filterZeroPoint = zw;
-  }
+  if (llvm::Error e = parseZeroPoints(flags.zeroPoints, p))
+    return std::move(e);
 
-  if (p.groups >= 1 && p.c % p.groups == 0 && (*fi)[1] != p.c / p.groups)
+  if (p.groups >= 1 && p.c % p.groups == 0 && t.filter[1] != p.c / p.groups)
     return createStringError(formatv(
         "filter has {0} input channels per group but the input has C/G = "
         "{1}/{2} = {3}",
-        (*fi)[1], p.c, p.groups, p.c / p.groups));
+        t.filter[1], p.c, p.groups, p.c / p.groups));
   if (llvm::Error e = validateProblem(p))
     return std::move(e);
   return p;

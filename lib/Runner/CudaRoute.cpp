@@ -103,6 +103,21 @@ llvm::Error runner::runOnCuda(ModuleOp module, llvm::StringRef function,
   return llvm::Error::success();
 }
 
+std::string runner::kernelRefusal(const ConvProblem &problem) {
+  if (problem.isQuantized())
+    return "the GPU kernel takes float data only (no s8 MMA yet): --dtype i8 "
+           "runs on --target cpu";
+  return "";
+}
+
+std::string runner::gpuRouteRefusal(const ConvProblem &problem) {
+  std::string kernel = kernelRefusal(problem);
+  if (!kernel.empty() || !problem.hasDepth)
+    return kernel;
+  return "a bundle's manifest and the runtime's cuDNN comparison are 2-D: a "
+         "3-D convolution runs on --target cpu or cpu-twin";
+}
+
 llvm::Expected<BundleReport>
 mlir::conv_lower::emitBundle(MLIRContext &context, const RunOptions &options,
                              const std::string &directory) {
@@ -116,14 +131,11 @@ mlir::conv_lower::emitBundle(MLIRContext &context, const RunOptions &options,
   auto prepared = prepare(context, options);
   if (!prepared)
     return prepared.takeError();
-  // A manifest describes a 2-D float problem (runtime/'s bundle format).
-  if (prepared->problem && prepared->problem->hasDepth)
-    return badInput("--emit-bundle: a bundle's manifest describes 2-D "
-                    "convolutions; a 3-D one runs on --target cpu or "
-                    "cpu-twin");
-  if (prepared->problem && prepared->problem->isQuantized())
-    return badInput("--emit-bundle: the GPU kernel takes float data only "
-                    "(no s8 MMA yet); --dtype i8 runs on --target cpu");
+  if (prepared->problem) {
+    std::string refusal = gpuRouteRefusal(*prepared->problem);
+    if (!refusal.empty())
+      return badInput("--emit-bundle: " + refusal);
+  }
   convrt::Arch arch = options.chip.value_or(convrt::Arch::SM80);
   auto build = compileFor(*prepared->module, prepared->function,
                           *prepared->problem, arch);

@@ -68,7 +68,8 @@ void mlir::conv_lower::registerRunDialects(DialectRegistry &registry) {
 namespace {
 
 /// Why the CUDA route cannot run this problem as given, or "".
-std::string cudaRouteProblem(const RunOptions &o) {
+std::string cudaRouteProblem(const RunOptions &o,
+                             const std::optional<ConvProblem> &problem) {
   if (!o.mlirFile.empty())
     return "the GPU route takes its problem from flags, not a .mlir file";
   if (!o.inputNpy.empty() || !o.filterNpy.empty() || !o.biasNpy.empty())
@@ -77,23 +78,19 @@ std::string cudaRouteProblem(const RunOptions &o) {
   if (!o.outputNpy.empty())
     return "the GPU route does not copy its output back (--output is "
            "CPU-only)";
-  if (o.flags && o.flags->dtype == DType::I8)
-    return "the GPU kernel takes float data only (no s8 MMA yet): --dtype i8 "
-           "runs on --target cpu";
-  if (o.flags && llvm::count(o.flags->inputShape, ',') == 4)
-    return "3-D convolutions run on --target cpu or cpu-twin (the runtime's "
-           "bundles and its cuDNN comparison are 2-D)";
-  return "";
+  return problem ? gpuRouteRefusal(*problem) : "";
 }
 
 /// Fills the report's device section and picks the target (never Auto).
-llvm::Expected<Target> chooseTarget(const RunOptions &o, RunReport &report) {
+llvm::Expected<Target> chooseTarget(const RunOptions &o,
+                                    const std::optional<ConvProblem> &problem,
+                                    RunReport &report) {
   DeviceStatus status = probeDevices();
   report.driverVersion = status.driverVersion;
   report.devices = status.devices;
   report.deviceProblem = status.problem;
   bool usable = !status.devices.empty();
-  std::string routeProblem = cudaRouteProblem(o);
+  std::string routeProblem = cudaRouteProblem(o, problem);
   switch (o.target) {
   case Target::Cuda:
     if (!usable)
@@ -106,10 +103,9 @@ llvm::Expected<Target> chooseTarget(const RunOptions &o, RunReport &report) {
     report.targetReason = "requested with --target cuda";
     return Target::Cuda;
   case Target::CpuTwin:
-    if (o.flags && o.flags->dtype == DType::I8)
-      return badInput("--target cpu-twin: the GPU kernel (and so its twin) "
-                      "takes float data only (no s8 MMA yet): --dtype i8 "
-                      "runs on --target cpu");
+    if (std::string refusal = problem ? kernelRefusal(*problem) : "";
+        !refusal.empty())
+      return badInput("--target cpu-twin: " + refusal);
     report.targetReason = "requested with --target cpu-twin: the GPU kernel's "
                           "tiled loop nest, JIT'd on the CPU";
     return Target::CpuTwin;
@@ -254,10 +250,8 @@ llvm::Error runOnCpu(const Prepared &p, const RunOptions &o, CpuRoute route,
 
   if (!o.outputNpy.empty()) {
     if (llvm::Error e =
-            writeNpy(o.outputNpy,
-                     p.data.npyOutputShape.empty() ? p.data.outputSpec.shape
-                                                   : p.data.npyOutputShape,
-                     lowered->output, p.data.outputDType))
+            writeNpy(o.outputNpy, p.data.npyOutputShape, lowered->output,
+                     p.data.outputDType))
       return asFailure(std::move(e));
     report.outputPath = o.outputNpy;
   }
@@ -276,7 +270,7 @@ llvm::Expected<RunReport> mlir::conv_lower::run(MLIRContext &context,
 
   RunReport report;
   report.source = o.mlirFile.empty() ? "flags" : o.mlirFile;
-  auto target = chooseTarget(o, report);
+  auto target = chooseTarget(o, prepared->problem, report);
   if (!target)
     return target.takeError();
   report.target = toString(*target).str();

@@ -195,6 +195,7 @@ llvm::Error describeOutput(func::FuncOp func, RunData &data) {
   if (llvm::any_of(outShape, ShapedType::isDynamic))
     return badInput("only the batch of the result may be dynamic");
   data.outputSpec = {outShape, result.getElementType()};
+  data.npyOutputShape = outShape;
   data.outputDType = *outDType;
   data.outputElements = 1;
   for (int64_t d : outShape)

@@ -30,7 +30,7 @@ struct RunData {
   std::vector<BufferSpec> inputSpecs;
   BufferSpec outputSpec;
   /// The shape --output writes: outputSpec's, or torch's rank-3 one for a
-  /// conv1d given by flags. Empty: outputSpec's.
+  /// conv1d given by flags.
   llvm::SmallVector<int64_t> npyOutputShape;
   int64_t outputElements = 0;
   DType outputDType = DType::F32;
@@ -64,6 +64,13 @@ llvm::Expected<Execution> compileAndRun(ModuleOp module, llvm::StringRef func,
 /// sm_80.
 llvm::Expected<convrt::Arch> chooseChip(const RunOptions &options,
                                         const std::vector<DeviceInfo> &devices);
+
+/// Why the GPU kernel (and so its twin) cannot take `problem`, or "".
+std::string kernelRefusal(const ConvProblem &problem);
+/// Why the runtime's GPU route (--target cuda, --emit-bundle) cannot run
+/// `problem`: the kernel's reason, or a 3-D problem (a bundle's manifest and
+/// the cuDNN comparison are 2-D); "" when it can.
+std::string gpuRouteRefusal(const ConvProblem &problem);
 
 /// --target cuda: compiles the kernel, runs, times and checks it through
 /// runtime/ next to cuDNN; fills `report`.

@@ -70,9 +70,6 @@ private:
   SmallVector<std::pair<Location, std::string>> reasons;
 };
 
-/// The op producing `value` (a block argument has none).
-Operation *producer(Value value) { return value.getDefiningOp(); }
-
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -98,7 +95,7 @@ DiagnosedSilenceableFailure ConvLowerIm2ColTransformOp::apply(
     if (built->im2col)
       im2cols.push_back(built->im2col);
     gemms.push_back(built->gemm);
-    if (Operation *op = producer(built->replacement))
+    if (Operation *op = built->replacement.getDefiningOp())
       transformed.push_back(op);
   }
   results.set(cast<OpResult>(getIm2col()), im2cols);
@@ -189,7 +186,7 @@ DiagnosedSilenceableFailure ConvLowerImplicitGemmTransformOp::apply(
       kernels.push_back(built->twinGrid);
     if (built->launch)
       launches.push_back(built->launch);
-    if (Operation *op = producer(built->replacement))
+    if (Operation *op = built->replacement.getDefiningOp())
       transformed.push_back(op);
   }
   results.set(cast<OpResult>(getKernel()), kernels);

@@ -102,7 +102,7 @@ struct ConvPlan {
   }
 
   unsigned spatialRank() const { return kernel.size(); }
-  /// N * prod(outSize) / N: the output pixels per image.
+  /// The output pixels per image: prod(outSize).
   int64_t pixelsPerImage() const {
     int64_t pixels = 1;
     for (int64_t o : outSize)

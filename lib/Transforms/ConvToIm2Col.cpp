@@ -181,14 +181,6 @@ SmallVector<ReassociationIndices> mergeSpatial(unsigned spatialRank) {
   return {{0}, {1}, spatial};
 }
 
-/// [N, S..., C] <-> [N * prod(S), C]: a channels-last image as GEMM rows.
-SmallVector<ReassociationIndices> rowsOfImage(unsigned spatialRank) {
-  ReassociationIndices rows;
-  for (unsigned i = 0; i <= spatialRank; ++i)
-    rows.push_back(i);
-  return {rows, {int64_t(spatialRank) + 1}};
-}
-
 //===----------------------------------------------------------------------===//
 // Zero points
 //===----------------------------------------------------------------------===//
@@ -346,8 +338,8 @@ Value buildLhs(OpBuilder &b, Location loc, Value image, const ConvPlan &plan,
   auto type = RankedTensorType::get(shape, imageType.getElementType());
   if (!grouped && plan.isPointwise() &&
       plan.form->layout == ImageLayout::nhwc)
-    return tensor::CollapseShapeOp::create(b, loc, type, image,
-                                           rowsOfImage(plan.spatialRank()));
+    return tensor::CollapseShapeOp::create(
+        b, loc, type, image, getImageRowsReassociation(plan.spatialRank()));
   return Im2ColOp::create(b, loc, type, image, plan.form->layout,
                           plan.kernel, plan.strides,
                           plan.dilations, plan.padding, plan.groups,

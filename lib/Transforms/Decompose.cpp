@@ -66,6 +66,22 @@ Value padImage(OpBuilder &b, Location loc, Im2ColOp op) {
                                op.getInput(), low, high, zero);
 }
 
+/// [G] [N, O_0..] [the rest] of a [G, N, O_0.., ...] tensor of `numDims`
+/// dims as the GEMM's [G, M, ...]; without a group dim (a rank-2 GEMM
+/// operand) G joins the rows.
+SmallVector<ReassociationIndices> gemmReassociation(int64_t spatialRank,
+                                                    int64_t numDims,
+                                                    bool groupDim) {
+  ReassociationIndices rows, rest;
+  for (int64_t i = groupDim ? 1 : 0; i <= spatialRank + 1; ++i)
+    rows.push_back(i);
+  for (int64_t i = spatialRank + 2; i < numDims; ++i)
+    rest.push_back(i);
+  if (!groupDim)
+    return {rows, rest};
+  return {{0}, rows, rest};
+}
+
 /// im2col as a copy: over (g, n, o_0.., c, k_0..), read X at the window
 /// position, write [G, N, O_0.., Cg, K_0..] (chw) or [G, N, O_0.., K_0.., Cg]
 /// (hwc), then collapse to [G, M, K] (or [M, K]).
@@ -135,18 +151,10 @@ struct DecomposeIm2Col : OpRewritePattern<Im2ColOp> {
           linalg::YieldOp::create(b, l, args[0]);
         });
     // [G] [N, O..] [K..] -> [G, M, K], or [M, K] for a rank-2 result.
-    ReassociationIndices rows, taps;
-    for (unsigned i = 1; i <= rank + 1; ++i)
-      rows.push_back(i);
-    for (unsigned i = rank + 2; i < patchShape.size(); ++i)
-      taps.push_back(i);
-    SmallVector<ReassociationIndices> reassoc = {{0}, rows, taps};
-    if (op.getResult().getType().getRank() == 2) {
-      reassoc[1].insert(reassoc[1].begin(), 0);
-      reassoc.erase(reassoc.begin());
-    }
     rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(
-        op, op.getResult().getType(), copy.getResult(0), reassoc);
+        op, op.getResult().getType(), copy.getResult(0),
+        gemmReassociation(rank, patchShape.size(),
+                          op.getResult().getType().getRank() == 3));
     return success();
   }
 };
@@ -171,17 +179,10 @@ struct DecomposeFold : OpRewritePattern<FoldOp> {
     SmallVector<int64_t> expandedShape = {groups, batch};
     llvm::append_range(expandedShape, op.getOutputSize());
     expandedShape.push_back(perGroup);
-    ReassociationIndices rows;
-    for (int64_t i = 1; i <= rank + 1; ++i)
-      rows.push_back(i);
-    SmallVector<ReassociationIndices> expandReassoc = {{0}, rows, {rank + 2}};
-    if (inType.getRank() == 2) {
-      expandReassoc[1].insert(expandReassoc[1].begin(), 0);
-      expandReassoc.erase(expandReassoc.begin());
-    }
     Value expanded = tensor::ExpandShapeOp::create(
         rewriter, loc, RankedTensorType::get(expandedShape, elementType),
-        op.getInput(), expandReassoc);
+        op.getInput(),
+        gemmReassociation(rank, expandedShape.size(), inType.getRank() == 3));
 
     // -> [N, G, Fg, O..] (nchw) or [N, O.., G, Fg] (nhwc)
     SmallVector<int64_t> perm = {1};

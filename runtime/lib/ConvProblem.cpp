@@ -70,14 +70,16 @@ Error ConvProblem::validate() const {
         Named{"f", f}, Named{"kh", kh}, Named{"kw", kw},
         Named{"stride[0]", strideH}, Named{"stride[1]", strideW},
         Named{"dilation[0]", dilationH}, Named{"dilation[1]", dilationW},
-        Named{"groups", groups}})
+        Named{"groups", groups}, Named{"d", d}, Named{"kd", kd},
+        Named{"stride (depth)", strideD}, Named{"dilation (depth)", dilationD}})
     if (positive.value <= 0)
       return Error::failure(std::string(positive.name) +
                             " must be positive, got " +
                             std::to_string(positive.value));
   for (Named pad :
        {Named{"padding[0]", padTop}, Named{"padding[1]", padLeft},
-        Named{"padding[2]", padBottom}, Named{"padding[3]", padRight}})
+        Named{"padding[2]", padBottom}, Named{"padding[3]", padRight},
+        Named{"padding (front)", padFront}, Named{"padding (back)", padBack}})
     if (pad.value < 0)
       return Error::failure(std::string(pad.name) +
                             " must not be negative, got " +
@@ -85,7 +87,8 @@ Error ConvProblem::validate() const {
   // Bounds before any size arithmetic: products of absurd values would
   // overflow int64 (and a wrapped byte count would allocate nothing).
   for (Named dim : {Named{"n", n}, Named{"c", c}, Named{"h", h}, Named{"w", w},
-                    Named{"f", f}, Named{"kh", kh}, Named{"kw", kw}})
+                    Named{"f", f}, Named{"kh", kh}, Named{"kw", kw},
+                    Named{"d", d}, Named{"kd", kd}})
     if (dim.value > kMaxTensorElements)
       return Error::failure(std::string(dim.name) + " = " +
                             std::to_string(dim.value) + " exceeds " +
@@ -94,7 +97,9 @@ Error ConvProblem::validate() const {
        {Named{"stride[0]", strideH}, Named{"stride[1]", strideW},
         Named{"dilation[0]", dilationH}, Named{"dilation[1]", dilationW},
         Named{"padding[0]", padTop}, Named{"padding[1]", padLeft},
-        Named{"padding[2]", padBottom}, Named{"padding[3]", padRight}})
+        Named{"padding[2]", padBottom}, Named{"padding[3]", padRight},
+        Named{"stride (depth)", strideD}, Named{"dilation (depth)", dilationD},
+        Named{"padding (front)", padFront}, Named{"padding (back)", padBack}})
     if (window.value > kMaxWindowParameter)
       return Error::failure(std::string(window.name) + " = " +
                             std::to_string(window.value) +
@@ -129,19 +134,6 @@ Error ConvProblem::validate() const {
   if (dtype == DType::I32)
     return Error::failure("i32 is an output type; the data of a quantized "
                           "problem is i8");
-  for (Named depth : {Named{"d", d}, Named{"kd", kd},
-                      Named{"stride (depth)", strideD},
-                      Named{"dilation (depth)", dilationD}})
-    if (depth.value <= 0 || depth.value > kMaxWindowParameter)
-      return Error::failure(std::string(depth.name) + " must be in 1.." +
-                            std::to_string(kMaxWindowParameter) + ", got " +
-                            std::to_string(depth.value));
-  for (Named pad : {Named{"padding (front)", padFront},
-                    Named{"padding (back)", padBack}})
-    if (pad.value < 0 || pad.value > kMaxWindowParameter)
-      return Error::failure(std::string(pad.name) + " must be in 0.." +
-                            std::to_string(kMaxWindowParameter) + ", got " +
-                            std::to_string(pad.value));
   if (!hasDepth && (d != 1 || kd != 1 || padFront || padBack))
     return Error::failure("a 2-D problem has no depth (set hasDepth)");
   if (hasDepth && outD() <= 0)

@@ -216,15 +216,6 @@ LogicalResult Im2ColOp::verify() {
                     "result");
 }
 
-/// The reassociation that flattens a channels-last image [N, S..., C] into
-/// rows [N*S..., C] (and back).
-static SmallVector<ReassociationIndices> rowsAndChannels(unsigned spatialRank) {
-  ReassociationIndices rows;
-  for (unsigned i = 0; i <= spatialRank; ++i)
-    rows.push_back(i);
-  return {rows, {int64_t(spatialRank + 1)}};
-}
-
 namespace {
 /// A 1x1, stride-1, unpadded, single-group channels-last im2col only
 /// flattens the image: [N, H, W, C] -> [N*H*W, C] (any spatial rank).
@@ -236,7 +227,7 @@ struct Im2ColAsCollapse : OpRewritePattern<Im2ColOp> {
       return rewriter.notifyMatchFailure(op, "not a reshape");
     rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(
         op, op.getResult().getType(), op.getInput(),
-        rowsAndChannels(op.getSpatialRank()));
+        getImageRowsReassociation(op.getSpatialRank()));
     return success();
   }
 };
@@ -319,7 +310,7 @@ struct FoldAsExpand : OpRewritePattern<FoldOp> {
       return rewriter.notifyMatchFailure(op, "not a reshape");
     rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
         op, op.getResult().getType(), op.getInput(),
-        rowsAndChannels(op.getResult().getType().getRank() - 2));
+        getImageRowsReassociation(op.getResult().getType().getRank() - 2));
     return success();
   }
 };

@@ -5,6 +5,7 @@
 
 #include "ConvLower/Dialect/ConvLower/IR/ConvLowerDialect.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
@@ -34,6 +35,16 @@ inline SpatialImageDims getImageDims(ImageLayout layout, unsigned spatialRank) {
   for (unsigned i = 0; i < spatialRank; ++i)
     dims.spatial.push_back(channelsFirst ? i + 2 : i + 1);
   return dims;
+}
+
+/// [N, S..., C] <-> [N * prod(S), C]: a channels-last image as GEMM rows
+/// (what a reshape-only im2col or fold does).
+inline SmallVector<ReassociationIndices>
+getImageRowsReassociation(unsigned spatialRank) {
+  ReassociationIndices rows;
+  for (unsigned i = 0; i <= spatialRank; ++i)
+    rows.push_back(i);
+  return {rows, {int64_t(spatialRank) + 1}};
 }
 } // namespace mlir::conv_lower
 
