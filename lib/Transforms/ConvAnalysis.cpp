@@ -307,10 +307,22 @@ mlir::conv_lower::collapseShape(ArrayRef<int64_t> shape,
 
 namespace {
 
-/// A tensor.pad of zeros on the spatial dims only, with static amounts.
-tensor::PadOp getAbsorbablePad(Value input, ArrayRef<unsigned> spatialDims) {
+/// Whether `pad` has static amounts and pads with the constant `value`.
+bool isStaticPadOf(tensor::PadOp pad, int64_t value) {
+  if (!pad || !pad.getLow().empty() || !pad.getHigh().empty())
+    return false;
+  APInt padValue;
+  return matchPattern(pad.getConstantPaddingValue(), m_ConstantInt(&padValue)) &&
+         padValue.getSignificantBits() <= 64 &&
+         padValue.getSExtValue() == value;
+}
+
+/// A tensor.pad on the spatial dims only, with static amounts, of zeros or
+/// (when `alsoValue` is set) of that value.
+tensor::PadOp getAbsorbablePad(Value input, ArrayRef<unsigned> spatialDims,
+                               std::optional<int64_t> alsoValue) {
   auto pad = input.getDefiningOp<tensor::PadOp>();
-  if (!isStaticZeroPad(pad))
+  if (!isStaticZeroPad(pad) && !(alsoValue && isStaticPadOf(pad, *alsoValue)))
     return nullptr;
   // An empty source cannot even be sliced (MLIR rejects any offset into a
   // dimension of size 0): the convolution reads the padded tensor, which is
@@ -393,7 +405,8 @@ std::string unsupportedFormReason(linalg::LinalgOp op) {
 } // namespace
 
 FailureOr<ConvPlan>
-mlir::conv_lower::analyzeConv(linalg::LinalgOp op, std::string &whyNot) {
+mlir::conv_lower::analyzeConv(linalg::LinalgOp op, std::string &whyNot,
+                              const AnalysisOptions &options) {
   auto fail = [&](const Twine &reason) {
     whyNot = reason.str();
     return failure();
@@ -446,8 +459,17 @@ mlir::conv_lower::analyzeConv(linalg::LinalgOp op, std::string &whyNot) {
 
   unsigned rank = form.spatialDims.size();
   plan.padding.assign(2 * rank, 0);
+  // The input zero point, when a pad of it may be absorbed.
+  std::optional<int64_t> zeroPointPad;
+  APInt zx;
+  if (options.absorbZeroPointPad && plan.inputZeroPoint &&
+      matchPattern(plan.inputZeroPoint, m_ConstantInt(&zx)) &&
+      zx.getSignificantBits() <= 64 && !zx.isZero())
+    zeroPointPad = zx.getSExtValue();
   auto absorb = [&](tensor::PadOp pad, ArrayRef<unsigned> spatialDims) {
     plan.absorbedPad = pad;
+    if (!isStaticZeroPad(pad))
+      plan.padValue = *zeroPointPad;
     for (auto [i, dim] : llvm::enumerate(spatialDims)) {
       plan.padding[i] = pad.getStaticLow()[dim];
       plan.padding[rank + i] = pad.getStaticHigh()[dim];
@@ -455,12 +477,13 @@ mlir::conv_lower::analyzeConv(linalg::LinalgOp op, std::string &whyNot) {
     input = pad.getSource();
   };
   SpatialImageDims imageDims = getImageDims(form.layout, rank);
-  if (tensor::PadOp pad = getAbsorbablePad(input, form.spatialDims)) {
+  if (tensor::PadOp pad =
+          getAbsorbablePad(input, form.spatialDims, zeroPointPad)) {
     absorb(pad, form.spatialDims);
   } else if (auto expand = input.getDefiningOp<tensor::ExpandShapeOp>()) {
     // Frontends pad the image, then split its channels into groups.
     tensor::PadOp padBefore =
-        getAbsorbablePad(expand.getSrc(), imageDims.spatial);
+        getAbsorbablePad(expand.getSrc(), imageDims.spatial, zeroPointPad);
     if (padBefore && !form.inputToImage.empty() &&
         expand.getReassociationIndices() ==
             ArrayRef<ReassociationIndices>(form.inputToImage)) {

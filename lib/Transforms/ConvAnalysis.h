@@ -86,6 +86,10 @@ struct ConvPlan {
   /// The low sides, then the high sides (2-D: top, left, bottom, right),
   /// trimmed to what the output reads: see fitOutput.
   SmallVector<int64_t> padding;
+  /// What the absorbed padding reads: 0, or (analysis option
+  /// absorbZeroPointPad) a quantized convolution's input zero point, which
+  /// is torch's quantized padding (the real value 0).
+  int64_t padValue = 0;
   int64_t groups, channels, filtersPerGroup;
   SmallVector<int64_t> bShape;    // the regrouped filter's shape
   /// A quantized convolution's scalar zero points (null otherwise): it
@@ -125,8 +129,17 @@ ArrayRef<ConvForm> getConvForms();
 SmallVector<int64_t> collapseShape(ArrayRef<int64_t> shape,
                                    ArrayRef<ReassociationIndices> reassoc);
 
+/// What a rewrite can absorb beyond zero padding.
+struct AnalysisOptions {
+  /// A quantized convolution's pad whose value is its (constant) input zero
+  /// point: the implicit-GEMM kernel fills such padding with the zero point;
+  /// the im2col op's padding reads 0, so its rewrite leaves the pad in place.
+  bool absorbZeroPointPad = false;
+};
+
 /// The plan for `op`, or failure with `whyNot` saying why it is not handled.
-FailureOr<ConvPlan> analyzeConv(linalg::LinalgOp op, std::string &whyNot);
+FailureOr<ConvPlan> analyzeConv(linalg::LinalgOp op, std::string &whyNot,
+                                const AnalysisOptions &options = {});
 
 /// A tensor.pad with static amounts whose padding value is a constant zero
 /// (the padding a convolution's rewrites absorb). Null-safe.

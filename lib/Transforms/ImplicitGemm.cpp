@@ -10,7 +10,9 @@
 // A tile straight from the image into shared memory (the address of A[m, k]
 // is computed from (n, oh, ow) and (c, kh, kw); padding and bounds become a
 // zero-fill predicate), and the epilogue writes Y[m, f] to its place in the
-// output layout (the fold).
+// output layout (the fold). i8 data run on the s8 MMA; a quantized op's zero
+// points are applied in the epilogue from row and column sums that extra
+// MMAs against all-ones operands compute (ImplicitGemmKernel.cpp).
 //
 // The kernel is built for one CTA of `warpsM x warpsN` warps owning a
 // blockM x blockN tile of C, stepping K by blockK through a ring of `stages`
@@ -131,7 +133,11 @@ FailureOr<Decision> decide(linalg::LinalgOp conv,
       !bad.empty())
     return fail(ImplicitGemmFailure::Kind::InvalidTarget, bad);
   std::string whyNot;
-  FailureOr<ConvPlan> plan = analyzeConv(conv, whyNot);
+  // The kernel fills absorbed padding with the pad's value, so a quantized
+  // convolution's pad of its input zero point is absorbed too.
+  AnalysisOptions analysis;
+  analysis.absorbZeroPointPad = true;
+  FailureOr<ConvPlan> plan = analyzeConv(conv, whyNot, analysis);
   FailureOr<GemmProblem> problem = failure();
   if (succeeded(plan))
     problem = buildProblem(*plan, whyNot);

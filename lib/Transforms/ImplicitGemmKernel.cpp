@@ -57,7 +57,8 @@ void KernelBuilder::forEach(int64_t n, Value gpuId,
 }
 
 std::pair<Value, Value> KernelBuilder::elementOffset(Operand op, Value row,
-                                                     Value k, Value group) {
+                                                     Value k, Value group,
+                                                     Value *padding) {
   // k -> (c, kh, kw) in the chosen K order.
   // k -> (kd, kh, kw, c) channels last, else (c, kd, kh, kw); kd only for a
   // 3-D convolution (the 2-D body is unchanged).
@@ -95,13 +96,14 @@ std::pair<Value, Value> KernelBuilder::elementOffset(Operand op, Value row,
     Value offset = add(mul(add(mul(row, p.groups), group), p.k()), k);
     return {offset, both(valid, lessThan(row, p.m()))};
   }
-  return gatherOffset(row, c, kdi, khi, kwi, group, valid);
+  return gatherOffset(row, c, kdi, khi, kwi, group, valid, padding);
 }
 
 std::pair<Value, Value> KernelBuilder::gatherOffset(Value row, Value c,
                                                     Value kdi, Value khi,
                                                     Value kwi, Value group,
-                                                    Value valid) {
+                                                    Value valid,
+                                                    Value *padding) {
   // Row m -> (n, [od,] oh, ow) -> input ([id,] ih, iw); padding is the
   // predicate.
   Value n = div(row, p.pixels());
@@ -110,18 +112,40 @@ std::pair<Value, Value> KernelBuilder::gatherOffset(Value row, Value c,
   Value oh = div(plane, p.wo), ow = rem(plane, p.wo);
   Value ih = add(add(mul(oh, p.strideH), mul(khi, p.dilationH)), -p.padTop);
   Value iw = add(add(mul(ow, p.strideW), mul(kwi, p.dilationW)), -p.padLeft);
-  valid = both(both(valid, lessThan(row, p.m())),
-               both(inRange(ih, p.h), inRange(iw, p.w)));
+  Value inGemm = both(valid, lessThan(row, p.m()));
+  Value inImage = both(inRange(ih, p.h), inRange(iw, p.w));
   Value channel = add(mul(group, p.cg), c);
   Value offset = add(add(mul(n, p.xN), mul(channel, p.xC)),
                      add(mul(ih, p.xH), mul(iw, p.xW)));
   if (p.hasDepth) {
     Value od = div(pixel, p.ho * p.wo);
     Value id = add(add(mul(od, p.strideD), mul(kdi, p.dilationD)), -p.padFront);
-    valid = both(valid, inRange(id, p.d));
+    inImage = both(inImage, inRange(id, p.d));
     offset = add(offset, mul(id, p.xD));
   }
-  return {offset, valid};
+  if (padding && p.padValue != 0) {
+    Value outside = arith::XOrIOp::create(
+        b, loc, inImage,
+        arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+    *padding = both(inGemm, outside);
+  }
+  return {offset, both(inGemm, inImage)};
+}
+
+Value KernelBuilder::elementConstant(Type type, int64_t value) {
+  TypedAttr scalar = value ? TypedAttr(b.getIntegerAttr(p.elementType, value))
+                           : TypedAttr(b.getZeroAttr(p.elementType));
+  if (auto vec = dyn_cast<VectorType>(type))
+    return arith::ConstantOp::create(b, loc, vec,
+                                     DenseElementsAttr::get(vec, scalar));
+  return arith::ConstantOp::create(b, loc, scalar);
+}
+
+Value KernelBuilder::fillValue(Type type, Value padding) {
+  Value zero = elementConstant(type, 0);
+  if (!padding)
+    return zero;
+  return select(padding, elementConstant(type, p.padValue), zero);
 }
 
 void KernelBuilder::emitIm2colElement(Value index, Value x, Value xcol) {
@@ -130,11 +154,13 @@ void KernelBuilder::emitIm2colElement(Value index, Value x, Value xcol) {
   KernelBuilder image(b, loc, gather, t, twin);
   Value k = rem(index, p.k()), rest = div(index, p.k());
   Value group = rem(rest, p.groups), row = div(rest, p.groups);
-  auto [offset, valid] = image.elementOffset(Operand::A, row, k, group);
+  Value padding;
+  auto [offset, valid] =
+      image.elementOffset(Operand::A, row, k, group, &padding);
   Value data = memref::LoadOp::create(b, loc, x,
                                       ValueRange{select(valid, offset, idx(0))});
-  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(p.elementType));
-  memref::StoreOp::create(b, loc, select(valid, data, zero), xcol,
+  Value fill = image.fillValue(p.elementType, padding);
+  memref::StoreOp::create(b, loc, select(valid, data, fill), xcol,
                           ValueRange{index});
 }
 
@@ -163,33 +189,49 @@ SmallVector<Value> KernelBuilder::loadTile(Operand op, Value src, Value smem,
     for (int64_t i = 0; i < rows * chunksPerRow / t.threads(); ++i) {
       Value row = add(firstRow, i * (t.threads() / chunksPerRow));
       Value k = add(kBase, mul(chunk, v));
-      auto [offset, valid] = elementOffset(op, add(rowBase, row), k, group);
+      // A chunk is v channels of one tap of one pixel: all padding or none.
+      Value padding;
+      auto [offset, valid] =
+          elementOffset(op, add(rowBase, row), k, group, &padding);
       offset = select(valid, offset, idx(0));
       Value column = swizzledColumn(row, chunk);
+      auto vecType = VectorType::get({v}, p.elementType);
       if (twin) {
-        auto vecType = VectorType::get({v}, p.elementType);
         Value data = vector::LoadOp::create(b, loc, vecType, src, offset);
-        Value zeros = arith::ConstantOp::create(
-            b, loc, vecType, DenseElementsAttr::get(
-                                 vecType, b.getZeroAttr(p.elementType)));
-        data = select(valid, data, zeros);
+        data = select(valid, data, fillValue(vecType, padding));
         vector::StoreOp::create(b, loc, data, smem,
                                 ValueRange{stage, row, column});
         continue;
       }
       // Zero-fill: a copy of 0 source bytes writes 16 zero bytes.
       Value srcElements = select(valid, idx(v), idx(0));
-      tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-          b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), smem,
-          ValueRange{stage, row, column}, src, ValueRange{offset},
-          b.getIndexAttr(v), srcElements, b.getUnitAttr()));
+      auto copy = [&] {
+        return nvgpu::DeviceAsyncCopyOp::create(
+            b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), smem,
+            ValueRange{stage, row, column}, src, ValueRange{offset},
+            b.getIndexAttr(v), srcElements, b.getUnitAttr());
+      };
+      if (!padding) {
+        tokens.push_back(copy());
+        continue;
+      }
+      // Padding that reads a non-zero value is stored by the thread (no
+      // copy is issued for it: its zero-fill would race with the store); the
+      // stage's commit group covers the copies of the other chunks.
+      auto ifOp = scf::IfOp::create(b, loc, padding, /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      vector::StoreOp::create(b, loc, elementConstant(vecType, p.padValue),
+                              smem, ValueRange{stage, row, column});
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      copy();
+      asyncInBranches = true;
     }
     return tokens;
   }
   // Element gather. Consecutive threads take consecutive rows when the rows
   // are what is contiguous in memory (NCHW pixels), else consecutive k.
   bool rowsContiguous = op == Operand::A && !p.channelsInnermost;
-  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(p.elementType));
   // Element e = tid + i*T. The index math is written per thread so that what
   // does not change with i (the thread's row, and with it the image position
   // of an A row) is computed once: fewer live registers in the kernel.
@@ -203,11 +245,12 @@ SmallVector<Value> KernelBuilder::loadTile(Operand op, Value src, Value smem,
                               : div(e, inner);
     Value row = rowsContiguous ? fixed : stepped;
     Value kk = rowsContiguous ? stepped : fixed;
+    Value padding;
     auto [offset, valid] =
-        elementOffset(op, add(rowBase, row), add(kBase, kk), group);
+        elementOffset(op, add(rowBase, row), add(kBase, kk), group, &padding);
     Value data = memref::LoadOp::create(b, loc, src,
                                         ValueRange{select(valid, offset, idx(0))});
-    data = select(valid, data, zero);
+    data = select(valid, data, fillValue(p.elementType, padding));
     Value column =
         add(swizzledColumn(row, div(kk, v)), rem(kk, v));
     memref::StoreOp::create(b, loc, data, smem, ValueRange{stage, row, column});
@@ -226,7 +269,7 @@ Value KernelBuilder::loadStage(Value stage, Value kTile, Value tid, Value bm,
     llvm::append_range(tokens, loadTile(Operand::B, w, smemB, stage, kTile,
                                         thread, rowB, group));
   });
-  if (tokens.empty())
+  if (tokens.empty() && !asyncInBranches)
     return nullptr;
   return nvgpu::DeviceAsyncCreateGroupOp::create(
       b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
@@ -254,10 +297,10 @@ void KernelBuilder::storeOutput(Value y, Value m, Value f, Value group,
                      add(mul(oh, p.yH), mul(ow, p.yW)));
   if (p.hasDepth)
     offset = add(offset, mul(div(pixel, p.ho * p.wo), p.yD));
-  if (p.initValue != 0.0)
-    acc = arith::AddFOp::create(
-        b, loc, acc,
-        arith::ConstantOp::create(b, loc, b.getF32FloatAttr(p.initValue)));
+  if (p.initValue != 0.0 && p.isInteger())
+    acc = arith::AddIOp::create(b, loc, acc, accumulatorConstant(p.initValue));
+  else if (p.initValue != 0.0)
+    acc = arith::AddFOp::create(b, loc, acc, accumulatorConstant(p.initValue));
   if (p.biasType) {
     Value bias = memref::LoadOp::create(b, loc, biasBuffer, ValueRange{channel});
     if (!p.biasType.isF32())
@@ -267,18 +310,67 @@ void KernelBuilder::storeOutput(Value y, Value m, Value f, Value group,
   if (p.relu)
     acc = arith::MaximumFOp::create(
         b, loc, acc, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)));
-  if (!p.outputType.isF32())
+  if (p.outputType != p.accumulatorType)
     acc = arith::TruncFOp::create(b, loc, p.outputType, acc);
   memref::StoreOp::create(b, loc, acc, y, ValueRange{offset});
 }
 
+Value KernelBuilder::accumulatorConstant(double value) {
+  TypedAttr attr = p.isInteger()
+                       ? TypedAttr(b.getIntegerAttr(p.accumulatorType,
+                                                    static_cast<int64_t>(value)))
+                       : TypedAttr(b.getFloatAttr(p.accumulatorType, value));
+  return arith::ConstantOp::create(b, loc, attr);
+}
+
+// sum_k (x - zx)(w - zw) = sum x*w - zw * sum x - zx * sum w + K * zx * zw,
+// in i32 arithmetic that wraps as linalg's does (so it is exact mod 2^32,
+// like the _q op itself). Padding and the K tail are zeros in both tiles:
+// they add nothing to the GEMM or the sums, and an absorbed zero pad reads
+// as (0 - zx)(w - zw), which is what the op on the padded tensor computes.
+Value KernelBuilder::applyZeroPoints(Value acc, Value rowSum,
+                                     Value columnSum) {
+  if (!p.isInteger())
+    return acc;
+  int64_t zx = p.inputZeroPoint, zw = p.filterZeroPoint;
+  auto times = [&](Value v, int64_t c) {
+    return arith::MulIOp::create(b, loc, v, accumulatorConstant(double(c)));
+  };
+  if (rowSum)
+    acc = arith::SubIOp::create(b, loc, acc, times(rowSum, zw));
+  if (columnSum)
+    acc = arith::SubIOp::create(b, loc, acc, times(columnSum, zx));
+  // K*zx*zw in 64 bits, then wrapped to i32 as the op's arithmetic would.
+  int64_t both = static_cast<int32_t>(static_cast<uint32_t>(
+      static_cast<uint64_t>(p.k()) * static_cast<uint64_t>(zx) *
+      static_cast<uint64_t>(zw)));
+  if (both != 0)
+    acc = arith::AddIOp::create(b, loc, acc, accumulatorConstant(double(both)));
+  return acc;
+}
+
+int64_t KernelBuilder::accumulatorSlots() const {
+  int64_t tilesM = t.warpM() / 16, tilesN = t.warpN() / 8;
+  return tilesM * tilesN + (p.needsRowSums() ? tilesM : 0) +
+         (p.needsColumnSums() ? tilesN : 0);
+}
+
+int64_t KernelBuilder::rowSumSlot(int64_t i) const {
+  return (t.warpM() / 16) * (t.warpN() / 8) + i;
+}
+
+int64_t KernelBuilder::columnSumSlot(int64_t j) const {
+  return rowSumSlot(p.needsRowSums() ? t.warpM() / 16 : 0) + j;
+}
+
 /// One mma.sync; `a` and the B registers come from ldmatrix, `acc` is the
-/// thread's four f32 accumulators as vector<4xf32>.
+/// thread's four accumulators as vector<4xf32> (vector<4xi32> for s8).
 Value KernelBuilder::gpuMma(Value a, Value bFrag0, Value bFrag1, Value acc) {
   MLIRContext *ctx = b.getContext();
-  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  Type i32 = b.getI32Type(), accType = p.accumulatorType;
   // A .b32 register of the fragment: f16 pairs stay vector<2xf16>; bf16
-  // pairs and tf32 values travel as i32, as the PTX instruction wants.
+  // pairs, s8 quads and tf32 values travel as i32, as the PTX instruction
+  // wants.
   auto asRegister = [&](Value row) -> Value {
     if (p.kind == MmaKind::F16)
       return row;
@@ -306,19 +398,26 @@ Value KernelBuilder::gpuMma(Value a, Value bFrag0, Value bFrag1, Value acc) {
         vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{r}));
   NVVM::MMATypes ptxType = p.kind == MmaKind::F16    ? NVVM::MMATypes::f16
                            : p.kind == MmaKind::BF16 ? NVVM::MMATypes::bf16
+                           : p.kind == MmaKind::S8   ? NVVM::MMATypes::s8
                                                      : NVVM::MMATypes::tf32;
-  int64_t k = p.kind == MmaKind::TF32 ? 8 : 16;
-  auto structType = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
+  // Integer MMAs wrap on overflow, as linalg's i32 adds and multiplies do
+  // (satfinite would clamp and differ from the op).
+  std::optional<NVVM::MMAIntOverflow> overflow;
+  if (p.isInteger())
+    overflow = NVVM::MMAIntOverflow::wrapped;
+  auto structType = LLVM::LLVMStructType::getLiteral(
+      ctx, {accType, accType, accType, accType});
   Value d = NVVM::MmaOp::create(
-      b, loc, structType, aRegs, bRegs, cRegs, ArrayRef<int64_t>{16, 8, k},
-      std::nullopt, std::nullopt,
+      b, loc, structType, aRegs, bRegs, cRegs,
+      ArrayRef<int64_t>{16, 8, p.mmaK()}, std::nullopt, overflow,
       std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
       std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                      NVVM::MMALayout::col});
   SmallVector<Value> out;
   for (int64_t r = 0; r < 4; ++r)
     out.push_back(LLVM::ExtractValueOp::create(b, loc, d, r));
-  return vector::FromElementsOp::create(b, loc, VectorType::get({4}, f32), out);
+  return vector::FromElementsOp::create(b, loc, VectorType::get({4}, accType),
+                                        out);
 }
 
 // ldmatrix.x4: lanes 8j..8j+7 give the row addresses of 8x(16 bytes) matrix
@@ -354,6 +453,16 @@ SmallVector<Value> KernelBuilder::gpuComputeStage(Value smemA, Value smemB,
   auto fragType = VectorType::get({4, regElems}, p.elementType);
   SmallVector<Value> out(accs.begin(), accs.end());
   int64_t chunksPerRow = t.blockK / p.chunkElements();
+  Value onesFragment, onesRegister;
+  if (p.needsRowSums() || p.needsColumnSums()) {
+    auto regType = VectorType::get({regElems}, p.elementType);
+    onesFragment = arith::ConstantOp::create(
+        b, loc, fragType,
+        DenseElementsAttr::get(fragType, b.getIntegerAttr(p.elementType, 1)));
+    onesRegister = arith::ConstantOp::create(
+        b, loc, regType,
+        DenseElementsAttr::get(regType, b.getIntegerAttr(p.elementType, 1)));
+  }
   for (int64_t kk = 0; kk < chunksPerRow / 2; ++kk) {
     SmallVector<Value> aFrags, bFrags;
     for (int64_t i = 0; i < tilesM; ++i) {
@@ -373,6 +482,15 @@ SmallVector<Value> KernelBuilder::gpuComputeStage(Value smemA, Value smemB,
       for (int64_t j = 0; j < tilesN; ++j)
         out[i * tilesN + j] = gpuMma(aFrags[i], bFrags[2 * j],
                                      bFrags[2 * j + 1], out[i * tilesN + j]);
+    // The zero-point sums: A times an all-ones B gives each row's sum in
+    // every column of D (and ones times B each column's), in the same
+    // fragment positions as the GEMM's own accumulators.
+    for (int64_t i = 0; p.needsRowSums() && i < tilesM; ++i)
+      out[rowSumSlot(i)] =
+          gpuMma(aFrags[i], onesRegister, onesRegister, out[rowSumSlot(i)]);
+    for (int64_t j = 0; p.needsColumnSums() && j < tilesN; ++j)
+      out[columnSumSlot(j)] = gpuMma(onesFragment, bFrags[2 * j],
+                                     bFrags[2 * j + 1], out[columnSumSlot(j)]);
   }
   return out;
 }
@@ -384,11 +502,20 @@ void KernelBuilder::gpuEpilogue(Value y, Value bm, Value bn, Value group,
   auto [warpRow, warpCol] = warpOrigin(warp);
   Value rowBase = add(mul(bm, t.blockM), warpRow);
   Value colBase = add(mul(bn, t.blockN), warpCol);
-  for (auto [index, acc] : llvm::enumerate(accs)) {
+  int64_t tilesM = t.warpM() / 16;
+  auto element = [&](Value acc, int64_t v) -> Value {
+    return vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{v});
+  };
+  for (int64_t index = 0; index < tilesM * tilesN; ++index) {
     int64_t i = index / tilesN, j = index % tilesN;
     for (int64_t v = 0; v < 4; ++v) {
       auto [row, col] = fragmentPosition(lane, i, j, v);
-      Value value = vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{v});
+      // Element v of a sum tile sits at the row (column) of element v of
+      // every GEMM tile in its row (column) of tiles.
+      Value rowSum = p.needsRowSums() ? element(accs[rowSumSlot(i)], v) : Value();
+      Value columnSum =
+          p.needsColumnSums() ? element(accs[columnSumSlot(j)], v) : Value();
+      Value value = applyZeroPoints(element(accs[index], v), rowSum, columnSum);
       storeOutput(y, add(rowBase, row), add(colBase, col), group, value);
     }
   }
@@ -402,10 +529,6 @@ void KernelBuilder::twinComputeStage(Value smemA, Value smemB, Value stage,
   int64_t tilesM = t.warpM() / 16, tilesN = t.warpN() / 8;
   int64_t half = p.chunkElements(), chunksPerRow = t.blockK / half;
   int64_t e = p.registerElements();
-  Type f32 = b.getF32Type();
-  auto toF32 = [&](Value v) -> Value {
-    return v.getType().isF32() ? v : arith::ExtFOp::create(b, loc, f32, v);
-  };
   forEach(t.warpsM * t.warpsN, nullptr, [&](Value warp) {
     auto [warpRow, warpCol] = warpOrigin(warp);
     for (int64_t kk = 0; kk < chunksPerRow / 2; ++kk) {
@@ -435,44 +558,82 @@ void KernelBuilder::twinComputeStage(Value smemA, Value smemB, Value stage,
         ldmatrix(smemB, twinFragB, j / 2, [&](Value source) {
           return ldmatrixAddressB(source, warpCol, j, kk);
         });
-      // mma.sync m16n8k(2*half): A(r, k) is element k%e of register
-      // r/8 + 2*(k/half) of lane (r%8)*4 + (k%half)/e; B(k, n) element k%e of
-      // register k/half of lane n*4 + (k%half)/e (the tile pair's second
-      // tile in registers 2, 3); D(r, c) as fragmentPosition says.
       forEach(tilesM, nullptr, [&](Value i) {
         forEach(tilesN, nullptr, [&](Value jt) {
-          forEach(kThreadsPerWarp, nullptr, [&](Value lane) {
-            for (int64_t v = 0; v < 4; ++v) {
-              auto [r, c] = fragmentPosition(lane, 0, 0, v);
-              Value row = add(mul(i, 16), r), col = add(mul(jt, 8), c);
-              Value init =
-                  memref::LoadOp::create(b, loc, acc, ValueRange{warp, row, col});
-              auto kLoop = scf::ForOp::create(b, loc, idx(0), idx(2 * half),
-                                              idx(1), ValueRange{init});
-              OpBuilder::InsertionGuard guard(b);
-              b.setInsertionPointToStart(kLoop.getBody());
-              Value k = kLoop.getInductionVar();
-              Value kIn = div(rem(k, half), e), kReg = div(k, half),
-                    kEl = rem(k, e);
-              Value aLane = add(mul(rem(r, 8), 4), kIn);
-              Value aReg = add(div(r, 8), mul(kReg, 2));
-              Value bLane = add(mul(c, 4), kIn);
-              Value bReg = add(mul(rem(jt, 2), 2), kReg);
-              Value a = memref::LoadOp::create(
-                  b, loc, twinFragA, ValueRange{i, aLane, aReg, kEl});
-              Value bv = memref::LoadOp::create(
-                  b, loc, twinFragB, ValueRange{div(jt, 2), bLane, bReg, kEl});
-              Value sum = arith::AddFOp::create(
-                  b, loc, kLoop.getRegionIterArgs()[0],
-                  arith::MulFOp::create(b, loc, toF32(a), toF32(bv)));
-              scf::YieldOp::create(b, loc, sum);
-              b.setInsertionPointAfter(kLoop);
-              memref::StoreOp::create(b, loc, kLoop.getResult(0), acc,
-                                      ValueRange{warp, row, col});
-            }
-          });
+          twinMma(acc, warp, i, jt, mul(i, 16), mul(jt, 8), false, false);
         });
       });
+      // The zero-point sums, by the same mma with an all-ones operand.
+      if (p.needsRowSums())
+        forEach(tilesM, nullptr, [&](Value i) {
+          twinMma(twinRowSums, warp, i, idx(0), mul(i, 16), idx(0), false,
+                  true);
+        });
+      if (p.needsColumnSums())
+        forEach(tilesN, nullptr, [&](Value jt) {
+          twinMma(twinColumnSums, warp, idx(0), jt, idx(0), mul(jt, 8), true,
+                  false);
+        });
+    }
+  });
+}
+
+// mma.sync m16n8k(2*half): A(r, k) is element k%e of register r/8 +
+// 2*(k/half) of lane (r%8)*4 + (k%half)/e; B(k, n) element k%e of register
+// k/half of lane n*4 + (k%half)/e (the tile pair's second tile in registers
+// 2, 3); D(r, c) as fragmentPosition says. For s8 (e = 4, half = 16) this is
+// the PTX ISA's m16n8k32 layout: a0..a3 row g, a4..a7 row g+8, a8..a15 the
+// same 16 columns further.
+void KernelBuilder::twinMma(Value acc, Value warp, Value i, Value jt,
+                            Value rowBase, Value colBase, bool onesA,
+                            bool onesB) {
+  int64_t half = p.chunkElements(), e = p.registerElements();
+  Type accType = p.accumulatorType;
+  auto widen = [&](Value v) -> Value {
+    if (v.getType() == accType)
+      return v;
+    if (p.isInteger())
+      return arith::ExtSIOp::create(b, loc, accType, v);
+    return arith::ExtFOp::create(b, loc, accType, v);
+  };
+  auto multiplyAdd = [&](Value sum, Value x, Value y) -> Value {
+    if (p.isInteger())
+      return arith::AddIOp::create(b, loc, sum,
+                                   arith::MulIOp::create(b, loc, x, y));
+    return arith::AddFOp::create(b, loc, sum,
+                                 arith::MulFOp::create(b, loc, x, y));
+  };
+  forEach(kThreadsPerWarp, nullptr, [&](Value lane) {
+    for (int64_t v = 0; v < 4; ++v) {
+      auto [r, c] = fragmentPosition(lane, 0, 0, v);
+      Value row = add(rowBase, r), col = add(colBase, c);
+      Value init =
+          memref::LoadOp::create(b, loc, acc, ValueRange{warp, row, col});
+      auto kLoop = scf::ForOp::create(b, loc, idx(0), idx(2 * half), idx(1),
+                                      ValueRange{init});
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(kLoop.getBody());
+      Value k = kLoop.getInductionVar();
+      Value kIn = div(rem(k, half), e), kReg = div(k, half), kEl = rem(k, e);
+      Value one = accumulatorConstant(1.0);
+      Value a = one, bv = one;
+      if (!onesA) {
+        Value aLane = add(mul(rem(r, 8), 4), kIn);
+        Value aReg = add(div(r, 8), mul(kReg, 2));
+        a = widen(memref::LoadOp::create(b, loc, twinFragA,
+                                         ValueRange{i, aLane, aReg, kEl}));
+      }
+      if (!onesB) {
+        Value bLane = add(mul(c, 4), kIn);
+        Value bReg = add(mul(rem(jt, 2), 2), kReg);
+        bv = widen(memref::LoadOp::create(
+            b, loc, twinFragB, ValueRange{div(jt, 2), bLane, bReg, kEl}));
+      }
+      scf::YieldOp::create(
+          b, loc, multiplyAdd(kLoop.getRegionIterArgs()[0], a, bv));
+      b.setInsertionPointAfter(kLoop);
+      memref::StoreOp::create(b, loc, kLoop.getResult(0), acc,
+                              ValueRange{warp, row, col});
     }
   });
 }
@@ -491,6 +652,16 @@ void KernelBuilder::twinEpilogue(Value y, Value bm, Value bn, Value group,
             auto [row, col] = fragmentPosition(lane, i, j, v);
             Value value =
                 memref::LoadOp::create(b, loc, acc, ValueRange{warp, row, col});
+            Value rowSum, columnSum;
+            if (p.needsRowSums())
+              rowSum = memref::LoadOp::create(
+                  b, loc, twinRowSums,
+                  ValueRange{warp, row, fragmentPosition(lane, i, 0, v).second});
+            if (p.needsColumnSums())
+              columnSum = memref::LoadOp::create(
+                  b, loc, twinColumnSums,
+                  ValueRange{warp, fragmentPosition(lane, 0, j, v).first, col});
+            value = applyZeroPoints(value, rowSum, columnSum);
             storeOutput(y, add(add(mul(bm, t.blockM), warpRow), row),
                         add(add(mul(bn, t.blockN), warpCol), col), group,
                         value);
@@ -505,25 +676,31 @@ void KernelBuilder::emitBlock(Value bm, Value bn, Value group, Value x,
   int64_t kTiles = llvm::divideCeilSigned(p.k(), t.blockK);
   Value tid = twin ? nullptr : gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x)
                                    .getResult();
-  Type f32 = b.getF32Type();
 
   SmallVector<Value> accs;
   if (twin) {
-    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
-    auto fill = [&](Value warp) {
-      forEach(t.warpM(), nullptr, [&](Value r) {
-        forEach(t.warpN(), nullptr, [&](Value c) {
-          memref::StoreOp::create(b, loc, zero, twinAcc,
-                                  ValueRange{warp, r, c});
+    Value zero = accumulatorConstant(0.0);
+    auto fill = [&](Value buffer, int64_t rows, int64_t cols) {
+      forEach(t.warpsM * t.warpsN, nullptr, [&](Value warp) {
+        forEach(rows, nullptr, [&](Value r) {
+          forEach(cols, nullptr, [&](Value c) {
+            memref::StoreOp::create(b, loc, zero, buffer,
+                                    ValueRange{warp, r, c});
+          });
         });
       });
     };
-    forEach(t.warpsM * t.warpsN, nullptr, fill);
+    fill(twinAcc, t.warpM(), t.warpN());
+    if (p.needsRowSums())
+      fill(twinRowSums, t.warpM(), 8);
+    if (p.needsColumnSums())
+      fill(twinColumnSums, 16, t.warpN());
   } else {
-    auto accType = VectorType::get({4}, f32);
+    auto accType = VectorType::get({4}, p.accumulatorType);
     Value zeros = arith::ConstantOp::create(
-        b, loc, accType, DenseElementsAttr::get(accType, b.getF32FloatAttr(0)));
-    accs.assign((t.warpM() / 16) * (t.warpN() / 8), zeros);
+        b, loc, accType,
+        DenseElementsAttr::get(accType, b.getZeroAttr(p.accumulatorType)));
+    accs.assign(accumulatorSlots(), zeros);
   }
 
   // Prologue: K tiles 0 .. stages-2, one group each (tiles past the end

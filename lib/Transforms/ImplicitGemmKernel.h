@@ -21,7 +21,10 @@ constexpr int64_t kThreadsPerWarp = 32;
 constexpr int64_t kChunkBytes = 16; // one cp.async / one ldmatrix row
 constexpr int64_t kRowBytes = 64;   // a shared-memory row: blockK elements
 
-enum class MmaKind { F16, BF16, TF32 };
+/// The mma.sync flavour: f16/bf16 m16n8k16 and tf32 m16n8k8 accumulate in
+/// f32; s8 m16n8k32 (s8 x s8) accumulates in s32, wrapping as linalg's i32
+/// arithmetic does.
+enum class MmaKind { F16, BF16, TF32, S8 };
 
 //===----------------------------------------------------------------------===//
 // The problem as the kernel sees it: sizes and element strides
@@ -47,9 +50,20 @@ struct GemmProblem {
   /// consecutive k then walk contiguous input memory where they can.
   bool channelsInnermost;
   Type elementType, outputType;
+  /// f32, or i32 for S8: the fragments' accumulators and the twin's.
+  Type accumulatorType;
   MmaKind kind;
   /// The convolution's init (a constant fill), added in the epilogue.
   double initValue = 0.0;
+  /// S8: a quantized convolution's zero points (constants), so that the
+  /// result is sum (x - zx)(w - zw) = C - zw*Sx - zx*Sw + K*zx*zw with C the
+  /// plain s8 GEMM, Sx the row (window) sums of A and Sw the column (filter)
+  /// sums of B; both sums come out of extra mma.sync with an all-ones operand.
+  /// Zero for a plain integer convolution (then no sums are computed).
+  int64_t inputZeroPoint = 0, filterZeroPoint = 0;
+  /// What absorbed padding reads (S8: 0 or the input zero point); the K
+  /// tail and tile overhang always read 0.
+  int64_t padValue = 0;
   /// A fused bias [G*Fg] of this element type (null: none), then ReLU.
   Type biasType;
   int64_t biasElements = 0;
@@ -70,8 +84,16 @@ struct GemmProblem {
   }
   /// Elements per 16-byte chunk: 8 (f16/bf16) or 4 (f32).
   int64_t chunkElements() const { return kChunkBytes / elementBytes(); }
-  /// Elements per .b32 mma fragment register: 2 (f16/bf16) or 1 (tf32).
-  int64_t registerElements() const { return kind == MmaKind::TF32 ? 1 : 2; }
+  /// Elements per .b32 mma fragment register: 2 (f16/bf16), 1 (tf32) or 4
+  /// (s8).
+  int64_t registerElements() const { return 4 / elementBytes(); }
+  /// The K of one mma.sync: two 16-byte chunks (16 f16, 8 tf32, 32 s8).
+  int64_t mmaK() const { return 2 * chunkElements(); }
+  bool isInteger() const { return kind == MmaKind::S8; }
+  /// Whether the epilogue needs the row sums of A (times zw) and the column
+  /// sums of B (times zx).
+  bool needsRowSums() const { return filterZeroPoint != 0; }
+  bool needsColumnSums() const { return inputZeroPoint != 0; }
 };
 
 struct TileConfig {
@@ -125,6 +147,14 @@ public:
     twinFragB = bFrag;
   }
 
+  /// The twin's zero-point sum accumulators (null when not needed): row sums
+  /// [warps, warpM, 8] and column sums [warps, 16, warpN], the D of the
+  /// all-ones mma.sync as the lanes hold it.
+  void setTwinSums(Value rows, Value columns) {
+    twinRowSums = rows;
+    twinColumnSums = columns;
+  }
+
 private:
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value add(Value a, Value c) { return arith::AddIOp::create(b, loc, a, c); }
@@ -158,14 +188,22 @@ private:
   void forEach(int64_t n, Value gpuId, function_ref<void(Value)> body);
 
   /// The element offset of A[m, k] (or B[k, f] with `row` = f) and whether
-  /// it is inside the tensor (false for padding and tile overhang).
+  /// it is inside the tensor (false for padding and tile overhang). With a
+  /// non-zero padValue, `padding` (if given) is set for A: whether the
+  /// element is padding (inside the GEMM, outside the image).
   std::pair<Value, Value> elementOffset(Operand op, Value row, Value k,
-                                        Value group);
+                                        Value group, Value *padding = nullptr);
   /// The image element that im2col row `row` = m, column (c, kh, kw) reads,
-  /// and whether it lies inside the image (`valid` so far) .
+  /// and whether it lies inside the image (`valid` so far: k < K); `padding`
+  /// as above.
   std::pair<Value, Value> gatherOffset(Value row, Value c, Value kdi,
-                                       Value khi, Value kwi,
-                                       Value group, Value valid);
+                                       Value khi, Value kwi, Value group,
+                                       Value valid, Value *padding);
+  /// The value a predicated-off element of A reads: the pad value where
+  /// `padding`, else 0 (of `type`, a scalar or vector of the element type).
+  Value fillValue(Type type, Value padding);
+  /// `value` as a constant of `type` (the element type or a vector of it).
+  Value elementConstant(Type type, int64_t value);
   /// Physical column of chunk `chunk` of shared row `row` (the swizzle).
   Value swizzledColumn(Value row, Value chunk);
   /// One thread's share of the global -> shared copy of a K tile; returns
@@ -184,6 +222,16 @@ private:
                                            int64_t v);
   /// Y[m, f] = acc + init for m < M and f < Fg: the fold.
   void storeOutput(Value y, Value m, Value f, Value group, Value acc);
+  /// A quantized result from the plain GEMM's `acc` and the sums (null when
+  /// not needed): acc - zw*rowSum - zx*columnSum + K*zx*zw.
+  Value applyZeroPoints(Value acc, Value rowSum, Value columnSum);
+  /// The accumulator slots the GPU code carries: the mma tiles, then the row
+  /// sums (one per A tile), then the column sums (one per B tile).
+  int64_t accumulatorSlots() const;
+  int64_t rowSumSlot(int64_t i) const;
+  int64_t columnSumSlot(int64_t j) const;
+  /// A zero (or `value`) of the accumulator type.
+  Value accumulatorConstant(double value);
 
   /// The first (row, col) of warp `warp`'s tile within the CTA tile.
   std::pair<Value, Value> warpOrigin(Value warp) {
@@ -206,6 +254,11 @@ private:
                    ValueRange accs);
   // Twin pieces.
   void twinComputeStage(Value smemA, Value smemB, Value stage, Value acc);
+  /// One emulated mma.sync of `warp` on A tile `i` and B tile `jt` (either
+  /// replaced by all ones when `onesA`/`onesB`), accumulating into `acc` at
+  /// (warp, rowBase + r, colBase + c) for each of D's (r, c).
+  void twinMma(Value acc, Value warp, Value i, Value jt, Value rowBase,
+               Value colBase, bool onesA, bool onesB);
   void twinEpilogue(Value y, Value bm, Value bn, Value group, Value acc);
 
   OpBuilder &b;
@@ -213,7 +266,10 @@ private:
   const GemmProblem &p;
   const TileConfig &t;
   bool twin;
-  Value biasBuffer, twinFragA, twinFragB;
+  Value biasBuffer, twinFragA, twinFragB, twinRowSums, twinColumnSums;
+  /// Some cp.async were issued inside a branch (their tokens are not in the
+  /// lists): the stages still need their commit groups and waits.
+  bool asyncInBranches = false;
 };
 
 } // namespace mlir::conv_lower::igemm

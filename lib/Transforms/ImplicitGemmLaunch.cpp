@@ -164,7 +164,7 @@ Value twinIm2col(OpBuilder &b, Location loc, const GemmProblem &p,
 /// What a CTA keeps on chip, as stack buffers (at most 48 KiB + the
 /// accumulators; the deallocation pipeline accepts no explicit frees).
 struct TwinScratch {
-  Value smemA, smemB, acc, fragA, fragB;
+  Value smemA, smemB, acc, fragA, fragB, rowSums, columnSums;
 };
 
 TwinScratch allocateTwinScratch(OpBuilder &b, Location loc,
@@ -172,10 +172,18 @@ TwinScratch allocateTwinScratch(OpBuilder &b, Location loc,
   TwinScratch s;
   s.smemA = memref::AllocaOp::create(b, loc, sharedType(p, t, t.blockM, true));
   s.smemB = memref::AllocaOp::create(b, loc, sharedType(p, t, t.blockN, true));
-  s.acc = memref::AllocaOp::create(
-      b, loc,
-      MemRefType::get({t.warpsM * t.warpsN, t.warpM(), t.warpN()},
-                      b.getF32Type()));
+  int64_t warps = t.warpsM * t.warpsN;
+  auto accumulators = [&](int64_t rows, int64_t cols) -> Value {
+    return memref::AllocaOp::create(
+        b, loc, MemRefType::get({warps, rows, cols}, p.accumulatorType));
+  };
+  s.acc = accumulators(t.warpM(), t.warpN());
+  // The zero-point sums' D tiles: one n8 tile of row sums per A tile, one
+  // m16 tile of column sums per B tile.
+  if (p.needsRowSums())
+    s.rowSums = accumulators(t.warpM(), 8);
+  if (p.needsColumnSums())
+    s.columnSums = accumulators(16, t.warpN());
   // Each warp's fragment registers: [tiles, lanes, 4 registers, elements].
   int64_t regElems = p.registerElements();
   s.fragA = memref::AllocaOp::create(
@@ -210,6 +218,7 @@ TwinLoops igemm::buildTwin(OpBuilder &b, Location loc, const GemmProblem &p,
         KernelBuilder kb(nb, nloc, p, t, /*twin=*/true);
         kb.setBias(biasFlat);
         kb.setTwinFragments(s.fragA, s.fragB);
+        kb.setTwinSums(s.rowSums, s.columnSums);
         kb.emitBlock(ivs[2], ivs[1], ivs[0], x, w, y, s.smemA, s.smemB, s.acc);
       });
   return {toTensor(b, loc, outputType, output), grid.loops.front()};

@@ -31,6 +31,12 @@ FailureOr<MmaKind> getMmaKind(Type input, Type filter, Type output,
     whyNot = "input and filter element types differ";
     return failure();
   }
+  if (input.isSignlessInteger(8)) {
+    if (output.isSignlessInteger(32))
+      return MmaKind::S8;
+    whyNot = "i8 data needs an i32 output (the s8 MMA accumulates in s32)";
+    return failure();
+  }
   if (!output.isF32() && !output.isF16() && !output.isBF16()) {
     whyNot = "the output must be f32, f16 or bf16";
     return failure();
@@ -41,7 +47,7 @@ FailureOr<MmaKind> getMmaKind(Type input, Type filter, Type output,
     return MmaKind::BF16;
   if (input.isF32())
     return MmaKind::TF32;
-  whyNot = "tensor cores take f16, bf16 or f32 (as tf32) data";
+  whyNot = "tensor cores take f16, bf16, f32 (as tf32) or i8 data";
   return failure();
 }
 
@@ -55,7 +61,21 @@ FailureOr<double> getConstantInit(Value init) {
   FloatAttr attr;
   if (matchPattern(value, m_Constant(&attr)))
     return attr.getValueAsDouble();
+  // An integer init: i32 values are exact as doubles.
+  APInt integer;
+  if (matchPattern(value, m_ConstantInt(&integer)) &&
+      integer.getSignificantBits() <= 32)
+    return static_cast<double>(integer.getSExtValue());
   return failure();
+}
+
+/// A quantized convolution's zero point as a constant the epilogue folds in.
+FailureOr<int64_t> getConstantZeroPoint(Value zeroPoint) {
+  APInt value;
+  if (!matchPattern(zeroPoint, m_ConstantInt(&value)) ||
+      value.getSignificantBits() > 32)
+    return failure();
+  return value.getSExtValue();
 }
 
 /// Sizes, padding, strides and dilations from the analysis; a 3-D
@@ -153,11 +173,17 @@ FailureOr<GemmProblem> igemm::buildProblem(const ConvPlan &plan,
   if (!inputType.hasStaticShape() || !outputType.hasStaticShape())
     return fail("the kernel needs static shapes (dynamic batch is not "
                 "supported yet)");
-  if (plan.isQuantized())
-    return fail("a quantized convolution: the kernel has neither the s8 MMA "
-                "nor the zero-point correction (--conv-lower-im2col "
-                "rewrites it)");
   GemmProblem p;
+  if (plan.isQuantized()) {
+    FailureOr<int64_t> zx = getConstantZeroPoint(plan.inputZeroPoint);
+    FailureOr<int64_t> zw = getConstantZeroPoint(plan.filterZeroPoint);
+    if (failed(zx) || failed(zw))
+      return fail("the zero points are not constants (the kernel folds them "
+                  "into its epilogue; --conv-lower-im2col takes any)");
+    p.inputZeroPoint = *zx;
+    p.filterZeroPoint = *zw;
+    p.padValue = plan.padValue;
+  }
   FailureOr<MmaKind> kind =
       getMmaKind(inputType.getElementType(), filterType.getElementType(),
                  outputType.getElementType(), whyNot);
@@ -172,6 +198,9 @@ FailureOr<GemmProblem> igemm::buildProblem(const ConvPlan &plan,
   p.kind = *kind;
   p.elementType = inputType.getElementType();
   p.outputType = outputType.getElementType();
+  p.accumulatorType = p.kind == MmaKind::S8
+                          ? Type(IntegerType::get(op->getContext(), 32))
+                          : Type(Float32Type::get(op->getContext()));
   p.initValue = *initValue;
 
   SpatialImageDims dims = getImageDims(form.layout, plan.spatialRank());

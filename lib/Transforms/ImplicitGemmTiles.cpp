@@ -32,8 +32,16 @@ static TileConfig heuristicTiles(const GemmProblem &p) {
   // A gathered element by element (NCHW) costs each thread a register per
   // element in flight: 8 warps halve both that and the accumulators per
   // thread (ptxas spilled with 4 warps of 64x64 on sm_90).
+  // The quantized kernel's zero-point sums add an accumulator tile per A and
+  // per B tile: with 4 warps of 64x32 a 3x3 64-channel NHWC layer took 255
+  // registers on sm_80 (168 on sm_90); 2x4 warps of 64x16 take 128 on both
+  // with no spills (4x2 spilled a few bytes once padding reads the zero
+  // point).
+  bool sums = p.needsRowSums() || p.needsColumnSums();
   if (!isVectorized(p, Operand::A) && t.blockM == 128 && t.blockN >= 64)
     t.warpsM = 4;
+  else if (sums && t.blockM == 128 && t.blockN >= 64)
+    t.warpsN = 4;
   t.stages = 3;
   return t;
 }

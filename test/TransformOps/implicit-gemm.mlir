@@ -66,7 +66,7 @@ module attributes {transform.with_named_sequence} {
 // A convolution the kernel does not take: a silenceable failure with the
 // reason (the payload is left as it was: im2col.mlir checks that).
 func.func @quantized(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x4x8xi8>, %zx: i32, %zw: i32, %init: tensor<1x6x6x8xi32>) -> tensor<1x6x6x8xi32> {
-  // expected-note @below {{left untouched: a quantized convolution: the kernel has neither the s8 MMA nor the zero-point correction}}
+  // expected-note @below {{left untouched: the zero points are not constants}}
   %y = linalg.conv_2d_nhwc_hwcf_q {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>} ins(%x, %w, %zx, %zw : tensor<1x8x8x4xi8>, tensor<3x3x4x8xi8>, i32, i32) outs(%init : tensor<1x6x6x8xi32>) -> tensor<1x6x6x8xi32>
   return %y : tensor<1x6x6x8xi32>
 }

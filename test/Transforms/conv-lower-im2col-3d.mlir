@@ -3,8 +3,8 @@
 //
 // 3-D convolutions: the 2-D table with a depth dim. The im2col and fold take
 // three spatial dims; the GEMM is the same. (The GPU kernel takes the float
-// ones too: conv-lower-implicit-gemm-3d.mlir; the quantized one it leaves
-// with a remark.) Numerics: test/Integration/CPU/conv-ranks.test.
+// ones too: conv-lower-implicit-gemm-3d.mlir; the quantized one here has
+// zero points that are function arguments, which it leaves with a remark.) Numerics: test/Integration/CPU/conv-ranks.test.
 
 // NDHWC/DHWCF with a depth pad absorbed, strides and dilations per dim.
 // Od = (4 + 1 + 1 - 3) / 1 + 1 = 4, Oh = (7 - 2*(2-1) - 1) / 2 + 1 = 3,
@@ -79,7 +79,7 @@ func.func @quantized(%x: tensor<1x4x4x4x2xi8>, %w: tensor<2x2x2x2x4xi8>, %zx: i3
   %c0 = arith.constant 0 : i32
   %e = tensor.empty() : tensor<1x3x3x3x4xi32>
   %i = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x3x3x3x4xi32>) -> tensor<1x3x3x3x4xi32>
-  // expected-remark @+1 {{conv-lower-implicit-gemm: left untouched: a quantized convolution}}
+  // expected-remark @+1 {{conv-lower-implicit-gemm: left untouched: the zero points are not constants}}
   %y = linalg.conv_3d_ndhwc_dhwcf_q {strides = dense<1> : tensor<3xi64>, dilations = dense<1> : tensor<3xi64>}
      ins(%x, %w, %zx, %zw : tensor<1x4x4x4x2xi8>, tensor<2x2x2x2x4xi8>, i32, i32) outs(%i : tensor<1x3x3x3x4xi32>) -> tensor<1x3x3x3x4xi32>
   return %y : tensor<1x3x3x3x4xi32>

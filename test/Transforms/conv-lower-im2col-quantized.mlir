@@ -37,7 +37,7 @@ func.func @nchw(%x: tensor<1x3x8x8xi8>, %w: tensor<4x3x3x3xi8>, %zx: i32, %zw: i
   } : tensor<1x3x8x8xi8> to tensor<1x3x10x10xi8>
   %e = tensor.empty() : tensor<1x4x8x8xi32>
   %i = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x4x8x8xi32>) -> tensor<1x4x8x8xi32>
-  // expected-remark @+1 {{conv-lower-implicit-gemm: left untouched: a quantized convolution: the kernel has neither the s8 MMA nor the zero-point correction (--conv-lower-im2col rewrites it)}}
+  // expected-remark @+1 {{conv-lower-implicit-gemm: left untouched: the zero points are not constants (the kernel folds them into its epilogue; --conv-lower-im2col takes any)}}
   %y = linalg.conv_2d_nchw_fchw_q {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
      ins(%p, %w, %zx, %zw : tensor<1x3x10x10xi8>, tensor<4x3x3x3xi8>, i32, i32) outs(%i : tensor<1x4x8x8xi32>) -> tensor<1x4x8x8xi32>
   return %y : tensor<1x4x8x8xi32>
@@ -57,7 +57,7 @@ func.func @depthwise(%x: tensor<2x6x6x4xi8>, %w: tensor<3x3x4xi8>, %zx: i32, %zw
   %c0 = arith.constant 0 : i32
   %e = tensor.empty() : tensor<2x4x4x4xi32>
   %i = linalg.fill ins(%c0 : i32) outs(%e : tensor<2x4x4x4xi32>) -> tensor<2x4x4x4xi32>
-  // expected-remark @+1 {{conv-lower-implicit-gemm: left untouched: a quantized convolution}}
+  // expected-remark @+1 {{conv-lower-implicit-gemm: left untouched: the zero points are not constants}}
   %y = linalg.depthwise_conv_2d_nhwc_hwc_q {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
      ins(%x, %w, %zx, %zw : tensor<2x6x6x4xi8>, tensor<3x3x4xi8>, i32, i32) outs(%i : tensor<2x4x4x4xi32>) -> tensor<2x4x4x4xi32>
   return %y : tensor<2x4x4x4xi32>

@@ -9,7 +9,8 @@
 // lowering of the linalg convs); the rewrite's route (im2col + GEMM + fold),
 // its decomposed form lowered the upstream way, the conv-shaped
 // linalg.generic spelling of every conv, and the implicit GEMM's CPU twin
-// (which takes the static float convs with a constant init; the others stay
+// (which takes the static convs with a constant init, i8 ones on its s8
+// MMA; the others stay
 // untouched, with a remark, and take the reference lowering) must all print
 // the same numbers (buffer addresses stripped before the diff). EXEC holds
 // values computed independently (numpy, float64 direct convolution of the
@@ -206,12 +207,12 @@ func.func @ngchw_fgchw_stride_skips_input(%x: tensor<2x2x3x4x2xf32>, %w: tensor<
 // GENERIC-COUNT-8: conv_lower.im2col
 // GENERIC-NOT: conv_lower.im2col
 
-// The twin takes the three static float convs with a constant init
-// (@ngchw_gfchw_static, @nhwc_fhwc_window_in_padding_f32,
-// @ngchw_fgchw_stride_skips_input); the rest is left untouched with a remark
-// naming why.
+// The twin takes the four static convs with a constant init
+// (@ngchw_gfchw_static, @nhwc_fhwc_partly_padding (i8, on the s8 MMA),
+// @nhwc_fhwc_window_in_padding_f32, @ngchw_fgchw_stride_skips_input); the
+// rest is left untouched with a remark naming why.
 // TWIN-REMARKS-COUNT-3: remark: conv-lower-implicit-gemm: left untouched: the kernel needs static shapes
-// TWIN-REMARKS-COUNT-2: remark: conv-lower-implicit-gemm: left untouched: the output must be f32, f16 or bf16
+// TWIN-REMARKS-COUNT-1: remark: conv-lower-implicit-gemm: left untouched: the convolution's init must be a constant fill
 // TWIN-REMARKS-NOT: remark
 // TWIN-LABEL: func.func @ngchw_gfchw_dynamic_batch
 // TWIN: linalg.conv_2d_ngchw_gfchw
@@ -224,7 +225,7 @@ func.func @ngchw_fgchw_stride_skips_input(%x: tensor<2x2x3x4x2xf32>, %w: tensor<
 // TWIN-LABEL: func.func @nhwc_fhwc_window_in_padding(
 // TWIN: linalg.conv_2d_nhwc_fhwc
 // TWIN-LABEL: func.func @nhwc_fhwc_partly_padding
-// TWIN: linalg.conv_2d_nhwc_fhwc
+// TWIN-NOT: linalg.conv
 // TWIN-LABEL: func.func @nhwc_fhwc_window_in_padding_f32
 // TWIN-NOT: linalg.conv
 // TWIN-LABEL: func.func @ngchw_fgchw_stride_skips_input

@@ -32,29 +32,45 @@ func.func @init_not_a_fill(%x: tensor<1x4x6x6xf32>, %w: tensor<8x4x3x3xf32>, %in
 
 // -----
 
-// CHECK-LABEL: func.func @int8
+// CHECK-LABEL: func.func @int8_to_int16
 // CHECK: linalg.conv_2d_nchw_fchw
-// REQUIRE: error: conv-lower-implicit-gemm: unsupported convolution: the output must be f32, f16 or bf16
-func.func @int8(%x: tensor<1x4x6x6xi8>, %w: tensor<8x4x3x3xi8>) -> tensor<1x8x4x4xi32> {
-  %z = arith.constant 0 : i32
-  %e = tensor.empty() : tensor<1x8x4x4xi32>
-  %f = linalg.fill ins(%z : i32) outs(%e : tensor<1x8x4x4xi32>) -> tensor<1x8x4x4xi32>
-  // expected-remark @+1 {{conv-lower-implicit-gemm: left untouched: the output must be f32, f16 or bf16}}
+// REQUIRE: error: conv-lower-implicit-gemm: unsupported convolution: i8 data needs an i32 output
+func.func @int8_to_int16(%x: tensor<1x4x6x6xi8>, %w: tensor<8x4x3x3xi8>) -> tensor<1x8x4x4xi16> {
+  %z = arith.constant 0 : i16
+  %e = tensor.empty() : tensor<1x8x4x4xi16>
+  %f = linalg.fill ins(%z : i16) outs(%e : tensor<1x8x4x4xi16>) -> tensor<1x8x4x4xi16>
+  // expected-remark @+1 {{conv-lower-implicit-gemm: left untouched: i8 data needs an i32 output (the s8 MMA accumulates in s32)}}
   %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
-    ins(%x, %w : tensor<1x4x6x6xi8>, tensor<8x4x3x3xi8>) outs(%f : tensor<1x8x4x4xi32>) -> tensor<1x8x4x4xi32>
-  return %r : tensor<1x8x4x4xi32>
+    ins(%x, %w : tensor<1x4x6x6xi8>, tensor<8x4x3x3xi8>) outs(%f : tensor<1x8x4x4xi16>) -> tensor<1x8x4x4xi16>
+  return %r : tensor<1x8x4x4xi16>
+}
+
+// -----
+
+// The epilogue folds the zero points in as constants.
+// CHECK-LABEL: func.func @quantized_runtime_zero_points
+// CHECK: linalg.conv_2d_nhwc_hwcf_q
+// REQUIRE: error: conv-lower-implicit-gemm: unsupported convolution: the zero points are not constants
+func.func @quantized_runtime_zero_points(%x: tensor<1x6x6x16xi8>, %w: tensor<3x3x16x8xi8>, %zx: i32, %zw: i32) -> tensor<1x4x4x8xi32> {
+  %z = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<1x4x4x8xi32>
+  %f = linalg.fill ins(%z : i32) outs(%e : tensor<1x4x4x8xi32>) -> tensor<1x4x4x8xi32>
+  // expected-remark @+1 {{conv-lower-implicit-gemm: left untouched: the zero points are not constants (the kernel folds them into its epilogue; --conv-lower-im2col takes any)}}
+  %r = linalg.conv_2d_nhwc_hwcf_q {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w, %zx, %zw : tensor<1x6x6x16xi8>, tensor<3x3x16x8xi8>, i32, i32) outs(%f : tensor<1x4x4x8xi32>) -> tensor<1x4x4x8xi32>
+  return %r : tensor<1x4x4x8xi32>
 }
 
 // -----
 
 // CHECK-LABEL: func.func @f64
 // CHECK: linalg.conv_2d_nchw_fchw
-// REQUIRE: error: conv-lower-implicit-gemm: unsupported convolution: tensor cores take f16, bf16 or f32 (as tf32) data
+// REQUIRE: error: conv-lower-implicit-gemm: unsupported convolution: tensor cores take f16, bf16, f32 (as tf32) or i8 data
 func.func @f64(%x: tensor<1x4x6x6xf64>, %w: tensor<8x4x3x3xf64>) -> tensor<1x8x4x4xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1x8x4x4xf32>
   %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
-  // expected-remark @+1 {{conv-lower-implicit-gemm: left untouched: tensor cores take f16, bf16 or f32 (as tf32) data}}
+  // expected-remark @+1 {{conv-lower-implicit-gemm: left untouched: tensor cores take f16, bf16, f32 (as tf32) or i8 data}}
   %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
     ins(%x, %w : tensor<1x4x6x6xf64>, tensor<8x4x3x3xf64>) outs(%f : tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
   return %r : tensor<1x8x4x4xf32>

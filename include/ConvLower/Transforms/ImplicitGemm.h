@@ -125,11 +125,12 @@ struct ImplicitGemmResult {
 };
 
 /// Rewrites `conv` (any convolution the im2col rewrite accepts, with
-/// f16/bf16/f32 data, static shapes and a constant-fill init) into an
+/// f16/bf16/f32 data or i8 data into i32 -- quantized ops with constant zero
+/// points included --, static shapes and a constant-fill init) into an
 /// implicit-GEMM kernel and its launch, or its CPU twin. A per-channel bias
 /// add and a ReLU that only the convolution feeds are fused into the
-/// epilogue and erased with it; an absorbed zero tensor.pad is erased when
-/// nothing else reads it. Host code is inserted before the last replaced
+/// epilogue and erased with it; an absorbed tensor.pad (of zeros, or of a
+/// quantized op's input zero point) is erased when nothing else reads it. Host code is inserted before the last replaced
 /// op; kernels go into the enclosing module's `@conv_lower_kernels`.
 /// On failure the IR is unchanged and `whyNot` (if given) says why.
 FailureOr<ImplicitGemmResult>

@@ -154,6 +154,7 @@ class Problem:
     loop_order: str = ""     # generic loops as dimension letters; "" is the named op's order
     image_input: bool = False  # grouped forms: X is the rank-4 image, padded, then split
     zero_points: tuple = None  # (zx, zw): the quantized op, sum (x - zx) * (w - zw)
+    pad_zero_point: bool = False  # the padding reads zx (torch's quantized conv), not 0
 
     @property
     def spec(self):
@@ -208,6 +209,8 @@ class Problem:
         if self.zero_points and (self.form not in QUANTIZED_FORMS or self.generic or
                                  not DTYPES[self.dtype].elem_out.startswith("i")):
             raise ValueError(f"{self.form} {self.dtype}: no quantized op")
+        if self.pad_zero_point and not (self.zero_points and any(self.pad)):
+            raise ValueError("pad_zero_point needs zero points and padding")
 
     def name(self):
         p = self
@@ -237,6 +240,8 @@ class Problem:
             parts.append("image")
         if p.zero_points:
             parts.append(f"zp{p.zero_points[0]},{p.zero_points[1]}")
+        if p.pad_zero_point:
+            parts.append("pad=zx")
         return " ".join(parts)
 
 
@@ -289,12 +294,15 @@ def reference_conv(p, x, w):
     Y[n,g,f,oh,ow] = sum_{c,r,s} W[g,f,c,r,s] * X[n,g,c, oh*sh - pt + r*dh, ow*sw - pl + s*dw]
     with X zero outside its bounds (done by padding, so the padded row is oh*sh + r*dh).
     A quantized case subtracts the zero points from the padded X and from W first, as
-    linalg's _q ops do (the padding is a 0 of the padded tensor, so it reads as -zx)."""
+    linalg's _q ops do (the padding is a 0 of the padded tensor, so it reads as -zx;
+    with pad_zero_point it is zx, which reads as 0)."""
     spec = p.spec
     xc = to_canonical(x.astype(np.float64), spec.x, p.sizes(), CANON_X)
     wc = to_canonical(w.astype(np.float64), spec.w, p.sizes(), CANON_W)
     pt, pl, pb, pr = p.pad
-    xc = np.pad(xc, [(0, 0), (0, 0), (0, 0), (pt, pb), (pl, pr)])
+    pad_value = p.zero_points[0] if p.pad_zero_point else 0
+    xc = np.pad(xc, [(0, 0), (0, 0), (0, 0), (pt, pb), (pl, pr)],
+                constant_values=pad_value)
     if p.zero_points:
         xc, wc = xc - p.zero_points[0], wc - p.zero_points[1]
     (sh, sw), (dh, dw) = p.stride, p.dilation
@@ -518,7 +526,9 @@ def emit_conv_input(p, x_axes, x_type, dyn):
         high = [{"h": pb, "w": pr}.get(a, 0) for a in x_axes]
         typ = tensor_type(shape_of(x_axes, p.padded_sizes()), dt.elem_in, dyn)
         idx = ", ".join(f"%i{k}: index" for k in range(len(x_axes)))
-        lines += [f"%pad_value = arith.constant {zero_literal(dt.elem_in)}",
+        value = (f"{p.zero_points[0]} : {dt.elem_in}" if p.pad_zero_point
+                 else zero_literal(dt.elem_in))
+        lines += [f"%pad_value = arith.constant {value}",
                   f"%xp = tensor.pad %x low{low} high{high} {{",
                   f"^bb0({idx}):",
                   f"  tensor.yield %pad_value : {dt.elem_in}",
@@ -955,6 +965,16 @@ def set_quantized():
           zero_points=(-3, 8), **q),
         P("conv_2d_nhwc_hwcf", 2, 4, 7, 7, 3, 3, 3, pad=(1, 1, 1, 1), zero_points=(2, -5),
           dynamic_batch=True, **q),
+        # Channels in 16-byte chunks (the kernel's cp.async path for A), with zero
+        # padding and with torch's padding by zx (which the kernel fills itself).
+        P("conv_2d_nhwc_fhwc", 2, 16, 6, 7, 24, 3, 3, pad=(1, 2, 1, 0), zero_points=(7, -2),
+          **q),
+        P("conv_2d_nhwc_fhwc", 2, 32, 6, 6, 40, 3, 3, stride=(2, 1), pad=(1, 1, 2, 1),
+          zero_points=(-9, 3), pad_zero_point=True, **q),
+        P("conv_2d_nchw_fchw", 1, 5, 7, 6, 6, 3, 3, pad=(2, 1, 0, 1), zero_points=(4, 5),
+          pad_zero_point=True, **q),
+        P("depthwise_conv_2d_nhwc_hwc", 2, 16, 6, 6, 1, 3, 3, pad=(1, 1, 1, 1),
+          zero_points=(-6, 1), pad_zero_point=True, **q),
     ]
 
 
@@ -969,10 +989,10 @@ def set_pointwise():
 
 def set_twin():
     """What the implicit-GEMM kernel takes, for its CPU twin: every form, the pointwise
-    cases and the floating-point dtypes (tensor cores take no i8 here; shapes are
-    static)."""
-    return (set_forms() + set_pointwise() +
-            [p for p in set_dtypes() if p.dtype != "i8"])
+    cases, every dtype (i8 on the s8 MMA) and the static quantized cases (the zero
+    points folded into the epilogue); shapes are static."""
+    return (set_forms() + set_pointwise() + set_dtypes() +
+            [p for p in set_quantized() if not p.dynamic_batch])
 
 
 SETS = {

@@ -15,7 +15,7 @@ MLIR module with seeded data, and each is checked through:
   im2col     conv-opt --conv-lower-im2col on @conv alone: no convolution may remain
   decompose  conv-opt --conv-lower-im2col --conv-lower-decompose | mlir-opt | mlir-runner (a)
   llvm       conv-opt --conv-lower-to-llvm | mlir-runner                                  (b)
-  twin       conv-opt --conv-lower-to-llvm=implicit-gemm-twin | mlir-runner (float dtypes,
+  twin       conv-opt --conv-lower-to-llvm=implicit-gemm-twin | mlir-runner (float and i8,
              static shapes: what the GPU kernel takes; a named "unsupported convolution"
              diagnostic is a skip)                                                       (c)
 
@@ -65,7 +65,7 @@ import conv_harness as ch  # noqa: E402  (the emitters, routes and reference)
 NAMED_FORMS = sorted(f for f, spec in ch.FORMS.items() if spec.op != "generic")
 GROUPED_FORMS = {"conv_2d_ngchw_fgchw", "conv_2d_ngchw_gfchw", "conv_2d_nhwgc_gfhwc"}
 DTYPES = ["f32", "f16", "bf16", "i8", "f16f16"]
-TWIN_DTYPES = {"f32", "f16", "bf16", "f16f16"}    # tensor cores: float data only
+TWIN_DTYPES = {"f32", "f16", "bf16", "f16f16", "i8"}    # what the tensor cores take
 
 # Bounds that keep a module's dense literals, and the run, small.
 MAX_ELEMENTS = 2000
