@@ -6,8 +6,10 @@
 #   bench/gpu/make_convlower_bundles.sh [CHIP]     # default sm_90 (the H200)
 #
 # The problems: the seed's layer (N=16) and the ResNet-50 3x3 layers at N=128,
-# each as f16 NHWC, f16 NCHW and f32 NCHW (tf32 math) — the issue's table. Then
-# carry the directory with the device call: carry ["bench/gpu/bundles"].
+# each as f16 NHWC, f16 NCHW and f32 NCHW (tf32 math) — the issue's table —
+# and two of them as quantized i8 NHWC (the s8 MMA with both zero-point sums;
+# checked against the reference only: cuDNN has no zero points). Then carry
+# the directory with the device call: carry ["bench/gpu/bundles"].
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 CHIP="${1:-sm_90}"
@@ -31,15 +33,25 @@ variants=(
   "f16_nchw --dtype f16 --layout nchw"
   "tf32_nchw --dtype f32 --layout nchw"
 )
+emit() { # name input filter flags...
+  local name=$1 input=$2 filter=$3
+  shift 3
+  "$CONV_RUN" --input-shape "$input" --filter-shape "$filter" --padding 1 "$@" \
+    --chip "$CHIP" --emit-bundle "$OUT/$name" | sed -n 2p
+}
 for p in "${problems[@]}"; do
   read -r name input filter <<<"$p"
   for v in "${variants[@]}"; do
     read -r suffix flags <<<"$v"
     # shellcheck disable=SC2086
-    "$CONV_RUN" --input-shape "$input" --filter-shape "$filter" --padding 1 $flags \
-      --chip "$CHIP" --emit-bundle "$OUT/${name}_${suffix}" | sed -n 2p
+    emit "${name}_${suffix}" "$input" "$filter" $flags
   done
 done
+# Quantized: torch's padding by the input zero point, both sums in the kernel.
+emit seed_n16_c64_56_f128_i8_nhwc 16,64,56,56 128,64,3,3 --dtype i8 --layout nhwc \
+  --zero-points 3,-2
+emit r50_c256_14_n128_i8_nhwc 128,256,14,14 256,256,3,3 --dtype i8 --layout nhwc \
+  --zero-points 3,-2
 
 # runtime/ builds against nlohmann-json (header-only), which the GPU machine
 # may lack and cannot download: carry this machine's Debian copy with the

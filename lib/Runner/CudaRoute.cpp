@@ -103,17 +103,9 @@ llvm::Error runner::runOnCuda(ModuleOp module, llvm::StringRef function,
   return llvm::Error::success();
 }
 
-std::string runner::kernelRefusal(const ConvProblem &problem) {
-  if (problem.isQuantized())
-    return "the GPU kernel takes float data only (no s8 MMA yet): --dtype i8 "
-           "runs on --target cpu";
-  return "";
-}
-
 std::string runner::gpuRouteRefusal(const ConvProblem &problem) {
-  std::string kernel = kernelRefusal(problem);
-  if (!kernel.empty() || !problem.hasDepth)
-    return kernel;
+  if (!problem.hasDepth)
+    return "";
   return "a bundle's manifest and the runtime's cuDNN comparison are 2-D: a "
          "3-D convolution runs on --target cpu or cpu-twin";
 }

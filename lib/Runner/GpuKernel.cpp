@@ -125,7 +125,8 @@ mlir::conv_lower::compileGpuKernel(ModuleOp module, llvm::StringRef function,
     m.arguments.push_back(argument("bias", convrt::ArgumentRole::Bias, stored,
                                    m.problem.biasShape()));
   m.arguments.push_back(argument("output", convrt::ArgumentRole::Output,
-                                 convrt::DType::F32, m.problem.outputShape()));
+                                 m.problem.outputType(),
+                                 m.problem.outputShape()));
   if (kernel.getNumArguments() != m.arguments.size())
     return llvm::createStringError(llvm::formatv(
         "internal error: the kernel takes {0} arguments, the manifest lists {1} "

@@ -103,9 +103,6 @@ llvm::Expected<Target> chooseTarget(const RunOptions &o,
     report.targetReason = "requested with --target cuda";
     return Target::Cuda;
   case Target::CpuTwin:
-    if (std::string refusal = problem ? kernelRefusal(*problem) : "";
-        !refusal.empty())
-      return badInput("--target cpu-twin: " + refusal);
     report.targetReason = "requested with --target cpu-twin: the GPU kernel's "
                           "tiled loop nest, JIT'd on the CPU";
     return Target::CpuTwin;

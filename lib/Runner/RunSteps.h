@@ -65,11 +65,9 @@ llvm::Expected<Execution> compileAndRun(ModuleOp module, llvm::StringRef func,
 llvm::Expected<convrt::Arch> chooseChip(const RunOptions &options,
                                         const std::vector<DeviceInfo> &devices);
 
-/// Why the GPU kernel (and so its twin) cannot take `problem`, or "".
-std::string kernelRefusal(const ConvProblem &problem);
 /// Why the runtime's GPU route (--target cuda, --emit-bundle) cannot run
-/// `problem`: the kernel's reason, or a 3-D problem (a bundle's manifest and
-/// the cuDNN comparison are 2-D); "" when it can.
+/// `problem` although the kernel and its twin take it: a 3-D problem (a
+/// bundle's manifest and the cuDNN comparison are 2-D); "" when it can.
 std::string gpuRouteRefusal(const ConvProblem &problem);
 
 /// --target cuda: compiles the kernel, runs, times and checks it through

@@ -16,6 +16,9 @@
 namespace convrt {
 
 std::string Cudnn::unsupportedReason(const ConvProblem &p) {
+  if (p.isQuantized())
+    return "cuDNN's int8 convolution has no zero points (an i8 problem is "
+           "checked against the reference only)";
   if (p.padTop != p.padBottom || p.padLeft != p.padRight)
     return "cuDNN's convolution descriptor has symmetric padding only, the "
            "problem pads [" +

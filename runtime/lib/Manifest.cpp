@@ -292,7 +292,8 @@ Expected<ConvProblem> parseProblem(const Fields &root) {
   CONVRT_ASSIGN_OR_RETURN(Fields fields, root.object("problem"));
   CONVRT_TRY(fields.checkKnown({"layout", "filter_layout", "n", "c", "h", "w",
                                 "f", "kh", "kw", "stride", "dilation",
-                                "padding", "groups", "dtype", "accumulate"}));
+                                "padding", "groups", "dtype", "accumulate",
+                                "zero_points"}));
   ConvProblem p;
   CONVRT_ASSIGN_OR_RETURN(std::string layout, fields.string("layout"));
   CONVRT_ASSIGN_OR_RETURN(p.layout,
@@ -333,17 +334,20 @@ Expected<ConvProblem> parseProblem(const Fields &root) {
   CONVRT_ASSIGN_OR_RETURN(p.groups, fields.integer("groups", 1, 1));
   CONVRT_ASSIGN_OR_RETURN(std::string dtype, fields.string("dtype"));
   CONVRT_ASSIGN_OR_RETURN(p.dtype, atField(fields, "dtype", parseDType(dtype)));
-  CONVRT_ASSIGN_OR_RETURN(std::string accumulate,
-                          fields.string("accumulate", false, "f32"));
+  CONVRT_ASSIGN_OR_RETURN(
+      std::string accumulate,
+      fields.string("accumulate", false, isInteger(p.dtype) ? "i32" : "f32"));
   CONVRT_ASSIGN_OR_RETURN(
       p.accumulate, atField(fields, "accumulate", parseDType(accumulate)));
-  // Bundles hold the GPU kernels, which take float data only; the manifest
-  // has no zero points.
-  if (isInteger(p.dtype))
-    return fields.fail("problem", std::string("dtype ") + dtypeName(p.dtype) +
-                                      ": bundles hold f32, tf32, f16 or bf16 "
-                                      "kernels (quantized i8 convolutions run "
-                                      "on the CPU routes of conv-run)");
+  // An i8 problem is quantized: sum (x - zx)(w - zw) into i32, the padding
+  // reading zx (torch's quantized convolution); zero points default to 0.
+  // (validate() checks the range.)
+  CONVRT_ASSIGN_OR_RETURN(
+      std::vector<int64_t> zeroPoints,
+      fields.integers("zero_points", 2, 2, INT32_MIN,
+                      std::vector<int64_t>{0, 0}));
+  p.inputZeroPoint = zeroPoints[0];
+  p.filterZeroPoint = zeroPoints[1];
   Error invalid = p.validate();
   if (!invalid.ok())
     return fields.fail("problem", invalid.message());
@@ -380,6 +384,13 @@ Error checkArgument(const Manifest &m, ArgumentRole role,
                           " does not match problem.dtype " +
                           dtypeName(m.problem.dtype) + " (stored as " +
                           dtypeName(expected) + ")");
+  // A quantized kernel writes i32; a float one a float type.
+  if (role == ArgumentRole::Output &&
+      (m.problem.isQuantized() ? argument.dtype != DType::I32
+                               : isInteger(argument.dtype)))
+    return Error::failure(field + ".dtype: " + dtypeName(argument.dtype) +
+                          " does not match the output type " +
+                          dtypeName(m.problem.outputType()));
   return Error::success();
 }
 
@@ -476,6 +487,8 @@ JsonValue manifestToJson(const Manifest &m) {
       {"groups", p.groups},
       {"dtype", dtypeName(p.dtype)},
       {"accumulate", dtypeName(p.accumulate)}};
+  if (p.isQuantized())
+    problem["zero_points"] = {p.inputZeroPoint, p.filterZeroPoint};
 
   JsonValue root = JsonValue::object();
   root["format_version"] = m.formatVersion;

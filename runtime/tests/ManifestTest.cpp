@@ -172,11 +172,9 @@ INSTANTIATE_TEST_SUITE_P(
                   "\"dtype\": \"fp8\", \"shape\": [6]",
                   "manifest.json: arguments[2].dtype: unknown dtype \"fp8\" "
                   "(expected f32, tf32, f16, bf16, i8 or i32)"},
-        Malformed{"\"groups\": 2, \"dtype\": \"f16\"",
-                  "\"groups\": 2, \"dtype\": \"i8\"",
-                  "manifest.json: problem: dtype i8: bundles hold f32, tf32, "
-                  "f16 or bf16 kernels (quantized i8 convolutions run on the "
-                  "CPU routes of conv-run)"},
+        Malformed{"\"accumulate\": \"f32\"",
+                  "\"accumulate\": \"f32\", \"zero_points\": [1, 0]",
+                  "manifest.json: problem: zero points need i8 data, got f16"},
         Malformed{"\"dtype\": \"f32\", \"shape\": [6]",
                   "\"dtype\": \"tf32\", \"shape\": [6]",
                   "manifest.json: arguments[2].dtype: tf32 is a problem "
@@ -219,7 +217,7 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{"\"groups\": 2,", "\"groups\": 2, \"bias\": true,",
                   "manifest.json: problem.bias: unknown field (expected one "
                   "of: layout, filter_layout, n, c, h, w, f, kh, kw, stride, "
-                  "dilation, padding, groups, dtype, accumulate)"}),
+                  "dilation, padding, groups, dtype, accumulate, zero_points)"}),
     [](const ::testing::TestParamInfo<Malformed> &info) {
       // The error's field path, as a test name: "problem_padding_1_".
       std::string error = info.param.error;
@@ -231,6 +229,62 @@ INSTANTIATE_TEST_SUITE_P(
           c = '_';
       return name;
     });
+
+/// A quantized i8 problem: i8 operands, an i32 output, zero points.
+const char *kQuantized = R"({
+  "format_version": 1,
+  "kernel": {"name": "k", "binary": "k.cubin", "grid": [2, 1, 1],
+             "block": [256, 1, 1], "chip": "sm_90"},
+  "arguments": [
+    {"name": "x", "role": "input", "dtype": "i8", "shape": [1, 8, 8, 32]},
+    {"name": "w", "role": "filter", "dtype": "i8", "shape": [64, 3, 3, 32]},
+    {"name": "y", "role": "output", "dtype": "i32", "shape": [1, 8, 8, 64]}
+  ],
+  "problem": {
+    "layout": "nhwc", "n": 1, "c": 32, "h": 8, "w": 8, "f": 64,
+    "kh": 3, "kw": 3, "padding": [1, 1, 1, 1], "dtype": "i8",
+    "accumulate": "i32", "zero_points": [-7, 3]
+  }
+})";
+
+TEST(ManifestTest, QuantizedProblemKeepsItsZeroPoints) {
+  Expected<Manifest> m = parseManifest(kQuantized);
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_TRUE(m->problem.isQuantized());
+  EXPECT_EQ(m->problem.inputZeroPoint, -7);
+  EXPECT_EQ(m->problem.filterZeroPoint, 3);
+  EXPECT_EQ(m->arguments[2].dtype, DType::I32);
+  std::string written = dumpJson(manifestToJson(*m), 2);
+  EXPECT_NE(written.find("\"zero_points\": [-7, 3]"), std::string::npos)
+      << written;
+  Expected<Manifest> again = parseManifest(written);
+  ASSERT_TRUE(again.ok()) << again.error().message() << "\n" << written;
+  EXPECT_EQ(manifestToJson(*again), manifestToJson(*m));
+  // A float problem writes no zero points.
+  Expected<Manifest> f16 = parseManifest(kValid);
+  ASSERT_TRUE(f16.ok());
+  EXPECT_EQ(dumpJson(manifestToJson(*f16), 2).find("zero_points"),
+            std::string::npos);
+}
+
+TEST(ManifestTest, QuantizedProblemErrors) {
+  auto errorIn = [](const std::string &from, const std::string &to) {
+    std::string text = kQuantized;
+    replace(text, from, to);
+    Expected<Manifest> m = parseManifest(text);
+    return m.ok() ? "(parsed)" : m.error().message();
+  };
+  EXPECT_EQ(errorIn("[-7, 3]", "[-7, 300]"),
+            "manifest.json: problem: the filter zero point must be an i8 value "
+            "(-128..127), got 300");
+  EXPECT_EQ(errorIn("[-7, 3]", "[-7]"),
+            "manifest.json: problem.zero_points: expected an array of 2 "
+            "integers, got an array of 1");
+  EXPECT_EQ(errorIn("\"dtype\": \"i32\", \"shape\": [1, 8, 8, 64]",
+                    "\"dtype\": \"f32\", \"shape\": [1, 8, 8, 64]"),
+            "manifest.json: arguments[2] (y).dtype: f32 does not match the "
+            "output type i32");
+}
 
 TEST(ManifestTest, SyntaxErrorsArePrefixed) {
   Expected<Manifest> m = parseManifest("{\"kernel\": }", "b/manifest.json");

@@ -100,7 +100,8 @@ EnumOpt<DType> dtypeOpt(
                clEnumValN(DType::BF16, "bf16", "bfloat16"),
                clEnumValN(DType::I8, "i8",
                           "quantized: i8 data, i32 output, exact check; "
-                          "with --zero-points (CPU only)")));
+                          "with --zero-points (every target; the GPU kernel on the "
+                          "s8 tensor cores)")));
 cl::opt<std::string> zeroPointsOpt(
     "zero-points", cl::cat(problemCat),
     cl::desc("XZ,WZ: the input's and the filter's zero points of an i8 "

@@ -37,9 +37,12 @@ CASES = {
     "grouped-bf16-bias": ["--input-shape", "2,16,8,8", "--filter-shape", "32,4,3,3",
                           "--groups", "4", "--padding", "1", "--layout", "nhwc",
                           "--dtype", "bf16", "--bias"],
+    "i8-quantized-nhwc": ["--input-shape", "2,32,9,9", "--filter-shape", "64,32,3,3",
+                          "--padding", "1", "--layout", "nhwc", "--dtype", "i8",
+                          "--zero-points", "5,-3"],
 }
 WARMUP, REPEAT = 1, 2
-DTYPE_BYTES = {"f32": 4, "tf32": 4, "f16": 2, "bf16": 2}
+DTYPE_BYTES = {"f32": 4, "tf32": 4, "f16": 2, "bf16": 2, "i8": 1, "i32": 4}
 FAKE_CHIP = "sm_90"  # the fake device is compute capability 9.0
 
 failures = []
