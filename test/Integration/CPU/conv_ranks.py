@@ -196,7 +196,7 @@ CASES = [
          pad=(0, 1)),
     Case("conv_1d", dict(in_w=12, s=4), pad=(1, 1)),
     Case("conv_2d", dict(in_h=6, in_w=7, r=3, s=2), twin=True),
-    # 3-D: strides, dilations and pads per dim (d, h, w); the float ones on the twin too.
+    # 3-D: strides, dilations and pads per dim (d, h, w); on the twin too (i8 on the s8 MMA).
     Case("conv_3d_ndhwc_dhwcf", dict(n=2, in_d=5, in_h=6, in_w=5, c=3, f=4, q=3, r=2, s=3),
          stride=dict(d=1, h=2, w=1), dilation=dict(d=1, h=1, w=2),
          pad=dict(d=(1, 1), h=(0, 1), w=(2, 0)), twin=True),
@@ -219,7 +219,10 @@ CASES = [
                                                 r=2, s=3), pad=dict(d=(0, 1), h=(1, 0), w=(0, 0)),
          twin=True),
     Case("conv_3d_ndhwc_dhwcf_q", dict(n=1, in_d=4, in_h=5, in_w=4, c=3, f=4, q=2, r=3, s=2),
-         pad=dict(d=(1, 0), h=(1, 1), w=(0, 1)), elem="i8", zero_points=(3, -2)),
+         pad=dict(d=(1, 0), h=(1, 1), w=(0, 1)), elem="i8", zero_points=(3, -2), twin=True),
+    # i8 channels in 16-byte chunks (C = 16): the s8 kernel's cp.async path in 3-D.
+    Case("conv_3d_ndhwc_dhwcf_q", dict(n=2, in_d=3, in_h=4, in_w=5, c=16, f=8, q=2, r=2, s=3),
+         pad=dict(d=(0, 1), h=(1, 0), w=(1, 1)), elem="i8", zero_points=(-4, 5), twin=True),
     Case("conv_3d", dict(in_d=5, in_h=6, in_w=4, q=2, r=3, s=2), twin=True),
 ]
 
