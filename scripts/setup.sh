@@ -9,7 +9,7 @@ set -euo pipefail
 
 PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
-  ninja-build cmake g++ python3 python3-numpy libgtest-dev libgmock-dev
+  ninja-build cmake g++ python3 python3-numpy python3-venv libgtest-dev libgmock-dev
   libomp-22-dev nlohmann-json3-dev
 )
 if [ "${1:-}" = "--sanitize" ]; then
@@ -37,4 +37,21 @@ if [ -x "$CUDA_HOME/bin/ptxas" ]; then
   echo "setup: CUDA toolkit found: $("$CUDA_HOME/bin/ptxas" --version | tail -1)"
 else
   echo "setup: no CUDA toolkit at $CUDA_HOME (ptxas missing): PTX/cubin tests will be reported UNSUPPORTED"
+fi
+
+# cuobjdump and nvdisasm (PyPI's nvidia-cuda-cuobjdump / nvidia-cuda-nvdisasm; the
+# CUDA 13 toolkit image here has neither): the SASS structure test of the kernels'
+# main loops (test/Pipelines/sass-mainloop.test) reads cubins with them. Into a
+# virtual environment under .cache/ (git-ignored); offline, the test is UNSUPPORTED.
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+TOOLS="$ROOT/.cache/cuda-tools"
+if compgen -G "$TOOLS/lib/python3*/site-packages/nvidia/*/bin/cuobjdump" >/dev/null &&
+   compgen -G "$TOOLS/lib/python3*/site-packages/nvidia/*/bin/nvdisasm" >/dev/null; then
+  echo "setup: cuobjdump and nvdisasm present in $TOOLS"
+elif python3 -m venv "$TOOLS" >/dev/null 2>&1 &&
+     "$TOOLS/bin/pip" install -q --disable-pip-version-check \
+       nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm >/dev/null 2>&1; then
+  echo "setup: installed cuobjdump and nvdisasm (PyPI) into $TOOLS"
+else
+  echo "setup: could not install cuobjdump/nvdisasm from PyPI: the SASS test will be UNSUPPORTED"
 fi

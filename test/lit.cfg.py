@@ -55,6 +55,21 @@ else:
     lit_config.note("ptxas not found (no CUDA toolkit in /usr/local/cuda): "
                     "tests that need it are UNSUPPORTED")
 
+# cuobjdump (with nvdisasm beside it) for the SASS structure test: the toolkit's,
+# or PyPI's wheels that scripts/setup.sh puts under .cache/cuda-tools.
+import glob
+repo_root = os.path.dirname(config.test_source_root)
+cuobjdump = shutil.which("cuobjdump") or next(
+    iter(sorted(glob.glob(os.path.join(
+        repo_root, ".cache", "cuda-tools", "lib", "python3*", "site-packages",
+        "nvidia", "*", "bin", "cuobjdump")))), None)
+if cuobjdump and os.path.exists(cuobjdump):
+    config.available_features.add("cuobjdump")
+    config.substitutions.append(("%cuobjdump", cuobjdump))
+else:
+    lit_config.note("cuobjdump not found (scripts/setup.sh installs it from PyPI): "
+                    "the SASS test is UNSUPPORTED")
+
 # runtime/'s MLIR GPU ABI library, and the test-only fake libcuda (built with
 # the runtime's gtests) that lets the ABI run without a GPU.
 obj = config.conv_lower_obj_root
