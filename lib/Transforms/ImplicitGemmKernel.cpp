@@ -42,6 +42,42 @@ bool isVectorized(const GemmProblem &p, Operand op) {
   return alignedRows && flatK && p.k() % v == 0;
 }
 
+int64_t tapTableBytes(const GemmProblem &p, const TileConfig &t) {
+  if (p.channelsInnermost || p.explicitIm2col || p.hasDepth)
+    return 0;
+  // The packed window terms are signed 16-bit; a row must stay far from the
+  // invalid marker.
+  int64_t span = std::max((p.kh - 1) * p.dilationH, (p.kw - 1) * p.dilationW);
+  if (span >= 8192 || p.h + p.padTop >= 8192 || p.w + p.padLeft >= 8192)
+    return 0;
+  // The gather's offsets are 32-bit.
+  if (p.inputElements >= (int64_t(1) << 31))
+    return 0;
+  // Every K tile the loop loads: the last stages-1 lie past K (zeros).
+  int64_t entries =
+      (llvm::divideCeilSigned(p.k(), t.blockK) + t.stages - 1) * t.blockK;
+  return entries * 2 * int64_t(sizeof(int32_t));
+}
+
+std::vector<int32_t> buildTapTable(const GemmProblem &p, const TileConfig &t) {
+  int64_t bytes = tapTableBytes(p, t);
+  std::vector<int32_t> table(bytes / sizeof(int32_t), 0);
+  for (int64_t k = 0; k < int64_t(table.size() / 2); ++k) {
+    int32_t row = kTapTableInvalid, col = 0, offset = 0;
+    if (k < p.k()) {
+      // (c, kh, kw), the K order of an image that is not channels-last.
+      int64_t kw = k % p.kw, kh = (k / p.kw) % p.kh, c = k / (p.kw * p.kh);
+      row = static_cast<int32_t>(kh * p.dilationH);
+      col = static_cast<int32_t>(kw * p.dilationW);
+      offset = static_cast<int32_t>(c * p.xC + row * p.xH + col * p.xW);
+    }
+    table[2 * k] = offset;
+    table[2 * k + 1] = static_cast<int32_t>(
+        (static_cast<uint32_t>(row) << 16) | (static_cast<uint32_t>(col) & 0xffff));
+  }
+  return table;
+}
+
 } // namespace mlir::conv_lower::igemm
 
 void KernelBuilder::forEach(int64_t n, Value gpuId,
@@ -91,6 +127,8 @@ std::pair<Value, Value> KernelBuilder::elementOffset(Operand op, Value row,
       offset = add(offset, mul(kdi, p.wKD));
     return {offset, valid};
   }
+  if (op == Operand::A && tapTable)
+    return tableGatherOffset(row, k, group, padding);
   if (p.explicitIm2col) {
     // X_col[m, g, k].
     Value offset = add(mul(add(mul(row, p.groups), group), p.k()), k);
@@ -123,13 +161,63 @@ std::pair<Value, Value> KernelBuilder::gatherOffset(Value row, Value c,
     inImage = both(inImage, inRange(id, p.d));
     offset = add(offset, mul(id, p.xD));
   }
-  if (padding && p.padValue != 0) {
-    Value outside = arith::XOrIOp::create(
-        b, loc, inImage,
-        arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
-    *padding = both(inGemm, outside);
-  }
+  if (padding)
+    *padding = paddingPredicate(inGemm, inImage);
   return {offset, both(inGemm, inImage)};
+}
+
+Value KernelBuilder::paddingPredicate(Value inGemm, Value inImage) {
+  if (p.padValue == 0)
+    return nullptr;
+  Value outside = arith::XOrIOp::create(
+      b, loc, inImage, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+  return both(inGemm, outside);
+}
+
+std::pair<Value, Value> KernelBuilder::tableGatherOffset(Value row, Value k,
+                                                         Value group,
+                                                         Value *padding) {
+  // What depends on the row only (the thread's own, in the main loop), then
+  // in 32 bits: the per-element adds and range checks are half the
+  // instructions of 64-bit index math (tapTableBytes keeps offsets < 2^31).
+  Value n = div(row, p.pixels()), pixel = rem(row, p.pixels());
+  Value oh = div(pixel, p.wo), ow = rem(pixel, p.wo);
+  Value ih0 = add(mul(oh, p.strideH), -p.padTop);
+  Value iw0 = add(mul(ow, p.strideW), -p.padLeft);
+  Value base = add(add(mul(n, p.xN), mul(mul(group, p.cg), p.xC)),
+                   add(mul(ih0, p.xH), mul(iw0, p.xW)));
+  Type i32 = b.getI32Type();
+  auto to32 = [&](Value v) {
+    return arith::IndexCastOp::create(b, loc, i32, v).getResult();
+  };
+  auto constant = [&](int32_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+  };
+  // One entry per k: warp-uniform when the rows are the lanes.
+  auto entry = [&](int64_t column) {
+    return memref::LoadOp::create(b, loc, tapTable, ValueRange{k, idx(column)})
+        .getResult();
+  };
+  Value offset = entry(0), packed = entry(1);
+  Value dh = arith::ShRSIOp::create(b, loc, packed, constant(16));
+  Value dw = arith::ShRSIOp::create(
+      b, loc, arith::ShLIOp::create(b, loc, packed, constant(16)), constant(16));
+  Value ih = arith::AddIOp::create(b, loc, to32(ih0), dh);
+  Value iw = arith::AddIOp::create(b, loc, to32(iw0), dw);
+  // 0 <= v < size as one unsigned compare.
+  auto inside = [&](Value v, int64_t size) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, v,
+                                 constant(static_cast<int32_t>(size)))
+        .getResult();
+  };
+  Value inImage = both(inside(ih, p.h), inside(iw, p.w));
+  Value inGemm = lessThan(row, p.m());
+  if (padding)
+    *padding = paddingPredicate(both(inGemm, lessThan(k, p.k())), inImage);
+  // A k past K reads the invalid row: never in the image.
+  Value flat = arith::AddIOp::create(b, loc, to32(base), offset);
+  return {arith::IndexCastOp::create(b, loc, b.getIndexType(), flat),
+          both(inGemm, inImage)};
 }
 
 Value KernelBuilder::elementConstant(Type type, int64_t value) {
@@ -174,7 +262,8 @@ Value KernelBuilder::swizzledColumn(Value row, Value chunk) {
 
 SmallVector<Value> KernelBuilder::loadTile(Operand op, Value src, Value smem,
                                            Value stage, Value kTile, Value tid,
-                                           Value rowBase, Value group) {
+                                           Value rowBase, Value group,
+                                           SmallVector<Value> *gathered) {
   int64_t rows = op == Operand::A ? t.blockM : t.blockN;
   int64_t v = p.chunkElements();
   int64_t chunksPerRow = t.blockK / v;
@@ -229,50 +318,84 @@ SmallVector<Value> KernelBuilder::loadTile(Operand op, Value src, Value smem,
     }
     return tokens;
   }
-  // Element gather. Consecutive threads take consecutive rows when the rows
-  // are what is contiguous in memory (NCHW pixels), else consecutive k.
-  bool rowsContiguous = op == Operand::A && !p.channelsInnermost;
-  // Element e = tid + i*T. The index math is written per thread so that what
-  // does not change with i (the thread's row, and with it the image position
-  // of an A row) is computed once: fewer live registers in the kernel.
-  int64_t inner = rowsContiguous ? rows : t.blockK;
-  bool perThread = t.threads() % inner == 0;
-  Value fixedPart = rem(tid, inner), steppedPart = div(tid, inner);
-  for (int64_t i = 0; i < rows * t.blockK / t.threads(); ++i) {
-    Value e = add(tid, i * t.threads());
-    Value fixed = perThread ? fixedPart : rem(e, inner);
-    Value stepped = perThread ? add(steppedPart, i * (t.threads() / inner))
-                              : div(e, inner);
-    Value row = rowsContiguous ? fixed : stepped;
-    Value kk = rowsContiguous ? stepped : fixed;
+  // Element gather: each element loaded, predicated, and stored to shared
+  // now or (`gathered`) later by storeGathered.
+  for (int64_t i = 0; i < gatheredElements(op); ++i) {
+    auto [row, kk] = gatherPosition(op, tid, i);
     Value padding;
     auto [offset, valid] =
         elementOffset(op, add(rowBase, row), add(kBase, kk), group, &padding);
     Value data = memref::LoadOp::create(b, loc, src,
                                         ValueRange{select(valid, offset, idx(0))});
     data = select(valid, data, fillValue(p.elementType, padding));
-    Value column =
-        add(swizzledColumn(row, div(kk, v)), rem(kk, v));
-    memref::StoreOp::create(b, loc, data, smem, ValueRange{stage, row, column});
+    if (gathered)
+      gathered->push_back(data);
+    else
+      storeGatheredElement(smem, stage, row, kk, data);
   }
   return tokens;
 }
 
-Value KernelBuilder::loadStage(Value stage, Value kTile, Value tid, Value bm,
-                               Value bn, Value group, Value x, Value w,
-                               Value smemA, Value smemB) {
+int64_t KernelBuilder::gatheredElements(Operand op) const {
+  int64_t rows = op == Operand::A ? t.blockM : t.blockN;
+  return rows * t.blockK / t.threads();
+}
+
+// Consecutive threads take consecutive rows when the rows are what is
+// contiguous in memory (NCHW pixels), else consecutive k. Element
+// e = tid + i*T; the index math is written per thread so that what does not
+// change with i (the thread's row, and with it the image position of an A
+// row) is computed once: fewer live registers in the kernel.
+std::pair<Value, Value> KernelBuilder::gatherPosition(Operand op, Value tid,
+                                                      int64_t i) {
+  int64_t rows = op == Operand::A ? t.blockM : t.blockN;
+  bool rowsContiguous = op == Operand::A && !p.channelsInnermost;
+  int64_t inner = rowsContiguous ? rows : t.blockK;
+  bool perThread = t.threads() % inner == 0;
+  Value e = add(tid, i * t.threads());
+  Value fixed = perThread ? rem(tid, inner) : rem(e, inner);
+  Value stepped = perThread ? add(div(tid, inner), i * (t.threads() / inner))
+                            : div(e, inner);
+  return rowsContiguous ? std::pair{fixed, stepped} : std::pair{stepped, fixed};
+}
+
+void KernelBuilder::storeGatheredElement(Value smem, Value stage, Value row,
+                                         Value kk, Value data) {
+  int64_t v = p.chunkElements();
+  Value column = add(swizzledColumn(row, div(kk, v)), rem(kk, v));
+  memref::StoreOp::create(b, loc, data, smem, ValueRange{stage, row, column});
+}
+
+void KernelBuilder::storeGathered(Operand op, Value smem, Value stage,
+                                  Value tid, ArrayRef<Value> values) {
+  for (auto [i, data] : llvm::enumerate(values)) {
+    auto [row, kk] = gatherPosition(op, tid, i);
+    storeGatheredElement(smem, stage, row, kk, data);
+  }
+}
+
+KernelBuilder::StageLoads
+KernelBuilder::loadStage(Value stage, Value kTile, Value tid, Value bm,
+                         Value bn, Value group, Value x, Value w, Value smemA,
+                         Value smemB, bool deferGathers) {
   SmallVector<Value> tokens;
+  StageLoads loads;
+  // The twin's threads are a loop: their values cannot outlive it, and the
+  // order of its stores does not matter (the stage is not the one computed).
+  bool defer = deferGathers && !twin;
   forEach(t.threads(), tid, [&](Value thread) {
     Value rowA = mul(bm, t.blockM), rowB = mul(bn, t.blockN);
-    llvm::append_range(tokens, loadTile(Operand::A, x, smemA, stage, kTile,
-                                        thread, rowA, group));
-    llvm::append_range(tokens, loadTile(Operand::B, w, smemB, stage, kTile,
-                                        thread, rowB, group));
+    llvm::append_range(tokens,
+                       loadTile(Operand::A, x, smemA, stage, kTile, thread,
+                                rowA, group, defer ? &loads.gatheredA : nullptr));
+    llvm::append_range(tokens,
+                       loadTile(Operand::B, w, smemB, stage, kTile, thread,
+                                rowB, group, defer ? &loads.gatheredB : nullptr));
   });
-  if (tokens.empty() && !asyncInBranches)
-    return nullptr;
-  return nvgpu::DeviceAsyncCreateGroupOp::create(
-      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+  if (!tokens.empty() || asyncInBranches)
+    loads.token = nvgpu::DeviceAsyncCreateGroupOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+  return loads;
 }
 
 std::pair<Value, Value> KernelBuilder::fragmentPosition(Value lane, int64_t i,
@@ -708,7 +831,8 @@ void KernelBuilder::emitBlock(Value bm, Value bn, Value group, Value x,
   Value token;
   for (int64_t s = 0; s + 1 < t.stages; ++s)
     if (Value g = loadStage(idx(s), idx(s), tid, bm, bn, group, x, w, smemA,
-                            smemB))
+                            smemB, /*deferGathers=*/false)
+                      .token)
       token = g;
 
   SmallVector<Value> iterInits(accs);
@@ -726,9 +850,13 @@ void KernelBuilder::emitBlock(Value bm, Value bn, Value group, Value x,
                                        b.getI32IntegerAttr(t.stages - 2));
     if (!twin)
       gpu::BarrierOp::create(b, loc);
-    Value next = add(kt, t.stages - 1);
-    Value nextToken = loadStage(rem(next, t.stages), next, tid, bm, bn, group,
-                                x, w, smemA, smemB);
+    // Tile kt+S-1 goes into the buffer tile kt-1 used (every thread is past
+    // its compute: the barrier above). Gathered elements are loaded into
+    // registers before this stage's MMAs and stored after them, so the MMAs
+    // never wait for a global round trip.
+    Value next = add(kt, t.stages - 1), nextStage = rem(next, t.stages);
+    StageLoads nextLoads = loadStage(nextStage, next, tid, bm, bn, group, x,
+                                     w, smemA, smemB, /*deferGathers=*/true);
     Value stage = rem(kt, t.stages);
     SmallVector<Value> yields;
     if (twin) {
@@ -736,9 +864,11 @@ void KernelBuilder::emitBlock(Value bm, Value bn, Value group, Value x,
     } else {
       yields = gpuComputeStage(smemA, smemB, stage, tid,
                                carried.take_front(accs.size()));
+      storeGathered(Operand::A, smemA, nextStage, tid, nextLoads.gatheredA);
+      storeGathered(Operand::B, smemB, nextStage, tid, nextLoads.gatheredB);
     }
-    if (nextToken)
-      yields.push_back(nextToken);
+    if (nextLoads.token)
+      yields.push_back(nextLoads.token);
     // Without loop-carried values the builder already added the yield.
     if (!loop.getBody()->mightHaveTerminator())
       scf::YieldOp::create(b, loc, yields);

@@ -15,6 +15,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
 
+#include <vector>
+
 namespace mlir::conv_lower::igemm {
 
 constexpr int64_t kThreadsPerWarp = 32;
@@ -109,6 +111,27 @@ struct TileConfig {
 /// Which GEMM operand a tile load fills.
 enum class Operand { A, B };
 
+//===----------------------------------------------------------------------===//
+// The tap table: the A gather's per-k terms, precomputed
+//===----------------------------------------------------------------------===//
+
+/// For an image gathered along M (NCHW, 2-D): per k of the K tiles the main
+/// loop loads (K rounded up to the tile, plus the stages-1 tiles past it), the
+/// input offset c*xC + kh*dh*xH + kw*dw*xW and the window position
+/// (kh*dh, kw*dw) packed as (row << 16) | (col & 0xffff); a k past K has the
+/// row kTapTableInvalid, which no pixel's row brings back into the image.
+/// The main loop then reads one warp-uniform entry per element instead of
+/// dividing k by KW and KH (issue: the NCHW loop spent ~60 instructions per
+/// gathered element). Empty when the problem does not qualify (see
+/// tapTableBytes).
+constexpr int32_t kTapTableInvalid = -16384;
+std::vector<int32_t> buildTapTable(const struct GemmProblem &p,
+                                   const struct TileConfig &t);
+/// The table's size in bytes, or 0 when the gather does not use one:
+/// channels-last or explicit A, 3-D, or sizes beyond the packed 16-bit
+/// window terms.
+int64_t tapTableBytes(const struct GemmProblem &p, const struct TileConfig &t);
+
 /// Whether an operand's 16-byte chunks are contiguous and aligned in global
 /// memory (then one cp.async moves each); otherwise elements are gathered
 /// one at a time.
@@ -139,6 +162,10 @@ public:
 
   /// The flat bias the epilogue adds, when the problem has one.
   void setBias(Value bias) { biasBuffer = bias; }
+
+  /// The tap table ([K padded, 2] i32, buildTapTable's), when the caller
+  /// made one (then the A gather reads it).
+  void setTapTable(Value table) { tapTable = table; }
 
   /// The twin's per-warp fragment registers: A [tilesM, 32 lanes, 4 regs,
   /// elems per reg] and B [tilesN / 2, 32, 4, elems].
@@ -199,6 +226,13 @@ private:
   std::pair<Value, Value> gatherOffset(Value row, Value c, Value kdi,
                                        Value khi, Value kwi, Value group,
                                        Value valid, Value *padding);
+  /// The same through the tap table: the row's image position, plus the
+  /// table entry of k.
+  std::pair<Value, Value> tableGatherOffset(Value row, Value k, Value group,
+                                            Value *padding);
+  /// Whether `inImage` is padding inside the GEMM (`inGemm`), when the pad
+  /// value is not zero (else null).
+  Value paddingPredicate(Value inGemm, Value inImage);
   /// The value a predicated-off element of A reads: the pad value where
   /// `padding`, else 0 (of `type`, a scalar or vector of the element type).
   Value fillValue(Type type, Value padding);
@@ -207,14 +241,34 @@ private:
   /// Physical column of chunk `chunk` of shared row `row` (the swizzle).
   Value swizzledColumn(Value row, Value chunk);
   /// One thread's share of the global -> shared copy of a K tile; returns
-  /// the cp.async tokens it issued.
+  /// the cp.async tokens it issued. Elements gathered one at a time are
+  /// stored to shared memory now, or with `gathered` returned there for
+  /// storeGathered (register-staged prefetch).
   SmallVector<Value> loadTile(Operand op, Value src, Value smem, Value stage,
                               Value kTile, Value tid, Value rowBase,
-                              Value group);
+                              Value group,
+                              SmallVector<Value> *gathered = nullptr);
+  /// What loadStage issued: the cp.async group token (null when nothing is
+  /// asynchronous) and the gathered elements still to store (GPU only).
+  struct StageLoads {
+    Value token;
+    SmallVector<Value> gatheredA, gatheredB;
+  };
   /// Issues the copies of K tile `kTile` into `stage` for every thread;
-  /// returns the cp.async group token (null when nothing is asynchronous).
-  Value loadStage(Value stage, Value kTile, Value tid, Value bm, Value bn,
-                  Value group, Value x, Value w, Value smemA, Value smemB);
+  /// `deferGathers` keeps the element gathers in registers (the GPU form).
+  StageLoads loadStage(Value stage, Value kTile, Value tid, Value bm,
+                       Value bn, Value group, Value x, Value w, Value smemA,
+                       Value smemB, bool deferGathers);
+  /// The gathered elements per thread of an operand's tile, and where
+  /// element `i` of thread `tid` sits in the tile: (row, k within the tile).
+  int64_t gatheredElements(Operand op) const;
+  std::pair<Value, Value> gatherPosition(Operand op, Value tid, int64_t i);
+  /// Stores one gathered element at its swizzled place in shared memory.
+  void storeGatheredElement(Value smem, Value stage, Value row, Value kk,
+                            Value data);
+  /// Stores loadStage's deferred elements of `op` into `stage`.
+  void storeGathered(Operand op, Value smem, Value stage, Value tid,
+                     ArrayRef<Value> values);
 
   /// Accumulator (row, col) within the warp tile of fragment element `v` of
   /// mma tile (i, j) held by `lane` (the m16n8 f32 C layout of mma.sync).
@@ -266,7 +320,8 @@ private:
   const GemmProblem &p;
   const TileConfig &t;
   bool twin;
-  Value biasBuffer, twinFragA, twinFragB, twinRowSums, twinColumnSums;
+  Value biasBuffer, tapTable, twinFragA, twinFragB, twinRowSums,
+      twinColumnSums;
   /// Some cp.async were issued inside a branch (their tokens are not in the
   /// lists): the stages still need their commit groups and waits.
   bool asyncInBranches = false;

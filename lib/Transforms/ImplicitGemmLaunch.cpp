@@ -208,6 +208,13 @@ TwinLoops igemm::buildTwin(OpBuilder &b, Location loc, const GemmProblem &p,
     x = twinIm2col(b, loc, p, t, x);
   auto [output, y] = allocateResult(b, loc, outputType);
   TwinScratch s = allocateTwinScratch(b, loc, p, t);
+  // The kernel's tap table, in host memory (no constant-space budget).
+  Operation *module = b.getInsertionBlock()->getParentOp();
+  while (module && !isa<ModuleOp>(module))
+    module = module->getParentOp();
+  Value tapTable = module ? createTapTable(b, module, p, t, /*memorySpace=*/0,
+                                           /*budgetBytes=*/0, loc)
+                          : Value();
   Launch l = launchShape(p, t);
   auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
   scf::LoopNest grid = scf::buildLoopNest(
@@ -219,6 +226,7 @@ TwinLoops igemm::buildTwin(OpBuilder &b, Location loc, const GemmProblem &p,
         kb.setBias(biasFlat);
         kb.setTwinFragments(s.fragA, s.fragB);
         kb.setTwinSums(s.rowSums, s.columnSums);
+        kb.setTapTable(tapTable);
         kb.emitBlock(ivs[2], ivs[1], ivs[0], x, w, y, s.smemA, s.smemB, s.acc);
       });
   return {toTensor(b, loc, outputType, output), grid.loops.front()};

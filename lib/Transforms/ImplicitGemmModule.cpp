@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -22,6 +23,41 @@ using namespace mlir::conv_lower::igemm;
 
 /// One gpu.module for all kernels: one binary for the runtime to load.
 static constexpr StringLiteral kKernelModuleName = "conv_lower_kernels";
+
+static constexpr StringLiteral kTapTablePrefix = "conv_lower_taps";
+// PTX's constant space is 64 KiB per module; leave room for the kernel
+// parameters and what else the module holds.
+static constexpr int64_t kConstantBudgetBytes = 48 * 1024;
+
+Value igemm::createTapTable(OpBuilder &b, Operation *symbolTableOp,
+                            const GemmProblem &p, const TileConfig &t,
+                            unsigned memorySpace, int64_t budgetBytes,
+                            Location loc) {
+  int64_t bytes = tapTableBytes(p, t);
+  if (bytes == 0)
+    return nullptr;
+  Region &region = symbolTableOp->getRegion(0);
+  int64_t used = 0;
+  for (auto global : region.getOps<memref::GlobalOp>())
+    if (global.getSymName().starts_with(kTapTablePrefix))
+      used += global.getType().getNumElements() * 4;
+  if (budgetBytes > 0 && used + bytes > budgetBytes)
+    return nullptr;
+  std::vector<int32_t> table = buildTapTable(p, t);
+  auto type = MemRefType::get(
+      {int64_t(table.size() / 2), 2}, b.getI32Type(), MemRefLayoutAttrInterface(),
+      memorySpace ? b.getI64IntegerAttr(memorySpace) : Attribute());
+  auto tensorType = RankedTensorType::get(type.getShape(), b.getI32Type());
+  // Built detached: SymbolTable::insert places it first in the module and
+  // renames it past the tables already there.
+  OpBuilder detached(b.getContext());
+  auto global = memref::GlobalOp::create(
+      detached, loc, kTapTablePrefix, b.getStringAttr("private"), type,
+      DenseElementsAttr::get(tensorType, ArrayRef<int32_t>(table)),
+      /*constant=*/true, /*alignment=*/b.getI64IntegerAttr(8));
+  SymbolTable(symbolTableOp).insert(global, region.front().begin());
+  return memref::GetGlobalOp::create(b, loc, type, global.getSymName());
+}
 
 static std::string gemmKernelName(int64_t index) {
   return ("conv2d_implicit_gemm_" + Twine(index)).str();
@@ -142,6 +178,8 @@ gpu::GPUFuncOp igemm::buildGpuKernel(RewriterBase &b, ModuleOp module,
   Value group = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
   if (p.biasType)
     kb.setBias(body.getArgument(2));
+  kb.setTapTable(createTapTable(b, fn->getParentOp(), p, t, /*memorySpace=*/4,
+                                kConstantBudgetBytes, loc));
   kb.emitBlock(bm, bn, group, body.getArgument(0), body.getArgument(1),
                body.getArgument(args.size() - 1),
                fn.getWorkgroupAttributions()[0],

@@ -103,6 +103,15 @@ gpu::GPUFuncOp buildIm2colKernel(RewriterBase &b, ModuleOp module, int64_t index
 /// that each rewrite names its kernels _0, _1, ... in order.
 int64_t nextKernelIndex(ModuleOp module);
 
+/// A constant global in `symbolTableOp` (the kernel module or the host
+/// module) holding `p`'s tap table, and its value at the builder's point;
+/// null when the problem takes none or (`budgetBytes` > 0) the globals
+/// already in `symbolTableOp` plus this one would exceed it. `memorySpace`:
+/// 4 (PTX .const) on the GPU, 0 on the host.
+Value createTapTable(OpBuilder &b, Operation *symbolTableOp,
+                     const GemmProblem &p, const TileConfig &t,
+                     unsigned memorySpace, int64_t budgetBytes, Location loc);
+
 //===----------------------------------------------------------------------===//
 // Host side (ImplicitGemmLaunch.cpp)
 //===----------------------------------------------------------------------===//

@@ -15,9 +15,9 @@ SASS of its kernel. The main loop is the backward branch whose body holds the mo
   ldgsts        cp.async (LDGSTS)
   sts           shared stores (STS)
   ldsm          ldmatrix (LDSM)
-  ldg_before_ldsm  global loads between the loop's first barrier and its first LDSM:
-                a load there stalls the MMAs of the stage it feeds for a global round
-                trip (a pipelined operand is loaded for a later stage, elsewhere)
+  sts_before_ldsm  shared stores between the loop's first barrier and its first LDSM:
+                a gathered element stored there waits for its global load before the
+                stage's MMAs can start (register-staged prefetch stores after them)
   spills        local memory traffic (LDL/STL) anywhere in the kernel
 
 and prints one row per kernel (--json: one object per line). With --bounds, a JSON file
@@ -105,7 +105,7 @@ def measure(instructions):
         "ldgsts": ops.count("LDGSTS"),
         "sts": ops.count("STS"),
         "ldsm": ops.count("LDSM"),
-        "ldg_before_ldsm": ops[first_barrier:first_ldsm].count("LDG"),
+        "sts_before_ldsm": ops[first_barrier:first_ldsm].count("STS"),
         "spills": sum(opcode(t) in ("LDL", "STL") for _, t in instructions),
     }
 
@@ -137,7 +137,7 @@ def main():
     problems = []
     if not args.json:
         print(f"{'kernel':<28} {'instr':>6} {'mma':>4} {'other/mma':>9} {'ldg':>4} "
-              f"{'ldgsts':>6} {'sts':>4} {'ldsm':>4} {'ldg<ldsm':>8} {'spills':>6}")
+              f"{'ldgsts':>6} {'sts':>4} {'ldsm':>4} {'sts<ldsm':>8} {'spills':>6}")
     for item in args.kernels:
         name, _, cubin = item.partition("=")
         metrics = measure(disassemble(cuobjdump, cubin))
@@ -147,7 +147,7 @@ def main():
             m = metrics
             print(f"{name:<28} {m['instructions']:>6} {m['mma']:>4} {m['other_per_mma']:>9} "
                   f"{m['ldg']:>4} {m['ldgsts']:>6} {m['sts']:>4} {m['ldsm']:>4} "
-                  f"{m['ldg_before_ldsm']:>8} {m['spills']:>6}")
+                  f"{m['sts_before_ldsm']:>8} {m['spills']:>6}")
         if name in bounds:
             problems += check_bounds(name, metrics, bounds[name])
     missing = sorted(set(bounds) - {k.partition("=")[0] for k in args.kernels})
