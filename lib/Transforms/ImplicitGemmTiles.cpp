@@ -21,14 +21,20 @@ static constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
 
 /// 2x2 warps, a 64-byte K step, three stages; the block shrinks along a
 /// dimension the problem cannot fill (few filters per group, few pixels), so
-/// small and depthwise layers do not spend most of each tile on padding.
+/// small and depthwise layers do not spend most of each tile on padding
+/// (down to 16 filters: one mma n8 pair per warp).
 static TileConfig heuristicTiles(const GemmProblem &p) {
   TileConfig t;
   t.blockK = kRowBytes / p.elementBytes();
-  t.blockN = p.fg > 64 ? 128 : p.fg > 32 ? 64 : 32;
+  t.blockN = p.fg > 64 ? 128 : p.fg > 32 ? 64 : p.fg > 16 ? 32 : 16;
   t.blockM = p.m() > 64 ? 128 : 64;
   t.warpsM = 2;
   t.warpsN = 2;
+  // Few filters per group (grouped and depthwise layers): one 16-wide warp
+  // column, so no MMA works on filters that do not exist (Fg = 16 used to
+  // leave half of a 32-wide tile idle).
+  if (t.blockN == 16)
+    t.warpsN = 1;
   // A gathered element by element (NCHW) costs each thread a register per
   // element in flight: 8 warps halve both that and the accumulators per
   // thread (ptxas spilled with 4 warps of 64x64 on sm_90).

@@ -65,7 +65,8 @@ func.func @nhwc_f16(%x: tensor<2x10x10x16xf16>, %w: tensor<32x3x3x16xf16>) -> te
 // NCHW f32 as tf32: the image is contiguous along pixels, not K, so A is gathered
 // element by element (no cp.async for A); the FCHW filter is K-contiguous (4-float
 // chunks). The K step is 16 floats (64 bytes), the mma m16n8k8 tf32, with operands as
-// i32 registers. The init (a fill of 1.5) is added in the epilogue. The gather reads
+// i32 registers; Fg = 16, so a 16-wide N tile on one warp column (2x1 warps). The
+// init (a fill of 1.5) is added in the epilogue. The gather reads
 // the tap table, a constant ([K tiles + stages - 1 = 7 x 16 k, 2] = 112 entries, in
 // PTX's .const space 4): k = 1 is (c 0, kh 0, kw 1): offset 1, window (0, 1) packed as
 // 1; k = 3 is (0, 1, 0): offset W = 8, window (1, 0) = 65536; k >= K = 72 reads the
@@ -74,8 +75,8 @@ func.func @nhwc_f16(%x: tensor<2x10x10x16xf16>, %w: tensor<32x3x3x16xf16>) -> te
 // CHECK: memref.global "private" constant @conv_lower_taps : memref<112x2xi32, 4> = dense<"0x00000000000000000100000001000000020000000200000008000000000001000900
 // CHECK-SAME: 000000C0">
 // CHECK: gpu.func @conv2d_implicit_gemm_0(%{{.*}}: memref<1664xf32>, %{{.*}}: memref<1152xf32>, %{{.*}}: memref<1152xf32>)
-// CHECK-SAME: workgroup(%[[SA:[a-z0-9]+]] : memref<3x128x16xf32, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}, %[[SB:[a-z0-9]+]] : memref<3x32x16xf32, #gpu.address_space<workgroup>> {llvm.align = 128 : i64})
-// CHECK-SAME: a_vectorized = false, b_vectorized = true, block = array<i64: 128, 32, 16>
+// CHECK-SAME: workgroup(%[[SA:[a-z0-9]+]] : memref<3x128x16xf32, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}, %[[SB:[a-z0-9]+]] : memref<3x16x16xf32, #gpu.address_space<workgroup>> {llvm.align = 128 : i64})
+// CHECK-SAME: a_vectorized = false, b_vectorized = true, block = array<i64: 128, 16, 16>, stages = 3 : i64, warps = array<i64: 2, 1>
 // CHECK: %[[INIT:.*]] = arith.constant 1.500000e+00 : f32
 // CHECK: %[[TAPS:.*]] = memref.get_global @conv_lower_taps : memref<112x2xi32, 4>
 // CHECK-NOT: nvgpu.device_async_copy %{{.*}}, %[[SA]]
