@@ -16,6 +16,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <tuple>
+
 using namespace mlir;
 using namespace mlir::conv_lower::igemm;
 
@@ -279,8 +281,10 @@ SmallVector<Value> KernelBuilder::loadTile(Operand op, Value src, Value smem,
       Value row = add(firstRow, i * (t.threads() / chunksPerRow));
       Value k = add(kBase, mul(chunk, v));
       // A chunk is v channels of one tap of one pixel: all padding or none.
-      Value padding;
-      auto [offset, valid] =
+      // (Plain variables, not a structured binding: the lambda below
+      // captures them, which C++17 does not allow for bindings.)
+      Value padding, offset, valid;
+      std::tie(offset, valid) =
           elementOffset(op, add(rowBase, row), k, group, &padding);
       offset = select(valid, offset, idx(0));
       Value column = swizzledColumn(row, chunk);
@@ -653,7 +657,8 @@ void KernelBuilder::twinComputeStage(Value smemA, Value smemB, Value stage,
   int64_t half = p.chunkElements(), chunksPerRow = t.blockK / half;
   int64_t e = p.registerElements();
   forEach(t.warpsM * t.warpsN, nullptr, [&](Value warp) {
-    auto [warpRow, warpCol] = warpOrigin(warp);
+    Value warpRow, warpCol; // captured below: no structured binding (C++17)
+    std::tie(warpRow, warpCol) = warpOrigin(warp);
     for (int64_t kk = 0; kk < chunksPerRow / 2; ++kk) {
       // ldmatrix.x4: lane l receives in register j the 32 bits at byte
       // 4*(l%4) of row l/4 of matrix j, whose address lane 8j + l/4 gave.
@@ -767,7 +772,8 @@ void KernelBuilder::twinEpilogue(Value y, Value bm, Value bn, Value group,
   // Walk the accumulators the way the GPU threads hold them (lane, tile,
   // register), so the twin checks the fragment-to-output mapping too.
   forEach(t.warpsM * t.warpsN, nullptr, [&](Value warp) {
-    auto [warpRow, warpCol] = warpOrigin(warp);
+    Value warpRow, warpCol; // captured below: no structured binding (C++17)
+    std::tie(warpRow, warpCol) = warpOrigin(warp);
     forEach(kThreadsPerWarp, nullptr, [&](Value lane) {
       for (int64_t i = 0; i < tilesM; ++i)
         for (int64_t j = 0; j < tilesN; ++j)

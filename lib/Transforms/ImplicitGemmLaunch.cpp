@@ -18,6 +18,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include <tuple>
+
 using namespace mlir;
 using namespace mlir::conv_lower;
 using namespace mlir::conv_lower::igemm;
@@ -206,7 +208,8 @@ TwinLoops igemm::buildTwin(OpBuilder &b, Location loc, const GemmProblem &p,
   Value biasFlat = bias ? flatBuffer(b, loc, bias) : Value();
   if (p.explicitIm2col)
     x = twinIm2col(b, loc, p, t, x);
-  auto [output, y] = allocateResult(b, loc, outputType);
+  Value output, y; // y is captured below: no structured binding (C++17)
+  std::tie(output, y) = allocateResult(b, loc, outputType);
   TwinScratch s = allocateTwinScratch(b, loc, p, t);
   // The kernel's tap table, in host memory (no constant-space budget).
   Operation *module = b.getInsertionBlock()->getParentOp();
