@@ -410,20 +410,26 @@ std::pair<Value, Value> KernelBuilder::fragmentPosition(Value lane, int64_t i,
   return {row, col};
 }
 
-void KernelBuilder::storeOutput(Value y, Value m, Value f, Value group,
-                                Value acc) {
-  Value inside = both(lessThan(m, p.m()), lessThan(f, p.fg));
-  auto ifOp = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+bool KernelBuilder::pairsOutputs() const {
+  // Channels innermost, an even number of them, every other stride even: the
+  // two adjacent columns a lane holds are one aligned 2-element vector.
+  auto even = [](int64_t v) { return v % 2 == 0; };
+  return p.yC == 1 && even(p.fg) && even(p.yN) && even(p.yH) && even(p.yW) &&
+         (!p.hasDepth || even(p.yD));
+}
+
+Value KernelBuilder::outputOffset(Value m, Value channel) {
   Value n = div(m, p.pixels()), pixel = rem(m, p.pixels());
   Value plane = p.hasDepth ? rem(pixel, p.ho * p.wo) : pixel;
   Value oh = div(plane, p.wo), ow = rem(plane, p.wo);
-  Value channel = add(mul(group, p.fg), f);
   Value offset = add(add(mul(n, p.yN), mul(channel, p.yC)),
                      add(mul(oh, p.yH), mul(ow, p.yW)));
   if (p.hasDepth)
     offset = add(offset, mul(div(pixel, p.ho * p.wo), p.yD));
+  return offset;
+}
+
+Value KernelBuilder::finishOutput(Value acc, Value channel) {
   if (p.initValue != 0.0 && p.isInteger())
     acc = arith::AddIOp::create(b, loc, acc, accumulatorConstant(p.initValue));
   else if (p.initValue != 0.0)
@@ -439,7 +445,36 @@ void KernelBuilder::storeOutput(Value y, Value m, Value f, Value group,
         b, loc, acc, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)));
   if (p.outputType != p.accumulatorType)
     acc = arith::TruncFOp::create(b, loc, p.outputType, acc);
-  memref::StoreOp::create(b, loc, acc, y, ValueRange{offset});
+  return acc;
+}
+
+void KernelBuilder::storeOutput(Value y, Value m, Value f, Value group,
+                                Value acc) {
+  Value inside = both(lessThan(m, p.m()), lessThan(f, p.fg));
+  auto ifOp = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  Value channel = add(mul(group, p.fg), f);
+  memref::StoreOp::create(b, loc, finishOutput(acc, channel), y,
+                          ValueRange{outputOffset(m, channel)});
+}
+
+void KernelBuilder::storeOutputPair(Value y, Value m, Value f, Value group,
+                                    Value acc0, Value acc1) {
+  // f is even and Fg even: f + 1 is inside exactly when f is.
+  Value inside = both(lessThan(m, p.m()), lessThan(f, p.fg));
+  auto ifOp = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  Value channel = add(mul(group, p.fg), f);
+  Value pair = vector::FromElementsOp::create(
+      b, loc, VectorType::get({2}, p.outputType),
+      ValueRange{finishOutput(acc0, channel),
+                 finishOutput(acc1, add(channel, 1))});
+  int64_t bytes = 2 * (p.outputType.getIntOrFloatBitWidth() / 8);
+  vector::StoreOp::create(b, loc, pair, y,
+                          ValueRange{outputOffset(m, channel)},
+                          /*nontemporal=*/false, llvm::MaybeAlign(bytes));
 }
 
 Value KernelBuilder::accumulatorConstant(double value) {
@@ -635,16 +670,17 @@ void KernelBuilder::gpuEpilogue(Value y, Value bm, Value bn, Value group,
   };
   for (int64_t index = 0; index < tilesM * tilesN; ++index) {
     int64_t i = index / tilesN, j = index % tilesN;
+    SmallVector<Value> values;
     for (int64_t v = 0; v < 4; ++v) {
-      auto [row, col] = fragmentPosition(lane, i, j, v);
       // Element v of a sum tile sits at the row (column) of element v of
       // every GEMM tile in its row (column) of tiles.
       Value rowSum = p.needsRowSums() ? element(accs[rowSumSlot(i)], v) : Value();
       Value columnSum =
           p.needsColumnSums() ? element(accs[columnSumSlot(j)], v) : Value();
-      Value value = applyZeroPoints(element(accs[index], v), rowSum, columnSum);
-      storeOutput(y, add(rowBase, row), add(colBase, col), group, value);
+      values.push_back(
+          applyZeroPoints(element(accs[index], v), rowSum, columnSum));
     }
+    storeFragment(y, lane, i, j, rowBase, colBase, group, values);
   }
 }
 
@@ -776,7 +812,8 @@ void KernelBuilder::twinEpilogue(Value y, Value bm, Value bn, Value group,
     std::tie(warpRow, warpCol) = warpOrigin(warp);
     forEach(kThreadsPerWarp, nullptr, [&](Value lane) {
       for (int64_t i = 0; i < tilesM; ++i)
-        for (int64_t j = 0; j < tilesN; ++j)
+        for (int64_t j = 0; j < tilesN; ++j) {
+          SmallVector<Value> values;
           for (int64_t v = 0; v < 4; ++v) {
             auto [row, col] = fragmentPosition(lane, i, j, v);
             Value value =
@@ -790,13 +827,27 @@ void KernelBuilder::twinEpilogue(Value y, Value bm, Value bn, Value group,
               columnSum = memref::LoadOp::create(
                   b, loc, twinColumnSums,
                   ValueRange{warp, fragmentPosition(lane, 0, j, v).first, col});
-            value = applyZeroPoints(value, rowSum, columnSum);
-            storeOutput(y, add(add(mul(bm, t.blockM), warpRow), row),
-                        add(add(mul(bn, t.blockN), warpCol), col), group,
-                        value);
+            values.push_back(applyZeroPoints(value, rowSum, columnSum));
           }
+          storeFragment(y, lane, i, j, add(mul(bm, t.blockM), warpRow),
+                        add(mul(bn, t.blockN), warpCol), group, values);
+        }
     });
   });
+}
+
+void KernelBuilder::storeFragment(Value y, Value lane, int64_t i, int64_t j,
+                                  Value rowBase, Value colBase, Value group,
+                                  ArrayRef<Value> values) {
+  // Registers (0, 1) and (2, 3) are adjacent columns of one row.
+  for (int64_t v = 0; v < 4; v += pairsOutputs() ? 2 : 1) {
+    auto [row, col] = fragmentPosition(lane, i, j, v);
+    Value m = add(rowBase, row), f = add(colBase, col);
+    if (pairsOutputs())
+      storeOutputPair(y, m, f, group, values[v], values[v + 1]);
+    else
+      storeOutput(y, m, f, group, values[v]);
+  }
 }
 
 void KernelBuilder::emitBlock(Value bm, Value bn, Value group, Value x,

@@ -276,6 +276,21 @@ private:
                                            int64_t v);
   /// Y[m, f] = acc + init for m < M and f < Fg: the fold.
   void storeOutput(Value y, Value m, Value f, Value group, Value acc);
+  /// Y[m, f..f+1] as one aligned 2-element store (pairsOutputs()).
+  void storeOutputPair(Value y, Value m, Value f, Value group, Value acc0,
+                       Value acc1);
+  /// Whether the two adjacent columns a lane holds are contiguous and
+  /// aligned in the output (channels innermost, even Fg and strides): then
+  /// four lanes write 32 contiguous bytes (f32) with half the stores.
+  bool pairsOutputs() const;
+  /// The flat output offset of pixel row m and output channel `channel`.
+  Value outputOffset(Value m, Value channel);
+  /// The init, bias, ReLU and narrowing applied to an accumulator.
+  Value finishOutput(Value acc, Value channel);
+  /// Stores the four (zero-point corrected) values of mma tile (i, j) that
+  /// `lane` holds, paired where pairsOutputs().
+  void storeFragment(Value y, Value lane, int64_t i, int64_t j, Value rowBase,
+                     Value colBase, Value group, ArrayRef<Value> values);
   /// A quantized result from the plain GEMM's `acc` and the sums (null when
   /// not needed): acc - zw*rowSum - zx*columnSum + K*zx*zw.
   Value applyZeroPoints(Value acc, Value rowSum, Value columnSum);

@@ -41,7 +41,8 @@
 // CHECK: %[[T2:.*]] = arith.subi %[[T1]], %[[CS]] : i32
 // CHECK: %[[KZZ:.*]] = arith.constant -8640 : i32
 // CHECK: %[[T3:.*]] = arith.addi %[[T2]], %[[KZZ]] : i32
-// CHECK: memref.store %[[T3]], %{{.*}} : memref<12544xi32>
+// CHECK: %[[PAIR:.*]] = vector.from_elements %[[T3]], %{{.*}} : vector<2xi32>
+// CHECK: vector.store %[[PAIR]], %{{.*}}[%{{.*}}] {alignment = 8 : i64} : memref<12544xi32>, vector<2xi32>
 // CHECK: gpu.return
 // TWIN-LABEL: func.func @nhwc_fhwc_q
 // TWIN-NOT: linalg.conv
@@ -107,7 +108,7 @@ func.func @nchw_plain(%x: tensor<2x16x6x6xi8>, %w: tensor<32x16x3x3xi8>) -> tens
 // CHECK: %[[CS:.*]] = arith.muli %{{.*}}, %[[ZX]] : i32
 // CHECK: %[[Y:.*]] = arith.subi %{{.*}}, %[[CS]] : i32
 // CHECK-NOT: arith.addi {{.*}} : i32
-// CHECK: memref.store %[[Y]]
+// CHECK: vector.from_elements %[[Y]], %{{.*}} : vector<2xi32>
 // TWIN-LABEL: func.func @input_zero_point_only
 // TWIN: memref.alloca() : memref<4x16x16xi32>
 // TWIN-NOT: memref<4x32x8xi32>

@@ -28,8 +28,11 @@
 // CHECK:   nvgpu.ldmatrix %[[SB]][{{.*}}] {numTiles = 4 : i32, transpose = false}
 // CHECK:   nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// The epilogue: channels are innermost and Fg even, so the two adjacent columns a
+// lane holds go out as one aligned 8-byte store (four lanes: 32 contiguous bytes).
 // CHECK: scf.if
-// CHECK:   memref.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<6400xf32>
+// CHECK:   %[[PAIR:.*]] = vector.from_elements %{{.*}}, %{{.*}} : vector<2xf32>
+// CHECK:   vector.store %[[PAIR]], %{{.*}}[%{{.*}}] {alignment = 8 : i64} : memref<6400xf32>, vector<2xf32>
 // CHECK: gpu.return
 // The twin: the same copies on the host, ldmatrix emulated into per-lane
 // fragment registers, mma.sync as the ISA's fragment layout says.
@@ -45,6 +48,7 @@
 // TWIN: memref.store %{{.*}} : memref<4x32x4x2xf16>
 // TWIN: scf.for {{.*}} iter_args
 // TWIN: arith.mulf
+// TWIN: vector.store %{{.*}} {alignment = 8 : i64} : memref<6400xf32>, vector<2xf32>
 // TWIN: return
 func.func @nhwc_f16(%x: tensor<2x10x10x16xf16>, %w: tensor<32x3x3x16xf16>) -> tensor<2x10x10x32xf32> {
   %c0 = arith.constant 0.0 : f16
