@@ -307,23 +307,33 @@ mlir::conv_lower::collapseShape(ArrayRef<int64_t> shape,
 
 namespace {
 
-/// Whether `pad` has static amounts and pads with the constant `value`.
-bool isStaticPadOf(tensor::PadOp pad, int64_t value) {
+/// The constant a tensor.pad with static amounts pads with: 0 for a zero of
+/// any type, an integer's value; none for anything else.
+std::optional<int64_t> getStaticPadConstant(tensor::PadOp pad) {
   if (!pad || !pad.getLow().empty() || !pad.getHigh().empty())
-    return false;
-  APInt padValue;
-  return matchPattern(pad.getConstantPaddingValue(), m_ConstantInt(&padValue)) &&
-         padValue.getSignificantBits() <= 64 &&
-         padValue.getSExtValue() == value;
+    return std::nullopt;
+  Value padValue = pad.getConstantPaddingValue();
+  if (!padValue)
+    return std::nullopt;
+  if (matchPattern(padValue, m_AnyZeroFloat()))
+    return 0;
+  APInt integer;
+  if (matchPattern(padValue, m_ConstantInt(&integer)) &&
+      integer.getSignificantBits() <= 64)
+    return integer.getSExtValue();
+  return std::nullopt;
 }
 
 /// A tensor.pad on the spatial dims only, with static amounts, of zeros or
-/// (when `alsoValue` is set) of that value.
+/// (when `alsoValue` is set) of that value; `padValue` is set to which.
 tensor::PadOp getAbsorbablePad(Value input, ArrayRef<unsigned> spatialDims,
-                               std::optional<int64_t> alsoValue) {
+                               std::optional<int64_t> alsoValue,
+                               int64_t &padValue) {
   auto pad = input.getDefiningOp<tensor::PadOp>();
-  if (!isStaticZeroPad(pad) && !(alsoValue && isStaticPadOf(pad, *alsoValue)))
+  std::optional<int64_t> constant = getStaticPadConstant(pad);
+  if (!constant || (*constant != 0 && constant != alsoValue))
     return nullptr;
+  padValue = *constant;
   // An empty source cannot even be sliced (MLIR rejects any offset into a
   // dimension of size 0): the convolution reads the padded tensor, which is
   // all zeros (conv-lower-fill-empty-pads makes it a fill).
@@ -466,10 +476,10 @@ mlir::conv_lower::analyzeConv(linalg::LinalgOp op, std::string &whyNot,
       matchPattern(plan.inputZeroPoint, m_ConstantInt(&zx)) &&
       zx.getSignificantBits() <= 64 && !zx.isZero())
     zeroPointPad = zx.getSExtValue();
-  auto absorb = [&](tensor::PadOp pad, ArrayRef<unsigned> spatialDims) {
+  auto absorb = [&](tensor::PadOp pad, ArrayRef<unsigned> spatialDims,
+                    int64_t padValue) {
     plan.absorbedPad = pad;
-    if (!isStaticZeroPad(pad))
-      plan.padValue = *zeroPointPad;
+    plan.padValue = padValue;
     for (auto [i, dim] : llvm::enumerate(spatialDims)) {
       plan.padding[i] = pad.getStaticLow()[dim];
       plan.padding[rank + i] = pad.getStaticHigh()[dim];
@@ -477,17 +487,18 @@ mlir::conv_lower::analyzeConv(linalg::LinalgOp op, std::string &whyNot,
     input = pad.getSource();
   };
   SpatialImageDims imageDims = getImageDims(form.layout, rank);
+  int64_t padValue = 0;
   if (tensor::PadOp pad =
-          getAbsorbablePad(input, form.spatialDims, zeroPointPad)) {
-    absorb(pad, form.spatialDims);
+          getAbsorbablePad(input, form.spatialDims, zeroPointPad, padValue)) {
+    absorb(pad, form.spatialDims, padValue);
   } else if (auto expand = input.getDefiningOp<tensor::ExpandShapeOp>()) {
     // Frontends pad the image, then split its channels into groups.
-    tensor::PadOp padBefore =
-        getAbsorbablePad(expand.getSrc(), imageDims.spatial, zeroPointPad);
+    tensor::PadOp padBefore = getAbsorbablePad(
+        expand.getSrc(), imageDims.spatial, zeroPointPad, padValue);
     if (padBefore && !form.inputToImage.empty() &&
         expand.getReassociationIndices() ==
             ArrayRef<ReassociationIndices>(form.inputToImage)) {
-      absorb(padBefore, imageDims.spatial);
+      absorb(padBefore, imageDims.spatial, padValue);
       plan.absorbedExpand = expand;
       plan.inputIsImage = true;
     }
@@ -528,11 +539,7 @@ mlir::conv_lower::analyzeConv(linalg::LinalgOp op, std::string &whyNot,
 }
 
 bool mlir::conv_lower::isStaticZeroPad(tensor::PadOp pad) {
-  if (!pad || !pad.getLow().empty() || !pad.getHigh().empty())
-    return false;
-  Value padValue = pad.getConstantPaddingValue();
-  return padValue && (matchPattern(padValue, m_AnyZeroFloat()) ||
-                      matchPattern(padValue, m_Zero()));
+  return getStaticPadConstant(pad) == 0;
 }
 
 bool mlir::conv_lower::looksLikeConvolution(linalg::LinalgOp op) {

@@ -97,7 +97,14 @@ void KernelBuilder::forEach(int64_t n, Value gpuId,
 std::pair<Value, Value> KernelBuilder::elementOffset(Operand op, Value row,
                                                      Value k, Value group,
                                                      Value *padding) {
-  // k -> (c, kh, kw) in the chosen K order.
+  // The A operands that need no decomposition of k.
+  if (op == Operand::A && tapTable)
+    return tableGatherOffset(row, k, group, padding);
+  if (op == Operand::A && p.explicitIm2col) {
+    // X_col[m, g, k].
+    Value offset = add(mul(add(mul(row, p.groups), group), p.k()), k);
+    return {offset, both(lessThan(k, p.k()), lessThan(row, p.m()))};
+  }
   // k -> (kd, kh, kw, c) channels last, else (c, kd, kh, kw); kd only for a
   // 3-D convolution (the 2-D body is unchanged).
   Value c, kdi, khi, kwi;
@@ -128,13 +135,6 @@ std::pair<Value, Value> KernelBuilder::elementOffset(Operand op, Value row,
     if (p.hasDepth)
       offset = add(offset, mul(kdi, p.wKD));
     return {offset, valid};
-  }
-  if (op == Operand::A && tapTable)
-    return tableGatherOffset(row, k, group, padding);
-  if (p.explicitIm2col) {
-    // X_col[m, g, k].
-    Value offset = add(mul(add(mul(row, p.groups), group), p.k()), k);
-    return {offset, both(valid, lessThan(row, p.m()))};
   }
   return gatherOffset(row, c, kdi, khi, kwi, group, valid, padding);
 }
@@ -214,7 +214,7 @@ std::pair<Value, Value> KernelBuilder::tableGatherOffset(Value row, Value k,
   };
   Value inImage = both(inside(ih, p.h), inside(iw, p.w));
   Value inGemm = lessThan(row, p.m());
-  if (padding)
+  if (padding && p.padValue != 0)
     *padding = paddingPredicate(both(inGemm, lessThan(k, p.k())), inImage);
   // A k past K reads the invalid row: never in the image.
   Value flat = arith::AddIOp::create(b, loc, to32(base), offset);
@@ -318,7 +318,6 @@ SmallVector<Value> KernelBuilder::loadTile(Operand op, Value src, Value smem,
                               smem, ValueRange{stage, row, column});
       b.setInsertionPointToStart(&ifOp.getElseRegion().front());
       copy();
-      asyncInBranches = true;
     }
     return tokens;
   }
@@ -396,7 +395,9 @@ KernelBuilder::loadStage(Value stage, Value kTile, Value tid, Value bm,
                        loadTile(Operand::B, w, smemB, stage, kTile, thread,
                                 rowB, group, defer ? &loads.gatheredB : nullptr));
   });
-  if (!tokens.empty() || asyncInBranches)
+  // Some copies may sit in branches (padding of a non-zero value) with no
+  // token here: the group is made whenever the kernel copies at all.
+  if (!twin && (isVectorized(Operand::A) || isVectorized(Operand::B)))
     loads.token = nvgpu::DeviceAsyncCreateGroupOp::create(
         b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
   return loads;
@@ -448,32 +449,26 @@ Value KernelBuilder::finishOutput(Value acc, Value channel) {
   return acc;
 }
 
-void KernelBuilder::storeOutput(Value y, Value m, Value f, Value group,
-                                Value acc) {
+void KernelBuilder::storeOutputs(Value y, Value m, Value f, Value group,
+                                 ArrayRef<Value> accs) {
+  // With a pair, f is even and Fg even: f + 1 is inside exactly when f is.
   Value inside = both(lessThan(m, p.m()), lessThan(f, p.fg));
   auto ifOp = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
   Value channel = add(mul(group, p.fg), f);
-  memref::StoreOp::create(b, loc, finishOutput(acc, channel), y,
-                          ValueRange{outputOffset(m, channel)});
-}
-
-void KernelBuilder::storeOutputPair(Value y, Value m, Value f, Value group,
-                                    Value acc0, Value acc1) {
-  // f is even and Fg even: f + 1 is inside exactly when f is.
-  Value inside = both(lessThan(m, p.m()), lessThan(f, p.fg));
-  auto ifOp = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  Value channel = add(mul(group, p.fg), f);
-  Value pair = vector::FromElementsOp::create(
-      b, loc, VectorType::get({2}, p.outputType),
-      ValueRange{finishOutput(acc0, channel),
-                 finishOutput(acc1, add(channel, 1))});
-  int64_t bytes = 2 * (p.outputType.getIntOrFloatBitWidth() / 8);
-  vector::StoreOp::create(b, loc, pair, y,
-                          ValueRange{outputOffset(m, channel)},
+  SmallVector<Value> values;
+  for (auto [i, acc] : llvm::enumerate(accs))
+    values.push_back(finishOutput(acc, add(channel, i)));
+  Value offset = outputOffset(m, channel);
+  if (values.size() == 1) {
+    memref::StoreOp::create(b, loc, values[0], y, ValueRange{offset});
+    return;
+  }
+  Value vector = vector::FromElementsOp::create(
+      b, loc, VectorType::get({int64_t(values.size())}, p.outputType), values);
+  int64_t bytes = values.size() * (p.outputType.getIntOrFloatBitWidth() / 8);
+  vector::StoreOp::create(b, loc, vector, y, ValueRange{offset},
                           /*nontemporal=*/false, llvm::MaybeAlign(bytes));
 }
 
@@ -617,13 +612,9 @@ SmallVector<Value> KernelBuilder::gpuComputeStage(Value smemA, Value smemB,
   int64_t chunksPerRow = t.blockK / p.chunkElements();
   Value onesFragment, onesRegister;
   if (p.needsRowSums() || p.needsColumnSums()) {
-    auto regType = VectorType::get({regElems}, p.elementType);
-    onesFragment = arith::ConstantOp::create(
-        b, loc, fragType,
-        DenseElementsAttr::get(fragType, b.getIntegerAttr(p.elementType, 1)));
-    onesRegister = arith::ConstantOp::create(
-        b, loc, regType,
-        DenseElementsAttr::get(regType, b.getIntegerAttr(p.elementType, 1)));
+    onesFragment = elementConstant(fragType, 1);
+    onesRegister =
+        elementConstant(VectorType::get({regElems}, p.elementType), 1);
   }
   for (int64_t kk = 0; kk < chunksPerRow / 2; ++kk) {
     SmallVector<Value> aFrags, bFrags;
@@ -773,13 +764,13 @@ void KernelBuilder::twinMma(Value acc, Value warp, Value i, Value jt,
       Value row = add(rowBase, r), col = add(colBase, c);
       Value init =
           memref::LoadOp::create(b, loc, acc, ValueRange{warp, row, col});
+      Value one = onesA || onesB ? accumulatorConstant(1.0) : Value();
       auto kLoop = scf::ForOp::create(b, loc, idx(0), idx(2 * half), idx(1),
                                       ValueRange{init});
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(kLoop.getBody());
       Value k = kLoop.getInductionVar();
       Value kIn = div(rem(k, half), e), kReg = div(k, half), kEl = rem(k, e);
-      Value one = accumulatorConstant(1.0);
       Value a = one, bv = one;
       if (!onesA) {
         Value aLane = add(mul(rem(r, 8), 4), kIn);
@@ -840,13 +831,11 @@ void KernelBuilder::storeFragment(Value y, Value lane, int64_t i, int64_t j,
                                   Value rowBase, Value colBase, Value group,
                                   ArrayRef<Value> values) {
   // Registers (0, 1) and (2, 3) are adjacent columns of one row.
-  for (int64_t v = 0; v < 4; v += pairsOutputs() ? 2 : 1) {
+  int64_t perStore = pairsOutputs() ? 2 : 1;
+  for (int64_t v = 0; v < 4; v += perStore) {
     auto [row, col] = fragmentPosition(lane, i, j, v);
-    Value m = add(rowBase, row), f = add(colBase, col);
-    if (pairsOutputs())
-      storeOutputPair(y, m, f, group, values[v], values[v + 1]);
-    else
-      storeOutput(y, m, f, group, values[v]);
+    storeOutputs(y, add(rowBase, row), add(colBase, col), group,
+                 values.slice(v, perStore));
   }
 }
 

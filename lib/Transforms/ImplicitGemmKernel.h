@@ -274,11 +274,10 @@ private:
   /// mma tile (i, j) held by `lane` (the m16n8 f32 C layout of mma.sync).
   std::pair<Value, Value> fragmentPosition(Value lane, int64_t i, int64_t j,
                                            int64_t v);
-  /// Y[m, f] = acc + init for m < M and f < Fg: the fold.
-  void storeOutput(Value y, Value m, Value f, Value group, Value acc);
-  /// Y[m, f..f+1] as one aligned 2-element store (pairsOutputs()).
-  void storeOutputPair(Value y, Value m, Value f, Value group, Value acc0,
-                       Value acc1);
+  /// Y[m, f + i] = accs[i] + init (bias, ReLU) for m < M and f < Fg: the
+  /// fold; two values (pairsOutputs()) as one aligned vector store.
+  void storeOutputs(Value y, Value m, Value f, Value group,
+                    ArrayRef<Value> accs);
   /// Whether the two adjacent columns a lane holds are contiguous and
   /// aligned in the output (channels innermost, even Fg and strides): then
   /// four lanes write 32 contiguous bytes (f32) with half the stores.
@@ -337,9 +336,6 @@ private:
   bool twin;
   Value biasBuffer, tapTable, twinFragA, twinFragB, twinRowSums,
       twinColumnSums;
-  /// Some cp.async were issued inside a branch (their tokens are not in the
-  /// lists): the stages still need their commit groups and waits.
-  bool asyncInBranches = false;
 };
 
 } // namespace mlir::conv_lower::igemm

@@ -212,9 +212,8 @@ TwinLoops igemm::buildTwin(OpBuilder &b, Location loc, const GemmProblem &p,
   std::tie(output, y) = allocateResult(b, loc, outputType);
   TwinScratch s = allocateTwinScratch(b, loc, p, t);
   // The kernel's tap table, in host memory (no constant-space budget).
-  Operation *module = b.getInsertionBlock()->getParentOp();
-  while (module && !isa<ModuleOp>(module))
-    module = module->getParentOp();
+  auto module =
+      b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
   Value tapTable = module ? createTapTable(b, module, p, t, /*memorySpace=*/0,
                                            /*budgetBytes=*/0, loc)
                           : Value();

@@ -51,6 +51,15 @@ FailureOr<MmaKind> getMmaKind(Type input, Type filter, Type output,
   return failure();
 }
 
+/// A constant integer that fits 32 bits (a zero point, an i32 init).
+FailureOr<int64_t> getConstantInt32(Value value) {
+  APInt integer;
+  if (!matchPattern(value, m_ConstantInt(&integer)) ||
+      integer.getSignificantBits() > 32)
+    return failure();
+  return integer.getSExtValue();
+}
+
 /// The init as a constant, when it is a fill of one (zero when the fill
 /// value is a zero of any type).
 FailureOr<double> getConstantInit(Value init) {
@@ -62,20 +71,9 @@ FailureOr<double> getConstantInit(Value init) {
   if (matchPattern(value, m_Constant(&attr)))
     return attr.getValueAsDouble();
   // An integer init: i32 values are exact as doubles.
-  APInt integer;
-  if (matchPattern(value, m_ConstantInt(&integer)) &&
-      integer.getSignificantBits() <= 32)
-    return static_cast<double>(integer.getSExtValue());
+  if (FailureOr<int64_t> integer = getConstantInt32(value); succeeded(integer))
+    return static_cast<double>(*integer);
   return failure();
-}
-
-/// A quantized convolution's zero point as a constant the epilogue folds in.
-FailureOr<int64_t> getConstantZeroPoint(Value zeroPoint) {
-  APInt value;
-  if (!matchPattern(zeroPoint, m_ConstantInt(&value)) ||
-      value.getSignificantBits() > 32)
-    return failure();
-  return value.getSExtValue();
 }
 
 /// Sizes, padding, strides and dilations from the analysis; a 3-D
@@ -175,8 +173,8 @@ FailureOr<GemmProblem> igemm::buildProblem(const ConvPlan &plan,
                 "supported yet)");
   GemmProblem p;
   if (plan.isQuantized()) {
-    FailureOr<int64_t> zx = getConstantZeroPoint(plan.inputZeroPoint);
-    FailureOr<int64_t> zw = getConstantZeroPoint(plan.filterZeroPoint);
+    FailureOr<int64_t> zx = getConstantInt32(plan.inputZeroPoint);
+    FailureOr<int64_t> zw = getConstantInt32(plan.filterZeroPoint);
     if (failed(zx) || failed(zw))
       return fail("the zero points are not constants (the kernel folds them "
                   "into its epilogue; --conv-lower-im2col takes any)");
