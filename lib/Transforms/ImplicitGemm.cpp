@@ -19,9 +19,11 @@
 // shared-memory buffers:
 //
 //   prologue: load K tiles 0 .. stages-2             (one cp.async group each)
-//   for kt:   wait for tile kt; barrier;
+//   for kt < kTiles-(stages-1):
+//             wait for tile kt; barrier;
 //             load tile kt+stages-1 into the buffer freed by tile kt-1;
 //             each warp: ldmatrix A/B fragments, mma.sync into registers
+//   drain:    the last stages-1 tiles, computed with no loads
 //   epilogue: accumulators -> (fold) -> output, + the init value
 //
 // Shared memory rows are blockK elements = 64 bytes = four 16-byte chunks;
@@ -158,6 +160,7 @@ FailureOr<Decision> decide(linalg::LinalgOp conv,
   }
   d.problem.relu = d.epilogue.relu;
   d.problem.explicitIm2col = options.im2col == Im2colMode::Explicit;
+  d.problem.nativeTf32Rounding = convrt::archInfo(options.chip).ccMajor >= 9;
   return d;
 }
 

@@ -23,6 +23,17 @@ using namespace mlir::conv_lower::igemm;
 
 namespace mlir::conv_lower::igemm {
 
+/// Whether consecutive k of a filter row are consecutive elements (k is the
+/// filter's own flat index past the row): the B offset is then f*wF + k, with
+/// no decomposition of k.
+static bool filterFlatAlongK(const GemmProblem &p) {
+  if (p.channelsInnermost)
+    return p.wC == 1 && p.wKW == p.cg && p.wKH == p.kw * p.cg &&
+           (!p.hasDepth || p.wKD == p.kh * p.kw * p.cg);
+  return p.wKW == 1 && p.wKH == p.kw && (!p.hasDepth || p.wKD == p.kh * p.kw) &&
+         (p.cg == 1 || p.wC == p.taps());
+}
+
 /// Whether an operand's 16-byte chunks are contiguous and aligned in global
 /// memory (then one cp.async moves each); otherwise elements are gathered
 /// one at a time.
@@ -38,14 +49,30 @@ bool isVectorized(const GemmProblem &p, Operand op) {
   if (p.channelsInnermost)
     return alignedRows && p.wC == 1 && p.cg % v == 0 && p.wKH % v == 0 &&
            p.wKW % v == 0 && (!p.hasDepth || p.wKD % v == 0);
-  bool flatK = p.wKW == 1 && p.wKH == p.kw &&
-               (!p.hasDepth || p.wKD == p.kh * p.kw) &&
-               (p.cg == 1 || p.wC == p.taps());
-  return alignedRows && flatK && p.k() % v == 0;
+  return alignedRows && filterFlatAlongK(p) && p.k() % v == 0;
 }
 
+int64_t tapTableStep(const GemmProblem &p, const TileConfig &t) {
+  if (p.explicitIm2col || p.hasDepth)
+    return 0;
+  // Gathered along M (NCHW): the k of an element is warp-uniform.
+  if (!p.channelsInnermost)
+    return 1;
+  // Channels-last, gathered element by element: consecutive lanes take
+  // consecutive k, and divergent constant loads serialize; keep the index
+  // math.
+  if (!isVectorized(p, Operand::A))
+    return 0;
+  // A K tile of whole channels of one tap: one entry per tile, read by every
+  // lane alike; else (Cg not a multiple of the tile) one per 16-byte chunk.
+  return p.cg % t.blockK == 0 ? t.blockK : p.chunkElements();
+}
+
+bool tapTableHasMasks(const GemmProblem &p) { return p.kh * p.kw <= 32; }
+
 int64_t tapTableBytes(const GemmProblem &p, const TileConfig &t) {
-  if (p.channelsInnermost || p.explicitIm2col || p.hasDepth)
+  int64_t step = tapTableStep(p, t);
+  if (step == 0)
     return 0;
   // The packed window terms are signed 16-bit; a row must stay far from the
   // invalid marker.
@@ -55,27 +82,44 @@ int64_t tapTableBytes(const GemmProblem &p, const TileConfig &t) {
   // The gather's offsets are 32-bit.
   if (p.inputElements >= (int64_t(1) << 31))
     return 0;
-  // Every K tile the loop loads: the last stages-1 lie past K (zeros).
-  int64_t entries =
-      (llvm::divideCeilSigned(p.k(), t.blockK) + t.stages - 1) * t.blockK;
+  // Every K tile the loop loads (none past the last: the drain loads
+  // nothing).
+  int64_t entries = llvm::divideCeilSigned(p.k(), t.blockK) * t.blockK / step;
   return entries * 2 * int64_t(sizeof(int32_t));
 }
 
 std::vector<int32_t> buildTapTable(const GemmProblem &p, const TileConfig &t) {
-  int64_t bytes = tapTableBytes(p, t);
+  int64_t bytes = tapTableBytes(p, t), step = tapTableStep(p, t);
   std::vector<int32_t> table(bytes / sizeof(int32_t), 0);
-  for (int64_t k = 0; k < int64_t(table.size() / 2); ++k) {
+  for (int64_t e = 0; e < int64_t(table.size() / 2); ++e) {
     int32_t row = kTapTableInvalid, col = 0, offset = 0;
-    if (k < p.k()) {
-      // (c, kh, kw), the K order of an image that is not channels-last.
-      int64_t kw = k % p.kw, kh = (k / p.kw) % p.kh, c = k / (p.kw * p.kh);
+    if (int64_t k = e * step; k < p.k()) {
+      // (kh, kw, c) channels-last, else (c, kh, kw): the GEMM's K order.
+      int64_t kw, kh, c;
+      if (p.channelsInnermost) {
+        c = k % p.cg;
+        kw = (k / p.cg) % p.kw;
+        kh = k / (p.cg * p.kw);
+      } else {
+        kw = k % p.kw;
+        kh = (k / p.kw) % p.kh;
+        c = k / (p.kw * p.kh);
+      }
       row = static_cast<int32_t>(kh * p.dilationH);
       col = static_cast<int32_t>(kw * p.dilationW);
       offset = static_cast<int32_t>(c * p.xC + row * p.xH + col * p.xW);
     }
-    table[2 * k] = offset;
-    table[2 * k + 1] = static_cast<int32_t>(
-        (static_cast<uint32_t>(row) << 16) | (static_cast<uint32_t>(col) & 0xffff));
+    table[2 * e] = offset;
+    if (tapTableHasMasks(p))
+      table[2 * e + 1] =
+          row == kTapTableInvalid
+              ? 0
+              : static_cast<int32_t>(uint32_t(1) << (row / p.dilationH * p.kw +
+                                                     col / p.dilationW));
+    else
+      table[2 * e + 1] = static_cast<int32_t>(
+          (static_cast<uint32_t>(row) << 16) |
+          (static_cast<uint32_t>(col) & 0xffff));
   }
   return table;
 }
@@ -98,12 +142,34 @@ std::pair<Value, Value> KernelBuilder::elementOffset(Operand op, Value row,
                                                      Value k, Value group,
                                                      Value *padding) {
   // The A operands that need no decomposition of k.
-  if (op == Operand::A && tapTable)
-    return tableGatherOffset(row, k, group, padding);
+  if (op == Operand::A && tapTable) {
+    int64_t step = tapTableStep(p, t);
+    return tableGatherOffset(row, k, div(k, step), mul(rem(k, step), p.xC),
+                             group, padding);
+  }
   if (op == Operand::A && p.explicitIm2col) {
     // X_col[m, g, k].
     Value offset = add(mul(add(mul(row, p.groups), group), p.k()), k);
-    return {offset, both(lessThan(k, p.k()), lessThan(row, p.m()))};
+    return {offset, both(withinK(k), withinRows(row, p.m(), t.blockM))};
+  }
+  if (op == Operand::B && filterFlatAlongK(p)) {
+    Value base = add(mul(group, p.wG), mul(row, p.wF));
+    Value inFilter = withinRows(row, p.fg, t.blockN);
+    if (p.filterElements >= (int64_t(1) << 31))
+      return {add(base, k), both(withinK(k), inFilter)};
+    // In 32 bits from k on: the main loop steps k, and its offset and K-tail
+    // compare would otherwise be a 64-bit pair each.
+    Type i32 = b.getI32Type();
+    Value k32 = arith::IndexCastOp::create(b, loc, i32, k);
+    Value offset = arith::AddIOp::create(
+        b, loc, arith::IndexCastOp::create(b, loc, i32, base), k32);
+    Value inK = p.k() % t.blockK == 0
+                    ? withinK(k)
+                    : cmp(arith::CmpIPredicate::slt, k32,
+                          arith::ConstantOp::create(
+                              b, loc, b.getI32IntegerAttr(p.k())));
+    return {arith::IndexCastUIOp::create(b, loc, b.getIndexType(), offset),
+            both(inK, inFilter)};
   }
   // k -> (kd, kh, kw, c) channels last, else (c, kd, kh, kw); kd only for a
   // 3-D convolution (the 2-D body is unchanged).
@@ -127,9 +193,9 @@ std::pair<Value, Value> KernelBuilder::elementOffset(Operand op, Value row,
       c = div(c, p.kd);
     }
   }
-  Value valid = lessThan(k, p.k());
+  Value valid = withinK(k);
   if (op == Operand::B) {
-    valid = both(valid, lessThan(row, p.fg));
+    valid = both(valid, withinRows(row, p.fg, t.blockN));
     Value offset = add(add(mul(group, p.wG), mul(row, p.wF)),
                        add(mul(c, p.wC), add(mul(khi, p.wKH), mul(kwi, p.wKW))));
     if (p.hasDepth)
@@ -152,7 +218,7 @@ std::pair<Value, Value> KernelBuilder::gatherOffset(Value row, Value c,
   Value oh = div(plane, p.wo), ow = rem(plane, p.wo);
   Value ih = add(add(mul(oh, p.strideH), mul(khi, p.dilationH)), -p.padTop);
   Value iw = add(add(mul(ow, p.strideW), mul(kwi, p.dilationW)), -p.padLeft);
-  Value inGemm = both(valid, lessThan(row, p.m()));
+  Value inGemm = both(valid, withinRows(row, p.m(), t.blockM));
   Value inImage = both(inRange(ih, p.h), inRange(iw, p.w));
   Value channel = add(mul(group, p.cg), c);
   Value offset = add(add(mul(n, p.xN), mul(channel, p.xC)),
@@ -176,9 +242,9 @@ Value KernelBuilder::paddingPredicate(Value inGemm, Value inImage) {
   return both(inGemm, outside);
 }
 
-std::pair<Value, Value> KernelBuilder::tableGatherOffset(Value row, Value k,
-                                                         Value group,
-                                                         Value *padding) {
+std::pair<Value, Value>
+KernelBuilder::tableGatherOffset(Value row, Value k, Value entryIndex,
+                                 Value inEntry, Value group, Value *padding) {
   // What depends on the row only (the thread's own, in the main loop), then
   // in 32 bits: the per-element adds and range checks are half the
   // instructions of 64-bit index math (tapTableBytes keeps offsets < 2^31).
@@ -195,31 +261,98 @@ std::pair<Value, Value> KernelBuilder::tableGatherOffset(Value row, Value k,
   auto constant = [&](int32_t v) {
     return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
   };
-  // One entry per k: warp-uniform when the rows are the lanes.
-  auto entry = [&](int64_t column) {
-    return memref::LoadOp::create(b, loc, tapTable, ValueRange{k, idx(column)})
-        .getResult();
-  };
-  Value offset = entry(0), packed = entry(1);
-  Value dh = arith::ShRSIOp::create(b, loc, packed, constant(16));
-  Value dw = arith::ShRSIOp::create(
-      b, loc, arith::ShLIOp::create(b, loc, packed, constant(16)), constant(16));
-  Value ih = arith::AddIOp::create(b, loc, to32(ih0), dh);
-  Value iw = arith::AddIOp::create(b, loc, to32(iw0), dw);
+  // One entry per k (NCHW), chunk or K tile (channels-last): warp-uniform
+  // when the rows are the lanes or the entry is the tile's; its two words in
+  // one 8-byte load.
+  auto pairType = VectorType::get({2}, i32);
+  Value pair = vector::LoadOp::create(b, loc, pairType, tapTable,
+                                      ValueRange{entryIndex, idx(0)},
+                                      /*nontemporal=*/false, llvm::MaybeAlign(8));
+  Value offset = vector::ExtractOp::create(b, loc, pair, ArrayRef<int64_t>{0});
+  Value window = vector::ExtractOp::create(b, loc, pair, ArrayRef<int64_t>{1});
   // 0 <= v < size as one unsigned compare.
   auto inside = [&](Value v, int64_t size) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, v,
                                  constant(static_cast<int32_t>(size)))
         .getResult();
   };
-  Value inImage = both(inside(ih, p.h), inside(iw, p.w));
-  Value inGemm = lessThan(row, p.m());
+  Value inGemm = withinRows(row, p.m(), t.blockM);
+  Value inImage, valid;
+  if (tapTableHasMasks(p)) {
+    // The row's mask of the taps inside the image, computed once per row
+    // (the thread's own: outside the loop), tested against the entry's tap
+    // bit: one AND per element instead of two adds and two compares.
+    Value columns = constant(0);
+    for (int64_t kw = 0; kw < p.kw; ++kw) {
+      Value iw = arith::AddIOp::create(
+          b, loc, to32(iw0), constant(static_cast<int32_t>(kw * p.dilationW)));
+      columns = arith::OrIOp::create(
+          b, loc, columns,
+          select(inside(iw, p.w), constant(int32_t(1) << kw), constant(0)));
+    }
+    Value mask = constant(0);
+    for (int64_t kh = 0; kh < p.kh; ++kh) {
+      Value ih = arith::AddIOp::create(
+          b, loc, to32(ih0), constant(static_cast<int32_t>(kh * p.dilationH)));
+      Value shifted = arith::ShLIOp::create(
+          b, loc, columns, constant(static_cast<int32_t>(kh * p.kw)));
+      mask = arith::OrIOp::create(b, loc, mask,
+                                  select(inside(ih, p.h), shifted, constant(0)));
+    }
+    inImage = cmp(arith::CmpIPredicate::ne,
+                  arith::AndIOp::create(b, loc, mask, window), constant(0));
+    // A row past M clears its mask too: the element's one test is then its
+    // whole predicate (the padding predicate keeps inGemm on its own).
+    Value rowMask = select(inGemm, mask, constant(0));
+    valid = cmp(arith::CmpIPredicate::ne,
+                arith::AndIOp::create(b, loc, rowMask, window), constant(0));
+  } else {
+    Value dh = arith::ShRSIOp::create(b, loc, window, constant(16));
+    Value dw = arith::ShRSIOp::create(
+        b, loc, arith::ShLIOp::create(b, loc, window, constant(16)),
+        constant(16));
+    Value ih = arith::AddIOp::create(b, loc, to32(ih0), dh);
+    Value iw = arith::AddIOp::create(b, loc, to32(iw0), dw);
+    inImage = both(inside(ih, p.h), inside(iw, p.w));
+    valid = both(inGemm, inImage);
+  }
   if (padding && p.padValue != 0)
-    *padding = paddingPredicate(both(inGemm, lessThan(k, p.k())), inImage);
-  // A k past K reads the invalid row: never in the image.
-  Value flat = arith::AddIOp::create(b, loc, to32(base), offset);
-  return {arith::IndexCastOp::create(b, loc, b.getIndexType(), flat),
-          both(inGemm, inImage)};
+    *padding = paddingPredicate(both(inGemm, withinK(k)), inImage);
+  // A k past K has no tap bit (reads the invalid row): never in the image.
+  Value flat = arith::AddIOp::create(b, loc, to32(add(base, inEntry)), offset);
+  return {arith::IndexCastOp::create(b, loc, b.getIndexType(), flat), valid};
+}
+
+Value KernelBuilder::withinK(Value k) {
+  // The loop loads K tiles < ceil(K / blockK) only: with whole tiles every k
+  // it loads is inside.
+  if (p.k() % t.blockK == 0)
+    return arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+  return lessThan(k, p.k());
+}
+
+Value KernelBuilder::withinRows(Value row, int64_t rows, int64_t tileRows) {
+  // The grid covers ceil(rows / tileRows) tiles: with whole tiles every row
+  // of them is inside.
+  if (rows % tileRows == 0)
+    return arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+  return lessThan(row, rows);
+}
+
+Value KernelBuilder::clampOffset(Operand op, Value offset, Value valid) {
+  int64_t elements = op == Operand::B ? p.filterElements
+                     : p.explicitIm2col ? p.im2colElements()
+                                        : p.inputElements;
+  if (elements >= (int64_t(1) << 31))
+    return select(valid, offset, idx(0));
+  // Every valid offset fits in 31 bits: the select and the address that
+  // zero-extends it take one 32-bit register instead of a 64-bit pair (the
+  // sign extension, two selects and a 64-bit add per chunk before).
+  Type i32 = b.getI32Type();
+  Value narrow = arith::IndexCastOp::create(b, loc, i32, offset);
+  Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
+  return arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
+                                      select(valid, narrow, zero));
 }
 
 Value KernelBuilder::elementConstant(Type type, int64_t value) {
@@ -247,8 +380,8 @@ void KernelBuilder::emitIm2colElement(Value index, Value x, Value xcol) {
   Value padding;
   auto [offset, valid] =
       image.elementOffset(Operand::A, row, k, group, &padding);
-  Value data = memref::LoadOp::create(b, loc, x,
-                                      ValueRange{select(valid, offset, idx(0))});
+  Value data = memref::LoadOp::create(
+      b, loc, x, ValueRange{image.clampOffset(Operand::A, offset, valid)});
   Value fill = image.fillValue(p.elementType, padding);
   memref::StoreOp::create(b, loc, select(valid, data, fill), xcol,
                           ValueRange{index});
@@ -277,6 +410,14 @@ SmallVector<Value> KernelBuilder::loadTile(Operand op, Value src, Value smem,
     // checkTiles makes T a multiple of chunksPerRow: the chunk column is the
     // thread's own, and the row steps by T / chunksPerRow.
     Value firstRow = div(tid, chunksPerRow), chunk = rem(tid, chunksPerRow);
+    // The tap table's entry of this thread's chunk: the K tile's own (its
+    // chunks are consecutive channels of one tap), or the chunk's.
+    Value entry, inEntry;
+    if (op == Operand::A && tapTable) {
+      bool perTile = tapTableStep(p, t) == t.blockK;
+      entry = perTile ? kTile : add(mul(kTile, chunksPerRow), chunk);
+      inEntry = perTile ? mul(chunk, v * p.xC) : idx(0);
+    }
     for (int64_t i = 0; i < rows * chunksPerRow / t.threads(); ++i) {
       Value row = add(firstRow, i * (t.threads() / chunksPerRow));
       Value k = add(kBase, mul(chunk, v));
@@ -285,8 +426,10 @@ SmallVector<Value> KernelBuilder::loadTile(Operand op, Value src, Value smem,
       // captures them, which C++17 does not allow for bindings.)
       Value padding, offset, valid;
       std::tie(offset, valid) =
-          elementOffset(op, add(rowBase, row), k, group, &padding);
-      offset = select(valid, offset, idx(0));
+          entry ? tableGatherOffset(add(rowBase, row), k, entry, inEntry,
+                                    group, &padding)
+                : elementOffset(op, add(rowBase, row), k, group, &padding);
+      offset = clampOffset(op, offset, valid);
       Value column = swizzledColumn(row, chunk);
       auto vecType = VectorType::get({v}, p.elementType);
       if (twin) {
@@ -328,9 +471,22 @@ SmallVector<Value> KernelBuilder::loadTile(Operand op, Value src, Value smem,
     Value padding;
     auto [offset, valid] =
         elementOffset(op, add(rowBase, row), add(kBase, kk), group, &padding);
-    Value data = memref::LoadOp::create(b, loc, src,
-                                        ValueRange{select(valid, offset, idx(0))});
-    data = select(valid, data, fillValue(p.elementType, padding));
+    // A predicated load, not a load of a clamped address and a select: the
+    // predicate then lives until the load issues, not until its data
+    // returns (ptxas ran out of predicate registers with the select and
+    // spilled them to the stack while 32 gathers were in flight).
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{p.elementType}, valid,
+                                  /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value element = memref::LoadOp::create(
+          b, loc, src, ValueRange{clampOffset(op, offset, valid)});
+      scf::YieldOp::create(b, loc, element);
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      scf::YieldOp::create(b, loc, fillValue(p.elementType, padding));
+    }
+    Value data = ifOp.getResult(0);
     if (gathered)
       gathered->push_back(data);
     else
@@ -397,7 +553,7 @@ KernelBuilder::loadStage(Value stage, Value kTile, Value tid, Value bm,
   });
   // Some copies may sit in branches (padding of a non-zero value) with no
   // token here: the group is made whenever the kernel copies at all.
-  if (!twin && (isVectorized(Operand::A) || isVectorized(Operand::B)))
+  if (copiesAsync())
     loads.token = nvgpu::DeviceAsyncCreateGroupOp::create(
         b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
   return loads;
@@ -532,14 +688,17 @@ Value KernelBuilder::gpuMma(Value a, Value bFrag0, Value bFrag1, Value acc) {
     if (p.kind == MmaKind::F16)
       return row;
     if (p.kind == MmaKind::TF32) {
-      // Round to tf32 (cvt.rna, as cuDNN and CUTLASS do): the mma would
+      // Round to tf32 (to nearest, as cuDNN and CUTLASS do): the mma would
       // otherwise truncate the f32 bits, a bias of about 1e-3 relative,
-      // which is the whole tf32 tolerance.
+      // which is the whole tf32 tolerance. cvt.rn where the chip has it in
+      // one instruction (GemmProblem::nativeTf32Rounding), else cvt.rna.
       Value value = vector::ExtractOp::create(b, loc, row, ArrayRef<int64_t>{0});
       return NVVM::ConvertFloatToTF32Op::create(
           b, loc, i32, value,
           NVVM::FPRoundingModeAttr::get(b.getContext(),
-                                        NVVM::FPRoundingMode::RNA));
+                                        p.nativeTf32Rounding
+                                            ? NVVM::FPRoundingMode::RN
+                                            : NVVM::FPRoundingMode::RNA));
     }
     auto i32Vec = VectorType::get({1}, i32);
     Value bits = vector::BitCastOp::create(b, loc, i32Vec, row);
@@ -872,61 +1031,123 @@ void KernelBuilder::emitBlock(Value bm, Value bn, Value group, Value x,
     accs.assign(accumulatorSlots(), zeros);
   }
 
-  // Prologue: K tiles 0 .. stages-2, one group each (tiles past the end
-  // load zeros and are never read).
+  // Prologue: K tiles 0 .. stages-2, one commit group each (empty for a
+  // tile past K: the loop's wait counts groups).
   Value token;
-  for (int64_t s = 0; s + 1 < t.stages; ++s)
-    if (Value g = loadStage(idx(s), idx(s), tid, bm, bn, group, x, w, smemA,
-                            smemB, /*deferGathers=*/false)
-                      .token)
-      token = g;
-
-  SmallVector<Value> iterInits(accs);
-  if (token)
-    iterInits.push_back(token);
-  auto loop = scf::ForOp::create(b, loc, idx(0), idx(kTiles), idx(1),
-                                 iterInits);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value kt = loop.getInductionVar();
-    ValueRange carried = loop.getRegionIterArgs();
-    if (token)
-      nvgpu::DeviceAsyncWaitOp::create(b, loc, carried.back(),
-                                       b.getI32IntegerAttr(t.stages - 2));
-    if (!twin)
-      gpu::BarrierOp::create(b, loc);
-    // Tile kt+S-1 goes into the buffer tile kt-1 used (every thread is past
-    // its compute: the barrier above). Gathered elements are loaded into
-    // registers before this stage's MMAs and stored after them, so the MMAs
-    // never wait for a global round trip.
-    Value next = add(kt, t.stages - 1), nextStage = rem(next, t.stages);
-    StageLoads nextLoads = loadStage(nextStage, next, tid, bm, bn, group, x,
-                                     w, smemA, smemB, /*deferGathers=*/true);
-    Value stage = rem(kt, t.stages);
-    SmallVector<Value> yields;
-    if (twin) {
-      twinComputeStage(smemA, smemB, stage, twinAcc);
-    } else {
-      yields = gpuComputeStage(smemA, smemB, stage, tid,
-                               carried.take_front(accs.size()));
-      storeGathered(Operand::A, smemA, nextStage, tid, nextLoads.gatheredA);
-      storeGathered(Operand::B, smemB, nextStage, tid, nextLoads.gatheredB);
-    }
-    if (nextLoads.token)
-      yields.push_back(nextLoads.token);
-    // Without loop-carried values the builder already added the yield.
-    if (!loop.getBody()->mightHaveTerminator())
-      scf::YieldOp::create(b, loc, yields);
+  for (int64_t s = 0; s + 1 < t.stages; ++s) {
+    if (s < kTiles)
+      token = loadStage(idx(s), idx(s), tid, bm, bn, group, x, w, smemA,
+                        smemB, /*deferGathers=*/false)
+                  .token;
+    else if (copiesAsync())
+      token = emptyGroup();
   }
-  // The last stages' copies (zero tiles past K) may still be in flight: let
-  // them land before the CTA exits and its shared memory is handed on.
+
+  // The main loop loads tile kt+S-1 while it computes tile kt; the drain
+  // computes the last S-1 tiles and loads nothing. No load is ever past the
+  // last tile, so whole tiles need no K-tail predicate.
+  int64_t drainBegin = std::max<int64_t>(0, kTiles - (t.stages - 1));
+  SmallVector<Value> inits(accs);
   if (token)
-    nvgpu::DeviceAsyncWaitOp::create(b, loc, loop.getResults().back(),
+    inits.push_back(token);
+  scf::ForOp mainLoop = emitKLoop(0, drainBegin, /*loads=*/true, inits, tid,
+                                  bm, bn, group, x, w, smemA, smemB, twinAcc,
+                                  accs.size());
+  scf::ForOp drain = emitKLoop(
+      drainBegin, kTiles, /*loads=*/false,
+      mainLoop.getResults().drop_back(2), tid, bm, bn, group, x, w, smemA,
+      smemB, twinAcc, accs.size(), mainLoop.getResults().take_back(2));
+  // The groups still open are empty (the drain loads nothing); waiting for
+  // them costs one instruction outside the loop and keeps the CTA's exit free
+  // of copies in flight whatever the drain comes to do.
+  ValueRange results = drain.getResults();
+  if (token)
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, results[accs.size()],
                                      b.getI32IntegerAttr(0));
   if (twin)
     twinEpilogue(y, bm, bn, group, twinAcc);
   else
-    gpuEpilogue(y, bm, bn, group, tid,
-                loop.getResults().take_front(accs.size()));
+    gpuEpilogue(y, bm, bn, group, tid, results.take_front(accs.size()));
+}
+
+bool KernelBuilder::copiesAsync() const {
+  return !twin && (isVectorized(Operand::A) || isVectorized(Operand::B));
+}
+
+Value KernelBuilder::emptyGroup() {
+  return nvgpu::DeviceAsyncCreateGroupOp::create(
+      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{});
+}
+
+scf::ForOp KernelBuilder::emitKLoop(int64_t begin, int64_t end, bool loads,
+                                    ValueRange inits, Value tid, Value bm,
+                                    Value bn, Value group, Value x, Value w,
+                                    Value smemA, Value smemB, Value twinAcc,
+                                    size_t accCount, ValueRange positions) {
+  // Carried: the accumulators, the last commit group, and the two ring
+  // positions (the stage computed and the stage loaded), stepped by a compare
+  // instead of two remainders by S per K tile. The K-tile count is 32-bit.
+  auto i32Constant = [&](int64_t v) {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v))
+        .getResult();
+  };
+  auto toIndex = [&](Value v) {
+    return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v)
+        .getResult();
+  };
+  SmallVector<Value> iterInits(inits);
+  if (positions.empty()) {
+    iterInits.push_back(i32Constant(begin % t.stages));
+    iterInits.push_back(i32Constant((begin + t.stages - 1) % t.stages));
+  } else {
+    llvm::append_range(iterInits, positions);
+  }
+  bool hasToken = inits.size() > accCount;
+  auto loop = scf::ForOp::create(b, loc, i32Constant(begin), i32Constant(end),
+                                 i32Constant(1), iterInits);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value kt = loop.getInductionVar();
+  ValueRange carried = loop.getRegionIterArgs();
+  Value stagePosition = carried[carried.size() - 2];
+  Value nextPosition = carried.back();
+  Value stage = toIndex(stagePosition), nextStage = toIndex(nextPosition);
+  if (hasToken)
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, carried[accCount],
+                                     b.getI32IntegerAttr(t.stages - 2));
+  if (!twin)
+    gpu::BarrierOp::create(b, loc);
+  // Tile kt+S-1 goes into the buffer tile kt-1 used (every thread is past
+  // its compute: the barrier above). Gathered elements are loaded into
+  // registers before this stage's MMAs and stored after them, so the MMAs
+  // never wait for a global round trip.
+  StageLoads nextLoads;
+  if (loads) {
+    Value next =
+        toIndex(arith::AddIOp::create(b, loc, kt, i32Constant(t.stages - 1)));
+    nextLoads = loadStage(nextStage, next, tid, bm, bn, group, x, w, smemA,
+                          smemB, /*deferGathers=*/true);
+  } else if (hasToken) {
+    nextLoads.token = emptyGroup();
+  }
+  SmallVector<Value> yields;
+  if (twin) {
+    twinComputeStage(smemA, smemB, stage, twinAcc);
+  } else {
+    yields = gpuComputeStage(smemA, smemB, stage, tid,
+                             carried.take_front(accCount));
+    storeGathered(Operand::A, smemA, nextStage, tid, nextLoads.gatheredA);
+    storeGathered(Operand::B, smemB, nextStage, tid, nextLoads.gatheredB);
+  }
+  if (nextLoads.token)
+    yields.push_back(nextLoads.token);
+  auto step = [&](Value position) {
+    Value next = arith::AddIOp::create(b, loc, position, i32Constant(1));
+    return select(cmp(arith::CmpIPredicate::eq, next, i32Constant(t.stages)),
+                  i32Constant(0), next);
+  };
+  yields.push_back(step(stagePosition));
+  yields.push_back(step(nextPosition));
+  scf::YieldOp::create(b, loc, yields);
+  return loop;
 }

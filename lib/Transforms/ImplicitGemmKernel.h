@@ -12,6 +12,7 @@
 #define CONVLOWER_TRANSFORMS_IMPLICITGEMMKERNEL_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
 
@@ -74,6 +75,12 @@ struct GemmProblem {
   /// and the GEMM kernel's A operand reads it (for comparison with the
   /// implicit gather, and to show what the im2col costs).
   bool explicitIm2col = false;
+  /// TF32: round the mma operands with cvt.rn (round to nearest even, one
+  /// F2FP instruction on sm_90 and later, PTX 7.8) instead of cvt.rna (ties
+  /// away, which ptxas expands to a compare and a predicated add on every
+  /// fragment register: 96 of the 262 non-MMA instructions in the tf32 NCHW
+  /// C256 main loop). Both round to nearest; they differ on exact ties only.
+  bool nativeTf32Rounding = false;
 
   /// Output pixels per image, and kernel taps per channel.
   int64_t pixels() const { return od * ho * wo; }
@@ -115,21 +122,31 @@ enum class Operand { A, B };
 // The tap table: the A gather's per-k terms, precomputed
 //===----------------------------------------------------------------------===//
 
-/// For an image gathered along M (NCHW, 2-D): per k of the K tiles the main
-/// loop loads (K rounded up to the tile, plus the stages-1 tiles past it), the
-/// input offset c*xC + kh*dh*xH + kw*dw*xW and the window position
-/// (kh*dh, kw*dw) packed as (row << 16) | (col & 0xffff); a k past K has the
-/// row kTapTableInvalid, which no pixel's row brings back into the image.
-/// The main loop then reads one warp-uniform entry per element instead of
-/// dividing k by KW and KH (issue: the NCHW loop spent ~60 instructions per
-/// gathered element). Empty when the problem does not qualify (see
-/// tapTableBytes).
+/// For the A gather of a 2-D convolution: per step of k (tapTableStep) over
+/// the K tiles (K rounded up to the tile), the input offset c*xC + kh*dh*xH + kw*dw*xW of the
+/// step's first k and either its tap bit (tapTableHasMasks) or the window
+/// position (kh*dh, kw*dw) packed as (row << 16) | (col & 0xffff); a k past
+/// K has no tap bit, or the row kTapTableInvalid, which no pixel's row
+/// brings back into the image. The main loop then reads
+/// one warp-uniform entry instead of dividing k by Cg, KW and KH (issue: the
+/// NCHW loop spent ~60 instructions per gathered element, the NHWC loop ~196
+/// integer instructions per K tile). Empty when the problem does not qualify
+/// (see tapTableBytes).
 constexpr int32_t kTapTableInvalid = -16384;
+/// Whether the table's second word is the entry's tap bit 1 << (kh*KW + kw)
+/// (0 past K), tested against a per-row mask of the taps inside the image,
+/// rather than the packed window: when the filter has at most 32 taps.
+bool tapTableHasMasks(const struct GemmProblem &p);
+/// The k each tap-table entry covers: 1 for an image gathered along M
+/// (NCHW), the K tile for a channels-last image whose Cg fills whole tiles
+/// (every lane reads the tile's entry), else the 16-byte chunk; 0 when the
+/// A operand takes no table (explicit im2col, 3-D, a channels-last image
+/// gathered element by element).
+int64_t tapTableStep(const struct GemmProblem &p, const struct TileConfig &t);
 std::vector<int32_t> buildTapTable(const struct GemmProblem &p,
                                    const struct TileConfig &t);
-/// The table's size in bytes, or 0 when the gather does not use one:
-/// channels-last or explicit A, 3-D, or sizes beyond the packed 16-bit
-/// window terms.
+/// The table's size in bytes, or 0 when the gather does not use one (no
+/// step, or sizes beyond the packed 16-bit window terms and 32-bit offsets).
 int64_t tapTableBytes(const struct GemmProblem &p, const struct TileConfig &t);
 
 /// Whether an operand's 16-byte chunks are contiguous and aligned in global
@@ -226,10 +243,21 @@ private:
   std::pair<Value, Value> gatherOffset(Value row, Value c, Value kdi,
                                        Value khi, Value kwi, Value group,
                                        Value valid, Value *padding);
-  /// The same through the tap table: the row's image position, plus the
-  /// table entry of k.
-  std::pair<Value, Value> tableGatherOffset(Value row, Value k, Value group,
-                                            Value *padding);
+  /// The same through the tap table: the row's image position, plus table
+  /// entry `entryIndex` (the one holding k) and `inEntry`, the offset of k
+  /// past the entry's first k (channels within a K tile).
+  std::pair<Value, Value> tableGatherOffset(Value row, Value k,
+                                            Value entryIndex, Value inEntry,
+                                            Value group, Value *padding);
+  /// k < K for a k of a tile the loop loads (true when K fills whole
+  /// tiles).
+  Value withinK(Value k);
+  /// row < rows for a row of a grid of `tileRows`-row tiles (true when rows
+  /// fill whole tiles).
+  Value withinRows(Value row, int64_t rows, int64_t tileRows);
+  /// `offset` where `valid`, else 0 (an address inside the operand), in 32
+  /// bits when every offset of the operand fits.
+  Value clampOffset(Operand op, Value offset, Value valid);
   /// Whether `inImage` is padding inside the GEMM (`inGemm`), when the pad
   /// value is not zero (else null).
   Value paddingPredicate(Value inGemm, Value inImage);
@@ -270,6 +298,21 @@ private:
   void storeGathered(Operand op, Value smem, Value stage, Value tid,
                      ArrayRef<Value> values);
 
+  /// Whether the GPU form copies by cp.async (then every stage makes a
+  /// commit group), and an empty commit group.
+  bool copiesAsync() const;
+  Value emptyGroup();
+  /// The K loop over tiles [begin, end): waits for tile kt, computes it and,
+  /// with `loads`, issues tile kt+S-1 (else an empty group). `inits` are
+  /// the accumulators (the first `accCount`) and the commit group token if
+  /// any; `positions` the ring positions (i32 stage computed, stage loaded)
+  /// carried on from an earlier loop, else they start from `begin`. Results:
+  /// the inits' values, then the two positions.
+  scf::ForOp emitKLoop(int64_t begin, int64_t end, bool loads,
+                       ValueRange inits, Value tid, Value bm, Value bn,
+                       Value group, Value x, Value w, Value smemA, Value smemB,
+                       Value twinAcc, size_t accCount,
+                       ValueRange positions = {});
   /// Accumulator (row, col) within the warp tile of fragment element `v` of
   /// mma tile (i, j) held by `lane` (the m16n8 f32 C layout of mma.sync).
   std::pair<Value, Value> fragmentPosition(Value lane, int64_t i, int64_t j,

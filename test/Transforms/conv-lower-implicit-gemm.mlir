@@ -7,7 +7,13 @@
 // NHWC f16, channels a multiple of 8: both operands move in 16-byte cp.async chunks
 // with zero-fill (the padding is absorbed, never materialized); 3 stages, wait for
 // all but the newest group, ldmatrix.x4 fragments, mma.sync m16n8k16 with f32
-// accumulators carried in registers through the K loop.
+// accumulators carried in registers through the K loop. Cg = 16 is half a K tile, so
+// the tap table has an entry per 16-byte chunk: [5 K tiles x 4 chunks, 2]; chunk 1 is
+// channel 8 of tap (0, 0): offset 8; chunk 2 is tap (0, 1): offset Cg = 16, window
+// (0, 1); chunk 6 is tap (1, 0): offset W*Cg = 160, window (1, 0) = 65536; the last two
+// chunks lie past K = 144. The main loop runs the K tiles that load tile kt+2 (0..2),
+// the drain the last two with an empty commit group each; the ring positions (stage
+// computed, stage loaded) are carried as i32.
 // CHECK-LABEL: func.func @nhwc_f16
 // CHECK-NOT: tensor.pad
 // CHECK: gpu.alloc host_shared () : memref<3200xf16>
@@ -18,15 +24,24 @@
 // CHECK-SAME: conv_lower.block = array<i64: 128, 1, 1>, conv_lower.grid = array<i64: 2, 1, 1>
 // CHECK-SAME: conv_lower.tiles = {a_vectorized = true, b_vectorized = true, block = array<i64: 128, 32, 32>, stages = 3 : i64, warps = array<i64: 2, 2>}
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
+// CHECK: %[[TAPS:.*]] = memref.get_global @conv_lower_taps : memref<20x2xi32, 4>
+// CHECK: vector.load %[[TAPS]][%{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<20x2xi32, 4>, vector<2xi32>
 // CHECK: nvgpu.device_async_copy %{{.*}}, %[[SA]][%{{.*}}], 8, %{{.*}} {bypassL1} : memref<3200xf16> to memref<3x128x32xf16, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.device_async_copy %{{.*}}, %[[SB]][%{{.*}}], 8, %{{.*}} {bypassL1} : memref<4608xf16> to memref<3x32x32xf16, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.device_async_create_group
-// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, !nvgpu.device.async.token)
+// CHECK: scf.for %{{.*}} = %c0_i32 to %c3_i32 step %c1_i32 iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, !nvgpu.device.async.token, i32, i32)
 // CHECK:   nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
 // CHECK:   gpu.barrier
+// CHECK:   nvgpu.device_async_copy
 // CHECK:   nvgpu.ldmatrix %[[SA]][{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<3x128x32xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
 // CHECK:   nvgpu.ldmatrix %[[SB]][{{.*}}] {numTiles = 4 : i32, transpose = false}
 // CHECK:   nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK: scf.for %{{.*}} = %c3_i32 to %c5_i32 step %c1_i32 iter_args
+// CHECK:   nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
+// CHECK:   gpu.barrier
+// CHECK-NEXT: nvgpu.device_async_create_group{{ *$}}
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK:   nvvm.mma.sync
 // CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
 // The epilogue: channels are innermost and Fg even, so the two adjacent columns a
 // lane holds go out as one aligned 8-byte store (four lanes: 32 contiguous bytes).
@@ -71,20 +86,20 @@ func.func @nhwc_f16(%x: tensor<2x10x10x16xf16>, %w: tensor<32x3x3x16xf16>) -> te
 // chunks). The K step is 16 floats (64 bytes), the mma m16n8k8 tf32, with operands as
 // i32 registers; Fg = 16, so a 16-wide N tile on one warp column (2x1 warps). The
 // init (a fill of 1.5) is added in the epilogue. The gather reads
-// the tap table, a constant ([K tiles + stages - 1 = 7 x 16 k, 2] = 112 entries, in
-// PTX's .const space 4): k = 1 is (c 0, kh 0, kw 1): offset 1, window (0, 1) packed as
-// 1; k = 3 is (0, 1, 0): offset W = 8, window (1, 0) = 65536; k >= K = 72 reads the
-// invalid row -16384 (0xC0000000).
+// the tap table, a constant ([5 K tiles x 16 k, 2] = 80 entries, in PTX's .const
+// space 4), each entry (offset, tap bit) read as one 8-byte vector: k = 1 is (c 0, kh 0,
+// kw 1): offset 1, tap 1, bit 2; k = 3 is (0, 1, 0): offset W = 8, tap 3, bit 8; k >= K
+// = 72 has no tap bit (0): no row's mask of the taps inside the image matches it.
 // CHECK-LABEL: func.func @nchw_tf32
-// CHECK: memref.global "private" constant @conv_lower_taps : memref<112x2xi32, 4> = dense<"0x00000000000000000100000001000000020000000200000008000000000001000900
-// CHECK-SAME: 000000C0">
+// CHECK: memref.global "private" constant @conv_lower_taps : memref<80x2xi32, 4> = dense<"0x00000000010000000100000002000000020000000400000008000000080000000900
+// CHECK-SAME: 0000000000000000">
 // CHECK: gpu.func @conv2d_implicit_gemm_0(%{{.*}}: memref<1664xf32>, %{{.*}}: memref<1152xf32>, %{{.*}}: memref<1152xf32>)
 // CHECK-SAME: workgroup(%[[SA:[a-z0-9]+]] : memref<3x128x16xf32, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}, %[[SB:[a-z0-9]+]] : memref<3x16x16xf32, #gpu.address_space<workgroup>> {llvm.align = 128 : i64})
 // CHECK-SAME: a_vectorized = false, b_vectorized = true, block = array<i64: 128, 16, 16>, stages = 3 : i64, warps = array<i64: 2, 1>
 // CHECK: %[[INIT:.*]] = arith.constant 1.500000e+00 : f32
-// CHECK: %[[TAPS:.*]] = memref.get_global @conv_lower_taps : memref<112x2xi32, 4>
+// CHECK: %[[TAPS:.*]] = memref.get_global @conv_lower_taps : memref<80x2xi32, 4>
 // CHECK-NOT: nvgpu.device_async_copy %{{.*}}, %[[SA]]
-// CHECK: memref.load %[[TAPS]][%{{.*}}, %{{.*}}] : memref<112x2xi32, 4>
+// CHECK: vector.load %[[TAPS]][%{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<80x2xi32, 4>, vector<2xi32>
 // CHECK: memref.load %{{.*}}[%{{.*}}] : memref<1664xf32>
 // CHECK: memref.store %{{.*}}, %[[SA]][%{{.*}}] : memref<3x128x16xf32, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.device_async_copy %{{.*}}, %[[SB]][%{{.*}}], 4, %{{.*}} {bypassL1} : memref<1152xf32>

@@ -86,8 +86,9 @@ struct ImplicitGemmOptions {
   Im2colMode im2col = Im2colMode::Implicit;
   ImplicitGemmTiles tiles;
   /// The architecture the kernels will be compiled for and its PTX features:
-  /// checked only (the kernel is the same for every supported chip), because
-  /// LLVM's NVPTX backend aborts on a PTX version below the chip's floor.
+  /// checked, because LLVM's NVPTX backend aborts on a PTX version below the
+  /// chip's floor. The kernel is the same for every supported chip but for
+  /// the tf32 rounding instruction (cvt.rn from sm_90 on, else cvt.rna).
   convrt::Arch chip = convrt::Arch::SM80;
   std::string features = convrt::kDefaultPtxFeatures;
 };
