@@ -70,6 +70,29 @@ int64_t tapTableStep(const GemmProblem &p, const TileConfig &t) {
 
 bool tapTableHasMasks(const GemmProblem &p) { return p.kh * p.kw <= 32; }
 
+int64_t pixelRun(const GemmProblem &p, const TileConfig &t) {
+  // ldmatrix.trans moves 16-bit elements: f16 and bf16 only. The gather must
+  // be along M (NCHW-like, 2-D, not explicit) with zero padding.
+  bool halfWords = p.kind == MmaKind::F16 || p.kind == MmaKind::BF16;
+  if (!halfWords || p.channelsInnermost || p.explicitIm2col || p.hasDepth ||
+      p.padValue != 0 || isVectorized(p, Operand::A))
+    return 0;
+  for (int64_t run : {8, 4, 2}) {
+    // A run of output pixels must stay in one output row (then its input
+    // offsets step by strideW * xW): Wo a multiple of the run, and the runs
+    // of a tile start at multiples of it. A warp's lanes take 32 runs of one
+    // k, or 16 of each of two (runs of 8 in a 128-pixel tile): its tap-table
+    // loads then read one or two entries.
+    int64_t runsPerK = t.blockM / run;
+    if (p.wo % run != 0 || runsPerK % (kThreadsPerWarp / 2) != 0 ||
+        t.threads() % runsPerK != 0 ||
+        t.blockK % (t.threads() / runsPerK) != 0 || t.blockM / 8 < 8)
+      continue;
+    return run;
+  }
+  return 0;
+}
+
 int64_t tapTableBytes(const GemmProblem &p, const TileConfig &t) {
   int64_t step = tapTableStep(p, t);
   if (step == 0)
@@ -263,7 +286,9 @@ KernelBuilder::tableGatherOffset(Value row, Value k, Value entryIndex,
   };
   // One entry per k (NCHW), chunk or K tile (channels-last): warp-uniform
   // when the rows are the lanes or the entry is the tile's; its two words in
-  // one 8-byte load.
+  // one 8-byte vector load (ptxas still issues two LDC for it; an i64 entry
+  // would be one LDC.64, but LLVM then widens the offset math to 64 bits,
+  // two instructions more per address).
   auto pairType = VectorType::get({2}, i32);
   Value pair = vector::LoadOp::create(b, loc, pairType, tapTable,
                                       ValueRange{entryIndex, idx(0)},
@@ -464,6 +489,17 @@ SmallVector<Value> KernelBuilder::loadTile(Operand op, Value src, Value smem,
     }
     return tokens;
   }
+  if (op == Operand::A && pixelRun(p, t)) {
+    for (int64_t i = 0; i < runsPerThread(); ++i) {
+      auto [kk, m] = runPosition(tid, i);
+      Value run = gatherRun(add(rowBase, m), add(kBase, kk), group, src);
+      if (gathered)
+        gathered->push_back(run);
+      else
+        storeRun(smem, stage, kk, m, run);
+    }
+    return tokens;
+  }
   // Element gather: each element loaded, predicated, and stored to shared
   // now or (`gathered`) later by storeGathered.
   for (int64_t i = 0; i < gatheredElements(op); ++i) {
@@ -527,10 +563,86 @@ void KernelBuilder::storeGatheredElement(Value smem, Value stage, Value row,
 
 void KernelBuilder::storeGathered(Operand op, Value smem, Value stage,
                                   Value tid, ArrayRef<Value> values) {
+  if (op == Operand::A && pixelRun(p, t)) {
+    for (auto [i, run] : llvm::enumerate(values)) {
+      auto [kk, m] = runPosition(tid, i);
+      storeRun(smem, stage, kk, m, run);
+    }
+    return;
+  }
   for (auto [i, data] : llvm::enumerate(values)) {
     auto [row, kk] = gatherPosition(op, tid, i);
     storeGatheredElement(smem, stage, row, kk, data);
   }
+}
+
+int64_t KernelBuilder::runsPerThread() const {
+  return t.blockM * t.blockK / (pixelRun(p, t) * t.threads());
+}
+
+std::pair<Value, Value> KernelBuilder::runPosition(Value tid, int64_t i) {
+  // Lane-consecutive runs of one k: a warp covers 32 runs (32 * run pixels)
+  // of the same k, whose tap-table entry it then shares.
+  int64_t run = pixelRun(p, t), runsPerK = t.blockM / run;
+  int64_t kStep = t.threads() / runsPerK;
+  Value kk = add(div(tid, runsPerK), i * kStep);
+  return {kk, mul(rem(tid, runsPerK), run)};
+}
+
+Value KernelBuilder::gatherRun(Value row, Value k, Value group, Value src) {
+  // Pixels row .. row+run-1 lie in one output row (pixelRun), so pixel j
+  // reads input offset(row) + j*strideW*xW: one address, and loads at
+  // constant offsets from it.
+  int64_t run = pixelRun(p, t);
+  Value first, firstValid;
+  SmallVector<Value> valid;
+  if (tapTable) {
+    std::tie(first, firstValid) =
+        tableGatherOffset(row, k, k, idx(0), group, /*padding=*/nullptr);
+    valid.push_back(firstValid);
+    // Each pixel's own tap mask (computed outside the loop); the offsets
+    // those calls compute are dead.
+    for (int64_t j = 1; j < run; ++j)
+      valid.push_back(
+          tableGatherOffset(add(row, j), k, k, idx(0), group, nullptr).second);
+  } else {
+    std::tie(first, firstValid) = elementOffset(Operand::A, row, k, group);
+    valid.push_back(firstValid);
+    for (int64_t j = 1; j < run; ++j)
+      valid.push_back(elementOffset(Operand::A, add(row, j), k, group).second);
+  }
+  SmallVector<Value> values;
+  for (int64_t j = 0; j < run; ++j) {
+    Value offset = add(first, j * p.strideW * p.xW);
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{p.elementType}, valid[j],
+                                  /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    scf::YieldOp::create(
+        b, loc,
+        memref::LoadOp::create(b, loc, src, ValueRange{offset}).getResult());
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    scf::YieldOp::create(b, loc, elementConstant(p.elementType, 0));
+    values.push_back(ifOp.getResult(0));
+  }
+  return vector::FromElementsOp::create(
+      b, loc, VectorType::get({run}, p.elementType), values);
+}
+
+Value KernelBuilder::swizzledPixel(Value k, Value m) {
+  // An M-major row is blockM elements, blockM / 8 16-byte chunks: chunk c of
+  // row k is stored at c ^ (k % 8), so the 8 rows (k) one ldmatrix.trans
+  // phase reads at the same chunk fall in 8 distinct bank groups.
+  Value chunk = arith::XOrIOp::create(b, loc, div(m, 8), rem(k, 8));
+  return add(mul(chunk, 8), rem(m, 8));
+}
+
+void KernelBuilder::storeRun(Value smem, Value stage, Value kk, Value m,
+                             Value run) {
+  int64_t bytes = pixelRun(p, t) * p.elementBytes();
+  vector::StoreOp::create(b, loc, run, smem,
+                          ValueRange{stage, kk, swizzledPixel(kk, m)},
+                          /*nontemporal=*/false, llvm::MaybeAlign(bytes));
 }
 
 KernelBuilder::StageLoads
@@ -745,6 +857,15 @@ std::pair<Value, Value> KernelBuilder::ldmatrixAddressA(Value lane,
                                                         Value warpRow,
                                                         int64_t i,
                                                         int64_t kk) {
+  if (pixelRun(p, t)) {
+    // M-major A, read by ldmatrix.trans: matrix q = lane / 8 is (pixels
+    // 8*(q%2).., k 8*(q/2)..) of the 16x16 A tile, its 8 rows are k; each
+    // lane gives the row of its k, the chunk of the matrix's 8 pixels.
+    Value q = div(lane, 8);
+    Value k = add(add(rem(lane, 8), mul(div(q, 2), 8)), 16 * kk);
+    Value m = add(add(warpRow, mul(rem(q, 2), 8)), i * 16);
+    return {k, swizzledPixel(k, m)};
+  }
   Value rowInTile = add(rem(lane, 8), mul(rem(div(lane, 8), 2), 8));
   Value row = add(add(warpRow, rowInTile), i * 16);
   return {row, swizzledColumn(row, add(div(lane, 16), 2 * kk))};
@@ -780,7 +901,8 @@ SmallVector<Value> KernelBuilder::gpuComputeStage(Value smemA, Value smemB,
     for (int64_t i = 0; i < tilesM; ++i) {
       auto [row, col] = ldmatrixAddressA(lane, warpRow, i, kk);
       aFrags.push_back(nvgpu::LdMatrixOp::create(
-          b, loc, fragType, smemA, ValueRange{stage, row, col}, false, 4));
+          b, loc, fragType, smemA, ValueRange{stage, row, col},
+          /*transpose=*/pixelRun(p, t) != 0, 4));
     }
     for (int64_t j = 0; j < tilesN; j += 2) {
       auto [row, col] = ldmatrixAddressB(lane, warpCol, j, kk);
@@ -848,13 +970,25 @@ void KernelBuilder::twinComputeStage(Value smemA, Value smemB, Value stage,
     for (int64_t kk = 0; kk < chunksPerRow / 2; ++kk) {
       // ldmatrix.x4: lane l receives in register j the 32 bits at byte
       // 4*(l%4) of row l/4 of matrix j, whose address lane 8j + l/4 gave.
+      // With .trans (16-bit elements) lane l receives in register j the
+      // elements at position l/4 of rows 2*(l%4) and 2*(l%4)+1 of matrix j.
       auto ldmatrix = [&](Value smem, Value frag, int64_t fragIndex,
+                          bool transpose,
                           function_ref<std::pair<Value, Value>(Value)> address) {
         forEach(kThreadsPerWarp, nullptr, [&](Value lane) {
           for (int64_t j = 0; j < 4; ++j) {
-            auto [row, col] = address(add(div(lane, 4), 8 * j));
             for (int64_t el = 0; el < e; ++el) {
-              Value column = add(add(col, mul(rem(lane, 4), e)), el);
+              Value row, column;
+              if (transpose) {
+                Value col;
+                std::tie(row, col) =
+                    address(add(add(mul(rem(lane, 4), 2), el), 8 * j));
+                column = add(col, div(lane, 4));
+              } else {
+                Value col;
+                std::tie(row, col) = address(add(div(lane, 4), 8 * j));
+                column = add(add(col, mul(rem(lane, 4), e)), el);
+              }
               Value v = memref::LoadOp::create(b, loc, smem,
                                                ValueRange{stage, row, column});
               memref::StoreOp::create(
@@ -865,11 +999,13 @@ void KernelBuilder::twinComputeStage(Value smemA, Value smemB, Value stage,
         });
       };
       for (int64_t i = 0; i < tilesM; ++i)
-        ldmatrix(smemA, twinFragA, i, [&](Value source) {
+        ldmatrix(smemA, twinFragA, i, /*transpose=*/pixelRun(p, t) != 0,
+                 [&](Value source) {
           return ldmatrixAddressA(source, warpRow, i, kk);
         });
       for (int64_t j = 0; j < tilesN; j += 2)
-        ldmatrix(smemB, twinFragB, j / 2, [&](Value source) {
+        ldmatrix(smemB, twinFragB, j / 2, /*transpose=*/false,
+                 [&](Value source) {
           return ldmatrixAddressB(source, warpCol, j, kk);
         });
       forEach(tilesM, nullptr, [&](Value i) {
@@ -1045,22 +1181,23 @@ void KernelBuilder::emitBlock(Value bm, Value bn, Value group, Value x,
 
   // The main loop loads tile kt+S-1 while it computes tile kt; the drain
   // computes the last S-1 tiles and loads nothing. No load is ever past the
-  // last tile, so whole tiles need no K-tail predicate.
-  int64_t drainBegin = std::max<int64_t>(0, kTiles - (t.stages - 1));
-  SmallVector<Value> inits(accs);
+  // last tile, so whole tiles need no K-tail predicate. The drain, and the
+  // steps past the main loop's last whole round when it is unrolled, are
+  // straight-line code (K is static).
+  KBlock blk{tid, bm, bn, group, x, w, smemA, smemB, twinAcc, accs.size()};
+  SmallVector<Value> carried(accs);
   if (token)
-    inits.push_back(token);
-  scf::ForOp mainLoop = emitKLoop(0, drainBegin, /*loads=*/true, inits, tid,
-                                  bm, bn, group, x, w, smemA, smemB, twinAcc,
-                                  accs.size());
-  scf::ForOp drain = emitKLoop(
-      drainBegin, kTiles, /*loads=*/false,
-      mainLoop.getResults().drop_back(2), tid, bm, bn, group, x, w, smemA,
-      smemB, twinAcc, accs.size(), mainLoop.getResults().take_back(2));
+    carried.push_back(token);
+  int64_t drainBegin = std::max<int64_t>(0, kTiles - (t.stages - 1));
+  int64_t mainEnd = emitMainLoop(drainBegin, carried, blk);
+  for (int64_t kt = mainEnd; kt < kTiles; ++kt)
+    carried = emitKStep(i32Constant(kt), idx(kt % t.stages),
+                        idx((kt + t.stages - 1) % t.stages),
+                        /*loads=*/kt < drainBegin, carried, blk);
   // The groups still open are empty (the drain loads nothing); waiting for
   // them costs one instruction outside the loop and keeps the CTA's exit free
   // of copies in flight whatever the drain comes to do.
-  ValueRange results = drain.getResults();
+  ValueRange results = carried;
   if (token)
     nvgpu::DeviceAsyncWaitOp::create(b, loc, results[accs.size()],
                                      b.getI32IntegerAttr(0));
@@ -1079,75 +1216,119 @@ Value KernelBuilder::emptyGroup() {
       b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{});
 }
 
-scf::ForOp KernelBuilder::emitKLoop(int64_t begin, int64_t end, bool loads,
-                                    ValueRange inits, Value tid, Value bm,
-                                    Value bn, Value group, Value x, Value w,
-                                    Value smemA, Value smemB, Value twinAcc,
-                                    size_t accCount, ValueRange positions) {
-  // Carried: the accumulators, the last commit group, and the two ring
-  // positions (the stage computed and the stage loaded), stepped by a compare
-  // instead of two remainders by S per K tile. The K-tile count is 32-bit.
-  auto i32Constant = [&](int64_t v) {
-    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v))
-        .getResult();
-  };
+bool KernelBuilder::unrollsRing() const {
+  // Unrolled by S, every step's ring positions are constants and its shared
+  // addresses immediate offsets (f16 NHWC C64: 2.19 other instructions per
+  // MMA -> 1.51). Not where A is gathered element by element into registers:
+  // ptxas overlaps the unrolled steps' staged elements, and the tf32 NCHW
+  // kernels rose from 128 to 136 registers (two 8-warp CTAs per SM to one;
+  // capping them at 128 with nvvm.minctasm spilled).
+  return isVectorized(Operand::A) || pixelRun(p, t) != 0;
+}
+
+Value KernelBuilder::i32Constant(int64_t v) {
+  return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+}
+
+int64_t KernelBuilder::emitMainLoop(int64_t steps, SmallVector<Value> &carried,
+                                    const KBlock &blk) {
+  int64_t stages = t.stages;
+  if (unrollsRing()) {
+    int64_t rounds = steps / stages;
+    if (rounds == 0)
+      return 0;
+    auto loop = scf::ForOp::create(b, loc, i32Constant(0), i32Constant(rounds),
+                                   i32Constant(1), carried);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value first =
+        arith::MulIOp::create(b, loc, loop.getInductionVar(), i32Constant(stages));
+    SmallVector<Value> values(loop.getRegionIterArgs());
+    for (int64_t u = 0; u < stages; ++u)
+      values = emitKStep(arith::AddIOp::create(b, loc, first, i32Constant(u)),
+                         idx(u), idx((u + stages - 1) % stages),
+                         /*loads=*/true, values, blk);
+    // Without carried values (the twin) the builder added the yield.
+    if (!loop.getBody()->mightHaveTerminator())
+      scf::YieldOp::create(b, loc, values);
+    b.setInsertionPointAfter(loop);
+    carried.assign(loop.getResults().begin(), loop.getResults().end());
+    return rounds * stages;
+  }
+  if (steps == 0)
+    return 0;
+  // The ring positions (stage computed, stage loaded) carried as i32 and
+  // stepped by a compare, instead of two remainders by S per K tile.
+  SmallVector<Value> inits(carried);
+  inits.push_back(i32Constant(0));
+  inits.push_back(i32Constant(stages - 1));
+  auto loop = scf::ForOp::create(b, loc, i32Constant(0), i32Constant(steps),
+                                 i32Constant(1), inits);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  ValueRange args = loop.getRegionIterArgs();
+  Value position = args[args.size() - 2], nextPosition = args.back();
   auto toIndex = [&](Value v) {
     return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v)
         .getResult();
   };
-  SmallVector<Value> iterInits(inits);
-  if (positions.empty()) {
-    iterInits.push_back(i32Constant(begin % t.stages));
-    iterInits.push_back(i32Constant((begin + t.stages - 1) % t.stages));
-  } else {
-    llvm::append_range(iterInits, positions);
-  }
-  bool hasToken = inits.size() > accCount;
-  auto loop = scf::ForOp::create(b, loc, i32Constant(begin), i32Constant(end),
-                                 i32Constant(1), iterInits);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  Value kt = loop.getInductionVar();
-  ValueRange carried = loop.getRegionIterArgs();
-  Value stagePosition = carried[carried.size() - 2];
-  Value nextPosition = carried.back();
-  Value stage = toIndex(stagePosition), nextStage = toIndex(nextPosition);
+  SmallVector<Value> values =
+      emitKStep(loop.getInductionVar(), toIndex(position),
+                toIndex(nextPosition), /*loads=*/true,
+                args.drop_back(2), blk);
+  auto step = [&](Value p) {
+    Value next = arith::AddIOp::create(b, loc, p, i32Constant(1));
+    return select(cmp(arith::CmpIPredicate::eq, next, i32Constant(stages)),
+                  i32Constant(0), next);
+  };
+  values.push_back(step(position));
+  values.push_back(step(nextPosition));
+  scf::YieldOp::create(b, loc, values);
+  b.setInsertionPointAfter(loop);
+  carried.assign(loop.getResults().begin(),
+                 loop.getResults().drop_back(2).end());
+  return steps;
+}
+
+SmallVector<Value> KernelBuilder::emitKStep(Value kt, Value stage,
+                                            Value nextStage, bool loads,
+                                            ValueRange carried,
+                                            const KBlock &blk) {
+  // Tile kt (an i32) computes in ring position `stage` and loads tile
+  // kt+S-1 into `nextStage`: the position tile kt-1 used.
+  int64_t stages = t.stages;
+  bool hasToken = carried.size() > blk.accCount;
   if (hasToken)
-    nvgpu::DeviceAsyncWaitOp::create(b, loc, carried[accCount],
-                                     b.getI32IntegerAttr(t.stages - 2));
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, carried[blk.accCount],
+                                     b.getI32IntegerAttr(stages - 2));
   if (!twin)
     gpu::BarrierOp::create(b, loc);
-  // Tile kt+S-1 goes into the buffer tile kt-1 used (every thread is past
-  // its compute: the barrier above). Gathered elements are loaded into
-  // registers before this stage's MMAs and stored after them, so the MMAs
-  // never wait for a global round trip.
+  // Every thread is past its compute of tile kt-1 (the barrier above).
+  // Gathered elements are loaded into registers before this stage's MMAs and
+  // stored after them, so the MMAs never wait for a global round trip.
   StageLoads nextLoads;
   if (loads) {
-    Value next =
-        toIndex(arith::AddIOp::create(b, loc, kt, i32Constant(t.stages - 1)));
-    nextLoads = loadStage(nextStage, next, tid, bm, bn, group, x, w, smemA,
-                          smemB, /*deferGathers=*/true);
+    Value next = arith::IndexCastUIOp::create(
+        b, loc, b.getIndexType(),
+        arith::AddIOp::create(b, loc, kt, i32Constant(stages - 1)));
+    nextLoads = loadStage(nextStage, next, blk.tid, blk.bm, blk.bn, blk.group,
+                          blk.x, blk.w, blk.smemA, blk.smemB,
+                          /*deferGathers=*/true);
   } else if (hasToken) {
     nextLoads.token = emptyGroup();
   }
-  SmallVector<Value> yields;
+  SmallVector<Value> out;
   if (twin) {
-    twinComputeStage(smemA, smemB, stage, twinAcc);
+    twinComputeStage(blk.smemA, blk.smemB, stage, blk.twinAcc);
   } else {
-    yields = gpuComputeStage(smemA, smemB, stage, tid,
-                             carried.take_front(accCount));
-    storeGathered(Operand::A, smemA, nextStage, tid, nextLoads.gatheredA);
-    storeGathered(Operand::B, smemB, nextStage, tid, nextLoads.gatheredB);
+    out = gpuComputeStage(blk.smemA, blk.smemB, stage, blk.tid,
+                          carried.take_front(blk.accCount));
+    storeGathered(Operand::A, blk.smemA, nextStage, blk.tid,
+                  nextLoads.gatheredA);
+    storeGathered(Operand::B, blk.smemB, nextStage, blk.tid,
+                  nextLoads.gatheredB);
   }
   if (nextLoads.token)
-    yields.push_back(nextLoads.token);
-  auto step = [&](Value position) {
-    Value next = arith::AddIOp::create(b, loc, position, i32Constant(1));
-    return select(cmp(arith::CmpIPredicate::eq, next, i32Constant(t.stages)),
-                  i32Constant(0), next);
-  };
-  yields.push_back(step(stagePosition));
-  yields.push_back(step(nextPosition));
-  scf::YieldOp::create(b, loc, yields);
-  return loop;
+    out.push_back(nextLoads.token);
+  return out;
 }

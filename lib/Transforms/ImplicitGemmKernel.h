@@ -137,6 +137,13 @@ constexpr int32_t kTapTableInvalid = -16384;
 /// (0 past K), tested against a per-row mask of the taps inside the image,
 /// rather than the packed window: when the filter has at most 32 taps.
 bool tapTableHasMasks(const struct GemmProblem &p);
+/// The output pixels one thread gathers together for one k when the A tile
+/// is M-major ([stage][k][pixel], read by ldmatrix.trans): 4 or 2 for an
+/// f16/bf16 image gathered along M whose output rows are a multiple of it
+/// (a run's input offsets then step by strideW * xW: one address, loads at
+/// constant offsets, one 8- or 4-byte shared store), with tiles that give
+/// every warp one k; 0 otherwise (the element gather into a K-major tile).
+int64_t pixelRun(const struct GemmProblem &p, const struct TileConfig &t);
 /// The k each tap-table entry covers: 1 for an image gathered along M
 /// (NCHW), the K tile for a channels-last image whose Cg fills whole tiles
 /// (every lane reads the tile's entry), else the 16-byte chunk; 0 when the
@@ -294,6 +301,16 @@ private:
   /// Stores one gathered element at its swizzled place in shared memory.
   void storeGatheredElement(Value smem, Value stage, Value row, Value kk,
                             Value data);
+  /// The pixel-run gather (pixelRun): runs per thread per stage, where run
+  /// `i` of thread `tid` sits in the tile ((k, first pixel) of the M-major
+  /// tile), the run of pixels row.. at k as a vector (zero where outside the
+  /// image), its swizzled place and its store.
+  int64_t runsPerThread() const;
+  std::pair<Value, Value> runPosition(Value tid, int64_t i);
+  Value gatherRun(Value row, Value k, Value group, Value src);
+  /// Physical column of pixel `m` in row `k` of the M-major A tile.
+  Value swizzledPixel(Value k, Value m);
+  void storeRun(Value smem, Value stage, Value kk, Value m, Value run);
   /// Stores loadStage's deferred elements of `op` into `stage`.
   void storeGathered(Operand op, Value smem, Value stage, Value tid,
                      ArrayRef<Value> values);
@@ -302,17 +319,28 @@ private:
   /// commit group), and an empty commit group.
   bool copiesAsync() const;
   Value emptyGroup();
-  /// The K loop over tiles [begin, end): waits for tile kt, computes it and,
-  /// with `loads`, issues tile kt+S-1 (else an empty group). `inits` are
-  /// the accumulators (the first `accCount`) and the commit group token if
-  /// any; `positions` the ring positions (i32 stage computed, stage loaded)
-  /// carried on from an earlier loop, else they start from `begin`. Results:
-  /// the inits' values, then the two positions.
-  scf::ForOp emitKLoop(int64_t begin, int64_t end, bool loads,
-                       ValueRange inits, Value tid, Value bm, Value bn,
-                       Value group, Value x, Value w, Value smemA, Value smemB,
-                       Value twinAcc, size_t accCount,
-                       ValueRange positions = {});
+  /// What every K step reads: the thread id, the block, the operands and the
+  /// shared rings, the twin's accumulators, and how many of the carried
+  /// values are accumulators (a commit group token may follow).
+  struct KBlock {
+    Value tid, bm, bn, group, x, w, smemA, smemB, twinAcc;
+    size_t accCount;
+  };
+  /// One K step: waits for tile `kt` (i32), computes it from ring position
+  /// `stage` and, with `loads`, issues tile kt+S-1 into `nextStage`, the
+  /// position tile kt-1 used (else an empty commit group). `carried` are the
+  /// accumulators and the last commit group; returns their new values.
+  SmallVector<Value> emitKStep(Value kt, Value stage, Value nextStage,
+                               bool loads, ValueRange carried,
+                               const KBlock &blk);
+  /// Whether the main loop is unrolled by S (constant ring positions).
+  bool unrollsRing() const;
+  /// The main loop over the first `steps` K tiles (those that load tile
+  /// kt+S-1), updating `carried`; returns how many steps it covers (an
+  /// unrolled loop leaves steps % S to straight-line code).
+  int64_t emitMainLoop(int64_t steps, SmallVector<Value> &carried,
+                       const KBlock &blk);
+  Value i32Constant(int64_t v);
   /// Accumulator (row, col) within the warp tile of fragment element `v` of
   /// mma tile (i, j) held by `lane` (the m16n8 f32 C layout of mma.sync).
   std::pair<Value, Value> fragmentPosition(Value lane, int64_t i, int64_t j,

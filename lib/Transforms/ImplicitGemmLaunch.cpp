@@ -172,8 +172,14 @@ struct TwinScratch {
 TwinScratch allocateTwinScratch(OpBuilder &b, Location loc,
                                 const GemmProblem &p, const TileConfig &t) {
   TwinScratch s;
-  s.smemA = memref::AllocaOp::create(b, loc, sharedType(p, t, t.blockM, true));
-  s.smemB = memref::AllocaOp::create(b, loc, sharedType(p, t, t.blockN, true));
+  // 128-byte aligned, as the GPU's shared buffers: the twin's 16-byte vector
+  // stores (a pixel run of 8 f16) are aligned x86 stores.
+  auto ring = [&](Operand op) -> Value {
+    return memref::AllocaOp::create(b, loc, sharedType(p, t, op, true),
+                                    b.getI64IntegerAttr(128));
+  };
+  s.smemA = ring(Operand::A);
+  s.smemB = ring(Operand::B);
   int64_t warps = t.warpsM * t.warpsN;
   auto accumulators = [&](int64_t rows, int64_t cols) -> Value {
     return memref::AllocaOp::create(

@@ -77,13 +77,19 @@ int64_t igemm::nextKernelIndex(ModuleOp module) {
 }
 
 MemRefType igemm::sharedType(const GemmProblem &p, const TileConfig &t,
-                             int64_t rows, bool twin) {
+                             Operand op, bool twin) {
+  int64_t rows = op == Operand::A ? t.blockM : t.blockN;
+  bool isA = op == Operand::A;
   Attribute space;
   if (!twin)
     space = gpu::AddressSpaceAttr::get(p.elementType.getContext(),
                                        gpu::AddressSpace::Workgroup);
-  return MemRefType::get({t.stages, rows, t.blockK}, p.elementType,
-                         MemRefLayoutAttrInterface{}, space);
+  // A pixel-run gather fills an M-major A tile (pixelRun).
+  SmallVector<int64_t> shape = {t.stages, rows, t.blockK};
+  if (rows == t.blockM && isA && pixelRun(p, t))
+    shape = {t.stages, t.blockK, t.blockM};
+  return MemRefType::get(shape, p.elementType, MemRefLayoutAttrInterface{},
+                         space);
 }
 
 /// Records the tiles and the launch on the kernel, for readers of the IR and
@@ -97,18 +103,19 @@ static void annotateKernel(gpu::GPUFuncOp kernel, const GemmProblem &p,
       kernel, b.getDenseI64ArrayAttr({l.gridX, l.gridY, l.gridZ}));
   ConvLowerDialect::BlockAttrHelper(ctx).setAttr(
       kernel, b.getDenseI64ArrayAttr({t.threads(), 1, 1}));
-  ConvLowerDialect::TilesAttrHelper(ctx).setAttr(
-      kernel,
-      b.getDictionaryAttr({
-          b.getNamedAttr("block", b.getDenseI64ArrayAttr(
-                                      {t.blockM, t.blockN, t.blockK})),
-          b.getNamedAttr("warps", b.getDenseI64ArrayAttr({t.warpsM, t.warpsN})),
-          b.getNamedAttr("stages", b.getI64IntegerAttr(t.stages)),
-          b.getNamedAttr("a_vectorized",
-                         b.getBoolAttr(kb.isVectorized(Operand::A))),
-          b.getNamedAttr("b_vectorized",
-                         b.getBoolAttr(kb.isVectorized(Operand::B))),
-      }));
+  SmallVector<NamedAttribute> tiles = {
+      b.getNamedAttr("block",
+                     b.getDenseI64ArrayAttr({t.blockM, t.blockN, t.blockK})),
+      b.getNamedAttr("warps", b.getDenseI64ArrayAttr({t.warpsM, t.warpsN})),
+      b.getNamedAttr("stages", b.getI64IntegerAttr(t.stages)),
+      b.getNamedAttr("a_vectorized", b.getBoolAttr(kb.isVectorized(Operand::A))),
+      b.getNamedAttr("b_vectorized", b.getBoolAttr(kb.isVectorized(Operand::B))),
+  };
+  // The pixel-run gather into an M-major A tile, when it is the one built.
+  if (int64_t run = pixelRun(p, t))
+    tiles.push_back(b.getNamedAttr("a_pixel_run", b.getI64IntegerAttr(run)));
+  ConvLowerDialect::TilesAttrHelper(ctx).setAttr(kernel,
+                                                 b.getDictionaryAttr(tiles));
 }
 
 static gpu::GPUModuleOp getOrCreateKernelModule(RewriterBase &b,
@@ -163,7 +170,7 @@ gpu::GPUFuncOp igemm::buildGpuKernel(RewriterBase &b, ModuleOp module,
   SmallVector<Type> args = gemmKernelArguments(p);
   gpu::GPUFuncOp fn = createKernel(
       b, module, gemmKernelName(index), args,
-      {sharedType(p, t, t.blockM, false), sharedType(p, t, t.blockN, false)},
+      {sharedType(p, t, Operand::A, false), sharedType(p, t, Operand::B, false)},
       t.threads(), loc);
   // cp.async and ldmatrix need 16-byte aligned shared addresses, and the
   // swizzle assumes rows start on 128-byte bank lines (the lowering's default

@@ -82,9 +82,10 @@ FusedEpilogue matchEpilogue(linalg::LinalgOp conv, const ConvForm &form);
 /// Threads per block of explicit mode's im2col kernel.
 constexpr int64_t kIm2colThreads = 256;
 
-/// The shared-memory ring of one operand: [stages, rows, blockK], in
-/// workgroup memory on the GPU, plain memory for the twin.
-MemRefType sharedType(const GemmProblem &p, const TileConfig &t, int64_t rows,
+/// The shared-memory ring of one operand: [stages, rows, blockK] (A with a
+/// pixel-run gather: [stages, blockK, blockM], M-major), in workgroup memory
+/// on the GPU, plain memory for the twin.
+MemRefType sharedType(const GemmProblem &p, const TileConfig &t, Operand op,
                       bool twin);
 
 /// The GEMM kernel for `p` in the module's kernel module, named

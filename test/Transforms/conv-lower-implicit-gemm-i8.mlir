@@ -30,11 +30,9 @@
 // CHECK: arith.constant dense<1> : vector<4x4xi8>
 // CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = false} : memref<3x128x64xi8, #gpu.address_space<workgroup>> -> vector<4x4xi8>
 // CHECK-COUNT-28: nvvm.mma.sync {{.*}} {intOverflowBehavior = #nvvm.mma_int_overflow<wrapped>, layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<s8>, multiplicandBPtxType = #nvvm.mma_type<s8>, shape = #nvvm.shape<m = 16, n = 8, k = 32>} : (i32, i32, i32) -> !llvm.struct<(i32, i32, i32, i32)>
-// The drain: the last two K tiles, the same MMAs, no loads.
-// CHECK: scf.for
-// CHECK-NOT: nvgpu.device_async_copy
-// CHECK-COUNT-28: nvvm.mma.sync {{.*}} {intOverflowBehavior = #nvvm.mma_int_overflow<wrapped>, layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<s8>, multiplicandBPtxType = #nvvm.mma_type<s8>, shape = #nvvm.shape<m = 16, n = 8, k = 32>} : (i32, i32, i32) -> !llvm.struct<(i32, i32, i32, i32)>
+// (one K step's MMAs: the next step starts with its barrier)
 // CHECK-NOT: nvvm.mma.sync
+// CHECK: gpu.barrier
 // The epilogue: - zw*rowsum (zw = -3), - zx*colsum (zx = 5), + K*zx*zw
 // (576 * 5 * -3 = -8640).
 // CHECK: %[[ZW:.*]] = arith.constant -3 : i32
@@ -82,11 +80,9 @@ func.func @nhwc_fhwc_q(%x: tensor<1x14x14x64xi8>, %w: tensor<64x3x3x64xi8>) -> t
 // CHECK-SAME: a_vectorized = false
 // CHECK-NOT: dense<1> : vector<4x4xi8>
 // CHECK-COUNT-8: nvvm.mma.sync {{.*}} multiplicandAPtxType = #nvvm.mma_type<s8>
-// The drain: the last two K tiles, the same MMAs, no loads.
-// CHECK: scf.for
-// CHECK-NOT: nvgpu.device_async_copy
-// CHECK-COUNT-8: nvvm.mma.sync {{.*}} multiplicandAPtxType = #nvvm.mma_type<s8>
+// (one K step's MMAs: the next step starts with its barrier)
 // CHECK-NOT: nvvm.mma.sync
+// CHECK: gpu.barrier
 // CHECK-NOT: arith.subi
 // CHECK: %[[INIT:.*]] = arith.constant 7 : i32
 // CHECK: %[[Y:.*]] = arith.addi %{{.*}}, %[[INIT]] : i32
@@ -111,11 +107,9 @@ func.func @nchw_plain(%x: tensor<2x16x6x6xi8>, %w: tensor<32x16x3x3xi8>) -> tens
 // CHECK-LABEL: func.func @input_zero_point_only
 // CHECK: gpu.func @conv2d_implicit_gemm_0
 // CHECK-COUNT-12: nvvm.mma.sync
-// The drain: the last two K tiles, the same MMAs, no loads.
-// CHECK: scf.for
-// CHECK-NOT: nvgpu.device_async_copy
-// CHECK-COUNT-12: nvvm.mma.sync
+// (one K step's MMAs: the next step starts with its barrier)
 // CHECK-NOT: nvvm.mma.sync
+// CHECK: gpu.barrier
 // CHECK: %[[ZX:.*]] = arith.constant -7 : i32
 // CHECK: %[[CS:.*]] = arith.muli %{{.*}}, %[[ZX]] : i32
 // CHECK: %[[Y:.*]] = arith.subi %{{.*}}, %[[CS]] : i32

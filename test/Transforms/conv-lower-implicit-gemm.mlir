@@ -11,9 +11,10 @@
 // the tap table has an entry per 16-byte chunk: [5 K tiles x 4 chunks, 2]; chunk 1 is
 // channel 8 of tap (0, 0): offset 8; chunk 2 is tap (0, 1): offset Cg = 16, window
 // (0, 1); chunk 6 is tap (1, 0): offset W*Cg = 160, window (1, 0) = 65536; the last two
-// chunks lie past K = 144. The main loop runs the K tiles that load tile kt+2 (0..2),
-// the drain the last two with an empty commit group each; the ring positions (stage
-// computed, stage loaded) are carried as i32.
+// chunks lie past K = 144. Five K tiles: the first three load tile kt+2 while they
+// compute (one round of the main loop, unrolled by the 3 stages, so canonicalize
+// leaves it straight-line: stages 0, 1, 2 as constants), the last two (the drain)
+// load nothing and commit an empty group each.
 // CHECK-LABEL: func.func @nhwc_f16
 // CHECK-NOT: tensor.pad
 // CHECK: gpu.alloc host_shared () : memref<3200xf16>
@@ -29,19 +30,25 @@
 // CHECK: nvgpu.device_async_copy %{{.*}}, %[[SA]][%{{.*}}], 8, %{{.*}} {bypassL1} : memref<3200xf16> to memref<3x128x32xf16, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.device_async_copy %{{.*}}, %[[SB]][%{{.*}}], 8, %{{.*}} {bypassL1} : memref<4608xf16> to memref<3x32x32xf16, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.device_async_create_group
-// CHECK: scf.for %{{.*}} = %c0_i32 to %c3_i32 step %c1_i32 iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, !nvgpu.device.async.token, i32, i32)
-// CHECK:   nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
-// CHECK:   gpu.barrier
-// CHECK:   nvgpu.device_async_copy
-// CHECK:   nvgpu.ldmatrix %[[SA]][{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<3x128x32xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
-// CHECK:   nvgpu.ldmatrix %[[SB]][{{.*}}] {numTiles = 4 : i32, transpose = false}
-// CHECK:   nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
-// CHECK: scf.for %{{.*}} = %c3_i32 to %c5_i32 step %c1_i32 iter_args
-// CHECK:   nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
-// CHECK:   gpu.barrier
+// CHECK-NOT: scf.for
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
+// CHECK-NEXT: gpu.barrier
+// CHECK: nvgpu.device_async_copy
+// CHECK: nvgpu.ldmatrix %[[SA]][%c0, {{.*}}] {numTiles = 4 : i32, transpose = false} : memref<3x128x32xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+// CHECK: nvgpu.ldmatrix %[[SB]][%c0, {{.*}}] {numTiles = 4 : i32, transpose = false}
+// CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK: nvgpu.ldmatrix %[[SA]][%c1, {{.*}}]
+// CHECK: nvgpu.ldmatrix %[[SA]][%c2, {{.*}}]
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
+// CHECK-NEXT: gpu.barrier
 // CHECK-NEXT: nvgpu.device_async_create_group{{ *$}}
 // CHECK-NOT: nvgpu.device_async_copy
-// CHECK:   nvvm.mma.sync
+// CHECK: nvgpu.ldmatrix %[[SA]][%c0, {{.*}}]
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: nvgpu.device_async_create_group{{ *$}}
+// CHECK-NOT: nvgpu.device_async_copy
+// CHECK: nvgpu.ldmatrix %[[SA]][%c1, {{.*}}]
 // CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
 // The epilogue: channels are innermost and Fg even, so the two adjacent columns a
 // lane holds go out as one aligned 8-byte store (four lanes: 32 contiguous bytes).
@@ -55,7 +62,7 @@
 // TWIN-NOT: gpu.
 // TWIN-NOT: nvgpu.
 // TWIN-NOT: nvvm.
-// TWIN: memref.alloca() : memref<3x128x32xf16>
+// TWIN: memref.alloca() {alignment = 128 : i64} : memref<3x128x32xf16>
 // TWIN: memref.alloca() : memref<4x32x4x2xf16>
 // TWIN: memref.alloca() : memref<1x32x4x2xf16>
 // TWIN: scf.for
@@ -219,4 +226,43 @@ func.func @grouped_pad_before_expand(%x: tensor<1x6x6x8xf16>, %w: tensor<2x4x3x3
   %r = linalg.conv_2d_nhwgc_gfhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
     ins(%e, %w : tensor<1x7x9x2x4xf16>, tensor<2x4x3x3x4xf16>) outs(%f : tensor<1x5x7x2x4xf32>) -> tensor<1x5x7x2x4xf32>
   return %r : tensor<1x5x7x2x4xf32>
+}
+
+// -----
+
+// NCHW f16 whose output rows (Wo = 16) hold whole runs of 8 pixels: A is gathered by
+// pixel runs into an M-major tile ([stage][k][pixel], 3x32x128) with one 16-byte
+// store per run (its 8 loads at constant offsets from one address, each predicated),
+// and read by ldmatrix.trans. K = 288 is 9 K tiles: two rounds of the main loop, each
+// the 3 stages unrolled (ring positions %c0, %c1, %c2 as constants), one more loading
+// step and the two-step drain after it.
+// CHECK-LABEL: func.func @nchw_pixel_runs
+// CHECK: gpu.func @conv2d_implicit_gemm_0
+// CHECK-SAME: workgroup(%[[SA:[a-z0-9]+]] : memref<3x32x128xf16, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}
+// CHECK-SAME: conv_lower.tiles = {a_pixel_run = 8 : i64, a_vectorized = false, b_vectorized = true, block = array<i64: 128, 64, 32>, stages = 3 : i64, warps = array<i64: 4, 2>}
+// CHECK: %[[PIXELS:.*]] = vector.from_elements {{.*}} : vector<8xf16>
+// CHECK: vector.store %[[PIXELS]], %[[SA]][%c0, %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<3x32x128xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// CHECK: scf.for %{{.*}} = %c0_i32 to %c2_i32 step %c1_i32 iter_args
+// CHECK:   nvgpu.ldmatrix %[[SA]][%c0, %{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = true} : memref<3x32x128xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+// CHECK:   vector.store %{{.*}}, %[[SA]][%c2, %{{.*}}, %{{.*}}] {alignment = 16 : i64}
+// CHECK:   nvgpu.ldmatrix %[[SA]][%c1, {{.*}}] {numTiles = 4 : i32, transpose = true}
+// CHECK:   nvgpu.ldmatrix %[[SA]][%c2, {{.*}}] {numTiles = 4 : i32, transpose = true}
+// CHECK:   scf.yield
+// CHECK: nvgpu.ldmatrix %[[SA]][%c0, {{.*}}] {numTiles = 4 : i32, transpose = true}
+// CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
+// TWIN-LABEL: func.func @nchw_pixel_runs
+// TWIN: memref.alloca() {alignment = 128 : i64} : memref<3x32x128xf16>
+// TWIN: vector.store %{{.*}} {alignment = 16 : i64} : memref<3x32x128xf16>, vector<8xf16>
+func.func @nchw_pixel_runs(%x: tensor<2x32x8x16xf16>, %w: tensor<64x32x3x3xf16>) -> tensor<2x64x8x16xf32> {
+  %c0 = arith.constant 0.0 : f16
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %c0 : f16
+  } : tensor<2x32x8x16xf16> to tensor<2x32x10x18xf16>
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x64x8x16xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<2x64x8x16xf32>) -> tensor<2x64x8x16xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%p, %w : tensor<2x32x10x18xf16>, tensor<64x32x3x3xf16>) outs(%f : tensor<2x64x8x16xf32>) -> tensor<2x64x8x16xf32>
+  return %r : tensor<2x64x8x16xf32>
 }

@@ -595,6 +595,15 @@ TWIN = [
             layout="nhwc"),
     Problem("twin-f16-nchw-gather", "2,24,11,9", "40,24,3,3", dilation="2", padding="2",
             dtype="f16"),
+    # NCHW pixel runs (an M-major A tile read by ldmatrix.trans): Wo a multiple of 4
+    # (runs of 4), of 2 with a W stride of 2 (a run's loads 2*xW apart), and a
+    # grouped one with a bias; Wo = 9 above keeps the element gather.
+    Problem("twin-f16-nchw-pixel-runs", "2,16,12,16", "32,16,3,3", padding="1",
+            dtype="f16"),
+    Problem("twin-f16-nchw-pixel-runs-stride", "2,16,13,19", "40,16,3,2", stride="1,2",
+            dilation="2,1", padding="1,0,2,1", dtype="f16"),
+    Problem("twin-bf16-nchw-pixel-runs-groups-bias", "2,32,10,12", "64,8,3,3", groups=4,
+            padding="1", dtype="bf16", bias=True),
     Problem("twin-f16-nhwc-groups-bias", "1,32,8,8", "64,8,3,3", groups=4, padding="1",
             layout="nhwc", dtype="f16", bias=True),
     Problem("twin-f32-nchw-depthwise", "2,16,9,9", "16,1,3,3", groups=16, padding="1",
