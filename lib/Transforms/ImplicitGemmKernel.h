@@ -180,6 +180,10 @@ public:
 
   bool isVectorized(Operand op) const { return igemm::isVectorized(p, op); }
 
+  /// Whether the main loop is unrolled by S (constant ring positions): where
+  /// A is copied or gathered in pixel runs, not element by element.
+  bool unrollsRing() const;
+
   /// Explicit mode's first kernel, for one element: X_col[idx] = the image
   /// element it gathers, or zero (idx < im2colElements()).
   void emitIm2colElement(Value idx, Value x, Value xcol);
@@ -333,8 +337,6 @@ private:
   SmallVector<Value> emitKStep(Value kt, Value stage, Value nextStage,
                                bool loads, ValueRange carried,
                                const KBlock &blk);
-  /// Whether the main loop is unrolled by S (constant ring positions).
-  bool unrollsRing() const;
   /// The main loop over the first `steps` K tiles (those that load tile
   /// kt+S-1), updating `carried`; returns how many steps it covers (an
   /// unrolled loop leaves steps % S to straight-line code).

@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/SymbolTable.h"
@@ -180,6 +181,14 @@ gpu::GPUFuncOp igemm::buildGpuKernel(RewriterBase &b, ModuleOp module,
                                    b.getI64IntegerAttr(128));
   Block &body = fn.getBody().front();
   KernelBuilder kb(b, loc, p, t, /*twin=*/false);
+  // The register budget: an 8-warp kernel gathering A element by element
+  // (register-staged, latency-bound) gets two CTAs per SM, at most 128
+  // registers a thread. They fit with no spill (tf32 NCHW: 80-128); the
+  // unrolled 8-warp kernels (zero-point sums, pixel runs) are left to ptxas:
+  // capped, the i8 ones spilled 52-64 bytes.
+  if (t.threads() >= 256 && !kb.unrollsRing())
+    fn->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                b.getI32IntegerAttr(2));
   Value bm = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value bn = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
   Value group = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
