@@ -7,9 +7,10 @@
 #
 # The problems: the seed's layer (N=16) and the ResNet-50 3x3 layers at N=128,
 # each as f16 NHWC, f16 NCHW and f32 NCHW (tf32 math) — the issue's table —
-# and two of them as quantized i8 NHWC (the s8 MMA with both zero-point sums;
-# checked against the reference only: cuDNN has no zero points). Then carry
-# the directory with the device call: carry ["bench/gpu/bundles"].
+# two of them as quantized i8 NHWC (the s8 MMA with both zero-point sums;
+# checked against the reference only: cuDNN has no zero points), and two
+# MobileNetV2 depthwise layers (the direct kernel). Then carry the directory
+# with the device call: carry ["bench/gpu/bundles"].
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 CHIP="${1:-sm_90}"
@@ -52,6 +53,12 @@ emit seed_n16_c64_56_f128_i8_nhwc 16,64,56,56 128,64,3,3 --dtype i8 --layout nhw
   --zero-points 3,-2
 emit r50_c256_14_n128_i8_nhwc 128,256,14,14 256,256,3,3 --dtype i8 --layout nhwc \
   --zero-points 3,-2
+# Depthwise (MobileNetV2 3x3 layers): the direct CUDA-core kernel, 8 channels a
+# thread, next to cuDNN's grouped convolution.
+emit mbv2_dw_c144_56_n128_f16_nhwc 128,144,56,56 144,1,3,3 --groups 144 --dtype f16 \
+  --layout nhwc
+emit mbv2_dw_c576_14_n128_f16_nhwc 128,576,14,14 576,1,3,3 --groups 576 --dtype f16 \
+  --layout nhwc
 
 # runtime/ builds against nlohmann-json (header-only), which the GPU machine
 # may lack and cannot download: carry this machine's Debian copy with the

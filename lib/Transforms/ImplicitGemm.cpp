@@ -149,8 +149,17 @@ FailureOr<Decision> decide(linalg::LinalgOp conv,
       !conv->getParentOfType<ModuleOp>())
     return fail(ImplicitGemmFailure::Kind::UnsupportedConvolution,
                 "no enclosing module to hold the kernels");
-  TileConfig tiles = chooseTiles(*problem, options.tiles);
-  if (std::string bad = checkTiles(tiles, *problem); !bad.empty())
+  // Depthwise layers (one channel, one filter per group) run on CUDA cores
+  // with no K padding: through the GEMM, K = KH*KW padded to a 64-byte step
+  // left ~1% of the MMA work useful. Tile options ask for the GEMM kernel.
+  const ImplicitGemmTiles &o = options.tiles;
+  bool tileOptions = o.blockM || o.blockN || o.warpsM || o.warpsN || o.stages;
+  bool direct = directDepthwiseVector(*problem) != 0 && !tileOptions &&
+                options.im2col == Im2colMode::Implicit;
+  TileConfig tiles =
+      direct ? directTiles(*problem) : chooseTiles(*problem, options.tiles);
+  if (std::string bad = direct ? "" : checkTiles(tiles, *problem);
+      !bad.empty())
     return fail(ImplicitGemmFailure::Kind::InvalidTiles, bad);
   Decision d{*plan, *problem, tiles, matchEpilogue(conv, *plan->form)};
   if (d.epilogue.bias) {

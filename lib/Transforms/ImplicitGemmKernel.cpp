@@ -52,8 +52,28 @@ bool isVectorized(const GemmProblem &p, Operand op) {
   return alignedRows && filterFlatAlongK(p) && p.k() % v == 0;
 }
 
+int64_t directDepthwiseVector(const GemmProblem &p) {
+  if (p.cg != 1 || p.fg != 1 || p.hasDepth || p.explicitIm2col)
+    return 0;
+  // Channel c of the image is group c: its stride is the group's.
+  int64_t v = kChunkBytes / p.elementBytes();
+  auto aligned = [&](std::initializer_list<int64_t> strides) {
+    for (int64_t stride : strides)
+      if (stride % v != 0)
+        return false;
+    return true;
+  };
+  // The filter need not be: a grouped layout's (GFHWC) taps of consecutive
+  // channels are wG apart, gathered at constant offsets.
+  bool channelsInnermost = p.xC == 1 && p.yC == 1;
+  if (channelsInnermost && p.groups % v == 0 && aligned({p.xN, p.xH, p.xW}) &&
+      aligned({p.yN, p.yH, p.yW}))
+    return v;
+  return 1;
+}
+
 int64_t tapTableStep(const GemmProblem &p, const TileConfig &t) {
-  if (p.explicitIm2col || p.hasDepth)
+  if (p.explicitIm2col || p.hasDepth || t.directVector)
     return 0;
   // Gathered along M (NCHW): the k of an element is warp-uniform.
   if (!p.channelsInnermost)
@@ -1127,9 +1147,114 @@ void KernelBuilder::storeFragment(Value y, Value lane, int64_t i, int64_t j,
   }
 }
 
+void KernelBuilder::emitDirect(Value block, Value x, Value w, Value y) {
+  int64_t v = t.directVector, vectors = p.groups / v;
+  Value tid = twin ? nullptr : gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x)
+                                   .getResult();
+  forEach(t.threads(), tid, [&](Value thread) {
+    // Consecutive threads take consecutive channel vectors of one pixel:
+    // the loads of a warp are contiguous where channels are innermost.
+    Value item = add(mul(block, t.threads()), thread);
+    auto ifOp = scf::IfOp::create(b, loc, lessThan(item, p.m() * vectors),
+                                  /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    Value m = div(item, vectors), c0 = mul(rem(item, vectors), v);
+    Value n = div(m, p.pixels()), pixel = rem(m, p.pixels());
+    Value oh = div(pixel, p.wo), ow = rem(pixel, p.wo);
+    Type accType = p.accumulatorType;
+    auto vecType = VectorType::get({v}, p.elementType);
+    auto accVecType = VectorType::get({v}, accType);
+    auto widen = [&](Value data, int64_t zeroPoint) -> Value {
+      if (p.isInteger()) {
+        Value wide = arith::ExtSIOp::create(b, loc, accVecType, data);
+        if (zeroPoint == 0)
+          return wide;
+        Value z = arith::ConstantOp::create(
+            b, loc, accVecType,
+            DenseElementsAttr::get(accVecType,
+                                   b.getIntegerAttr(accType, zeroPoint)));
+        return arith::SubIOp::create(b, loc, wide, z);
+      }
+      if (p.elementType == accType)
+        return data;
+      return arith::ExtFOp::create(b, loc, accVecType, data);
+    };
+    auto load = [&](Value buffer, Value offset) -> Value {
+      if (v == 1)
+        return vector::BroadcastOp::create(
+            b, loc, vecType,
+            memref::LoadOp::create(b, loc, buffer, ValueRange{offset}));
+      return vector::LoadOp::create(b, loc, vecType, buffer,
+                                    ValueRange{offset}, /*nontemporal=*/false,
+                                    llvm::MaybeAlign(kChunkBytes));
+    };
+    Value acc = arith::ConstantOp::create(
+        b, loc, accVecType,
+        DenseElementsAttr::get(accVecType, b.getZeroAttr(accType)));
+    // Every tap, unrolled: padding reads the pad value (the input zero point
+    // of a quantized op, else 0), as the padded tensor would.
+    for (int64_t kh = 0; kh < p.kh; ++kh)
+      for (int64_t kw = 0; kw < p.kw; ++kw) {
+        Value ih = add(mul(oh, p.strideH), kh * p.dilationH - p.padTop);
+        Value iw = add(mul(ow, p.strideW), kw * p.dilationW - p.padLeft);
+        Value inside = both(inRange(ih, p.h), inRange(iw, p.w));
+        Value offset = add(add(mul(n, p.xN), mul(c0, p.xC)),
+                           add(mul(ih, p.xH), mul(iw, p.xW)));
+        auto read = scf::IfOp::create(b, loc, TypeRange{vecType}, inside,
+                                      /*withElseRegion=*/true);
+        {
+          OpBuilder::InsertionGuard inner(b);
+          b.setInsertionPointToStart(&read.getThenRegion().front());
+          scf::YieldOp::create(b, loc, load(x, offset));
+          b.setInsertionPointToStart(&read.getElseRegion().front());
+          scf::YieldOp::create(b, loc, elementConstant(vecType, p.padValue));
+        }
+        Value tapOffset = add(mul(c0, p.wG), kh * p.wKH + kw * p.wKW);
+        Value tap;
+        if (v == 1 || (p.wG == 1 && p.wKH % v == 0 && p.wKW % v == 0)) {
+          tap = load(w, tapOffset);
+        } else {
+          SmallVector<Value> taps;
+          for (int64_t i = 0; i < v; ++i)
+            taps.push_back(memref::LoadOp::create(
+                b, loc, w, ValueRange{add(tapOffset, i * p.wG)}));
+          tap = vector::FromElementsOp::create(b, loc, vecType, taps);
+        }
+        Value xv = widen(read.getResult(0), p.inputZeroPoint);
+        Value wv = widen(tap, p.filterZeroPoint);
+        acc = p.isInteger()
+                  ? arith::AddIOp::create(
+                        b, loc, acc, arith::MulIOp::create(b, loc, xv, wv))
+                        .getResult()
+                  : vector::FMAOp::create(b, loc, xv, wv, acc).getResult();
+      }
+    SmallVector<Value> values;
+    for (int64_t i = 0; i < v; ++i)
+      values.push_back(finishOutput(
+          vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{i}),
+          add(c0, i)));
+    Value offset = outputOffset(m, c0);
+    if (v == 1) {
+      memref::StoreOp::create(b, loc, values[0], y, ValueRange{offset});
+      return;
+    }
+    Value out = vector::FromElementsOp::create(
+        b, loc, VectorType::get({v}, p.outputType), values);
+    int64_t bytes = v * (p.outputType.getIntOrFloatBitWidth() / 8);
+    vector::StoreOp::create(b, loc, out, y, ValueRange{offset},
+                            /*nontemporal=*/false,
+                            llvm::MaybeAlign(std::min<int64_t>(bytes, 16)));
+  });
+}
+
 void KernelBuilder::emitBlock(Value bm, Value bn, Value group, Value x,
                               Value w, Value y, Value smemA, Value smemB,
                               Value twinAcc) {
+  if (t.directVector) {
+    emitDirect(bm, x, w, y);
+    return;
+  }
   int64_t kTiles = llvm::divideCeilSigned(p.k(), t.blockK);
   Value tid = twin ? nullptr : gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x)
                                    .getResult();

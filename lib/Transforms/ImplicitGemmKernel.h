@@ -107,6 +107,10 @@ struct GemmProblem {
 
 struct TileConfig {
   int64_t blockM, blockN, blockK, warpsM, warpsN, stages;
+  /// Non-zero for the direct depthwise kernel (directDepthwiseVector): the
+  /// channels each thread computes, the block then holds `threads()` such
+  /// items (blockM), and there is no GEMM, no shared ring, no tap table.
+  int64_t directVector = 0;
   int64_t threads() const { return kThreadsPerWarp * warpsM * warpsN; }
   int64_t warpM() const { return blockM / warpsM; }
   int64_t warpN() const { return blockN / warpsN; }
@@ -161,6 +165,14 @@ int64_t tapTableBytes(const struct GemmProblem &p, const struct TileConfig &t);
 /// one at a time.
 bool isVectorized(const GemmProblem &p, Operand op);
 
+/// For a depthwise convolution (one channel and one filter per group, 2-D):
+/// the channels one thread of the direct kernel computes, on CUDA cores with
+/// no K padding: 16 bytes of them where channels are innermost and aligned in
+/// the input and the output (8 f16, 4 f32, 16 i8; the filter's taps are one
+/// vector load where they are contiguous too, else gathered), else 1. 0 when
+/// the convolution is not depthwise (the GEMM kernel takes it).
+int64_t directDepthwiseVector(const GemmProblem &p);
+
 //===----------------------------------------------------------------------===//
 // The kernel body
 //===----------------------------------------------------------------------===//
@@ -183,6 +195,11 @@ public:
   /// Whether the main loop is unrolled by S (constant ring positions): where
   /// A is copied or gathered in pixel runs, not element by element.
   bool unrollsRing() const;
+
+  /// The direct depthwise kernel's block `block` (t.directVector != 0):
+  /// each thread's channels of one output pixel, summed over the taps in
+  /// the accumulator type, then init, bias, ReLU and narrowing.
+  void emitDirect(Value block, Value x, Value w, Value y);
 
   /// Explicit mode's first kernel, for one element: X_col[idx] = the image
   /// element it gathers, or zero (idx < im2colElements()).

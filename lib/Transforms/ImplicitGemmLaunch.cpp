@@ -216,7 +216,9 @@ TwinLoops igemm::buildTwin(OpBuilder &b, Location loc, const GemmProblem &p,
     x = twinIm2col(b, loc, p, t, x);
   Value output, y; // y is captured below: no structured binding (C++17)
   std::tie(output, y) = allocateResult(b, loc, outputType);
-  TwinScratch s = allocateTwinScratch(b, loc, p, t);
+  // The direct depthwise kernel has no shared ring and no fragments.
+  TwinScratch s =
+      t.directVector ? TwinScratch{} : allocateTwinScratch(b, loc, p, t);
   // The kernel's tap table, in host memory (no constant-space budget).
   auto module =
       b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();

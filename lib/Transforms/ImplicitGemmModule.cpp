@@ -104,6 +104,15 @@ static void annotateKernel(gpu::GPUFuncOp kernel, const GemmProblem &p,
       kernel, b.getDenseI64ArrayAttr({l.gridX, l.gridY, l.gridZ}));
   ConvLowerDialect::BlockAttrHelper(ctx).setAttr(
       kernel, b.getDenseI64ArrayAttr({t.threads(), 1, 1}));
+  if (t.directVector) {
+    ConvLowerDialect::TilesAttrHelper(ctx).setAttr(
+        kernel, b.getDictionaryAttr({
+                    b.getNamedAttr("direct_depthwise", b.getUnitAttr()),
+                    b.getNamedAttr("channels_per_thread",
+                                   b.getI64IntegerAttr(t.directVector)),
+                }));
+    return;
+  }
   SmallVector<NamedAttribute> tiles = {
       b.getNamedAttr("block",
                      b.getDenseI64ArrayAttr({t.blockM, t.blockN, t.blockK})),
@@ -169,14 +178,17 @@ gpu::GPUFuncOp igemm::buildGpuKernel(RewriterBase &b, ModuleOp module,
                                      const TileConfig &t, Location loc) {
   OpBuilder::InsertionGuard guard(b);
   SmallVector<Type> args = gemmKernelArguments(p);
-  gpu::GPUFuncOp fn = createKernel(
-      b, module, gemmKernelName(index), args,
-      {sharedType(p, t, Operand::A, false), sharedType(p, t, Operand::B, false)},
-      t.threads(), loc);
+  // The direct depthwise kernel keeps everything in registers.
+  SmallVector<Type> workgroup;
+  if (!t.directVector)
+    workgroup = {sharedType(p, t, Operand::A, false),
+                 sharedType(p, t, Operand::B, false)};
+  gpu::GPUFuncOp fn = createKernel(b, module, gemmKernelName(index), args,
+                                   workgroup, t.threads(), loc);
   // cp.async and ldmatrix need 16-byte aligned shared addresses, and the
   // swizzle assumes rows start on 128-byte bank lines (the lowering's default
   // is the element's own alignment).
-  for (unsigned i = 0; i < 2; ++i)
+  for (unsigned i = 0; i < workgroup.size(); ++i)
     fn.setWorkgroupAttributionAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
                                    b.getI64IntegerAttr(128));
   Block &body = fn.getBody().front();
@@ -186,7 +198,7 @@ gpu::GPUFuncOp igemm::buildGpuKernel(RewriterBase &b, ModuleOp module,
   // registers a thread. They fit with no spill (tf32 NCHW: 80-128); the
   // unrolled 8-warp kernels (zero-point sums, pixel runs) are left to ptxas:
   // capped, the i8 ones spilled 52-64 bytes.
-  if (t.threads() >= 256 && !kb.unrollsRing())
+  if (t.threads() >= 256 && !t.directVector && !kb.unrollsRing())
     fn->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                 b.getI32IntegerAttr(2));
   Value bm = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
@@ -196,10 +208,11 @@ gpu::GPUFuncOp igemm::buildGpuKernel(RewriterBase &b, ModuleOp module,
     kb.setBias(body.getArgument(2));
   kb.setTapTable(createTapTable(b, fn->getParentOp(), p, t, /*memorySpace=*/4,
                                 kConstantBudgetBytes, loc));
+  ArrayRef<BlockArgument> rings = fn.getWorkgroupAttributions();
   kb.emitBlock(bm, bn, group, body.getArgument(0), body.getArgument(1),
                body.getArgument(args.size() - 1),
-               fn.getWorkgroupAttributions()[0],
-               fn.getWorkgroupAttributions()[1], nullptr);
+               rings.empty() ? Value() : Value(rings[0]),
+               rings.empty() ? Value() : Value(rings[1]), nullptr);
   gpu::ReturnOp::create(b, loc);
   annotateKernel(fn, p, t, kb);
   return fn;

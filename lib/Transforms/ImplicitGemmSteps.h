@@ -52,6 +52,8 @@ TileConfig chooseTiles(const GemmProblem &p, const ImplicitGemmTiles &o);
 
 /// Why `t` cannot be built for `p`, or "" when it can.
 std::string checkTiles(const TileConfig &t, const GemmProblem &p);
+/// The direct depthwise kernel's configuration (directDepthwiseVector).
+TileConfig directTiles(const GemmProblem &p);
 
 /// The grid: pixel tiles x filter tiles x groups.
 struct Launch {

@@ -95,7 +95,19 @@ std::string igemm::checkTiles(const TileConfig &t, const GemmProblem &p) {
   return why;
 }
 
+TileConfig igemm::directTiles(const GemmProblem &p) {
+  // 8 warps, one item (a pixel's channel vector) per thread.
+  TileConfig t{/*blockM=*/256, /*blockN=*/1, /*blockK=*/1, /*warpsM=*/8,
+               /*warpsN=*/1, /*stages=*/1};
+  t.directVector = directDepthwiseVector(p);
+  return t;
+}
+
 Launch igemm::launchShape(const GemmProblem &p, const TileConfig &t) {
+  if (t.directVector)
+    return {llvm::divideCeilSigned(p.m() * (p.groups / t.directVector),
+                                   t.threads()),
+            1, 1};
   return {llvm::divideCeilSigned(p.m(), t.blockM),
           llvm::divideCeilSigned(p.fg, t.blockN), p.groups};
 }

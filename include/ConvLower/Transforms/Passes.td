@@ -167,6 +167,12 @@ def ConvLowerImplicitGemm : Pass<"conv-lower-implicit-gemm", "::mlir::ModuleOp">
     `im2col=explicit` instead emits an im2col kernel storing X_col [M, G, K]
     and a GEMM kernel reading it, for comparison.
 
+    Depthwise convolutions (one channel and one filter per group) get a
+    direct kernel instead (`conv_lower.tiles = {direct_depthwise, ...}`):
+    CUDA cores, no K padding, each thread 16 bytes of channels of one
+    output pixel (one channel where channels are not innermost), the taps
+    unrolled, the same epilogue. Tile options select the GEMM kernel.
+
     Tile sizes come from a per-problem heuristic (2x2 warps, blockK = 64
     bytes, 3 stages; smaller blocks where the problem is narrow) unless
     overridden. Other convolutions are left untouched (remarks with

@@ -991,7 +991,18 @@ def set_twin():
     """What the implicit-GEMM kernel takes, for its CPU twin: every form, the pointwise
     cases, every dtype (i8 on the s8 MMA) and the static quantized cases (the zero
     points folded into the epilogue); shapes are static."""
-    return (set_forms() + set_pointwise() + set_dtypes() +
+    # Depthwise layers whose channels fill 16-byte vectors: the direct kernel's
+    # vector loads of the image and of the (contiguous HWC) filter; the smaller ones
+    # above take its one-channel path, tile overrides the GEMM kernel.
+    direct = [
+        P("depthwise_conv_2d_nhwc_hwc", 2, 16, 8, 9, 1, 3, 3, stride=(2, 1),
+          pad=(1, 1, 1, 0), dtype="f16"),
+        P("depthwise_conv_2d_nhwc_hwc", 1, 8, 7, 7, 1, 3, 2, dilation=(1, 2),
+          pad=(1, 1, 1, 1)),
+        P("depthwise_conv_2d_nhwc_hwc", 2, 24, 6, 6, 1, 3, 3, pad=(1, 1, 1, 1),
+          dtype="bf16"),
+    ]
+    return (set_forms() + set_pointwise() + set_dtypes() + direct +
             [p for p in set_quantized() if not p.dynamic_batch])
 
 

@@ -604,6 +604,13 @@ TWIN = [
             dilation="2,1", padding="1,0,2,1", dtype="f16"),
     Problem("twin-bf16-nchw-pixel-runs-groups-bias", "2,32,10,12", "64,8,3,3", groups=4,
             padding="1", dtype="bf16", bias=True),
+    # Depthwise (groups = C) runs the direct kernel: 8 f16 channels a thread, the
+    # grouped filter's taps gathered 9 elements apart; a bias and a stride; i8 with
+    # zero points.
+    Problem("twin-f16-nhwc-depthwise-direct", "2,144,9,8", "144,1,3,3", groups=144,
+            stride="2,1", padding="1", layout="nhwc", dtype="f16", bias=True),
+    Problem("twin-i8-nhwc-depthwise-direct", "2,32,9,10", "32,1,3,3", groups=32,
+            padding="1", layout="nhwc", dtype="i8", zero_points="3,-2"),
     Problem("twin-f16-nhwc-groups-bias", "1,32,8,8", "64,8,3,3", groups=4, padding="1",
             layout="nhwc", dtype="f16", bias=True),
     Problem("twin-f32-nchw-depthwise", "2,16,9,9", "16,1,3,3", groups=16, padding="1",
