@@ -136,6 +136,7 @@ std::vector<int32_t> buildTapTable(const GemmProblem &p, const TileConfig &t) {
   std::vector<int32_t> table(bytes / sizeof(int32_t), 0);
   for (int64_t e = 0; e < int64_t(table.size() / 2); ++e) {
     int32_t row = kTapTableInvalid, col = 0, offset = 0;
+    uint32_t bit = 0;
     if (int64_t k = e * step; k < p.k()) {
       // (kh, kw, c) channels-last, else (c, kh, kw): the GEMM's K order.
       int64_t kw, kh, c;
@@ -151,18 +152,13 @@ std::vector<int32_t> buildTapTable(const GemmProblem &p, const TileConfig &t) {
       row = static_cast<int32_t>(kh * p.dilationH);
       col = static_cast<int32_t>(kw * p.dilationW);
       offset = static_cast<int32_t>(c * p.xC + row * p.xH + col * p.xW);
+      bit = uint32_t(1) << (kh * p.kw + kw);
     }
     table[2 * e] = offset;
-    if (tapTableHasMasks(p))
-      table[2 * e + 1] =
-          row == kTapTableInvalid
-              ? 0
-              : static_cast<int32_t>(uint32_t(1) << (row / p.dilationH * p.kw +
-                                                     col / p.dilationW));
-    else
-      table[2 * e + 1] = static_cast<int32_t>(
-          (static_cast<uint32_t>(row) << 16) |
-          (static_cast<uint32_t>(col) & 0xffff));
+    table[2 * e + 1] = static_cast<int32_t>(
+        tapTableHasMasks(p) ? bit
+                            : (static_cast<uint32_t>(row) << 16) |
+                                  (static_cast<uint32_t>(col) & 0xffff));
   }
   return table;
 }
@@ -283,84 +279,103 @@ Value KernelBuilder::paddingPredicate(Value inGemm, Value inImage) {
   return both(inGemm, outside);
 }
 
-std::pair<Value, Value>
-KernelBuilder::tableGatherOffset(Value row, Value k, Value entryIndex,
-                                 Value inEntry, Value group, Value *padding) {
-  // What depends on the row only (the thread's own, in the main loop), then
-  // in 32 bits: the per-element adds and range checks are half the
-  // instructions of 64-bit index math (tapTableBytes keeps offsets < 2^31).
-  Value n = div(row, p.pixels()), pixel = rem(row, p.pixels());
-  Value oh = div(pixel, p.wo), ow = rem(pixel, p.wo);
-  Value ih0 = add(mul(oh, p.strideH), -p.padTop);
-  Value iw0 = add(mul(ow, p.strideW), -p.padLeft);
-  Value base = add(add(mul(n, p.xN), mul(mul(group, p.cg), p.xC)),
-                   add(mul(ih0, p.xH), mul(iw0, p.xW)));
+KernelBuilder::RowPlace KernelBuilder::rowPlace(Value row) {
+  // What depends on the row only (the thread's own, in the main loop), in 32
+  // bits: the per-element adds and tests are half the instructions of 64-bit
+  // index math (tapTableBytes keeps offsets < 2^31).
   Type i32 = b.getI32Type();
   auto to32 = [&](Value v) {
     return arith::IndexCastOp::create(b, loc, i32, v).getResult();
   };
+  Value n = div(row, p.pixels()), pixel = rem(row, p.pixels());
+  Value oh = div(pixel, p.wo), ow = rem(pixel, p.wo);
+  Value ih0 = add(mul(oh, p.strideH), -p.padTop);
+  Value iw0 = add(mul(ow, p.strideW), -p.padLeft);
+  RowPlace place;
+  place.base = add(mul(n, p.xN), add(mul(ih0, p.xH), mul(iw0, p.xW)));
+  place.ih0 = to32(ih0);
+  place.iw0 = to32(iw0);
+  place.inGemm = withinRows(row, p.m(), t.blockM);
+  if (!tapTableHasMasks(p))
+    return place;
+  // The row's mask of the taps inside the image (a row past M has none):
+  // each element then tests its entry's tap bit, one AND instead of two adds
+  // and two compares.
+  Value columns = i32Constant(0);
+  for (int64_t kw = 0; kw < p.kw; ++kw) {
+    Value iw = arith::AddIOp::create(b, loc, place.iw0,
+                                     i32Constant(kw * p.dilationW));
+    columns = arith::OrIOp::create(
+        b, loc, columns,
+        select(insideImage(iw, p.w), i32Constant(int64_t(1) << kw),
+               i32Constant(0)));
+  }
+  Value mask = i32Constant(0);
+  for (int64_t kh = 0; kh < p.kh; ++kh) {
+    Value ih = arith::AddIOp::create(b, loc, place.ih0,
+                                     i32Constant(kh * p.dilationH));
+    Value shifted =
+        arith::ShLIOp::create(b, loc, columns, i32Constant(kh * p.kw));
+    mask = arith::OrIOp::create(
+        b, loc, mask, select(insideImage(ih, p.h), shifted, i32Constant(0)));
+  }
+  place.tapMask = select(place.inGemm, mask, i32Constant(0));
+  return place;
+}
+
+Value KernelBuilder::insideImage(Value v, int64_t size) {
+  // 0 <= v < size as one unsigned compare.
+  return cmp(arith::CmpIPredicate::ult, v, i32Constant(size));
+}
+
+std::pair<Value, Value> KernelBuilder::tapEntry(Value entryIndex) {
   // One entry per k (NCHW), chunk or K tile (channels-last): warp-uniform
   // when the rows are the lanes or the entry is the tile's; its two words in
   // one 8-byte vector load (ptxas still issues two LDC for it; an i64 entry
   // would be one LDC.64, but LLVM then widens the offset math to 64 bits,
   // two instructions more per address).
-  auto pairType = VectorType::get({2}, i32);
+  auto pairType = VectorType::get({2}, b.getI32Type());
   Value pair = vector::LoadOp::create(b, loc, pairType, tapTable,
                                       ValueRange{entryIndex, idx(0)},
                                       /*nontemporal=*/false, llvm::MaybeAlign(8));
-  Value offset = vector::ExtractOp::create(b, loc, pair, ArrayRef<int64_t>{0});
-  Value window = vector::ExtractOp::create(b, loc, pair, ArrayRef<int64_t>{1});
-  // 0 <= v < size as one unsigned compare.
-  auto inside = [&](Value v, int64_t size) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, v,
-                                 i32Constant(static_cast<int32_t>(size)))
-        .getResult();
-  };
-  Value inGemm = withinRows(row, p.m(), t.blockM);
-  Value inImage, valid;
-  if (tapTableHasMasks(p)) {
-    // The row's mask of the taps inside the image, computed once per row
-    // (the thread's own: outside the loop), tested against the entry's tap
-    // bit: one AND per element instead of two adds and two compares.
-    Value columns = i32Constant(0);
-    for (int64_t kw = 0; kw < p.kw; ++kw) {
-      Value iw = arith::AddIOp::create(
-          b, loc, to32(iw0), i32Constant(static_cast<int32_t>(kw * p.dilationW)));
-      columns = arith::OrIOp::create(
-          b, loc, columns,
-          select(inside(iw, p.w), i32Constant(int32_t(1) << kw), i32Constant(0)));
-    }
-    Value mask = i32Constant(0);
-    for (int64_t kh = 0; kh < p.kh; ++kh) {
-      Value ih = arith::AddIOp::create(
-          b, loc, to32(ih0), i32Constant(static_cast<int32_t>(kh * p.dilationH)));
-      Value shifted = arith::ShLIOp::create(
-          b, loc, columns, i32Constant(static_cast<int32_t>(kh * p.kw)));
-      mask = arith::OrIOp::create(b, loc, mask,
-                                  select(inside(ih, p.h), shifted, i32Constant(0)));
-    }
-    inImage = cmp(arith::CmpIPredicate::ne,
-                  arith::AndIOp::create(b, loc, mask, window), i32Constant(0));
-    // A row past M clears its mask too: the element's one test is then its
-    // whole predicate (the padding predicate keeps inGemm on its own).
-    Value rowMask = select(inGemm, mask, i32Constant(0));
-    valid = cmp(arith::CmpIPredicate::ne,
-                arith::AndIOp::create(b, loc, rowMask, window), i32Constant(0));
-  } else {
-    Value dh = arith::ShRSIOp::create(b, loc, window, i32Constant(16));
-    Value dw = arith::ShRSIOp::create(
-        b, loc, arith::ShLIOp::create(b, loc, window, i32Constant(16)),
-        i32Constant(16));
-    Value ih = arith::AddIOp::create(b, loc, to32(ih0), dh);
-    Value iw = arith::AddIOp::create(b, loc, to32(iw0), dw);
-    inImage = both(inside(ih, p.h), inside(iw, p.w));
-    valid = both(inGemm, inImage);
-  }
+  return {vector::ExtractOp::create(b, loc, pair, ArrayRef<int64_t>{0}),
+          vector::ExtractOp::create(b, loc, pair, ArrayRef<int64_t>{1})};
+}
+
+Value KernelBuilder::tapInside(const RowPlace &place, Value window) {
+  // A k past K has no tap bit, or the invalid row: never in the image.
+  if (place.tapMask)
+    return cmp(arith::CmpIPredicate::ne,
+               arith::AndIOp::create(b, loc, place.tapMask, window),
+               i32Constant(0));
+  Value dh = arith::ShRSIOp::create(b, loc, window, i32Constant(16));
+  Value dw = arith::ShRSIOp::create(
+      b, loc, arith::ShLIOp::create(b, loc, window, i32Constant(16)),
+      i32Constant(16));
+  Value ih = arith::AddIOp::create(b, loc, place.ih0, dh);
+  Value iw = arith::AddIOp::create(b, loc, place.iw0, dw);
+  return both(place.inGemm, both(insideImage(ih, p.h), insideImage(iw, p.w)));
+}
+
+Value KernelBuilder::tapOffset(const RowPlace &place, Value group,
+                               Value inEntry, Value entryOffset) {
+  Value rowOffset = add(add(place.base, mul(mul(group, p.cg), p.xC)), inEntry);
+  Value flat = arith::AddIOp::create(
+      b, loc, arith::IndexCastOp::create(b, loc, b.getI32Type(), rowOffset),
+      entryOffset);
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), flat);
+}
+
+std::pair<Value, Value>
+KernelBuilder::tableGatherOffset(Value row, Value k, Value entryIndex,
+                                 Value inEntry, Value group, Value *padding) {
+  RowPlace place = rowPlace(row);
+  auto [offset, window] = tapEntry(entryIndex);
+  Value valid = tapInside(place, window);
+  // Inside the GEMM (where padding can be), valid is exactly "in the image".
   if (padding && p.padValue != 0)
-    *padding = paddingPredicate(both(inGemm, withinK(k)), inImage);
-  // A k past K has no tap bit (reads the invalid row): never in the image.
-  Value flat = arith::AddIOp::create(b, loc, to32(add(base, inEntry)), offset);
-  return {arith::IndexCastOp::create(b, loc, b.getIndexType(), flat), valid};
+    *padding = paddingPredicate(both(place.inGemm, withinK(k)), valid);
+  return {tapOffset(place, group, inEntry, offset), valid};
 }
 
 Value KernelBuilder::withinK(Value k) {
@@ -521,21 +536,11 @@ SmallVector<Value> KernelBuilder::loadTile(Operand op, Value src, Value smem,
     Value padding;
     auto [offset, valid] =
         elementOffset(op, add(rowBase, row), add(kBase, kk), group, &padding);
-    // A predicated load, not a load of a clamped address and a select of its
-    // data: neither the clamp nor the select is left (f16 NCHW C64 loop: 210
-    // instructions -> 193), only the zero the load does not write.
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange{p.elementType}, valid,
-                                  /*withElseRegion=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      Value element = memref::LoadOp::create(
-          b, loc, src, ValueRange{clampOffset(op, offset, valid)});
-      scf::YieldOp::create(b, loc, element);
-      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-      scf::YieldOp::create(b, loc, fillValue(p.elementType, padding));
-    }
-    Value data = ifOp.getResult(0);
+    Value data = loadWhere(valid, fillValue(p.elementType, padding), [&] {
+      return memref::LoadOp::create(b, loc, src,
+                                    ValueRange{clampOffset(op, offset, valid)})
+          .getResult();
+    });
     if (gathered)
       gathered->push_back(data);
     else
@@ -605,41 +610,48 @@ std::pair<Value, Value> KernelBuilder::runPosition(Value tid, int64_t i) {
 Value KernelBuilder::gatherRun(Value row, Value k, Value group, Value src) {
   // Pixels row .. row+run-1 lie in one output row (pixelRun), so pixel j
   // reads input offset(row) + j*strideW*xW: one address, and loads at
-  // constant offsets from it.
+  // constant offsets from it; each pixel tests its own tap mask.
   int64_t run = pixelRun(p, t);
-  Value first, firstValid;
+  Value first;
   SmallVector<Value> valid;
   if (tapTable) {
-    std::tie(first, firstValid) =
-        tableGatherOffset(row, k, k, idx(0), group, /*padding=*/nullptr);
-    valid.push_back(firstValid);
-    // Each pixel's own tap mask (computed outside the loop); the offsets
-    // those calls compute are dead.
+    auto [offset, window] = tapEntry(k);
+    RowPlace place = rowPlace(row);
+    first = tapOffset(place, group, idx(0), offset);
+    valid.push_back(tapInside(place, window));
     for (int64_t j = 1; j < run; ++j)
-      valid.push_back(
-          tableGatherOffset(add(row, j), k, k, idx(0), group, nullptr).second);
+      valid.push_back(tapInside(rowPlace(add(row, j)), window));
   } else {
+    Value firstValid;
     std::tie(first, firstValid) = elementOffset(Operand::A, row, k, group);
     valid.push_back(firstValid);
     for (int64_t j = 1; j < run; ++j)
       valid.push_back(elementOffset(Operand::A, add(row, j), k, group).second);
   }
   SmallVector<Value> values;
-  for (int64_t j = 0; j < run; ++j) {
-    Value offset = add(first, j * p.strideW * p.xW);
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange{p.elementType}, valid[j],
-                                  /*withElseRegion=*/true);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    scf::YieldOp::create(
-        b, loc,
-        memref::LoadOp::create(b, loc, src, ValueRange{offset}).getResult());
-    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-    scf::YieldOp::create(b, loc, elementConstant(p.elementType, 0));
-    values.push_back(ifOp.getResult(0));
-  }
+  for (int64_t j = 0; j < run; ++j)
+    values.push_back(loadWhere(valid[j], elementConstant(p.elementType, 0), [&] {
+      return memref::LoadOp::create(
+                 b, loc, src, ValueRange{add(first, j * p.strideW * p.xW)})
+          .getResult();
+    }));
   return vector::FromElementsOp::create(
       b, loc, VectorType::get({run}, p.elementType), values);
+}
+
+Value KernelBuilder::loadWhere(Value valid, Value otherwise,
+                               function_ref<Value()> load) {
+  // A predicated load, not a load of a clamped address and a select of its
+  // data: neither the clamp nor the select is left (f16 NCHW C64 loop: 210
+  // instructions -> 193), only the value the load does not write.
+  auto ifOp = scf::IfOp::create(b, loc, TypeRange{otherwise.getType()}, valid,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  scf::YieldOp::create(b, loc, load());
+  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+  scf::YieldOp::create(b, loc, otherwise);
+  return ifOp.getResult(0);
 }
 
 Value KernelBuilder::swizzledPixel(Value k, Value m) {
@@ -748,9 +760,12 @@ void KernelBuilder::storeOutputs(Value y, Value m, Value f, Value group,
   }
   Value vector = vector::FromElementsOp::create(
       b, loc, VectorType::get({int64_t(values.size())}, p.outputType), values);
+  // Aligned to the vector (at most 16 bytes: what x86 stores on the twin
+  // assume of their buffers).
   int64_t bytes = values.size() * (p.outputType.getIntOrFloatBitWidth() / 8);
   vector::StoreOp::create(b, loc, vector, y, ValueRange{offset},
-                          /*nontemporal=*/false, llvm::MaybeAlign(bytes));
+                          /*nontemporal=*/false,
+                          llvm::MaybeAlign(std::min(bytes, kChunkBytes)));
 }
 
 Value KernelBuilder::accumulatorConstant(double value) {
@@ -1201,15 +1216,8 @@ void KernelBuilder::emitDirect(Value block, Value x, Value w, Value y) {
         Value inside = both(inRange(ih, p.h), inRange(iw, p.w));
         Value offset = add(add(mul(n, p.xN), mul(c0, p.xC)),
                            add(mul(ih, p.xH), mul(iw, p.xW)));
-        auto read = scf::IfOp::create(b, loc, TypeRange{vecType}, inside,
-                                      /*withElseRegion=*/true);
-        {
-          OpBuilder::InsertionGuard inner(b);
-          b.setInsertionPointToStart(&read.getThenRegion().front());
-          scf::YieldOp::create(b, loc, load(x, offset));
-          b.setInsertionPointToStart(&read.getElseRegion().front());
-          scf::YieldOp::create(b, loc, elementConstant(vecType, p.padValue));
-        }
+        Value image = loadWhere(inside, elementConstant(vecType, p.padValue),
+                                [&] { return load(x, offset); });
         Value tapOffset = add(mul(c0, p.wG), kh * p.wKH + kw * p.wKW);
         Value tap;
         if (v == 1 || (p.wG == 1 && p.wKH % v == 0 && p.wKW % v == 0)) {
@@ -1221,7 +1229,7 @@ void KernelBuilder::emitDirect(Value block, Value x, Value w, Value y) {
                 b, loc, w, ValueRange{add(tapOffset, i * p.wG)}));
           tap = vector::FromElementsOp::create(b, loc, vecType, taps);
         }
-        Value xv = widen(read.getResult(0), p.inputZeroPoint);
+        Value xv = widen(image, p.inputZeroPoint);
         Value wv = widen(tap, p.filterZeroPoint);
         acc = p.isInteger()
                   ? arith::AddIOp::create(
@@ -1229,22 +1237,12 @@ void KernelBuilder::emitDirect(Value block, Value x, Value w, Value y) {
                         .getResult()
                   : vector::FMAOp::create(b, loc, xv, wv, acc).getResult();
       }
-    SmallVector<Value> values;
+    // The GEMM's store: group c0, filter 0 of 1, the v channels from c0.
+    SmallVector<Value> accs;
     for (int64_t i = 0; i < v; ++i)
-      values.push_back(finishOutput(
-          vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{i}),
-          add(c0, i)));
-    Value offset = outputOffset(m, c0);
-    if (v == 1) {
-      memref::StoreOp::create(b, loc, values[0], y, ValueRange{offset});
-      return;
-    }
-    Value out = vector::FromElementsOp::create(
-        b, loc, VectorType::get({v}, p.outputType), values);
-    int64_t bytes = v * (p.outputType.getIntOrFloatBitWidth() / 8);
-    vector::StoreOp::create(b, loc, out, y, ValueRange{offset},
-                            /*nontemporal=*/false,
-                            llvm::MaybeAlign(std::min<int64_t>(bytes, 16)));
+      accs.push_back(
+          vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{i}));
+    storeOutputs(y, m, idx(0), c0, accs);
   });
 }
 
@@ -1348,6 +1346,10 @@ Value KernelBuilder::i32Constant(int64_t v) {
   return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
 }
 
+Value KernelBuilder::indexOf(Value i32) {
+  return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), i32);
+}
+
 int64_t KernelBuilder::emitMainLoop(int64_t steps, SmallVector<Value> &carried,
                                     const KBlock &blk) {
   int64_t stages = t.stages;
@@ -1386,13 +1388,9 @@ int64_t KernelBuilder::emitMainLoop(int64_t steps, SmallVector<Value> &carried,
   b.setInsertionPointToStart(loop.getBody());
   ValueRange args = loop.getRegionIterArgs();
   Value position = args[args.size() - 2], nextPosition = args.back();
-  auto toIndex = [&](Value v) {
-    return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v)
-        .getResult();
-  };
   SmallVector<Value> values =
-      emitKStep(loop.getInductionVar(), toIndex(position),
-                toIndex(nextPosition), /*loads=*/true,
+      emitKStep(loop.getInductionVar(), indexOf(position),
+                indexOf(nextPosition), /*loads=*/true,
                 args.drop_back(2), blk);
   auto step = [&](Value p) {
     Value next = arith::AddIOp::create(b, loc, p, i32Constant(1));
@@ -1426,9 +1424,8 @@ SmallVector<Value> KernelBuilder::emitKStep(Value kt, Value stage,
   // stored after them, so the MMAs never wait for a global round trip.
   StageLoads nextLoads;
   if (loads) {
-    Value next = arith::IndexCastUIOp::create(
-        b, loc, b.getIndexType(),
-        arith::AddIOp::create(b, loc, kt, i32Constant(stages - 1)));
+    Value next =
+        indexOf(arith::AddIOp::create(b, loc, kt, i32Constant(stages - 1)));
     nextLoads = loadStage(nextStage, next, blk.tid, blk.bm, blk.bn, blk.group,
                           blk.x, blk.w, blk.smemA, blk.smemB,
                           /*deferGathers=*/true);

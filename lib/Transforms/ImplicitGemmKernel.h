@@ -271,12 +271,32 @@ private:
   std::pair<Value, Value> gatherOffset(Value row, Value c, Value kdi,
                                        Value khi, Value kwi, Value group,
                                        Value valid, Value *padding);
-  /// The same through the tap table: the row's image position, plus table
-  /// entry `entryIndex` (the one holding k) and `inEntry`, the offset of k
-  /// past the entry's first k (channels within a K tile).
+  /// What the tap-table gather computes once per A row (the thread's own:
+  /// outside the main loop): its image offset without the group's channels,
+  /// its window origin (i32), whether it is inside the GEMM, and (filters of
+  /// at most 32 taps) its mask of the taps inside the image, none past M.
+  struct RowPlace {
+    Value base, ih0, iw0, inGemm, tapMask;
+  };
+  RowPlace rowPlace(Value row);
+  /// 0 <= v < size for an i32 v, as one unsigned compare.
+  Value insideImage(Value v, int64_t size);
+  /// Tap-table entry `entryIndex`: (offset, tap bit or packed window).
+  std::pair<Value, Value> tapEntry(Value entryIndex);
+  /// Whether the row reads the image at the entry's tap (false past K).
+  Value tapInside(const RowPlace &place, Value window);
+  /// The input offset the row reads at the entry (+ `inEntry`: channels of k
+  /// past the entry's first k), computed in 32 bits.
+  Value tapOffset(const RowPlace &place, Value group, Value inEntry,
+                  Value entryOffset);
+  /// elementOffset through the tap table: row `row` at table entry
+  /// `entryIndex` (the one holding k) and `inEntry`.
   std::pair<Value, Value> tableGatherOffset(Value row, Value k,
                                             Value entryIndex, Value inEntry,
                                             Value group, Value *padding);
+  /// `load()` where `valid`, else `otherwise` (of the loaded type): a
+  /// predicated load.
+  Value loadWhere(Value valid, Value otherwise, function_ref<Value()> load);
   /// k < K for a k of a tile the loop loads (true when K fills whole
   /// tiles).
   Value withinK(Value k);
@@ -360,6 +380,8 @@ private:
   int64_t emitMainLoop(int64_t steps, SmallVector<Value> &carried,
                        const KBlock &blk);
   Value i32Constant(int64_t v);
+  /// An i32 (a K tile or ring position, never negative) as an index.
+  Value indexOf(Value i32);
   /// Accumulator (row, col) within the warp tile of fragment element `v` of
   /// mma tile (i, j) held by `lane` (the m16n8 f32 C layout of mma.sync).
   std::pair<Value, Value> fragmentPosition(Value lane, int64_t i, int64_t j,

@@ -79,16 +79,15 @@ int64_t igemm::nextKernelIndex(ModuleOp module) {
 
 MemRefType igemm::sharedType(const GemmProblem &p, const TileConfig &t,
                              Operand op, bool twin) {
-  int64_t rows = op == Operand::A ? t.blockM : t.blockN;
-  bool isA = op == Operand::A;
   Attribute space;
   if (!twin)
     space = gpu::AddressSpaceAttr::get(p.elementType.getContext(),
                                        gpu::AddressSpace::Workgroup);
-  // A pixel-run gather fills an M-major A tile (pixelRun).
-  SmallVector<int64_t> shape = {t.stages, rows, t.blockK};
-  if (rows == t.blockM && isA && pixelRun(p, t))
-    shape = {t.stages, t.blockK, t.blockM};
+  SmallVector<int64_t> shape = {t.stages, t.blockN, t.blockK};
+  if (op == Operand::A)
+    shape = pixelRun(p, t) ? SmallVector<int64_t>{t.stages, t.blockK, t.blockM}
+                           : SmallVector<int64_t>{t.stages, t.blockM, t.blockK};
+  // (A pixel-run gather fills an M-major A tile.)
   return MemRefType::get(shape, p.elementType, MemRefLayoutAttrInterface{},
                          space);
 }
