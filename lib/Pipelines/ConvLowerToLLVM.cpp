@@ -54,12 +54,20 @@ static void addConvRewrite(OpPassManager &pm,
 static void addTileAndVectorize(OpPassManager &pm,
                                 const ConvLowerToLLVMOptions &options) {
   pm.addPass(createConvLowerPackRhs());
+  if (options.im2col && options.im2colPanels && !options.implicitGemmTwin) {
+    ConvLowerIm2ColPanelsOptions panels;
+    panels.minBlocks = 4 * options.threads;
+    panels.tileM = options.tileM;
+    panels.tileN = options.tileN;
+    pm.addPass(createConvLowerIm2ColPanels(panels));
+    pm.addPass(createCanonicalizerPass());
+  }
   ConvLowerTileAndVectorizeOptions tiling;
   tiling.tileM = options.tileM;
   tiling.tileN = options.tileN;
   tiling.tileK = options.tileK;
   // Row blocks for the threads: a few per thread, so that uneven blocks
-  // still balance.
+  // still balance (GEMMs already in the panels' blocks keep those).
   if (options.threads > 1)
     tiling.parallelBlocks = 4 * options.threads;
   pm.addPass(createConvLowerTileAndVectorize(tiling));
@@ -88,6 +96,8 @@ static void addLowerToLLVM(OpPassManager &pm,
     ConvertSCFToOpenMPPassOptions openmp;
     openmp.numThreads = options.threads;
     pm.addPass(createConvertSCFToOpenMPPass(openmp));
+  } else {
+    pm.addPass(createForallToForLoopPass());
   }
   pm.addPass(createConvertLinalgToLoopsPass());
   // Fully unrolled: the default keeps a memref.alloca per transfer inside
@@ -142,6 +152,7 @@ struct ConvLowerToLLVMPass
     options.tileK = tileK;
     options.threads = threads;
     options.im2col = im2col;
+    options.im2colPanels = im2colPanels;
     options.implicitGemmTwin = implicitGemmTwin;
     options.twinExplicitIm2col = twinExplicitIm2col;
     return options;

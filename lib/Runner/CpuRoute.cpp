@@ -48,7 +48,8 @@ ConvLowerToLLVMOptions pipelineOptions(const RunOptions &options,
   o.tileN = options.tileN;
   o.tileK = options.tileK;
   o.threads = options.threads;
-  o.im2col = route == CpuRoute::Im2col;
+  o.im2col = route == CpuRoute::Im2col || route == CpuRoute::Im2colPanels;
+  o.im2colPanels = route == CpuRoute::Im2colPanels;
   o.implicitGemmTwin =
       route == CpuRoute::Twin || route == CpuRoute::TwinExplicit;
   o.twinExplicitIm2col = route == CpuRoute::TwinExplicit;

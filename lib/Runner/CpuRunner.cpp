@@ -1,6 +1,7 @@
 //===- CpuRunner.cpp - compile a conv function and JIT it on the CPU ------===//
 
 #include "ConvLower/Runner/CpuRunner.h"
+#include "ConvLower/Runner/Run.h"
 
 #include "ConvLower/Dialect/ConvLower/IR/ConvLowerDialect.h"
 
@@ -19,6 +20,7 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/Threading.h"
 
 #include <chrono>
 
@@ -224,4 +226,12 @@ llvm::Error CpuRunner::run(llvm::ArrayRef<void *> buffers) {
   for (void *&p : descriptorPtrs)
     args.push_back(&p);
   return engine->invokePacked(("_mlir_ciface_" + kWrapperName).str(), args);
+}
+
+int64_t mlir::conv_lower::defaultCpuThreads() {
+#ifdef CONV_LOWER_LIBOMP_PATH
+  return std::max(1u, llvm::hardware_concurrency().compute_thread_count());
+#else
+  return 1;
+#endif
 }

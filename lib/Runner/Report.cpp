@@ -17,9 +17,10 @@ static std::string megabytes(int64_t bytes) {
 }
 
 /// The bytes the GEMM's A operand occupies over the input's: X_col's when
-/// im2col is explicit; 1 when implicit (the input is read in place).
+/// im2col is explicit; 1 when implicit (the input is read in place) or in
+/// panels (a block's rows at a time, never the whole X_col).
 static double inflation(const RunReport &r) {
-  if (r.im2col == "implicit")
+  if (r.im2col != "explicit")
     return 1.0;
   return *r.inputBytes > 0 ? static_cast<double>(*r.im2colBytes) / *r.inputBytes
                            : 0.0;
@@ -45,6 +46,8 @@ void mlir::conv_lower::printHuman(const RunReport &r, llvm::raw_ostream &os) {
        << "\n";
   os << formatv("lowered   : {0:F3} ms median of {1} (after {2} warm-up)",
                 r.loweredMs, r.repeat, r.warmup);
+  if (r.threads)
+    os << formatv(" on {0} thread{1}", *r.threads, *r.threads == 1 ? "" : "s");
   if (r.gflops)
     os << formatv(", {0:F1} GFLOP/s", *r.gflops);
   os << "\n";
@@ -129,6 +132,7 @@ void mlir::conv_lower::printJson(const RunReport &r, llvm::raw_ostream &os) {
       j.attribute("kernel", r.kernel);
     if (!r.chip.empty())
       j.attribute("chip", r.chip);
+    optional("threads", r.threads);
     number("compile_ms", r.compileMs);
     j.attribute("repeat", r.repeat);
     j.attribute("warmup", r.warmup);

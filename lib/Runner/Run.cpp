@@ -125,21 +125,17 @@ llvm::Expected<Target> chooseTarget(const RunOptions &o,
   return Target::Cpu;
 }
 
-/// cpu: explicit only; cpu-twin: either; cuda: implicit only (a runtime
-/// bundle holds one kernel, explicit mode launches two).
+/// cpu and cpu-twin: either (cpu's implicit mode is per-block panels);
+/// cuda: implicit only (a runtime bundle holds one kernel, explicit mode
+/// launches two).
 llvm::Expected<bool> chooseImplicit(const RunOptions &o,
                                     Target target) {
-  if (o.im2col == Im2colChoice::Implicit && target == Target::Cpu)
-    return badInput("--im2col implicit fuses the gather into the GEMM's "
-                    "operand load, which the GPU kernel (--target cuda) and "
-                    "its CPU twin (--target cpu-twin) do; --target cpu "
-                    "materializes X_col");
   if (o.im2col == Im2colChoice::Explicit && target == Target::Cuda)
     return badInput("--im2col explicit launches two kernels (im2col, then the "
                     "GEMM) and the runtime's bundles hold one: run it on the "
                     "CPU twin (--target cpu-twin) or with conv-opt "
                     "--conv-lower-to-nvvm=im2col=explicit and mlir-runner");
-  return target != Target::Cpu && o.im2col != Im2colChoice::Explicit;
+  return o.im2col != Im2colChoice::Explicit;
 }
 
 llvm::Error checkOptions(const RunOptions &o) {
@@ -174,7 +170,8 @@ std::optional<double> describeInReport(const Prepared &p, bool implicit,
     report.im2colBytes = info.im2colBytes;
     flops = info.flops;
   }
-  // The implicit GEMM never stores X_col.
+  // The implicit GEMM never stores X_col; the CPU's panels hold a block's
+  // rows at a time (at most 256 KiB a thread).
   if (implicit)
     report.im2colBytes = 0;
   return flops;
@@ -182,7 +179,7 @@ std::optional<double> describeInReport(const Prepared &p, bool implicit,
 
 CpuRoute cpuRoute(Target target, bool implicit) {
   if (target != Target::CpuTwin)
-    return CpuRoute::Im2col;
+    return implicit ? CpuRoute::Im2colPanels : CpuRoute::Im2col;
   return implicit ? CpuRoute::Twin : CpuRoute::TwinExplicit;
 }
 
@@ -192,6 +189,8 @@ llvm::StringRef pipelineName(CpuRoute route) {
     return "conv-lower-to-llvm{implicit-gemm-twin}";
   case CpuRoute::TwinExplicit:
     return "conv-lower-to-llvm{implicit-gemm-twin twin-explicit-im2col}";
+  case CpuRoute::Im2col:
+    return "conv-lower-to-llvm{im2col-panels=false}";
   default:
     return "conv-lower-to-llvm";
   }
@@ -274,7 +273,9 @@ llvm::Expected<RunReport> mlir::conv_lower::run(MLIRContext &context,
   auto implicit = chooseImplicit(o, *target);
   if (!implicit)
     return implicit.takeError();
-  report.im2col = *implicit ? "implicit" : "explicit";
+  report.im2col = !*implicit                ? "explicit"
+                  : *target == Target::Cpu ? "panels"
+                                           : "implicit";
   report.repeat = o.repeat;
   report.warmup = o.warmup;
   std::optional<double> flops = describeInReport(*prepared, *implicit, report);
@@ -287,6 +288,7 @@ llvm::Expected<RunReport> mlir::conv_lower::run(MLIRContext &context,
   }
   CpuRoute route = cpuRoute(*target, *implicit);
   report.pipeline = pipelineName(route).str();
+  report.threads = o.threads;
   if (llvm::Error e = runOnCpu(*prepared, o, route, flops, report))
     return std::move(e);
   return report;

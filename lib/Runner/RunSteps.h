@@ -48,7 +48,9 @@ llvm::Expected<Prepared> prepare(MLIRContext &context,
                                  const RunOptions &options);
 
 /// How the CPU compiles the convolution.
-enum class CpuRoute { Im2col, Direct, Twin, TwinExplicit };
+/// Im2colPanels: X_col per block of output rows inside the GEMM's parallel
+/// loop (conv-lower-im2col-panels); Im2col: X_col whole, then the GEMM.
+enum class CpuRoute { Im2colPanels, Im2col, Direct, Twin, TwinExplicit };
 /// Compiles `module` (a clone) on the CPU, runs it warmup + repeat times on
 /// `data`: the median and the output (f32, or i32 exactly: kept as doubles).
 struct Execution {

@@ -69,10 +69,15 @@ func.func @dynamic_m(%a: tensor<?x36xf32>, %b: tensor<36x48xf32>, %c: tensor<?x4
 // batch loop is tiled by 1 and dropped (rank-reducing slices, so the tile
 // still updates the result in place) and the tile, now a plain matmul, is
 // specialized so that it vectorizes straight into one vector.contract.
-// (49 pixels: the 16-wide tile shrinks to 7, a divisor.)
+// (49 pixels: no multiple of 16 divides them, so three whole 16-wide
+// tiles and a peeled static 1-wide remainder, vectorized too: a 7-wide tile
+// would be less than half a register.)
 // CHECK-LABEL: func.func @pointwise_generic
-// CHECK: tensor.extract_slice %{{.*}} : tensor<1x4x7xf32> to tensor<4x7xf32>
-// CHECK: vector.contract {{.*}} : vector<8x4xf32>, vector<4x7xf32> into vector<8x7xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c48 step %c16
+// CHECK: tensor.extract_slice %{{.*}} : tensor<1x4x16xf32> to tensor<4x16xf32>
+// CHECK: vector.contract {{.*}} : vector<8x4xf32>, vector<4x16xf32> into vector<8x16xf32>
+// CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, %{{.*}}, 48] [1, 4, 1]
+// CHECK: vector.contract {{.*}} : vector<8x4xf32>, vector<8x4xf32> into vector<8xf32>
 // CHECK-NOT: vector.multi_reduction
 // CHECK-NOT: linalg.generic
 func.func @pointwise_generic(%w: tensor<32x16xf32>, %x: tensor<2x16x49xf32>, %y: tensor<2x32x49xf32>) -> tensor<2x32x49xf32> {

@@ -139,14 +139,15 @@ EnumOpt<Target> targetOpt(
                    "cuDNN")));
 EnumOpt<Im2colChoice> im2colOpt(
     "im2col", cl::init(Im2colChoice::Default), cl::cat(runCat),
-    cl::desc("How the GEMM's A operand is formed (default: explicit on cpu, "
-             "implicit otherwise)"),
+    cl::desc("How the GEMM's A operand is formed (default: implicit)"),
     cl::values(clEnumValN(Im2colChoice::Explicit, "explicit",
-                          "X_col materialized (--target cpu, or the twin's "
-                          "im2col kernel + GEMM kernel)"),
+                          "X_col materialized whole, then the GEMM (cpu; the "
+                          "twin's im2col kernel + GEMM kernel)"),
                clEnumValN(Im2colChoice::Implicit, "implicit",
-                          "the gather fused into the GEMM's loads (cpu-twin, "
-                          "cuda)")));
+                          "cpu: X_col per block of output rows inside the "
+                          "GEMM's parallel loop (panels, never whole); "
+                          "cpu-twin, cuda: the gather fused into the GEMM's "
+                          "loads")));
 // cl::desc keeps a StringRef: the text must outlive the option.
 const std::string chipHelp =
     "GPU architecture for --target cuda and --emit-bundle: " +
@@ -184,8 +185,9 @@ cl::opt<bool> doctorOpt(
     cl::desc("Diagnose GPU passthrough (device nodes, driver, libcuda) and "
              "exit: 0 only when a device is usable"));
 cl::opt<std::string> threadsText(
-    "num-threads", cl::init("1"), cl::cat(runCat),
-    cl::desc("Worker threads of the CPU code (OpenMP; default 1)"));
+    "num-threads", cl::init(""), cl::cat(runCat),
+    cl::desc("Worker threads of the CPU code (OpenMP; default: every core "
+             "this process may use)"));
 cl::opt<std::string> tileMText("tile-m", cl::init("8"), cl::cat(runCat),
                                cl::desc("CPU GEMM tile along M"));
 cl::opt<std::string> tileNText("tile-n", cl::init("32"), cl::cat(runCat),
@@ -277,6 +279,8 @@ llvm::Expected<RunOptions> runOptionsFromFlags() {
       {tileKText, 1, [&](int64_t v) { o.tileK = v; }},
   };
   for (IntFlag &flag : ints) {
+    if (flag.text.getNumOccurrences() == 0 && flag.text.empty())
+      continue; // a default the library chooses (threads)
     int64_t v;
     if (llvm::Error e = parseInt(flag.text, flag.min, v))
       return std::move(e);

@@ -42,6 +42,10 @@ def ConvLowerToLLVM : Pass<"conv-lower-to-llvm", "::mlir::ModuleOp"> {
            "blocks of rows; the code then needs libomp at run time">,
     Option<"im2col", "im2col", "bool", "true",
            "Run the im2col rewrite first (off: lower convs as-is)">,
+    Option<"im2colPanels", "im2col-panels", "bool", "true",
+           "With im2col: compute X_col per block of output rows inside the "
+           "GEMM's parallel loop (conv-lower-im2col-panels; off: X_col is "
+           "materialized whole before the GEMM)">,
     Option<"implicitGemmTwin", "implicit-gemm-twin", "bool", "false",
            "Instead of the im2col rewrite, run every convolution as the CPU "
            "twin of the GPU implicit-GEMM kernel (fails on a convolution the "

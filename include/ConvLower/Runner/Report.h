@@ -33,10 +33,11 @@ struct RunReport {
   std::string deviceProblem;       // why no device is usable, if none is
   // Compilation.
   std::string pipeline;
-  std::string im2col;              // "explicit" or "implicit"
+  std::string im2col;              // "explicit", "implicit" or "panels"
   double compileMs = 0;
   std::string kernel;              // GPU/twin: the kernel's tile attributes
   std::string chip;                // GPU: the architecture compiled for
+  std::optional<int64_t> threads;  // CPU: worker threads of the JIT code
   // Timing (medians).
   int repeat = 0, warmup = 0;
   double loweredMs = 0;

@@ -39,14 +39,19 @@ enum class Target {
 };
 /// How the A operand of the GEMM is formed.
 enum class Im2colChoice {
-  Default,  ///< explicit on cpu, implicit on cpu-twin and cuda
+  Default,  ///< implicit
   Explicit, ///< X_col materialized
-  Implicit, ///< the gather fused into the GEMM's operand loads
+  Implicit, ///< the gather fused into the GEMM's operand loads (cpu: X_col
+            ///< per block of output rows, in the GEMM's parallel loop)
 };
 /// What the lowered convolution is timed next to on the CPU.
 enum class ReferenceMode { Direct, None };
 
 llvm::StringRef toString(Target target);
+
+/// Threads the CPU code runs on unless told: every core this process may
+/// use (its affinity mask), or 1 where the build has no OpenMP runtime.
+int64_t defaultCpuThreads();
 
 struct RunOptions {
   // The problem: torch-style flags, or a function of a .mlir file.
@@ -63,7 +68,7 @@ struct RunOptions {
   ReferenceMode reference = ReferenceMode::Direct;
   int repeat = 5, warmup = 1, referenceRepeat = 1;
   bool check = false;
-  int64_t threads = 1, tileM = 8, tileN = 32, tileK = 8;
+  int64_t threads = defaultCpuThreads(), tileM = 8, tileN = 32, tileK = 8;
   /// Called before each long step ("compiling ...").
   std::function<void(llvm::StringRef)> progress;
 };

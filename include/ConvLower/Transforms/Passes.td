@@ -109,6 +109,51 @@ def ConvLowerPackRhs : Pass<"conv-lower-pack-rhs"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def ConvLowerIm2ColPanels : Pass<"conv-lower-im2col-panels"> {
+  let summary = "Compute the im2col per block of output rows inside the "
+                "GEMM's parallel loop (the CPU's implicit GEMM: no X_col)";
+  let description = [{
+    After `conv-lower-decompose`, a convolution's GEMM reads X_col: the
+    result of one copy-like `linalg.generic` (the im2col) collapsed to
+    `[G, M, K]`, written whole before the GEMM reads it back (116 MB on the
+    seed layer, far out of cache). This pass rewrites each such
+    `linalg.matmul` / `linalg.batch_matmul` (default maps, static shapes)
+    into an `scf.forall` over blocks of whole output rows: per block, the
+    copy tiled to the block's rows (through its TilingInterface: only the
+    image rows the block reads) gives a packed A panel of `bh * R` rows
+    (R = the inner output sizes) that stays in cache while the block's GEMM
+    runs, and a `linalg.fill` init is redone on the block's slice. `bh` is
+    the largest divisor of the outer output size whose panel fits
+    `panel-bytes` and that leaves at least `min-blocks` blocks; where even
+    bh = 1 leaves fewer, the filters are split into chunks of whole register
+    tiles as well. The forall is what threads share (conv-lower-to-llvm
+    lowers it to OpenMP, or to a loop with one thread).
+
+    Channels-last outputs get the GEMM X_panel [rows, K] x W^T [K, F].
+    Where the output is channels first (the fold would transpose the GEMM's
+    [M, F] result), the panel is written [K, rows], its copy's innermost
+    loop along the output row, and the block computes W [F, K] x
+    X_panel^T straight into its [F, rows] of the output: the fold and
+    pack-rhs's transpose of W go away. Every other GEMM is left as it is.
+  }];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+  let options = [
+    Option<"panelBytes", "panel-bytes", "int64_t", /*default=*/"524288",
+           "Largest A panel (bytes, every group) a block computes: half of "
+           "a 1 MiB L2, leaving room for the W tiles streamed past it">,
+    Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"1",
+           "Blocks wanted at least (the pipeline asks for 4 per thread): "
+           "where the output rows are too few, the filters are split too">,
+    GemmTileMOption,
+    GemmTileNOption,
+  ];
+}
+
 def ConvLowerTileAndVectorize : Pass<"conv-lower-tile-and-vectorize"> {
   let summary = "Tile linalg contractions into register tiles and vectorize them";
   let description = [{

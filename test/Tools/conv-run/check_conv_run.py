@@ -388,9 +388,12 @@ NUMERICS = [
 ]
 
 
-def check_report(problem, report, y, own_max_diff, scale, implicit=False):
-    """The JSON of a numerics run against the problem's sizes and our own comparison;
-    an implicit-GEMM run (the CPU twin) must report no X_col at all."""
+def check_report(problem, report, y, own_max_diff, scale, mode="panels"):
+    """The JSON of a numerics run against the problem's sizes and our own comparison.
+    `mode` is the im2col the report must state: "explicit" (X_col whole, its bytes
+    reported), "implicit" (the CPU twin) or "panels" (the CPU's default: X_col per
+    block of output rows, never whole); the last two report no X_col."""
+    implicit = mode != "explicit"
     n, c, h, w = problem.nchw
     f, cg, kh, kw = problem.fchw
     ho, wo = problem.out_hw()
@@ -406,8 +409,8 @@ def check_report(problem, report, y, own_max_diff, scale, implicit=False):
            abs(theirs - own_max_diff) <= 0.01 * max(theirs, own_max_diff) + 1e-9 * scale,
            f"max_abs_diff {theirs} disagrees with ours {own_max_diff:.6g}")
     im2col = 0 if implicit else problem.groups * n * ho * wo * cg * kh * kw * elem
-    expect(report.get("im2col") == ("implicit" if implicit else "explicit"),
-           f"im2col {report.get('im2col')!r}")
+    expect(report.get("im2col") == mode,
+           f"im2col {report.get('im2col')!r}, expected {mode!r}")
     expect(report.get("im2col_bytes") == im2col,
            f"im2col_bytes {report.get('im2col_bytes')} != G*N*Ho*Wo*Cg*KH*KW*{elem} = {im2col}")
     expect(report.get("input_bytes") == n * c * h * w * elem,
@@ -423,7 +426,7 @@ def check_report(problem, report, y, own_max_diff, scale, implicit=False):
            f"gflops {gflops} is not a positive number")
 
 
-def numerics_case(problem, extra=(), implicit=False):
+def numerics_case(problem, extra=(), mode="panels"):
     def body(ctx):
         rng = case_rng(ctx, problem.name)
         x_shape, w_shape, y_shape = problem.shapes()
@@ -441,13 +444,18 @@ def numerics_case(problem, extra=(), implicit=False):
                         np.int32 if problem.dtype == "i8" else np.float32)
         ref = reference_for(problem, x, w, bias)
         max_diff, scale = compare(y, ref, REL_TOLERANCE[problem.dtype])
-        check_report(problem, report, y, max_diff, scale, implicit)
+        check_report(problem, report, y, max_diff, scale, mode)
         return f"max|Y-ref|/max|ref| = {max_diff / scale:.1e}"
     return body
 
 
 def numerics_set():
-    return [(p.name, numerics_case(p)) for p in NUMERICS]
+    """Every problem on the CPU's default route (panels) and with X_col whole."""
+    panels = [(p.name, numerics_case(p)) for p in NUMERICS]
+    explicit = [(p.name + "-explicit",
+                 numerics_case(p, ["--im2col", "explicit"], mode="explicit"))
+                for p in NUMERICS]
+    return panels + explicit
 
 
 # ----------------------------------------------------------------------------------------
@@ -640,9 +648,10 @@ TWIN_EXPLICIT = [
 
 
 def twin_set():
-    implicit = [(p.name, numerics_case(p, ["--target", "cpu-twin"], implicit=True))
+    implicit = [(p.name, numerics_case(p, ["--target", "cpu-twin"], mode="implicit"))
                 for p in TWIN]
-    explicit = [(p.name, numerics_case(p, ["--target", "cpu-twin", "--im2col", "explicit"]))
+    explicit = [(p.name, numerics_case(p, ["--target", "cpu-twin", "--im2col", "explicit"],
+                                       mode="explicit"))
                 for p in TWIN_EXPLICIT]
     return implicit + explicit
 
@@ -658,7 +667,7 @@ NULLABLE_INT = "int or null"
 # Every key of a flags run with --check and --output, and its type.
 REPORT_KEYS = {
     "problem": str, "source": str, "target": str, "target_reason": str, "device": dict,
-    "pipeline": str, "im2col": str, "compile_ms": NUMBER, "repeat": int, "warmup": int,
+    "pipeline": str, "im2col": str, "threads": int, "compile_ms": NUMBER, "repeat": int, "warmup": int,
     "lowered_ms": NUMBER, "reference_ms": NULLABLE_NUMBER, "reference_repeat": int,
     "reference_kind": str, "speedup": NULLABLE_NUMBER, "gflops": NULLABLE_NUMBER,
     "check_against": str, "max_abs_diff": NUMBER, "rel_l2_error": NUMBER,
@@ -710,11 +719,15 @@ def case_json_keys(ctx):
         errors += type_errors(device, keys, "device.")
     expect(not errors, "; ".join(errors))
     expected = {"source": "flags", "target": "cpu", "pipeline": "conv-lower-to-llvm",
-                "im2col": "explicit", "repeat": 3, "warmup": 1, "reference_repeat": 1,
+                "im2col": "panels", "repeat": 3, "warmup": 1, "reference_repeat": 1,
                 "output": str(y_path)}
     wrong = [f"{k} = {report[k]!r}, expected {v!r}" for k, v in expected.items() if report[k] != v]
     expect(not wrong, "; ".join(wrong))
     expect("float64" in report["check_against"], f"check_against {report['check_against']!r}")
+    # Threads by default: every core this process may use.
+    cores = len(os.sched_getaffinity(0))
+    expect(report["threads"] == cores,
+           f"threads = {report['threads']}, expected every usable core ({cores})")
     return f"{len(REPORT_KEYS)} keys"
 
 
@@ -1001,8 +1014,6 @@ BAD_INPUTS = [
     BadInput("unknown-dtype", GOOD + ["--dtype", "f64"], (r"--dtype", r"f64")),
     BadInput("unknown-layout", GOOD + ["--layout", "nchwc"], (r"--layout", r"nchwc")),
     BadInput("unknown-target", GOOD + ["--target", "tpu"], (r"--target", r"tpu")),
-    BadInput("im2col-implicit-on-cpu", GOOD + ["--target", "cpu", "--im2col", "implicit"],
-             (r"implicit",)),
     BadInput("emit-bundle-unknown-chip",
              GOOD + ["--emit-bundle", "{tmp}/bundle", "--chip", "sm_75"],
              (r"--chip", r"sm_75")),

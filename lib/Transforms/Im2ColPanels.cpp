@@ -1,0 +1,682 @@
+//===- Im2ColPanels.cpp - the CPU's implicit GEMM: im2col per row block ---===//
+//
+// After conv-lower-decompose a convolution's GEMM reads X_col, the output of
+// one copy-like linalg.generic (the im2col) reshaped to [G, M, K]: on the
+// seed layer 116 MB written and read back, far out of cache. This pass
+// splits the GEMM into blocks of whole output rows (and, where the rows are
+// too few for the threads, of filters), an scf.forall (the threads' units
+// of work), and computes in each block only that block's rows of X_col: the
+// copy tiled to the block (its TilingInterface slices the padded image), a
+// panel of bh * R rows x K that stays in the L2 cache while the block's GEMM
+// reads it. The GEMM's fill moves into the block too.
+//
+// Two block GEMMs, by output layout:
+//  - channels last (the fold is a reshape): the panel is [rows, K], the GEMM
+//    X_panel [rows, K] x W^T [K, F] (B packed once, by conv-lower-pack-rhs);
+//  - channels first, where the fold would transpose [M, F] into [N, F, O..]:
+//    the panel is written [K, rows] (its copy loops ordered so that the
+//    innermost runs along the output row, contiguous in the image at stride
+//    1), and the GEMM is W [F, K] x X_panel^T [K, rows] straight into the
+//    block's [F, rows] of the NCHW output: no fold, no transpose of W.
+//
+// What it takes: a linalg.matmul or linalg.batch_matmul (default maps, as
+// conv-lower-pack-rhs leaves them) on static tensors whose A operand is the
+// collapse of such a copy, used by that GEMM alone. Anything else is left as
+// it is.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConvLower/Transforms/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::conv_lower {
+#define GEN_PASS_DEF_CONVLOWERIM2COLPANELS
+#include "ConvLower/Transforms/Passes.h.inc"
+} // namespace mlir::conv_lower
+
+using namespace mlir;
+
+namespace {
+
+/// A GEMM whose A operand is the reshape of an im2col copy.
+struct PanelGemm {
+  linalg::LinalgOp gemm;
+  tensor::CollapseShapeOp rows; // [G, N, O_0.., K dims..] -> [(G,) M, K]
+  linalg::GenericOp copy;
+  bool grouped; // batch_matmul: the group is the GEMM's batch dimension
+  /// Channels first: the fold's transpose [G, N, O.., Fg] -> [N, G, Fg, O..]
+  /// and W's rows [(G,) Fg, K] (the input of pack-rhs's transpose).
+  linalg::TransposeOp fold;
+  Value filterRows;
+  /// A quantized convolution's row sums of X_col (the correction for a
+  /// filter zero point): a reduction along K of the same rows, into a fill.
+  linalg::GenericOp rowSums;
+
+  /// The copy's result: [G, N, O_0, ..., O_(d-1), K dims...].
+  RankedTensorType colType() {
+    return cast<RankedTensorType>(copy->getResult(0).getType());
+  }
+  /// d, the number of output spatial dimensions.
+  int64_t spatialRank() {
+    ReassociationIndices m = rows.getReassociationIndices()[grouped ? 1 : 0];
+    return static_cast<int64_t>(m.back()) - 1;
+  }
+  /// The number of K dimensions of the copy's result.
+  int64_t kDims() { return colType().getRank() - spatialRank() - 2; }
+  int64_t reductionSize() {
+    int64_t k = 1;
+    for (int64_t i = spatialRank() + 2; i < colType().getRank(); ++i)
+      k *= colType().getDimSize(i);
+    return k;
+  }
+  int64_t filtersPerGroup() {
+    return cast<RankedTensorType>(gemm->getResult(0).getType())
+        .getShape()
+        .back();
+  }
+};
+
+/// The im2col copy as conv-lower-decompose writes it: every loop parallel,
+/// one input (the padded image), the body yields the input element.
+bool isIm2ColCopy(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumParallelLoops() != op.getNumLoops() ||
+      !op.hasPureTensorSemantics())
+    return false;
+  Block &body = op.getRegion().front();
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  return body.getOperations().size() == 1 && yield &&
+         yield.getNumOperands() == 1 &&
+         yield.getOperand(0) == body.getArgument(0);
+}
+
+/// The reassociation that collapses the copy's result into the GEMM's A:
+/// [[0 .. d+1], [d+2 ..]] (one group: G joins the rows) or
+/// [[0], [1 .. d+1], [d+2 ..]] (grouped).
+bool isRowsCollapse(tensor::CollapseShapeOp op, bool grouped) {
+  SmallVector<ReassociationIndices> groups = op.getReassociationIndices();
+  if (groups.size() != (grouped ? 3u : 2u))
+    return false;
+  if (grouped && groups[0].size() != 1)
+    return false;
+  // Rows: G?, N and at least one output dimension; K: the rest.
+  ReassociationIndices rows = groups[grouped ? 1 : 0];
+  return rows.size() >= (grouped ? 2u : 3u) && !groups.back().empty();
+}
+
+/// The permutation of conv-lower-decompose's channels-first fold:
+/// [G, N, O_0.., Fg] -> [N, G, Fg, O_0..].
+SmallVector<int64_t> channelsFirstFold(int64_t d) {
+  SmallVector<int64_t> perm = {1, 0, d + 2};
+  for (int64_t i = 0; i < d; ++i)
+    perm.push_back(2 + i);
+  return perm;
+}
+
+/// Channels first: the GEMM's result is expanded to [G, N, O.., Fg] and
+/// transposed into [N, G, Fg, O..], and B is pack-rhs's transpose of W's
+/// rows. Records both on `m`; false where the chain is anything else.
+bool matchChannelsFirstFold(PanelGemm &m) {
+  Value result = m.gemm->getResult(0);
+  if (!result.hasOneUse())
+    return false;
+  auto expand = dyn_cast<tensor::ExpandShapeOp>(*result.getUsers().begin());
+  if (!expand || !expand->hasOneUse() ||
+      expand.getResultType().getRank() != m.spatialRank() + 3)
+    return false;
+  auto fold = dyn_cast<linalg::TransposeOp>(*expand->getUsers().begin());
+  if (!fold || fold.getInput() != expand.getResult() ||
+      fold.getPermutation() != ArrayRef(channelsFirstFold(m.spatialRank())))
+    return false;
+  auto packed =
+      m.gemm.getDpsInputOperand(1)->get().getDefiningOp<linalg::TransposeOp>();
+  int64_t rank = m.grouped ? 3 : 2;
+  SmallVector<int64_t> swapLast = m.grouped ? SmallVector<int64_t>{0, 2, 1}
+                                            : SmallVector<int64_t>{1, 0};
+  if (!packed || packed.getInput().getType().getRank() != rank ||
+      packed.getPermutation() != ArrayRef(swapLast))
+    return false;
+  if (!m.gemm.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>())
+    return false;
+  m.fold = fold;
+  m.filterRows = packed.getInput();
+  return true;
+}
+
+/// The sum along K of each row of A ([(G,) M, K] -> [(G,) M]) into a fill:
+/// the zero-point expansion's window sums.
+bool isRowSum(linalg::GenericOp op, Value rows) {
+  if (op.getNumDpsInputs() != 1 || op.getDpsInputs()[0] != rows ||
+      op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 1 ||
+      !op.getDpsInits()[0].getDefiningOp<linalg::FillOp>())
+    return false;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  if (iterators.back() != utils::IteratorType::reduction)
+    return false;
+  unsigned loops = op.getNumLoops();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  return maps[0].isIdentity() &&
+         maps[1] == AffineMap::getMultiDimIdentityMap(loops, op.getContext())
+                        .dropResult(loops - 1);
+}
+
+FailureOr<PanelGemm> matchPanelGemm(linalg::LinalgOp gemm) {
+  bool grouped = isa<linalg::BatchMatmulOp>(gemm.getOperation());
+  if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(gemm.getOperation()) ||
+      !gemm.hasPureTensorSemantics() || gemm.hasDynamicShape())
+    return failure();
+  MLIRContext *ctx = gemm.getContext();
+  SmallVector<AffineMap> defaults =
+      grouped ? linalg::BatchMatmulOp::getDefaultIndexingMaps(ctx)
+              : linalg::MatmulOp::getDefaultIndexingMaps(ctx);
+  if (gemm.getIndexingMapsArray() != defaults)
+    return failure();
+  auto rows = gemm.getDpsInputOperand(0)->get().getDefiningOp<
+      tensor::CollapseShapeOp>();
+  if (!rows || !isRowsCollapse(rows, grouped))
+    return failure();
+  // The GEMM reads A, and at most the row sums besides.
+  linalg::GenericOp rowSums;
+  for (Operation *user : rows->getUsers()) {
+    if (user == gemm.getOperation())
+      continue;
+    auto sums = dyn_cast<linalg::GenericOp>(user);
+    if (rowSums || !sums || !isRowSum(sums, rows.getResult()))
+      return failure();
+    rowSums = sums;
+  }
+  auto copy = rows.getSrc().getDefiningOp<linalg::GenericOp>();
+  if (!copy || !copy->hasOneUse() || !isIm2ColCopy(copy) ||
+      copy.hasDynamicShape())
+    return failure();
+  PanelGemm match{gemm, rows, copy, grouped, {}, {}, rowSums};
+  // Without a group dimension in the GEMM the copy's G must be 1: a row
+  // block is then a slice of one image.
+  if (!grouped && match.colType().getDimSize(0) != 1)
+    return failure();
+  if (!rowSums)
+    (void)matchChannelsFirstFold(match);
+  return match;
+}
+
+/// The largest divisor of `extent` not above `limit`, at least 1.
+int64_t largestDivisor(int64_t extent, int64_t limit) {
+  for (int64_t t = std::min(limit, extent); t > 1; --t)
+    if (extent % t == 0)
+      return t;
+  return 1;
+}
+
+/// How the work is split: blocks of `rowsPerBlock` output rows along O_0
+/// (the inner output dimensions whole), `blocksPerImage` of them per image,
+/// times `filterChunks` chunks of each group's filters.
+struct Blocks {
+  int64_t batch;          // N
+  int64_t outer;          // O_0
+  int64_t rowsPerBlock;   // bh, divides O_0
+  int64_t innerRows;      // R = O_1 * ... * O_(d-1)
+  int64_t blocksPerImage; // O_0 / bh
+  int64_t filterChunks;   // divides Fg
+  int64_t filtersPerChunk;
+  int64_t gemmRows() const { return rowsPerBlock * innerRows; }
+  int64_t count() const { return batch * blocksPerImage * filterChunks; }
+};
+
+/// The largest bh dividing O_0 whose panel (bh * R rows of K elements, every
+/// group) fits `panelBytes` (bh = 1 where none does), preferring those whose
+/// bh * R rows are a multiple of `rowAlign`, that still leaves `minBlocks`
+/// blocks; where none leaves that many, the smallest, and the filters are
+/// split too, into chunks that stay a multiple of `filterAlign` (the
+/// register tile along them; 0: never split).
+Blocks chooseBlocks(PanelGemm &m, int64_t panelBytes, int64_t minBlocks,
+                    int64_t rowAlign, int64_t filterAlign) {
+  RankedTensorType col = m.colType();
+  int64_t d = m.spatialRank();
+  Blocks blocks{col.getDimSize(1), col.getDimSize(2), 1, 1, 0, 1, 0};
+  for (int64_t i = 3; i < d + 2; ++i)
+    blocks.innerRows *= col.getDimSize(i);
+  int64_t rowBytes = blocks.innerRows * col.getDimSize(0) *
+                     m.reductionSize() *
+                     (col.getElementTypeBitWidth() / 8);
+  SmallVector<int64_t> fitting, aligned; // descending
+  for (int64_t bh = blocks.outer; bh >= 1; --bh) {
+    if (blocks.outer % bh != 0 || (bh * rowBytes > panelBytes && bh > 1))
+      continue;
+    fitting.push_back(bh);
+    if ((bh * blocks.innerRows) % rowAlign == 0)
+      aligned.push_back(bh);
+  }
+  ArrayRef<int64_t> pool = aligned.empty() ? fitting : aligned;
+  blocks.rowsPerBlock = pool.back();
+  for (int64_t bh : pool)
+    if (blocks.batch * (blocks.outer / bh) >= minBlocks) {
+      blocks.rowsPerBlock = bh;
+      break;
+    }
+  blocks.blocksPerImage = blocks.outer / blocks.rowsPerBlock;
+  int64_t fg = m.filtersPerGroup();
+  blocks.filtersPerChunk = fg;
+  // Too few row blocks for the threads (a small image, N = 1): split the
+  // filters; each chunk gathers its own copy of the panel, cheap next to
+  // the GEMM where F is large, which is when this happens.
+  int64_t rowBlocks = blocks.batch * blocks.blocksPerImage;
+  if (rowBlocks < minBlocks && filterAlign > 0 && fg % filterAlign == 0) {
+    int64_t wanted = llvm::divideCeil(minBlocks, rowBlocks);
+    int64_t units = fg / filterAlign;
+    for (int64_t chunks = std::min(wanted, units); chunks >= 1; --chunks)
+      if (units % chunks == 0) {
+        blocks.filterChunks = chunks;
+        break;
+      }
+    blocks.filtersPerChunk = fg / blocks.filterChunks;
+  }
+  return blocks;
+}
+
+/// Whole vectors of f32 along the rows where they are the GEMM's N (W
+/// first), where a block size allows: no partial vector tile.
+constexpr int64_t kRowLanes = 16;
+
+/// The induction variables of one block and where it starts.
+struct BlockPlace {
+  Value n;              // image
+  OpFoldResult row;     // first output row along O_0
+  OpFoldResult gemmRow; // first GEMM row: (n * O_0 + row) * R
+  OpFoldResult filter;  // first filter of the chunk within its group
+};
+
+/// The scf.forall over (n, row block, filter chunk), its shared outputs
+/// `shared`, and the block's place; the builder is left in its body.
+scf::ForallOp createBlockLoop(RewriterBase &rewriter, Location loc,
+                              const Blocks &blocks, ValueRange shared,
+                              BlockPlace &place) {
+  MLIRContext *ctx = rewriter.getContext();
+  SmallVector<OpFoldResult> counts = {
+      rewriter.getIndexAttr(blocks.batch),
+      rewriter.getIndexAttr(blocks.blocksPerImage),
+      rewriter.getIndexAttr(blocks.filterChunks)};
+  auto forall = scf::ForallOp::create(rewriter, loc, counts, shared,
+                                      /*mapping=*/std::nullopt);
+  Block *body = forall.getBody();
+  rewriter.setInsertionPointToStart(body);
+  Value n = forall.getInductionVar(0), blk = forall.getInductionVar(1),
+        chunk = forall.getInductionVar(2);
+  AffineExpr d0, d1;
+  bindDims(ctx, d0, d1);
+  place.n = n;
+  place.row = affine::makeComposedFoldedAffineApply(
+      rewriter, loc, d0 * blocks.rowsPerBlock, {blk});
+  place.gemmRow = affine::makeComposedFoldedAffineApply(
+      rewriter, loc,
+      (d0 * blocks.outer + d1 * blocks.rowsPerBlock) * blocks.innerRows,
+      {n, blk});
+  place.filter = affine::makeComposedFoldedAffineApply(
+      rewriter, loc, d0 * blocks.filtersPerChunk, {chunk});
+  return forall;
+}
+
+/// The tiled copy writes into a slice of the whole X_col's tensor.empty;
+/// bufferized as it is, that would allocate all of X_col once. Each block
+/// gets an empty tensor of its own panel's size instead.
+void allocatePanel(RewriterBase &rewriter, linalg::GenericOp copy) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  OpOperand &init = copy.getDpsInitsMutable()[0];
+  auto slice = init.get().getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice || !slice.getSource().getDefiningOp<tensor::EmptyOp>())
+    return;
+  rewriter.setInsertionPoint(copy);
+  auto type = cast<RankedTensorType>(slice.getType());
+  Value empty = tensor::EmptyOp::create(rewriter, slice.getLoc(),
+                                        type.getShape(), type.getElementType());
+  rewriter.modifyOpInPlace(copy, [&] { init.set(empty); });
+  if (slice->use_empty())
+    rewriter.eraseOp(slice);
+}
+
+/// The block's rows of X_col, [G, 1, bh, O_1.., K dims..]: the copy tiled to
+/// them (its TilingInterface slices the padded image it reads).
+FailureOr<linalg::GenericOp> tileCopyToBlock(RewriterBase &rewriter,
+                                             Location loc, PanelGemm &m,
+                                             const Blocks &blocks,
+                                             const BlockPlace &place) {
+  RankedTensorType col = m.colType();
+  SmallVector<OpFoldResult> offsets(col.getRank(), rewriter.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes =
+      getAsIndexOpFoldResult(rewriter.getContext(), col.getShape());
+  SmallVector<OpFoldResult> strides(col.getRank(), rewriter.getIndexAttr(1));
+  offsets[1] = place.n;
+  sizes[1] = rewriter.getIndexAttr(1);
+  offsets[2] = place.row;
+  sizes[2] = rewriter.getIndexAttr(blocks.rowsPerBlock);
+  auto slice = tensor::ExtractSliceOp::create(
+      rewriter, loc, m.copy->getResult(0), offsets, sizes, strides);
+  FailureOr<TilingResult> tiled = tensor::replaceExtractSliceWithTiledProducer(
+      rewriter, slice, cast<OpResult>(m.copy->getResult(0)));
+  rewriter.eraseOp(slice);
+  if (failed(tiled) || tiled->tiledOps.size() != 1)
+    return failure();
+  auto copy = dyn_cast<linalg::GenericOp>(tiled->tiledOps.front());
+  if (!copy)
+    return failure();
+  allocatePanel(rewriter, copy);
+  return copy;
+}
+
+/// Channels first: the tiled copy rewritten to write [G, K dims.., 1, bh,
+/// O_1..], its loops in that order, so that the innermost loop runs along
+/// the output row: contiguous stores, and contiguous loads at stride 1.
+Value transposePanel(RewriterBase &rewriter, Location loc, PanelGemm &m,
+                     linalg::GenericOp tiled) {
+  MLIRContext *ctx = rewriter.getContext();
+  int64_t d = m.spatialRank(), kd = m.kDims();
+  int64_t loops = tiled.getNumLoops();
+  // New loop j runs old loop order[j]: g, the K dims, n, O_0...
+  SmallVector<int64_t> order = {0};
+  for (int64_t i = 0; i < kd; ++i)
+    order.push_back(d + 2 + i);
+  for (int64_t i = 0; i < d + 1; ++i)
+    order.push_back(1 + i);
+  // Old loop i in terms of the new ones.
+  SmallVector<AffineExpr> oldInNew(loops);
+  for (auto [j, old] : llvm::enumerate(order))
+    oldInNew[old] = getAffineDimExpr(j, ctx);
+  AffineMap toOld = AffineMap::get(loops, 0, oldInNew, ctx);
+  AffineMap inputMap = tiled.getIndexingMapsArray()[0].compose(toOld);
+
+  auto tileType = cast<RankedTensorType>(tiled->getResult(0).getType());
+  SmallVector<int64_t> shape;
+  for (int64_t old : order)
+    shape.push_back(tileType.getDimSize(old));
+  Value empty = tensor::EmptyOp::create(rewriter, loc, shape,
+                                        tileType.getElementType());
+  SmallVector<utils::IteratorType> iterators(loops,
+                                             utils::IteratorType::parallel);
+  auto copy = linalg::GenericOp::create(
+      rewriter, loc, empty.getType(), tiled.getDpsInputs(), ValueRange{empty},
+      {inputMap, AffineMap::getMultiDimIdentityMap(loops, ctx)}, iterators,
+      [](OpBuilder &b, Location l, ValueRange args) {
+        linalg::YieldOp::create(b, l, args[0]);
+      });
+  rewriter.eraseOp(tiled);
+  return copy.getResult(0);
+}
+
+/// The reassociation [[0..a-1], [a..b-1], ...] of consecutive group sizes.
+SmallVector<ReassociationIndices> consecutive(ArrayRef<int64_t> sizes) {
+  SmallVector<ReassociationIndices> groups;
+  int64_t next = 0;
+  for (int64_t size : sizes) {
+    ReassociationIndices group;
+    for (int64_t i = 0; i < size; ++i)
+      group.push_back(next++);
+    groups.push_back(group);
+  }
+  return groups;
+}
+
+/// A slice of `source` at `offsets`/`sizes` (unit strides).
+Value sliceOf(OpBuilder &b, Location loc, Value source,
+              ArrayRef<OpFoldResult> offsets, ArrayRef<OpFoldResult> sizes) {
+  SmallVector<OpFoldResult> strides(offsets.size(), b.getIndexAttr(1));
+  return tensor::ExtractSliceOp::create(b, loc, source, offsets, sizes,
+                                        strides);
+}
+
+/// Channels last: per block, X_panel [(G,) rows, K] x W^T [(G,) K, Fc] into
+/// the block's rows and filters of the GEMM's [(G,) M, Fg] result.
+LogicalResult rewriteRowsMajor(RewriterBase &rewriter, PanelGemm &m,
+                               int64_t panelBytes, int64_t minBlocks,
+                               int64_t filterAlign) {
+  // The row sums (quantized) are computed per block too: the sums of a
+  // block's rows read its panel only. Filter chunks would each compute and
+  // write them: the filters are not split then.
+  Blocks blocks = chooseBlocks(m, panelBytes, minBlocks, /*rowAlign=*/1,
+                               m.rowSums ? 0 : filterAlign);
+  Location loc = m.gemm.getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  Value init = m.gemm.getDpsInitOperand(0)->get();
+  auto outType = cast<RankedTensorType>(init.getType());
+  // A fill's destination becomes the shared output: the fill runs per block.
+  Value fillValue, shared = init;
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  if (fill && init.hasOneUse()) {
+    fillValue = fill.getInputs()[0];
+    shared = fill.getOutputs()[0];
+  }
+  SmallVector<Value> shares = {shared};
+  if (m.rowSums) {
+    shares.push_back(
+        m.rowSums.getDpsInits()[0].getDefiningOp<linalg::FillOp>()
+            .getOutputs()[0]);
+  }
+  // Before the later of the two: what either reads is defined by then.
+  rewriter.setInsertionPoint(m.rowSums && m.gemm->isBeforeInBlock(m.rowSums)
+                                 ? m.rowSums.getOperation()
+                                 : m.gemm.getOperation());
+  BlockPlace place;
+  scf::ForallOp forall = createBlockLoop(rewriter, loc, blocks, shares, place);
+  Value out = forall.getRegionIterArgs()[0];
+  FailureOr<linalg::GenericOp> tiled =
+      tileCopyToBlock(rewriter, loc, m, blocks, place);
+  if (failed(tiled)) {
+    rewriter.eraseOp(forall);
+    return failure();
+  }
+  // The panel, collapsed exactly as X_col was: [(G,) rows, K].
+  SmallVector<int64_t> panelShape;
+  if (m.grouped)
+    panelShape.push_back(m.colType().getDimSize(0));
+  panelShape.append({blocks.gemmRows(), m.reductionSize()});
+  Value panel = tensor::CollapseShapeOp::create(
+      rewriter, loc,
+      RankedTensorType::get(panelShape, m.colType().getElementType()),
+      tiled->getResult(0), m.rows.getReassociationIndices());
+
+  // The block's rows and filters of the output; B's filters.
+  int64_t rank = outType.getRank();
+  SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(ctx,
+                                                           outType.getShape());
+  offsets[rank - 2] = place.gemmRow;
+  sizes[rank - 2] = rewriter.getIndexAttr(blocks.gemmRows());
+  offsets[rank - 1] = place.filter;
+  sizes[rank - 1] = rewriter.getIndexAttr(blocks.filtersPerChunk);
+  Value blockOut = sliceOf(rewriter, loc, out, offsets, sizes);
+  if (fillValue)
+    blockOut = linalg::FillOp::create(rewriter, loc, fillValue, blockOut)
+                   .getResult(0);
+  Value rhs = m.gemm.getDpsInputOperand(1)->get();
+  if (blocks.filterChunks > 1) {
+    auto rhsType = cast<RankedTensorType>(rhs.getType());
+    SmallVector<OpFoldResult> rhsOffsets(rank, rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> rhsSizes =
+        getAsIndexOpFoldResult(ctx, rhsType.getShape());
+    rhsOffsets[rank - 1] = place.filter;
+    rhsSizes[rank - 1] = rewriter.getIndexAttr(blocks.filtersPerChunk);
+    rhs = sliceOf(rewriter, loc, rhs, rhsOffsets, rhsSizes);
+  }
+  Operation *blockGemm = mlir::clone(rewriter, m.gemm,
+                                     TypeRange{blockOut.getType()},
+                                     ValueRange{panel, rhs, blockOut});
+
+  // The block's row sums: [(G,) rows] of the [(G,) M] sums.
+  Value blockSums;
+  SmallVector<OpFoldResult> sumOffsets(offsets.begin(), offsets.end() - 1),
+      sumSizes(sizes.begin(), sizes.end() - 1);
+  if (m.rowSums) {
+    Value sumsOut = forall.getRegionIterArgs()[1];
+    auto fill = m.rowSums.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+    Value init = linalg::FillOp::create(
+                     rewriter, loc, fill.getInputs()[0],
+                     sliceOf(rewriter, loc, sumsOut, sumOffsets, sumSizes))
+                     .getResult(0);
+    blockSums = mlir::clone(rewriter, m.rowSums, TypeRange{init.getType()},
+                            ValueRange{panel, init})
+                    ->getResult(0);
+  }
+
+  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+  SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
+  tensor::ParallelInsertSliceOp::create(rewriter, loc, blockGemm->getResult(0),
+                                        out, offsets, sizes, strides);
+  if (m.rowSums) {
+    strides.pop_back();
+    tensor::ParallelInsertSliceOp::create(rewriter, loc, blockSums,
+                                          forall.getRegionIterArgs()[1],
+                                          sumOffsets, sumSizes, strides);
+    rewriter.replaceOp(m.rowSums, forall.getResult(1));
+  }
+  rewriter.replaceOp(m.gemm, forall.getResult(0));
+  return success();
+}
+
+/// Channels first: per block, W [(G,) Fc, K] x X_panel^T [(G,) K, rows]
+/// into the block's [1, G, Fc, bh, O_1..] of the [N, G, Fg, O..] output
+/// that the fold's transpose wrote.
+LogicalResult rewriteFilterFirst(RewriterBase &rewriter, PanelGemm &m,
+                                 int64_t panelBytes, int64_t minBlocks,
+                                 int64_t filterAlign) {
+  Blocks blocks =
+      chooseBlocks(m, panelBytes, minBlocks, kRowLanes, filterAlign);
+  Location loc = m.gemm.getLoc();
+  MLIRContext *ctx = rewriter.getContext();
+  int64_t d = m.spatialRank();
+  int64_t groups = m.colType().getDimSize(0);
+  Value fillValue =
+      m.gemm.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>()
+          .getInputs()[0];
+  Value shared = m.fold.getInit();
+  auto outType = cast<RankedTensorType>(shared.getType());
+
+  rewriter.setInsertionPoint(m.fold);
+  BlockPlace place;
+  scf::ForallOp forall = createBlockLoop(rewriter, loc, blocks, shared, place);
+  Value out = forall.getRegionIterArgs()[0];
+  FailureOr<linalg::GenericOp> tiled =
+      tileCopyToBlock(rewriter, loc, m, blocks, place);
+  if (failed(tiled)) {
+    rewriter.eraseOp(forall);
+    return failure();
+  }
+  // [G, K dims.., 1, bh, O_1..] -> [(G,) K, rows].
+  Value transposed = transposePanel(rewriter, loc, m, *tiled);
+  SmallVector<int64_t> panelShape, panelGroups;
+  if (m.grouped) {
+    panelShape.push_back(groups);
+    panelGroups = {1, m.kDims(), d + 1};
+  } else {
+    panelGroups = {1 + m.kDims(), d + 1};
+  }
+  panelShape.append({m.reductionSize(), blocks.gemmRows()});
+  Value panel = tensor::CollapseShapeOp::create(
+      rewriter, loc,
+      RankedTensorType::get(panelShape, m.colType().getElementType()),
+      transposed, consecutive(panelGroups));
+
+  // W's rows of the chunk: [(G,) Fc, K].
+  auto wType = cast<RankedTensorType>(m.filterRows.getType());
+  int64_t wRank = wType.getRank();
+  SmallVector<OpFoldResult> wOffsets(wRank, rewriter.getIndexAttr(0));
+  SmallVector<OpFoldResult> wSizes = getAsIndexOpFoldResult(ctx,
+                                                            wType.getShape());
+  wOffsets[wRank - 2] = place.filter;
+  wSizes[wRank - 2] = rewriter.getIndexAttr(blocks.filtersPerChunk);
+  Value filters = sliceOf(rewriter, loc, m.filterRows, wOffsets, wSizes);
+
+  // The block's [1, G, Fc, bh, O_1..] of the output, as [(G,) Fc, rows].
+  int64_t rank = outType.getRank();
+  SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(ctx,
+                                                           outType.getShape());
+  offsets[0] = place.n;
+  sizes[0] = rewriter.getIndexAttr(1);
+  offsets[2] = place.filter;
+  sizes[2] = rewriter.getIndexAttr(blocks.filtersPerChunk);
+  offsets[3] = place.row;
+  sizes[3] = rewriter.getIndexAttr(blocks.rowsPerBlock);
+  Value blockOut = sliceOf(rewriter, loc, out, offsets, sizes);
+  SmallVector<int64_t> outGroups =
+      m.grouped ? SmallVector<int64_t>{2, 1, d} : SmallVector<int64_t>{3, d};
+  SmallVector<int64_t> gemmShape;
+  if (m.grouped)
+    gemmShape.push_back(groups);
+  gemmShape.append({blocks.filtersPerChunk, blocks.gemmRows()});
+  auto gemmType = RankedTensorType::get(gemmShape, outType.getElementType());
+  Value gemmOut = tensor::CollapseShapeOp::create(
+      rewriter, loc, gemmType, blockOut, consecutive(outGroups));
+  gemmOut = linalg::FillOp::create(rewriter, loc, fillValue, gemmOut)
+                .getResult(0);
+  // A new op, not a clone: the operands swap roles, and with mixed element
+  // types (f16 data, f32 filter) the body's arguments must swap too.
+  SmallVector<NamedAttribute> cast;
+  if (Attribute attr = m.gemm->getAttr("cast"))
+    cast.push_back(rewriter.getNamedAttr("cast", attr));
+  Operation *blockGemm =
+      m.grouped ? linalg::BatchMatmulOp::create(
+                      rewriter, loc, TypeRange{gemmType},
+                      ValueRange{filters, panel}, ValueRange{gemmOut}, cast)
+                      .getOperation()
+                : linalg::MatmulOp::create(rewriter, loc, TypeRange{gemmType},
+                                           ValueRange{filters, panel},
+                                           ValueRange{gemmOut}, cast)
+                      .getOperation();
+  Value result = tensor::ExpandShapeOp::create(
+      rewriter, loc, blockOut.getType(), blockGemm->getResult(0),
+      consecutive(outGroups));
+
+  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+  SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
+  tensor::ParallelInsertSliceOp::create(rewriter, loc, result, out, offsets,
+                                        sizes, strides);
+  rewriter.replaceOp(m.fold, forall.getResults());
+  return success();
+}
+
+struct ConvLowerIm2ColPanelsPass
+    : conv_lower::impl::ConvLowerIm2ColPanelsBase<ConvLowerIm2ColPanelsPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (panelBytes < 1 || minBlocks < 1 || tileM < 1 || tileN < 1) {
+      getOperation()->emitError()
+          << "conv-lower-im2col-panels: panel-bytes, min-blocks and the "
+             "tiles must be positive";
+      return signalPassFailure();
+    }
+    SmallVector<PanelGemm> matches;
+    getOperation()->walk([&](linalg::LinalgOp op) {
+      if (FailureOr<PanelGemm> m = matchPanelGemm(op); succeeded(m))
+        matches.push_back(*m);
+    });
+    IRRewriter rewriter(&getContext());
+    for (PanelGemm &m : matches) {
+      // Filter chunks stay whole register tiles: the filters are the GEMM's
+      // N (tile-n) with the rows first, its M (tile-m) with W first.
+      Operation *expand = m.fold ? *m.gemm->getUsers().begin() : nullptr;
+      if (m.fold && succeeded(rewriteFilterFirst(rewriter, m, panelBytes,
+                                                 minBlocks, tileM))) {
+        // The whole GEMM and its reshape are dead (pack-rhs's transpose of W
+        // and the fill go with the next canonicalization).
+        rewriter.eraseOp(expand);
+        rewriter.eraseOp(m.gemm);
+      } else if (failed(rewriteRowsMajor(rewriter, m, panelBytes, minBlocks,
+                                         tileN))) {
+        continue;
+      }
+      // The whole-image copy and its reshape are dead now.
+      if (m.rows->use_empty())
+        rewriter.eraseOp(m.rows);
+      if (m.copy->use_empty())
+        rewriter.eraseOp(m.copy);
+    }
+  }
+};
+
+} // namespace
