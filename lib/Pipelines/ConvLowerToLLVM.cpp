@@ -42,6 +42,8 @@ static void addConvRewrite(OpPassManager &pm,
     twin.requireAll = true;
     pm.addPass(createConvLowerImplicitGemm(twin));
   } else if (options.im2col) {
+    if (options.depthwiseDirect)
+      pm.addPass(createConvLowerDepthwiseDirect());
     pm.addPass(createConvLowerIm2Col());
   }
   pm.addPass(createCanonicalizerPass());
@@ -99,6 +101,7 @@ static void addLowerToLLVM(OpPassManager &pm,
   } else {
     pm.addPass(createForallToForLoopPass());
   }
+  pm.addPass(createConvLowerCopiesToLinalg());
   pm.addPass(createConvertLinalgToLoopsPass());
   // Fully unrolled: the default keeps a memref.alloca per transfer inside
   // the GEMM loops, which grows the stack every iteration.
@@ -153,6 +156,7 @@ struct ConvLowerToLLVMPass
     options.threads = threads;
     options.im2col = im2col;
     options.im2colPanels = im2colPanels;
+    options.depthwiseDirect = depthwiseDirect;
     options.implicitGemmTwin = implicitGemmTwin;
     options.twinExplicitIm2col = twinExplicitIm2col;
     return options;

@@ -50,6 +50,7 @@ ConvLowerToLLVMOptions pipelineOptions(const RunOptions &options,
   o.threads = options.threads;
   o.im2col = route == CpuRoute::Im2col || route == CpuRoute::Im2colPanels;
   o.im2colPanels = route == CpuRoute::Im2colPanels;
+  o.depthwiseDirect = route == CpuRoute::Im2colPanels;
   o.implicitGemmTwin =
       route == CpuRoute::Twin || route == CpuRoute::TwinExplicit;
   o.twinExplicitIm2col = route == CpuRoute::TwinExplicit;

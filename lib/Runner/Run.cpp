@@ -171,10 +171,25 @@ std::optional<double> describeInReport(const Prepared &p, bool implicit,
     flops = info.flops;
   }
   // The implicit GEMM never stores X_col; the CPU's panels hold a block's
-  // rows at a time (at most 256 KiB a thread).
+  // rows at a time (at most 512 KiB a thread); a direct depthwise
+  // convolution has none.
   if (implicit)
     report.im2colBytes = 0;
   return flops;
+}
+
+/// How the report says the GEMM's A operand was formed. On the CPU's
+/// default route a float 2-D depthwise problem has none: the pipeline's
+/// conv-lower-depthwise-direct computes it on vectors ("direct").
+std::string im2colMode(const Prepared &p, Target target, bool implicit) {
+  if (!implicit)
+    return "explicit";
+  if (target != Target::Cpu)
+    return "implicit";
+  if (p.problem && isDepthwise(*p.problem) && !p.problem->isQuantized() &&
+      !p.problem->hasDepth)
+    return "direct";
+  return "panels";
 }
 
 CpuRoute cpuRoute(Target target, bool implicit) {
@@ -190,7 +205,7 @@ llvm::StringRef pipelineName(CpuRoute route) {
   case CpuRoute::TwinExplicit:
     return "conv-lower-to-llvm{implicit-gemm-twin twin-explicit-im2col}";
   case CpuRoute::Im2col:
-    return "conv-lower-to-llvm{im2col-panels=false}";
+    return "conv-lower-to-llvm{im2col-panels=false depthwise-direct=false}";
   default:
     return "conv-lower-to-llvm";
   }
@@ -273,9 +288,7 @@ llvm::Expected<RunReport> mlir::conv_lower::run(MLIRContext &context,
   auto implicit = chooseImplicit(o, *target);
   if (!implicit)
     return implicit.takeError();
-  report.im2col = !*implicit                ? "explicit"
-                  : *target == Target::Cpu ? "panels"
-                                           : "implicit";
+  report.im2col = im2colMode(*prepared, *target, *implicit);
   report.repeat = o.repeat;
   report.warmup = o.warmup;
   std::optional<double> flops = describeInReport(*prepared, *implicit, report);

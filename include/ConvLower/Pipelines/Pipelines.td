@@ -42,6 +42,9 @@ def ConvLowerToLLVM : Pass<"conv-lower-to-llvm", "::mlir::ModuleOp"> {
            "blocks of rows; the code then needs libomp at run time">,
     Option<"im2col", "im2col", "bool", "true",
            "Run the im2col rewrite first (off: lower convs as-is)">,
+    Option<"depthwiseDirect", "depthwise-direct", "bool", "true",
+           "With im2col: depthwise convolutions computed directly on "
+           "vectors (conv-lower-depthwise-direct) instead of a K = 9 GEMM">,
     Option<"im2colPanels", "im2col-panels", "bool", "true",
            "With im2col: compute X_col per block of output rows inside the "
            "GEMM's parallel loop (conv-lower-im2col-panels; off: X_col is "

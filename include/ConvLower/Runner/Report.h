@@ -33,7 +33,7 @@ struct RunReport {
   std::string deviceProblem;       // why no device is usable, if none is
   // Compilation.
   std::string pipeline;
-  std::string im2col;              // "explicit", "implicit" or "panels"
+  std::string im2col;              // "explicit", "implicit", "panels", "direct"
   double compileMs = 0;
   std::string kernel;              // GPU/twin: the kernel's tile attributes
   std::string chip;                // GPU: the architecture compiled for

@@ -183,6 +183,17 @@ class Problem:
         return (v[0], v[1], 1, v[2]) if self.conv1d else v
 
     @property
+    def depthwise(self):
+        """One input and one output channel per group."""
+        c, f = self.nchw[1], self.fchw[0]
+        return self.groups == c == f and self.groups > 1
+
+    def cpu_route(self):
+        """The im2col the CPU's default route reports: float depthwise layers run
+        direct (conv-lower-depthwise-direct: no X_col at all), others in panels."""
+        return "direct" if self.depthwise and self.dtype != "i8" else "panels"
+
+    @property
     def zx_zw(self):
         return int_list(self.zero_points) if self.zero_points else (0, 0)
 
@@ -365,6 +376,11 @@ NUMERICS = [
             layout="nhwc"),
     Problem("nhwc-groups3-stride2-asympad", "1,6,8,9", "9,2,3,3", groups=3, stride="2",
             padding="2,0,1,1", layout="nhwc"),
+    # Depthwise with 16-channel vector tiles (conv-lower-depthwise-direct).
+    Problem("nhwc-depthwise-c48-pad1", "1,48,12,12", "48,1,3,3", groups=48, padding="1",
+            layout="nhwc"),
+    Problem("nchw-depthwise-c32-stride2-bias", "2,32,11,9", "32,1,3,3", groups=32,
+            stride="2", padding="1", bias=True),
     Problem("nhwc-depthwise-dilation2", "1,5,10,10", "5,1,3,3", groups=5, dilation="2",
             padding="2", layout="nhwc"),
     Problem("nhwc-1x1", "2,8,4,4", "8,8,1,1", layout="nhwc"),
@@ -388,11 +404,13 @@ NUMERICS = [
 ]
 
 
-def check_report(problem, report, y, own_max_diff, scale, mode="panels"):
+def check_report(problem, report, y, own_max_diff, scale, mode=None):
     """The JSON of a numerics run against the problem's sizes and our own comparison.
     `mode` is the im2col the report must state: "explicit" (X_col whole, its bytes
-    reported), "implicit" (the CPU twin) or "panels" (the CPU's default: X_col per
-    block of output rows, never whole); the last two report no X_col."""
+    reported), "implicit" (the CPU twin), "panels" (the CPU's default: X_col per
+    block of output rows, never whole) or "direct" (the CPU's depthwise layers: no
+    X_col at all); all but the first report no X_col. None: the CPU's default."""
+    mode = mode or problem.cpu_route()
     implicit = mode != "explicit"
     n, c, h, w = problem.nchw
     f, cg, kh, kw = problem.fchw
@@ -426,7 +444,7 @@ def check_report(problem, report, y, own_max_diff, scale, mode="panels"):
            f"gflops {gflops} is not a positive number")
 
 
-def numerics_case(problem, extra=(), mode="panels"):
+def numerics_case(problem, extra=(), mode=None):
     def body(ctx):
         rng = case_rng(ctx, problem.name)
         x_shape, w_shape, y_shape = problem.shapes()

@@ -1,0 +1,63 @@
+// RUN: conv-opt %s --conv-lower-depthwise-direct --canonicalize | FileCheck %s
+// RUN: not conv-opt %s --conv-lower-depthwise-direct="tile-channels=0" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BAD
+// BAD: conv-lower-depthwise-direct: the tile sizes must be positive
+
+// A grouped NHWC convolution with one channel and one filter per group is
+// depthwise: the image collapses to [N, H, W, C], the filter to [KH, KW, C],
+// and the convolution runs as an scf.forall over output rows of register
+// tiles (8 columns x 16 channels, one kernel row each) vectorized into FMAs
+// on 16-channel vectors, the three taps of a row unrolled.
+// CHECK-LABEL: func.func @nhwc_grouped
+// CHECK-NOT: linalg.conv_2d_nhwgc_gfhwc
+// CHECK: %[[TAPS:.*]] = tensor.expand_shape {{.*}} into tensor<3x3x32xf32>
+// CHECK: scf.forall (%[[ROW:.*]]) in (8)
+// CHECK:   scf.for %{{.*}} = %c0 to %c32 step %c16
+// CHECK:     scf.for %{{.*}} = %c0 to %c3 step %c1
+// CHECK:       vector.transfer_read {{.*}} : tensor<1x10x16xf32>, vector<1x10x16xf32>
+// CHECK:       vector.transfer_read {{.*}} : tensor<3x16xf32>, vector<3x16xf32>
+// CHECK-COUNT-3: vector.fma {{.*}} : vector<1x8x16xf32>
+// CHECK: tensor.expand_shape {{.*}} into tensor<1x8x8x32x1xf32>
+// CHECK-NOT: linalg.depthwise_conv
+
+func.func @nhwc_grouped(%x: tensor<1x10x10x32x1xf32>, %w: tensor<32x1x3x3x1xf32>) -> tensor<1x8x8x32x1xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x8x8x32x1xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x8x32x1xf32>) -> tensor<1x8x8x32x1xf32>
+  %y = linalg.conv_2d_nhwgc_gfhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%x, %w : tensor<1x10x10x32x1xf32>, tensor<32x1x3x3x1xf32>) outs(%init : tensor<1x8x8x32x1xf32>) -> tensor<1x8x8x32x1xf32>
+  return %y : tensor<1x8x8x32x1xf32>
+}
+
+// Channels first, padded, strided, f16 into an f32 init that is not a fill:
+// the image is transposed to channels last and padded, the init transposed
+// too (the convolution accumulates into it), the result transposed back.
+// CHECK-LABEL: func.func @nchw_padded_strided
+// CHECK: linalg.transpose ins(%arg0 : tensor<2x16x9x9xf16>) {{.*}} permutation = [0, 2, 3, 1]
+// CHECK: tensor.pad {{.*}} low[0, 1, 1, 0] high[0, 1, 1, 0]
+// CHECK: %[[INIT:.*]] = linalg.transpose ins(%arg2 : tensor<2x16x5x5xf32>) {{.*}} permutation = [0, 2, 3, 1]
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (2, 5) shared_outs(%{{.*}} = %[[INIT]])
+// CHECK:   arith.extf {{.*}} : vector<1x1x16xf16> to vector<1x1x16xf32>
+// CHECK:   vector.fma {{.*}} : vector<1x1x16xf32>
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<2x5x5x16xf32>) {{.*}} permutation = [0, 3, 1, 2]
+
+func.func @nchw_padded_strided(%x: tensor<2x16x9x9xf16>, %w: tensor<16x3x3xf16>, %init: tensor<2x16x5x5xf32>) -> tensor<2x16x5x5xf32> {
+  %cst = arith.constant 0.0 : f16
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %cst : f16
+  } : tensor<2x16x9x9xf16> to tensor<2x16x11x11xf16>
+  %y = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+       ins(%p, %w : tensor<2x16x11x11xf16>, tensor<16x3x3xf16>) outs(%init : tensor<2x16x5x5xf32>) -> tensor<2x16x5x5xf32>
+  return %y : tensor<2x16x5x5xf32>
+}
+
+// Not depthwise (32 channels into 16 filters): left for the im2col rewrite.
+// CHECK-LABEL: func.func @not_depthwise
+// CHECK: linalg.conv_2d_nhwc_fhwc
+
+func.func @not_depthwise(%x: tensor<1x10x10x32xf32>, %w: tensor<16x3x3x32xf32>, %init: tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32> {
+  %y = linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%x, %w : tensor<1x10x10x32xf32>, tensor<16x3x3x32xf32>) outs(%init : tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32>
+  return %y : tensor<1x8x8x16xf32>
+}
