@@ -1,36 +1,60 @@
 #!/usr/bin/env python3
-"""CPU benchmark of conv-run against torch and upstream MLIR's naive lowering.
+"""CPU benchmark: conv-run next to torch (oneDNN) and IREE, NCHW and NHWC, f32, T threads.
 
-For each layer (the seed layer and ResNet-50 convolutions at CPU-sized batches):
-  conv-run   lowered_ms of `conv-run --json --repeat R --warmup 1` (the im2col + GEMM JIT
-             code, single-threaded), checked against conv-run's float64 reference (--check)
-  torch      torch.nn.functional.conv2d (Debian's python3-torch), median of R after
-             warm-up, with 1 thread and with N threads
-  naive      conv-run's reference_ms with `--reference direct --reference-repeat 1`: the
-             same pipeline without the im2col rewrite, i.e. upstream's loop lowering of
-             the linalg conv. Rows whose projected naive time would overrun
-             --naive-budget-s are skipped (marked "skipped" and listed under the table).
+For each layer (the seed layer, ResNet-50 convolutions at N=1 and N=8, a MobileNetV2
+depthwise layer) and each layout:
+  conv-run  lowered_ms of `conv-run --target cpu --json --repeat R --warmup 1 --reference
+            none --check --num-threads T`, and the CPU route its report names ("im2col")
+  IREE      conv-run's own --emit-mlir module, compiled by iree-compile for the llvm-cpu
+            backend and this CPU, checked against a float64 numpy convolution, then timed
+            by iree-benchmark-module on the local-task driver with T workers (median of R)
+  torch     torch.nn.functional.conv2d (Debian's python3-torch), torch.set_num_threads(T),
+            channels_last tensors for NHWC, median of R after two warm-ups, no grad
 
-Prints a markdown table and the machine it ran on. Not a test: numbers vary by machine.
+IREE and matplotlib come from PyPI into a virtual environment that this script makes
+(.cache/bench-venv) and uses through two helpers run by the venv's python: iree_time.py
+and chart_cpu.py. torch is measured here, so run this script with Debian's python.
+Not a test: it prints numbers and does not fail on them (exit 1 only if conv-run fails).
 
-Usage: bench_cpu.py [--quick] [--out FILE] [--conv-run PATH] [--repeat R]
-                    [--naive-budget-s S]
+Usage: /usr/bin/python3 bench/cpu/bench_cpu.py [--quick | --smoke] [--threads T]
+           [--repeat R] [--out FILE.md] [--chart FILE.png] [--json FILE.json]
+           [--conv-run PATH] [--venv DIR] [--no-iree] [--no-torch]
 """
 
 import argparse
 import dataclasses
 import datetime
 import json
+import math
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+REPO_ROOT = HERE.parents[1]
 DEFAULT_CONV_RUN = REPO_ROOT / "build" / "release" / "bin" / "conv-run"
+DEFAULT_VENV = REPO_ROOT / ".cache" / "bench-venv"
+IREE_CACHE = REPO_ROOT / ".cache" / "bench-iree"      # compiled .vmfb, keyed by module
+LAYOUTS = ("nchw", "nhwc")
 
+# What the venv holds. IREE is pinned so that recorded runs compare one compiler; bump it
+# here (the venv is brought up to date on the next run: see ensure_venv).
+VENV_REQUIREMENTS = ["iree-base-compiler==3.13.0", "iree-base-runtime==3.13.0",
+                     "numpy", "matplotlib"]
+
+
+def log(text):
+    print(text, file=sys.stderr, flush=True)
+
+
+# ----------------------------------------------------------------------------------------
+# Layers.
+# ----------------------------------------------------------------------------------------
 
 @dataclasses.dataclass(frozen=True)
 class Layer:
@@ -42,17 +66,26 @@ class Layer:
     k: int         # square kernel
     stride: int = 1
     pad: int = 0
+    groups: int = 1
 
     def out_hw(self):
         return (self.hw + 2 * self.pad - self.k) // self.stride + 1
 
-    def gflop(self):
-        return 2 * self.n * self.f * self.out_hw() ** 2 * self.c * self.k ** 2 / 1e9
+    def filter_shape(self):
+        """torch's F, C/G, KH, KW."""
+        return [self.f, self.c // self.groups, self.k, self.k]
 
-    def conv_run_flags(self):
-        return ["--input-shape", f"{self.n},{self.c},{self.hw},{self.hw}",
-                "--filter-shape", f"{self.f},{self.c},{self.k},{self.k}",
-                "--stride", str(self.stride), "--padding", str(self.pad)]
+    def gflop(self):
+        return 2 * self.n * self.f * self.out_hw() ** 2 * self.c // self.groups \
+            * self.k ** 2 / 1e9
+
+    def conv_run_flags(self, layout):
+        """The problem in conv-run's flags (torch order for the shapes in every layout)."""
+        return (["--input-shape", f"{self.n},{self.c},{self.hw},{self.hw}",
+                 "--filter-shape", ",".join(map(str, self.filter_shape())),
+                 "--stride", str(self.stride), "--padding", str(self.pad),
+                 "--layout", layout] +
+                (["--groups", str(self.groups)] if self.groups > 1 else []))
 
 
 def resnet50_layers(n):
@@ -65,49 +98,196 @@ def resnet50_layers(n):
 
 
 SEED = Layer("seed N16 C64 56x56 F128 3x3", 16, 64, 56, 128, 3, pad=1)
-FULL = [SEED] + resnet50_layers(1) + resnet50_layers(8)
-QUICK = [SEED, resnet50_layers(1)[0], resnet50_layers(1)[4]]
+# MobileNetV2's depthwise 3x3 at 56x56 (the expanded 24 -> 144 channels of block 2).
+MOBILENET_DW = Layer("mnv2 dw 3x3 144 56x56 N1", 1, 144, 56, 144, 3, pad=1, groups=144)
+FULL = [SEED] + resnet50_layers(1) + resnet50_layers(8) + [MOBILENET_DW]
+QUICK = [SEED, resnet50_layers(1)[0], MOBILENET_DW]
+# Tiny problems that check the plumbing (every column, the checks, the chart) in seconds.
+SMOKE = [Layer("tiny 3x3 N1 C8 12x12 F16", 1, 8, 12, 16, 3, pad=1),
+         Layer("tiny 3x3 s2 N2 C8 13x13 F8", 2, 8, 13, 8, 3, stride=2, pad=1),
+         Layer("tiny dw 3x3 C8 12x12", 1, 8, 12, 8, 3, pad=1, groups=8)]
 
-# Until a naive run has been measured, project its time from this rate (MAC/s): slow
-# enough that the first projection errs on the side of skipping.
-ASSUMED_NAIVE_MACS_PER_S = 0.5e9
-
-
-# ----------------------------------------------------------------------------------------
-# Measurements.
-# ----------------------------------------------------------------------------------------
 
 @dataclasses.dataclass
 class Row:
     layer: Layer
+    layout: str
     conv_run_ms: float = None
-    torch1_ms: float = None
-    torchn_ms: float = None
-    conv_run_n_ms: float = None
-    naive_ms: float = None
-    note: str = ""
+    route: str = None          # the report's "im2col": how conv-run formed the GEMM's A
+    conv_run_report: dict = None
+    iree_ms: float = None
+    iree: dict = None          # iree_time.py's result for this row
+    torch_ms: float = None
+    torch_times: list = None   # every timed run, ms (the median is torch_ms)
+    torch_backend: str = None  # what torch's conv2d dispatched to (Mkldnn = oneDNN)
+    notes: list = dataclasses.field(default_factory=list)
+
+    @property
+    def label(self):
+        return f"{self.layer.name} {self.layout}"
+
+    def torch_ratio(self):
+        return ratio(self.torch_ms, self.conv_run_ms)
+
+    def iree_ratio(self):
+        return ratio(self.iree_ms, self.conv_run_ms)
 
 
-def run_conv_run(conv_run, layer, repeat, naive, threads=1):
-    """(lowered_ms, reference_ms or None); raises RuntimeError with conv-run's error."""
-    reference = ["--reference", "direct", "--reference-repeat", "1"] if naive else \
-                ["--reference", "none"]
-    cmd = [conv_run] + layer.conv_run_flags() + reference + \
-          ["--repeat", str(repeat), "--warmup", "1", "--check", "--json",
-           "--num-threads", str(threads)]
-    r = subprocess.run(cmd, capture_output=True, text=True)
+def ratio(a, b):
+    return None if a is None or b is None or b == 0 else a / b
+
+
+# ----------------------------------------------------------------------------------------
+# conv-run.
+# ----------------------------------------------------------------------------------------
+
+def conv_run_command(conv_run, layer, layout, repeat, threads):
+    # --target cpu: on a machine with a GPU, auto would pick cuda.
+    return [conv_run, *layer.conv_run_flags(layout), "--target", "cpu", "--json",
+            "--repeat", str(repeat), "--warmup", "1", "--reference", "none", "--check",
+            "--num-threads", str(threads)]
+
+
+def measure_conv_run(row, args):
+    r = subprocess.run(conv_run_command(args.conv_run, row.layer, row.layout, args.repeat,
+                                        args.threads), capture_output=True, text=True)
+    try:
+        report = json.loads(r.stdout)
+    except json.JSONDecodeError:
+        row.notes.append(f"conv-run exit {r.returncode}: {r.stderr.strip()[:300]}")
+        return
+    # The device block says only that no GPU was used: the CPU bench has no use for it.
+    report.pop("device", None)
+    row.conv_run_report = report
+    row.route = str(report.get("im2col", "?"))
+    if not report.get("check_passed", False):
+        row.notes.append(f"conv-run check failed (rel L2 error {report.get('rel_l2_error')},"
+                         f" exit {r.returncode}): not timed")
+    else:
+        row.conv_run_ms = report["lowered_ms"]
+
+
+def emit_mlir(conv_run, layer, layout):
+    """conv-run's linalg module for the problem: the exact input IREE compiles."""
+    r = subprocess.run([conv_run, *layer.conv_run_flags(layout), "--emit-mlir"],
+                       capture_output=True, text=True)
     if r.returncode != 0:
-        raise RuntimeError(f"conv-run exit {r.returncode}: {r.stderr.strip()[:300]}")
-    report = json.loads(r.stdout)
-    return report["lowered_ms"], report["reference_ms"]
+        raise RuntimeError(f"conv-run --emit-mlir exit {r.returncode}: {r.stderr[:300]}")
+    return r.stdout
 
 
-def time_torch(torch, layer, threads, repeat):
-    """Median ms of F.conv2d over `repeat` runs after two warm-ups, on `threads` threads."""
+# ----------------------------------------------------------------------------------------
+# The venv: IREE and matplotlib from PyPI.
+# ----------------------------------------------------------------------------------------
+
+def ensure_venv(venv):
+    """The venv's python, the venv made or updated first if it lacks VENV_REQUIREMENTS
+    (recorded in a stamp file after a successful install). Raises RuntimeError."""
+    python = venv / "bin" / "python"
+    stamp = venv / "bench-requirements.txt"
+    wanted = "\n".join(VENV_REQUIREMENTS) + "\n"
+    if python.exists() and stamp.exists() and stamp.read_text() == wanted:
+        return python
+    if not python.exists():
+        log(f"creating the venv {venv} (IREE, numpy, matplotlib: about 700 MB, a minute)")
+        # Debian's python first (this script's), the one on PATH if its venv module fails
+        # (Debian splits ensurepip into python3-venv).
+        for base in dict.fromkeys([sys.executable, shutil.which("python3")]):
+            if base and subprocess.run([base, "-m", "venv", "--clear", str(venv)]
+                                       ).returncode == 0:
+                break
+        else:
+            raise RuntimeError("python -m venv failed (apt-get install -y python3-venv)")
+    log(f"installing {' '.join(VENV_REQUIREMENTS)} into {venv}")
+    r = subprocess.run([str(python), "-m", "pip", "install", "--quiet",
+                        "--disable-pip-version-check", *VENV_REQUIREMENTS])
+    if r.returncode != 0:
+        raise RuntimeError(f"pip install into {venv} failed (exit {r.returncode}; "
+                           f"`rm -rf {venv}` starts it over)")
+    stamp.write_text(wanted)
+    return python
+
+
+# ----------------------------------------------------------------------------------------
+# IREE (through iree_time.py in the venv).
+# ----------------------------------------------------------------------------------------
+
+def iree_case(row, conv_run):
+    layer = row.layer
+    return {"id": row.label, "mlir": emit_mlir(conv_run, layer, row.layout),
+            "layout": row.layout, "x_shape": [layer.n, layer.c, layer.hw, layer.hw],
+            "w_shape": layer.filter_shape(), "stride": layer.stride, "pad": layer.pad,
+            "groups": layer.groups}
+
+
+def measure_iree(rows, args, python):
+    """Fills the rows' IREE columns; returns iree_time.py's versions and flags."""
+    cases = []
+    for row in rows:
+        try:
+            cases.append(iree_case(row, args.conv_run))
+        except RuntimeError as e:
+            row.notes.append(f"IREE: {e}")
+    job = {"threads": args.threads, "repeat": args.repeat, "cache_dir": str(IREE_CACHE),
+           "cases": cases}
+    # stderr passes through: the helper's progress lines.
+    r = subprocess.run([str(python), str(HERE / "iree_time.py")], input=json.dumps(job),
+                       stdout=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"iree_time.py exit {r.returncode}")
+    out = json.loads(r.stdout)
+    by_id = {res["id"]: res for res in out.pop("results")}
+    for row in rows:
+        res = by_id.get(row.label)
+        if res is None:
+            continue
+        row.iree, row.iree_ms = res, res["ms"]
+        if res["error"]:
+            row.notes.append(f"IREE: {res['error']}")
+    return out
+
+
+# ----------------------------------------------------------------------------------------
+# torch (in this process: Debian's python3-torch).
+# ----------------------------------------------------------------------------------------
+
+def import_torch():
+    try:
+        import torch
+        return torch
+    except ImportError:
+        log("torch is not importable: `apt-get install -y python3-torch` and run this "
+            "script with /usr/bin/python3 (the torch column stays empty)")
+        return None
+
+
+def torch_backend(torch, x, w, layer):
+    """The kernel family torch's conv2d dispatches to ('Mkldnn' is oneDNN); None where
+    this torch cannot say."""
+    try:
+        s, p = [layer.stride] * 2, [layer.pad] * 2
+        backend = torch._C._select_conv_backend(x, w, None, s, p, [1, 1], False, [0, 0],
+                                                layer.groups)
+        return str(backend).rsplit(".", 1)[-1]
+    except (AttributeError, RuntimeError, TypeError):
+        return None
+
+
+def measure_torch(row, torch, threads, repeat):
+    """Median ms of F.conv2d over `repeat` runs after two warm-ups, on `threads` threads;
+    NHWC as torch does it: both tensors in channels_last memory format."""
+    layer = row.layer
     torch.set_num_threads(threads)
     x = torch.randn(layer.n, layer.c, layer.hw, layer.hw)
-    w = torch.randn(layer.f, layer.c, layer.k, layer.k)
-    conv = lambda: torch.nn.functional.conv2d(x, w, stride=layer.stride, padding=layer.pad)
+    w = torch.randn(*layer.filter_shape())
+    if row.layout == "nhwc":
+        x = x.contiguous(memory_format=torch.channels_last)
+        w = w.contiguous(memory_format=torch.channels_last)
+    row.torch_backend = torch_backend(torch, x, w, layer)
+
+    def conv():
+        return torch.nn.functional.conv2d(x, w, stride=layer.stride, padding=layer.pad,
+                                          groups=layer.groups)
     times = []
     with torch.no_grad():
         for _ in range(2):
@@ -116,47 +296,8 @@ def time_torch(torch, layer, threads, repeat):
             start = time.perf_counter()
             conv()
             times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
-
-
-class NaiveBudget:
-    """Decides which rows get a naive run: its projected time (MACs at the slowest rate
-    measured so far) must fit in what is left of the budget."""
-
-    def __init__(self, seconds):
-        self.left = seconds
-        self.rates = []        # MAC/s of the naive runs so far
-
-    def allows(self, layer):
-        rate = min(self.rates, default=ASSUMED_NAIVE_MACS_PER_S)
-        return layer.gflop() / 2 * 1e9 / rate <= self.left
-
-    def spend(self, layer, ms):
-        self.left -= ms / 1e3
-        self.rates.append(layer.gflop() / 2 * 1e9 / (ms / 1e3))
-
-
-def measure_conv_run(layer, args, threads, budget):
-    row = Row(layer)
-    naive = budget.allows(layer)
-    try:
-        row.conv_run_ms, row.naive_ms = run_conv_run(args.conv_run, layer, args.repeat, naive)
-    except RuntimeError as e:
-        row.note = str(e)
-    if row.naive_ms is not None:
-        budget.spend(layer, row.naive_ms)
-    if threads > 1 and row.conv_run_ms is not None:
-        try:
-            row.conv_run_n_ms, _ = run_conv_run(args.conv_run, layer, args.repeat, False,
-                                                threads)
-        except RuntimeError as e:
-            row.note = str(e)
-    return row
-
-
-def measure_torch(row, args, torch, threads):
-    row.torch1_ms = time_torch(torch, row.layer, 1, args.repeat)
-    row.torchn_ms = time_torch(torch, row.layer, threads, args.repeat)
+    row.torch_times = times
+    row.torch_ms = statistics.median(times)
 
 
 # ----------------------------------------------------------------------------------------
@@ -167,23 +308,34 @@ def fmt(v, digits=2):
     return "—" if v is None else f"{v:.{digits}f}"
 
 
-def ratio(a, b):
-    return None if a is None or b is None or b == 0 else a / b
+def geomean(values):
+    values = [v for v in values if v]
+    return math.exp(sum(map(math.log, values)) / len(values)) if values else None
 
 
-def table(rows, threads):
-    head = ["layer", "GFLOP", "conv-run ms", "GFLOP/s", "torch 1-thr ms",
-            "torch1/conv-run", f"conv-run {threads}-thr ms", f"torch {threads}-thr ms",
-            f"torch{threads}/conv-run{threads}", "naive ms", "naive/conv-run"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+def geomeans(rows):
+    return {"torch_ratio": geomean(r.torch_ratio() for r in rows),
+            "iree_ratio": geomean(r.iree_ratio() for r in rows)}
+
+
+def geomean_line(rows, what):
+    g = geomeans(rows)
+    count = lambda ratio_of: sum(1 for r in rows if ratio_of(r))        # noqa: E731
+    return (f"Geo-mean {what}: torch/conv-run **{fmt(g['torch_ratio'])}** "
+            f"({count(Row.torch_ratio)} rows), IREE/conv-run **{fmt(g['iree_ratio'])}** "
+            f"({count(Row.iree_ratio)} rows).")
+
+
+def table(rows):
+    head = ["layer", "GFLOP", "conv-run ms", "GFLOP/s", "route", "IREE ms", "torch ms",
+            "torch/conv-run", "IREE/conv-run"]
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * 3 + "---|" + "---:|" * 4]
     for r in rows:
         g = r.layer.gflop()
-        naive = fmt(r.naive_ms, 1) if r.naive_ms is not None else \
-            ("skipped" if r.conv_run_ms is not None else "—")
-        cells = [r.layer.name, fmt(g, 3), fmt(r.conv_run_ms), fmt(ratio(g * 1e3, r.conv_run_ms), 1),
-                 fmt(r.torch1_ms), fmt(ratio(r.torch1_ms, r.conv_run_ms)),
-                 fmt(r.conv_run_n_ms), fmt(r.torchn_ms), fmt(ratio(r.torchn_ms, r.conv_run_n_ms)),
-                 naive, fmt(ratio(r.naive_ms, r.conv_run_ms), 1)]
+        cells = [r.layer.name, fmt(g, 3), fmt(r.conv_run_ms, 3),
+                 fmt(ratio(g * 1e3, r.conv_run_ms), 1), r.route or "—",
+                 fmt(r.iree_ms, 3), fmt(r.torch_ms, 3), fmt(r.torch_ratio()),
+                 fmt(r.iree_ratio())]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -195,84 +347,183 @@ def command_output(cmd):
         return ""
 
 
-def machine_lines(conv_run, torch, threads, default_threads):
-    cpu = next((l.split(":", 1)[1].strip() for l in command_output(["lscpu"]).splitlines()
-                if l.startswith("Model name")), "unknown")
+def cpu_model():
+    for line in command_output(["lscpu"]).splitlines():
+        if line.startswith("Model name"):
+            return line.split(":", 1)[1].strip()
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
+def machine_info(args, torch, iree_info):
     rev = command_output(["git", "rev-parse", "--short", "HEAD"]) or "unknown"
     if command_output(["git", "status", "--porcelain"]):
         rev += " (plus uncommitted changes)"
-    version = command_output([conv_run, "--version"]).splitlines()
-    torch_text = (f"torch {torch.__version__}, default {default_threads} thread(s); "
-                  f"N-thread column uses {threads}") if torch else "torch not importable"
-    return [f"- machine: {cpu}, {os.cpu_count()} cores (`lscpu`, `os.cpu_count()`)",
-            f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}",
-            f"- commit: `{rev}`",
-            f"- conv-run: {version[-1].strip() if version else conv_run}",
-            f"- {torch_text}"]
+    version = command_output([args.conv_run, "--version"]).splitlines()
+    versions = (iree_info or {}).get("versions", {})
+    return {"cpu": cpu_model(), "cores": os.cpu_count(), "threads": args.threads,
+            "load_at_start": args.load_at_start, "load_at_end": os.getloadavg()[0],
+            "date": f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}",
+            "commit": rev, "conv_run": version[-1].strip() if version else args.conv_run,
+            "torch": torch.__version__ if torch else None,
+            "torch_onednn": bool(torch and torch.backends.mkldnn.is_available()),
+            "iree": versions.get("iree-base-compiler"),
+            "iree_runtime": versions.get("iree-base-runtime"),
+            "iree_compile_flags": (iree_info or {}).get("compile_flags"),
+            "iree_run_flags": (iree_info or {}).get("run_flags")}
 
 
-def import_torch():
-    try:
-        import torch
-        return torch
-    except ImportError:
-        print("torch is not importable: `apt-get install -y python3-torch` "
-              "(the torch columns stay empty)", file=sys.stderr)
-        return None
+def machine_lines(m):
+    torch_text = (f"torch {m['torch']} (Debian python3-torch; oneDNN "
+                  f"{'available' if m['torch_onednn'] else 'NOT available'})"
+                  if m["torch"] else "torch: not measured")
+    iree_text = (f"IREE {m['iree']} (PyPI iree-base-compiler / iree-base-runtime "
+                 f"{m['iree_runtime']}): `iree-compile {' '.join(m['iree_compile_flags'])}`,"
+                 f" run with `{' '.join(m['iree_run_flags'])}`"
+                 if m["iree"] else "IREE: not measured")
+    return [f"- machine: {m['cpu']}, {m['cores']} cores (`lscpu`, `os.cpu_count()`); "
+            f"every column on **{m['threads']} thread(s)**; 1-min load average "
+            f"{m['load_at_start']:.2f} at the start, {m['load_at_end']:.2f} at the end "
+            "(another busy process skews every column, torch's most)",
+            f"- date: {m['date']}",
+            f"- commit: `{m['commit']}`; {m['conv_run']}",
+            f"- {torch_text}",
+            f"- {iree_text}"]
 
+
+def markdown(rows, machine, args, wall_s):
+    out = ["# ConvLower CPU benchmark" + (" (--quick)" if args.quick else "") +
+           (" (--smoke)" if args.smoke else ""), ""] + machine_lines(machine)
+    for layout in LAYOUTS:
+        part = [r for r in rows if r.layout == layout]
+        out += ["", f"## {layout.upper()}", "", table(part), "", geomean_line(part, layout)]
+    out += ["", "## Overall", "", geomean_line(rows, "over both layouts"), "",
+            f"ms: medians of {args.repeat} runs after warm-up, f32. Ratios > 1: conv-run is "
+            "faster. route: conv-run's report (`im2col`: how the GEMM's A operand is "
+            "formed). IREE: conv-run's `--emit-mlir` module, output checked against a "
+            "float64 numpy convolution before it is timed by iree-benchmark-module."]
+    not_onednn = [f"{r.label} ({r.torch_backend})" for r in rows
+                  if r.torch_backend not in (None, "Mkldnn")]
+    if not_onednn:
+        out.append(f"torch did not run oneDNN on: {', '.join(not_onednn)}.")
+    compiled = [r.iree["compile_s"] for r in rows if r.iree and r.iree["compiled_now"]]
+    if compiled:
+        out.append(f"IREE compiled {len(compiled)} module(s) in {sum(compiled):.0f} s "
+                   f"(cached in {IREE_CACHE.relative_to(REPO_ROOT)} for the next run).")
+    notes = [f"{r.label}: {n}" for r in rows for n in r.notes]
+    if notes:
+        out += ["", "Problems:", ""] + [f"- {n}" for n in notes]
+    out += ["", f"Total wall time {wall_s:.0f} s."]
+    return "\n".join(out)
+
+
+def results_json(rows, machine, args):
+    return {"machine": machine,
+            "settings": {"repeat": args.repeat, "quick": args.quick, "smoke": args.smoke,
+                         "conv_run": args.conv_run},
+            "geomeans": {**{layout: geomeans([r for r in rows if r.layout == layout])
+                            for layout in LAYOUTS}, "all": geomeans(rows)},
+            "rows": [{"layer": r.layer.name, "layout": r.layout,
+                      "problem": dataclasses.asdict(r.layer), "gflop": r.layer.gflop(),
+                      "conv_run_ms": r.conv_run_ms, "route": r.route,
+                      "iree_ms": r.iree_ms, "torch_ms": r.torch_ms,
+                      "torch_times_ms": r.torch_times,
+                      "torch_backend": r.torch_backend,
+                      "torch_ratio": r.torch_ratio(), "iree_ratio": r.iree_ratio(),
+                      "conv_run_report": r.conv_run_report, "iree": r.iree,
+                      "notes": r.notes} for r in rows]}
+
+
+def draw_chart(python, results_path, png):
+    r = subprocess.run([str(python), str(HERE / "chart_cpu.py"), str(results_path), png])
+    if r.returncode != 0:
+        log(f"chart_cpu.py exit {r.returncode}: no chart")
+
+
+# ----------------------------------------------------------------------------------------
+# Main.
+# ----------------------------------------------------------------------------------------
 
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="the seed layer and 2 small layers")
-    ap.add_argument("--out", help="also write the markdown to this file")
-    ap.add_argument("--conv-run", default=str(DEFAULT_CONV_RUN))
+    which = ap.add_mutually_exclusive_group()
+    which.add_argument("--quick", action="store_true",
+                       help="the seed layer and 2 small layers")
+    which.add_argument("--smoke", action="store_true",
+                       help="tiny layers: checks every column in seconds")
+    ap.add_argument("--threads", type=int, default=os.cpu_count(),
+                    help="threads of every column (default: os.cpu_count() = %(default)s)")
     ap.add_argument("--repeat", type=int, default=5, help="timed runs per measurement")
-    ap.add_argument("--naive-budget-s", type=float, default=120.0,
-                    help="total seconds allowed for naive runs (default %(default)s)")
+    ap.add_argument("--out", help="also write the markdown to this file")
+    ap.add_argument("--chart", help="write a PNG chart of the ratios (matplotlib, venv)")
+    ap.add_argument("--json", help="write every raw number to this file")
+    ap.add_argument("--conv-run", default=str(DEFAULT_CONV_RUN))
+    ap.add_argument("--venv", type=Path, default=DEFAULT_VENV,
+                    help="virtual environment for IREE and matplotlib (made if missing; "
+                         "default %(default)s)")
+    ap.add_argument("--no-iree", action="store_true", help="leave the IREE column empty")
+    ap.add_argument("--no-torch", action="store_true", help="leave the torch column empty")
     return ap.parse_args(argv)
 
 
 def main(argv=None):
     args = parse_args(argv)
+    args.load_at_start = os.getloadavg()[0]
     if not os.access(args.conv_run, os.X_OK):
-        print(f"error: conv-run not found or not executable: {args.conv_run} "
-              "(build it, or pass --conv-run)", file=sys.stderr)
+        log(f"error: conv-run not found or not executable: {args.conv_run} "
+            "(build it, or pass --conv-run)")
         return 2
-    torch = import_torch()
-    default_threads = torch.get_num_threads() if torch else 1
-    # torch's default may be 1 (Debian's OpenMP build here); the N-thread column is meant
-    # to show what every core gives, so it uses at least the core count.
-    threads = max(default_threads, len(os.sched_getaffinity(0)))
-    budget = NaiveBudget(args.naive_budget_s)
-    rows = []
+    torch = None if args.no_torch else import_torch()
+    python = None
+    if not args.no_iree or args.chart:
+        try:
+            python = ensure_venv(args.venv)
+        except RuntimeError as e:
+            log(f"venv: {e} (the IREE column and the chart stay empty)")
+    layers = SMOKE if args.smoke else QUICK if args.quick else FULL
+    rows = [Row(layer, layout) for layout in LAYOUTS for layer in layers]
     start = time.monotonic()
-    # Every conv-run measurement first, torch's after: torch's OpenMP threads keep
-    # spinning after each call and would take the cores from conv-run's threads.
-    for layer in QUICK if args.quick else FULL:
-        rows.append(measure_conv_run(layer, args, threads, budget))
-        print(f"  {layer.name}: conv-run done ({time.monotonic() - start:.0f}s)",
-              file=sys.stderr, flush=True)
+
+    # One column at a time, conv-run's first: torch's OpenMP threads keep spinning after
+    # each call and would take the cores from the others' threads, so torch goes last, and
+    # IREE's workers live in processes that are gone before torch starts.
+    for row in rows:
+        measure_conv_run(row, args)
+        log(f"  {row.label}: conv-run {fmt(row.conv_run_ms, 3)} ms "
+            f"({time.monotonic() - start:.0f} s)")
+    iree_info = None
+    if python and not args.no_iree:
+        try:
+            iree_info = measure_iree(rows, args, python)
+        except (RuntimeError, json.JSONDecodeError) as e:
+            log(f"IREE: {e} (the IREE column stays empty)")
     if torch is not None:
         for row in rows:
-            measure_torch(row, args, torch, threads)
-    skipped = [r.layer.name for r in rows if r.naive_ms is None and r.conv_run_ms is not None]
-    failed = [f"{r.layer.name}: {r.note}" for r in rows if r.note]
-    text = "\n".join(
-        ["# ConvLower CPU benchmark" + (" (--quick)" if args.quick else ""), ""] +
-        machine_lines(args.conv_run, torch, threads, default_threads) +
-        ["", table(rows, threads), "",
-         "conv-run ms: one thread; conv-run N-thr: --num-threads N (the GEMM row blocks in parallel, the im2col copy and fold still on one thread); ms are medians of "
-         f"{args.repeat} runs after warm-up. naive = `--reference direct "
-         "--reference-repeat 1`: one run, no warm-up (machine code is generated before "
-         "timing; caches are cold)."] +
-        ([f"Naive skipped (budget {args.naive_budget_s:.0f} s): {', '.join(skipped)}."]
-         if skipped else []) +
-        ([f"conv-run failed: {'; '.join(failed)}"] if failed else []) +
-        [f"Total wall time {time.monotonic() - start:.0f} s."])
+            measure_torch(row, torch, args.threads, args.repeat)
+        log(f"  torch done ({time.monotonic() - start:.0f} s)")
+
+    machine = machine_info(args, torch, iree_info)
+    text = markdown(rows, machine, args, time.monotonic() - start)
     print(text)
     if args.out:
         Path(args.out).write_text(text + "\n")
-    return 1 if failed else 0
+    results = results_json(rows, machine, args)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
+    if args.chart:
+        if python is None:
+            log("no venv: no chart")
+        else:
+            with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+                json.dump(results, f)
+                f.flush()
+                draw_chart(python, f.name, args.chart)
+    return 1 if any(r.conv_run_ms is None for r in rows) else 0
 
 
 if __name__ == "__main__":
