@@ -73,6 +73,7 @@ static void addTileAndVectorize(OpPassManager &pm,
   if (options.threads > 1)
     tiling.parallelBlocks = 4 * options.threads;
   pm.addPass(createConvLowerTileAndVectorize(tiling));
+  pm.addPass(createConvLowerVectorizeTransposes());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
@@ -114,6 +115,10 @@ static void addLowerToLLVM(OpPassManager &pm,
   ConvertVectorToLLVMPassOptions vectorOptions;
   vectorOptions.vectorContractLowering =
       vector::VectorContractLowering::OuterProduct;
+  // The transposes' 16x16 tiles as shuffles (AVX-512's unpack/permute
+  // network), not 256 element extracts and inserts.
+  vectorOptions.vectorTransposeLowering =
+      vector::VectorTransposeLowering::Shuffle16x16;
   pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
   // Memrefs before structured control flow: the OpenMP loop bodies are
   // memref.alloca_scope regions, which must still be one block when they are

@@ -156,6 +156,33 @@ def ConvLowerCopiesToLinalg : Pass<"conv-lower-copies-to-linalg"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def ConvLowerVectorizeTransposes : Pass<"conv-lower-vectorize-transposes"> {
+  let summary = "Tile static linalg.transpose ops into square vector tiles";
+  let description = [{
+    Every `linalg.transpose` on static tensors (not bf16, whose vector
+    shuffles LLVM's x86 backend cannot lower without AVX512-BF16) is tiled
+    with `scf.for`
+    loops: the output's innermost dimension and the one the input's
+    innermost becomes by `tile` (the largest divisors not above it), every
+    other dimension by 1; each tile is vectorized (a `vector.transfer_read`
+    of contiguous input rows, a `vector.transpose`, contiguous writes).
+    Lowered to loops instead, a transpose strides through memory on every
+    element: pack-rhs's transpose of a 512x4608 filter, on every call, and
+    the channels-first depthwise layers' image transposes. The CPU pipeline
+    runs it after the GEMM tiling and lowers `vector.transpose` to shuffles.
+  }];
+  let dependentDialects = [
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+  let options = [
+    Option<"tile", "tile", "int64_t", /*default=*/"16",
+           "Tile size of the two exchanged dimensions (16: one AVX-512 f32 "
+           "vector)">,
+  ];
+}
+
 def ConvLowerIm2ColPanels : Pass<"conv-lower-im2col-panels"> {
   let summary = "Compute the im2col per block of output rows inside the "
                 "GEMM's parallel loop (the CPU's implicit GEMM: no X_col)";
