@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERTILEANDVECTORIZE
@@ -301,6 +302,15 @@ struct ConvLowerTileAndVectorizePass
     vector::populateVectorReductionToContractPatterns(patterns);
     vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
     (void)applyPatternsGreedily(getOperation(), std::move(patterns));
+
+    // Each K step read its accumulator tile from the output and wrote it
+    // back; hoisted out of the K loop (innermost loops first, so a tile
+    // climbs as far as its indices allow), the accumulators stay in
+    // registers across it.
+    SmallVector<scf::ForOp> loops;
+    getOperation()->walk([&](scf::ForOp loop) { loops.push_back(loop); });
+    for (scf::ForOp loop : loops)
+      (void)hoistLoopInvariantSubsets(rewriter, loop);
   }
 };
 

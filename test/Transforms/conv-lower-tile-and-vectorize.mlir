@@ -4,10 +4,16 @@
 // BAD: conv-lower-tile-and-vectorize: tile sizes must be positive
 
 // A 64x48x36 GEMM: tiles of 8x16x4 divide it exactly, each tile is one
-// vector.contract; no linalg.matmul survives.
+// vector.contract; no linalg.matmul survives. The accumulator tile is read
+// before the K loop, carried through it as a vector (registers) and written
+// after it, not read and written on every K step.
 // CHECK-LABEL: func.func @matmul
-// CHECK-COUNT-3: scf.for
-// CHECK: vector.contract {{.*}} : vector<8x4xf32>, vector<4x16xf32> into vector<8x16xf32>
+// CHECK-COUNT-2: scf.for
+// CHECK: %[[ACC:.*]] = vector.transfer_read {{.*}} : tensor<8x16xf32>, vector<8x16xf32>
+// CHECK: %[[K:.*]] = scf.for {{.*}} iter_args(%[[A:.*]] = %[[ACC]]) -> (vector<8x16xf32>)
+// CHECK:   %[[C:.*]] = vector.contract {{.*}} %[[A]] : vector<8x4xf32>, vector<4x16xf32> into vector<8x16xf32>
+// CHECK:   scf.yield %[[C]] : vector<8x16xf32>
+// CHECK: vector.transfer_write %[[K]]
 // CHECK-NOT: linalg.matmul
 func.func @matmul(%a: tensor<64x36xf32>, %b: tensor<36x48xf32>, %c: tensor<64x48xf32>) -> tensor<64x48xf32> {
   %0 = linalg.matmul ins(%a, %b : tensor<64x36xf32>, tensor<36x48xf32>) outs(%c : tensor<64x48xf32>) -> tensor<64x48xf32>

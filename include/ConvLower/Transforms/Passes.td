@@ -237,7 +237,9 @@ def ConvLowerTileAndVectorize : Pass<"conv-lower-tile-and-vectorize"> {
     dimension by `tile-n`, the innermost K dimension by `tile-k`, and every
     other dimension by 1. Each tile becomes a `vector.contract` (masked where a
     boundary tile is partial). This is the CPU micro-kernel: no scalar triple
-    loop is left for the GEMM.
+    loop is left for the GEMM. The accumulator tiles are then hoisted out of
+    the K loops (`hoistLoopInvariantSubsets`): carried as vectors, not read
+    and written back on every K step.
   }];
   let dependentDialects = [
     "::mlir::scf::SCFDialect",
