@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ConvAnalysis.h"
+#include "TilingUtils.h"
 
 #include "ConvLower/Transforms/Passes.h"
 
@@ -181,14 +182,6 @@ Value rewriteDepthwise(RewriterBase &rewriter, ConvPlan &plan,
   return result;
 }
 
-/// The largest divisor of `extent` not above `size`.
-int64_t dividingTile(int64_t extent, int64_t size) {
-  for (int64_t t = std::min(size, extent); t > 1; --t)
-    if (extent % t == 0)
-      return t;
-  return 1;
-}
-
 /// Tiles the direct convolution (loops n, oh, ow, c, kh, kw): an scf.forall
 /// over (n, oh), then register tiles of `columns` output columns x
 /// `channels` channels and one kernel row, each a 1-D depthwise convolution
@@ -217,8 +210,8 @@ LogicalResult tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp conv,
   // Full tiles only (divisors), so that every tile is static and vectorizes.
   FailureOr<linalg::LinalgOp> reg =
       tile(*row,
-           {0, 0, dividingTile(ranges[2], columns),
-            dividingTile(ranges[3], channels), 1, 0},
+           {0, 0, largestDividingTile(ranges[2], columns),
+            largestDividingTile(ranges[3], channels), 1, 0},
            scf::SCFTilingOptions::LoopType::ForOp);
   if (failed(reg))
     return failure();
@@ -232,15 +225,8 @@ LogicalResult tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp conv,
     return failure();
   SmallVector<linalg::DepthwiseConv1DNwcWcOp> convs;
   rows->walk([&](linalg::DepthwiseConv1DNwcWcOp op) { convs.push_back(op); });
-  for (linalg::DepthwiseConv1DNwcWcOp conv1d : convs) {
-    rewriter.setInsertionPoint(conv1d);
-    FailureOr<linalg::VectorizationResult> vectorized =
-        linalg::vectorize(rewriter, conv1d);
-    // Where it does not vectorize, the scalar 1-D convolution is still
-    // right.
-    if (succeeded(vectorized))
-      rewriter.replaceOp(conv1d, vectorized->replacements);
-  }
+  for (linalg::DepthwiseConv1DNwcWcOp conv1d : convs)
+    vectorizeOrKeep(rewriter, conv1d);
   return success();
 }
 

@@ -209,14 +209,6 @@ FailureOr<PanelGemm> matchPanelGemm(linalg::LinalgOp gemm) {
   return match;
 }
 
-/// The largest divisor of `extent` not above `limit`, at least 1.
-int64_t largestDivisor(int64_t extent, int64_t limit) {
-  for (int64_t t = std::min(limit, extent); t > 1; --t)
-    if (extent % t == 0)
-      return t;
-  return 1;
-}
-
 /// How the work is split: blocks of `rowsPerBlock` output rows along O_0
 /// (the inner output dimensions whole), `blocksPerImage` of them per image,
 /// times `filterChunks` chunks of each group's filters.
@@ -393,6 +385,29 @@ FailureOr<linalg::GenericOp> tileCopyToBlock(RewriterBase &rewriter,
   return copy;
 }
 
+/// A block loop opened: the scf.forall over the blocks (the builder in its
+/// body) and the block's rows of X_col computed in it.
+struct BlockLoop {
+  scf::ForallOp forall;
+  BlockPlace place;
+  linalg::GenericOp copy;
+};
+
+FailureOr<BlockLoop> openBlockLoop(RewriterBase &rewriter, Location loc,
+                                   PanelGemm &m, const Blocks &blocks,
+                                   ValueRange shared) {
+  BlockLoop loop;
+  loop.forall = createBlockLoop(rewriter, loc, blocks, shared, loop.place);
+  FailureOr<linalg::GenericOp> tiled =
+      tileCopyToBlock(rewriter, loc, m, blocks, loop.place);
+  if (failed(tiled)) {
+    rewriter.eraseOp(loop.forall);
+    return failure();
+  }
+  loop.copy = *tiled;
+  return loop;
+}
+
 /// Channels first: the tiled copy rewritten to write [G, K dims.., 1, bh,
 /// O_1..], its loops in that order, so that the innermost loop runs along
 /// the output row: contiguous stores, and contiguous loads at stride 1.
@@ -484,15 +499,12 @@ LogicalResult rewriteRowsMajor(RewriterBase &rewriter, PanelGemm &m,
   rewriter.setInsertionPoint(m.rowSums && m.gemm->isBeforeInBlock(m.rowSums)
                                  ? m.rowSums.getOperation()
                                  : m.gemm.getOperation());
-  BlockPlace place;
-  scf::ForallOp forall = createBlockLoop(rewriter, loc, blocks, shares, place);
-  Value out = forall.getRegionIterArgs()[0];
-  FailureOr<linalg::GenericOp> tiled =
-      tileCopyToBlock(rewriter, loc, m, blocks, place);
-  if (failed(tiled)) {
-    rewriter.eraseOp(forall);
+  FailureOr<BlockLoop> loop = openBlockLoop(rewriter, loc, m, blocks, shares);
+  if (failed(loop))
     return failure();
-  }
+  scf::ForallOp forall = loop->forall;
+  const BlockPlace &place = loop->place;
+  Value out = forall.getRegionIterArgs()[0];
   // The panel, collapsed exactly as X_col was: [(G,) rows, K].
   SmallVector<int64_t> panelShape;
   if (m.grouped)
@@ -501,7 +513,7 @@ LogicalResult rewriteRowsMajor(RewriterBase &rewriter, PanelGemm &m,
   Value panel = tensor::CollapseShapeOp::create(
       rewriter, loc,
       RankedTensorType::get(panelShape, m.colType().getElementType()),
-      tiled->getResult(0), m.rows.getReassociationIndices());
+      loop->copy->getResult(0), m.rows.getReassociationIndices());
 
   // The block's rows and filters of the output; B's filters.
   int64_t rank = outType.getRank();
@@ -580,17 +592,14 @@ LogicalResult rewriteFilterFirst(RewriterBase &rewriter, PanelGemm &m,
   auto outType = cast<RankedTensorType>(shared.getType());
 
   rewriter.setInsertionPoint(m.fold);
-  BlockPlace place;
-  scf::ForallOp forall = createBlockLoop(rewriter, loc, blocks, shared, place);
-  Value out = forall.getRegionIterArgs()[0];
-  FailureOr<linalg::GenericOp> tiled =
-      tileCopyToBlock(rewriter, loc, m, blocks, place);
-  if (failed(tiled)) {
-    rewriter.eraseOp(forall);
+  FailureOr<BlockLoop> loop = openBlockLoop(rewriter, loc, m, blocks, shared);
+  if (failed(loop))
     return failure();
-  }
+  scf::ForallOp forall = loop->forall;
+  const BlockPlace &place = loop->place;
+  Value out = forall.getRegionIterArgs()[0];
   // [G, K dims.., 1, bh, O_1..] -> [(G,) K, rows].
-  Value transposed = transposePanel(rewriter, loc, m, *tiled);
+  Value transposed = transposePanel(rewriter, loc, m, loop->copy);
   SmallVector<int64_t> panelShape, panelGroups;
   if (m.grouped) {
     panelShape.push_back(groups);

@@ -13,6 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TilingUtils.h"
+
 #include "ConvLower/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -30,17 +32,9 @@ namespace mlir::conv_lower {
 } // namespace mlir::conv_lower
 
 using namespace mlir;
+using mlir::conv_lower::largestDividingTile;
 
 namespace {
-
-/// The largest divisor of `extent` not above `size`: full tiles only, so every
-/// tile of a static extent is static and vectorizes without masks.
-int64_t largestDividingTile(int64_t extent, int64_t size) {
-  for (int64_t t = std::min(size, extent); t > 1; --t)
-    if (extent % t == 0)
-      return t;
-  return 1;
-}
 
 /// The tile along N, the vector dimension: whole vectors of `lanes` where
 /// some multiple of them up to `size` divides the extent; else the most

@@ -11,6 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TilingUtils.h"
+
 #include "ConvLower/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -26,16 +28,9 @@ namespace mlir::conv_lower {
 } // namespace mlir::conv_lower
 
 using namespace mlir;
+using namespace mlir::conv_lower;
 
 namespace {
-
-/// The largest divisor of `extent` not above `size`.
-int64_t dividingTile(int64_t extent, int64_t size) {
-  for (int64_t t = std::min(size, extent); t > 1; --t)
-    if (extent % t == 0)
-      return t;
-  return 1;
-}
 
 /// Tile sizes over the output's dimensions: `tile` (dividing) for the
 /// output's innermost and for the dimension that the input's innermost
@@ -47,8 +42,8 @@ SmallVector<int64_t> transposeTiles(linalg::TransposeOp op, int64_t tile) {
   int64_t rank = perm.size();
   SmallVector<int64_t> sizes(rank, 1);
   int64_t fromInputInner = llvm::find(perm, rank - 1) - perm.begin();
-  sizes[rank - 1] = dividingTile(shape[rank - 1], tile);
-  sizes[fromInputInner] = dividingTile(shape[fromInputInner], tile);
+  sizes[rank - 1] = largestDividingTile(shape[rank - 1], tile);
+  sizes[fromInputInner] = largestDividingTile(shape[fromInputInner], tile);
   return sizes;
 }
 
@@ -63,13 +58,8 @@ LogicalResult vectorizeTranspose(RewriterBase &rewriter, linalg::TransposeOp op,
   if (failed(tiled) || tiled->tiledOps.size() != 1)
     return failure();
   rewriter.replaceOp(op, tiled->replacements);
-  auto tileOp = cast<linalg::LinalgOp>(tiled->tiledOps.front());
-  rewriter.setInsertionPoint(tileOp);
-  FailureOr<linalg::VectorizationResult> vectorized =
-      linalg::vectorize(rewriter, tileOp);
-  if (failed(vectorized))
-    return success(); // the scalar tile is still right
-  rewriter.replaceOp(tileOp, vectorized->replacements);
+  vectorizeOrKeep(rewriter,
+                  cast<linalg::LinalgOp>(tiled->tiledOps.front()));
   return success();
 }
 

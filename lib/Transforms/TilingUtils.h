@@ -1,0 +1,41 @@
+//===- TilingUtils.h - small helpers of the CPU tiling passes ----*- C++ -*-===//
+//
+// What the passes that tile and vectorize for the CPU (tile-and-vectorize,
+// im2col-panels, depthwise-direct, vectorize-transposes) share.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONVLOWER_TRANSFORMS_TILINGUTILS_H
+#define CONVLOWER_TRANSFORMS_TILINGUTILS_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <algorithm>
+
+namespace mlir::conv_lower {
+
+/// The largest divisor of `extent` not above `size` (at least 1): full tiles
+/// only, so every tile of a static extent is static and vectorizes without
+/// masks.
+inline int64_t largestDividingTile(int64_t extent, int64_t size) {
+  for (int64_t t = std::min(size, extent); t > 1; --t)
+    if (extent % t == 0)
+      return t;
+  return 1;
+}
+
+/// Vectorizes `op` in place (linalg::vectorize with its defaults); where it
+/// does not vectorize, the scalar op is left, still right.
+inline void vectorizeOrKeep(RewriterBase &rewriter, linalg::LinalgOp op) {
+  rewriter.setInsertionPoint(op);
+  FailureOr<linalg::VectorizationResult> vectorized =
+      linalg::vectorize(rewriter, op);
+  if (succeeded(vectorized))
+    rewriter.replaceOp(op, vectorized->replacements);
+}
+
+} // namespace mlir::conv_lower
+
+#endif
