@@ -182,8 +182,40 @@ Value rewriteDepthwise(RewriterBase &rewriter, ConvPlan &plan,
   return result;
 }
 
+/// The scf.forall over (n, oh) with the accumulator's fill fused into it:
+/// each output row is zeroed just before it is accumulated (in cache), not
+/// in a serial pass over the whole output first.
+FailureOr<linalg::LinalgOp> tileRowsFusingFill(RewriterBase &rewriter,
+                                               linalg::LinalgOp conv) {
+  scf::SCFTilingOptions tiling;
+  tiling.setTileSizes(
+      getAsIndexOpFoldResult(rewriter.getContext(), {1, 1, 0, 0, 0, 0}));
+  tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  scf::SCFTileAndFuseOptions options;
+  options.setTilingOptions(tiling);
+  options.setFusionControlFn(
+      [](tensor::ExtractSliceOp, OpResult producer, bool)
+          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        if (!isa<linalg::FillOp>(producer.getOwner()))
+          return std::nullopt;
+        return scf::SCFTileAndFuseOptions::ControlFnResult{};
+      });
+  rewriter.setInsertionPoint(conv);
+  FailureOr<scf::SCFTileAndFuseResult> tiled =
+      scf::tileConsumerAndFuseProducersUsingSCF(
+          rewriter, cast<TilingInterface>(conv.getOperation()), options);
+  if (failed(tiled) || tiled->tiledAndFusedOps.empty())
+    return failure();
+  auto replacement = tiled->replacements.find(conv->getResult(0));
+  if (replacement == tiled->replacements.end())
+    return failure();
+  rewriter.replaceAllUsesWith(conv->getResult(0), replacement->second);
+  rewriter.eraseOp(conv);
+  return cast<linalg::LinalgOp>(tiled->tiledAndFusedOps.front());
+}
+
 /// Tiles the direct convolution (loops n, oh, ow, c, kh, kw): an scf.forall
-/// over (n, oh), then register tiles of `columns` output columns x
+/// over (n, oh) (the fill fused), then register tiles of `columns` output columns x
 /// `channels` channels and one kernel row, each a 1-D depthwise convolution
 /// that is vectorized.
 LogicalResult tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp conv,
@@ -203,8 +235,7 @@ LogicalResult tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp conv,
     rewriter.replaceOp(op, tiled->replacements);
     return cast<linalg::LinalgOp>(tiled->tiledOps.front());
   };
-  FailureOr<linalg::LinalgOp> row =
-      tile(conv, {1, 1, 0, 0, 0, 0}, scf::SCFTilingOptions::LoopType::ForallOp);
+  FailureOr<linalg::LinalgOp> row = tileRowsFusingFill(rewriter, conv);
   if (failed(row))
     return failure();
   // Full tiles only (divisors), so that every tile is static and vectorizes.

@@ -5,13 +5,17 @@
 
 // A grouped NHWC convolution with one channel and one filter per group is
 // depthwise: the image collapses to [N, H, W, C], the filter to [KH, KW, C],
-// and the convolution runs as an scf.forall over output rows of register
+// and the convolution runs as an scf.forall over output rows (its fill
+// fused) of register
 // tiles (8 columns x 16 channels, one kernel row each) vectorized into FMAs
 // on 16-channel vectors, the three taps of a row unrolled.
 // CHECK-LABEL: func.func @nhwc_grouped
 // CHECK-NOT: linalg.conv_2d_nhwgc_gfhwc
 // CHECK: %[[TAPS:.*]] = tensor.expand_shape {{.*}} into tensor<3x3x32xf32>
+// CHECK-NOT: linalg.fill
 // CHECK: scf.forall (%[[ROW:.*]]) in (8)
+// The accumulator's fill runs per output row, inside the loop.
+// CHECK:   linalg.fill {{.*}} -> tensor<1x1x8x32xf32>
 // CHECK:   scf.for %{{.*}} = %c0 to %c32 step %c16
 // CHECK:     scf.for %{{.*}} = %c0 to %c3 step %c1
 // CHECK:       vector.transfer_read {{.*}} : tensor<1x10x16xf32>, vector<1x10x16xf32>
