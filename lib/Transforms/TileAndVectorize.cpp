@@ -78,38 +78,54 @@ SmallVector<int64_t> computeTileSizes(linalg::LinalgOp op,
   return sizes;
 }
 
-/// Step 0 (optional): an scf.forall over about `blocks` blocks of rows of
-/// the innermost M dimension (each a multiple of `tileM`; other M and batch
-/// dimensions by 1): the units of work that threads share. Returns the
-/// contraction inside the forall.
+/// The block along a static `extent` for about `blocks` blocks: the
+/// smallest multiple of `tile` that divides it and gives at most that many
+/// (the whole extent where none does). Every block is whole, so each tiles
+/// exactly as the unsplit GEMM would and the result is the same to the bit
+/// whatever the thread count.
+int64_t blockSize(int64_t extent, int64_t blocks, int64_t tile) {
+  int64_t wanted = llvm::divideCeil(extent, blocks);
+  for (int64_t b = tile; b < extent; b += tile)
+    if (b >= wanted && extent % b == 0)
+      return b;
+  return extent;
+}
+
+/// Step 0 (optional): an scf.forall over about `blocks` blocks of the
+/// innermost M dimension (each a multiple of `tileM`; other M and batch
+/// dimensions by 1), or of the innermost N dimension where that is the
+/// larger (each a whole vector tile; other N and batch dimensions by 1: a
+/// pointwise NCHW convolution's F = 64 filters against 3136 pixels per
+/// image, where blocks of filters each streamed every image through): the
+/// units of work that threads share. Returns the contraction inside the
+/// forall.
 linalg::LinalgOp tileForThreads(RewriterBase &rewriter, linalg::LinalgOp op,
-                                int64_t blocks, int64_t tileM) {
+                                int64_t blocks, int64_t tileM, int64_t tileN) {
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
   if (failed(dims) || dims->m.empty())
     return op;
-  int64_t rows = op.getStaticLoopRanges()[dims->m.back()];
-  int64_t blockM = 32 * tileM; // a dynamic extent: a fixed block
-  if (!ShapedType::isDynamic(rows)) {
-    // The smallest multiple of the register tile that divides the rows and
-    // gives at most `blocks` blocks: every block is whole, so each tiles
-    // exactly as the unsplit GEMM would and the result is the same to the
-    // bit whatever the thread count.
-    int64_t tile = largestDividingTile(rows, tileM);
-    int64_t wanted = llvm::divideCeil(rows, blocks);
-    blockM = rows;
-    for (int64_t b = tile; b < rows; b += tile)
-      if (b >= wanted && rows % b == 0) {
-        blockM = b;
-        break;
-      }
-  }
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t rows = ranges[dims->m.back()];
+  int64_t columns = dims->n.empty() ? 0 : ranges[dims->n.back()];
+  bool splitColumns = !ShapedType::isDynamic(rows) &&
+                      !ShapedType::isDynamic(columns) && columns > rows;
   SmallVector<int64_t> sizes(op.getNumLoops(), 0);
   for (unsigned d : dims->batch)
     sizes[d] = 1;
-  for (unsigned d : dims->m)
-    sizes[d] = 1;
-  sizes[dims->m.back()] = blockM;
+  if (splitColumns) {
+    for (unsigned d : dims->n)
+      sizes[d] = 1;
+    sizes[dims->n.back()] = blockSize(
+        columns, blocks, vectorTile(columns, tileN, /*lanes=*/16));
+  } else {
+    for (unsigned d : dims->m)
+      sizes[d] = 1;
+    sizes[dims->m.back()] =
+        ShapedType::isDynamic(rows)
+            ? 32 * tileM // a dynamic extent: a fixed block
+            : blockSize(rows, blocks, largestDividingTile(rows, tileM));
+  }
   scf::SCFTilingOptions options;
   options.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
   options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
@@ -273,7 +289,7 @@ struct ConvLowerTileAndVectorizePass
       // A GEMM already inside an scf.forall (conv-lower-im2col-panels'
       // row blocks) has its blocks.
       if (parallelBlocks > 0 && !op->getParentOfType<scf::ForallOp>())
-        op = tileForThreads(rewriter, op, parallelBlocks, tileM);
+        op = tileForThreads(rewriter, op, parallelBlocks, tileM, tileN);
       (void)tileAndPeel(rewriter, op, tileM, tileN, tileK);
     }
 

@@ -1,0 +1,32 @@
+// RUN: conv-opt %s --conv-lower-tile-and-vectorize="tile-m=8 tile-n=16 tile-k=4 parallel-blocks=4" --canonicalize | FileCheck %s
+
+// parallel-blocks: an scf.forall of whole blocks around the register tiles,
+// the units of work that threads share.
+
+// More rows (64) than columns (48): blocks of 16 rows, a multiple of tile-m.
+// CHECK-LABEL: func.func @rows
+// CHECK: scf.forall (%{{.*}}) = (0) to (64) step (16)
+// CHECK:   vector.contract {{.*}} : vector<8x4xf32>, vector<4x16xf32> into vector<8x16xf32>
+func.func @rows(%a: tensor<64x36xf32>, %b: tensor<36x48xf32>, %c: tensor<64x48xf32>) -> tensor<64x48xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<64x36xf32>, tensor<36x48xf32>) outs(%c : tensor<64x48xf32>) -> tensor<64x48xf32>
+  return %0 : tensor<64x48xf32>
+}
+
+// The pointwise NCHW contraction Y[n, f, p] += W[f, c] * X[n, c, p] with 16
+// filters and 256 pixels: the pixels are split (per image, blocks of 64, a
+// whole vector tile), so that each block reads its slice of X once instead
+// of every block of filters reading all of it.
+// CHECK-LABEL: func.func @pixels
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (2, 256) step (1, 64)
+// CHECK:   vector.contract {{.*}} : vector<8x4xf32>, vector<4x16xf32> into vector<8x16xf32>
+func.func @pixels(%w: tensor<16x8xf32>, %x: tensor<2x8x256xf32>, %y: tensor<2x16x256xf32>) -> tensor<2x16x256xf32> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(n, f, p, c) -> (f, c)>, affine_map<(n, f, p, c) -> (n, c, p)>, affine_map<(n, f, p, c) -> (n, f, p)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+       ins(%w, %x : tensor<16x8xf32>, tensor<2x8x256xf32>) outs(%y : tensor<2x16x256xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x16x256xf32>
+  return %0 : tensor<2x16x256xf32>
+}
