@@ -169,6 +169,13 @@ std::optional<double> describeInReport(const Prepared &p, bool implicit,
     report.inputBytes = info.inputBytes;
     report.im2colBytes = info.im2colBytes;
     flops = info.flops;
+    // X_col of unknown size is one with a dynamic batch: the panels
+    // (conv-lower-im2col-panels, static shapes only) leave its GEMM with
+    // X_col whole.
+    if (report.im2col == "panels" && !info.im2colBytes) {
+      report.im2col = "explicit";
+      return flops;
+    }
   }
   // The implicit GEMM never stores X_col; the CPU's panels hold a block's
   // rows at a time (at most 512 KiB a thread); a direct depthwise

@@ -902,6 +902,34 @@ def case_mlir_file(ctx):
            f"problem = {report.get('problem')!r}")
 
 
+DYNAMIC_BATCH_FUNCTION = """\
+func.func @conv(%x: tensor<?x7x7x3xf32>, %w: tensor<3x3x3x4xf32>) -> tensor<?x5x5x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x7x7x3xf32>
+  %empty = tensor.empty(%n) : tensor<?x5x5x4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%empty : tensor<?x5x5x4xf32>) -> tensor<?x5x5x4xf32>
+  %y = linalg.conv_2d_nhwc_hwcf
+      {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<?x7x7x3xf32>, tensor<3x3x3x4xf32>)
+      outs(%init : tensor<?x5x5x4xf32>) -> tensor<?x5x5x4xf32>
+  return %y : tensor<?x5x5x4xf32>
+}
+"""
+
+
+def case_mlir_file_dynamic_batch(ctx):
+    """A dynamic batch: the CPU's panels leave that GEMM with X_col whole, and the
+    report says so (explicit, not panels)."""
+    conv = HwcfConv("conv", (2, 7, 7, 3), (3, 3, 3, 4))
+    path = ctx.tmp / "dynamic.mlir"
+    path.write_text(DYNAMIC_BATCH_FUNCTION)
+    report, _ = run_file_conv(ctx, conv, path, ["--check", "--reference-repeat", "1"])
+    expect(report.get("check_passed") is True, f"check_passed = {report.get('check_passed')!r}")
+    expect(report.get("im2col") == "explicit",
+           f"im2col = {report.get('im2col')!r}, expected 'explicit' (dynamic batch)")
+
+
 def case_function_select(ctx):
     convs = [HwcfConv("first", (1, 6, 6, 2), (3, 3, 2, 3)),
              HwcfConv("second", (1, 9, 8, 3), (2, 2, 3, 5), dilation=(2, 3))]
@@ -930,6 +958,7 @@ def json_set():
              ("reference-direct-speedup", case_reference_direct)] +
             [(f"emit-mlir-{p.name}", emit_case(p)) for p in EMIT_CASES] +
             [("mlir-file-hwcf", case_mlir_file),
+             ("mlir-file-dynamic-batch", case_mlir_file_dynamic_batch),
              ("mlir-file-function-select", case_function_select),
              ("seed-reproducible", case_seed)])
 
