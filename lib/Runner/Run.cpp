@@ -153,42 +153,29 @@ llvm::Error checkOptions(const RunOptions &o) {
   return llvm::Error::success();
 }
 
-/// Problem description, sizes and FLOPs: from the flags' problem, else read
-/// off the module.
-std::optional<double> describeInReport(const Prepared &p, bool implicit,
-                                       RunReport &report) {
-  std::optional<double> flops;
+/// Problem description, sizes (X_col's: unknown for a dynamic batch) and
+/// FLOPs: from the flags' problem, else read off the module.
+std::optional<double> describeInReport(const Prepared &p, RunReport &report) {
   if (p.problem) {
     report.problem = describeProblem(*p.problem);
     report.inputBytes = inputBytes(*p.problem);
     report.im2colBytes = im2colBytes(*p.problem);
-    flops = p.problem->flops();
-  } else {
-    ModuleInfo info = analyzeConvModule(*p.module, p.function);
-    report.problem = info.description;
-    report.inputBytes = info.inputBytes;
-    report.im2colBytes = info.im2colBytes;
-    flops = info.flops;
-    // X_col of unknown size is one with a dynamic batch: the panels
-    // (conv-lower-im2col-panels, static shapes only) leave its GEMM with
-    // X_col whole.
-    if (report.im2col == "panels" && !info.im2colBytes) {
-      report.im2col = "explicit";
-      return flops;
-    }
+    return p.problem->flops();
   }
-  // The implicit GEMM never stores X_col; the CPU's panels hold a block's
-  // rows at a time (at most 512 KiB a thread); a direct depthwise
-  // convolution has none.
-  if (implicit)
-    report.im2colBytes = 0;
-  return flops;
+  ModuleInfo info = analyzeConvModule(*p.module, p.function);
+  report.problem = info.description;
+  report.inputBytes = info.inputBytes;
+  report.im2colBytes = info.im2colBytes;
+  return info.flops;
 }
 
 /// How the report says the GEMM's A operand was formed. On the CPU's
 /// default route a float 2-D depthwise problem has none: the pipeline's
-/// conv-lower-depthwise-direct computes it on vectors ("direct").
-std::string im2colMode(const Prepared &p, Target target, bool implicit) {
+/// conv-lower-depthwise-direct computes it on vectors ("direct"); an X_col of
+/// unknown size (a dynamic batch) stays whole, since the panels
+/// (conv-lower-im2col-panels) take static shapes only.
+std::string im2colMode(const Prepared &p, Target target, bool implicit,
+                       bool xcolSizeKnown) {
   if (!implicit)
     return "explicit";
   if (target != Target::Cpu)
@@ -196,7 +183,7 @@ std::string im2colMode(const Prepared &p, Target target, bool implicit) {
   if (p.problem && isDepthwise(*p.problem) && !p.problem->isQuantized() &&
       !p.problem->hasDepth)
     return "direct";
-  return "panels";
+  return xcolSizeKnown ? "panels" : "explicit";
 }
 
 CpuRoute cpuRoute(Target target, bool implicit) {
@@ -295,10 +282,16 @@ llvm::Expected<RunReport> mlir::conv_lower::run(MLIRContext &context,
   auto implicit = chooseImplicit(o, *target);
   if (!implicit)
     return implicit.takeError();
-  report.im2col = im2colMode(*prepared, *target, *implicit);
   report.repeat = o.repeat;
   report.warmup = o.warmup;
-  std::optional<double> flops = describeInReport(*prepared, *implicit, report);
+  std::optional<double> flops = describeInReport(*prepared, report);
+  report.im2col = im2colMode(*prepared, *target, *implicit,
+                             report.im2colBytes.has_value());
+  // Only the explicit mode stores X_col whole: the implicit GEMM never
+  // stores it, the CPU's panels hold a block's rows at a time (at most 512
+  // KiB a thread), a direct depthwise convolution has none.
+  if (report.im2col != "explicit")
+    report.im2colBytes = 0;
 
   if (*target == Target::Cuda) {
     if (llvm::Error e = runOnCuda(*prepared->module, prepared->function,

@@ -150,9 +150,9 @@ Value channelsLastInit(OpBuilder &b, Location loc, ConvPlan &plan) {
   return nchw ? transposed(b, loc, image, {0, 2, 3, 1}) : image;
 }
 
-/// The direct convolution that replaces `plan.op`, and the op computing it.
-Value rewriteDepthwise(RewriterBase &rewriter, ConvPlan &plan,
-                       linalg::LinalgOp &direct) {
+/// Replaces `plan.op` by the direct convolution; returns the op computing
+/// it.
+linalg::LinalgOp rewriteDepthwise(RewriterBase &rewriter, ConvPlan &plan) {
   Location loc = plan.op.getLoc();
   rewriter.setInsertionPoint(plan.op);
   Value image = channelsLastImage(rewriter, loc, plan);
@@ -165,7 +165,6 @@ Value rewriteDepthwise(RewriterBase &rewriter, ConvPlan &plan,
                              rewriter.getI64TensorAttr(plan.strides)),
        rewriter.getNamedAttr("dilations",
                              rewriter.getI64TensorAttr(plan.dilations))});
-  direct = conv;
   Value result = conv.getResult(0);
   const ConvForm &form = *plan.form;
   if (form.layout == ImageLayout::nchw)
@@ -179,7 +178,7 @@ Value rewriteDepthwise(RewriterBase &rewriter, ConvPlan &plan,
     rewriter.eraseOp(plan.absorbedExpand);
   if (plan.absorbedPad && plan.absorbedPad->use_empty())
     rewriter.eraseOp(plan.absorbedPad);
-  return result;
+  return conv;
 }
 
 /// The scf.forall over (n, oh) with the accumulator's fill fused into it:
@@ -215,35 +214,20 @@ FailureOr<linalg::LinalgOp> tileRowsFusingFill(RewriterBase &rewriter,
 }
 
 /// Tiles the direct convolution (loops n, oh, ow, c, kh, kw): an scf.forall
-/// over (n, oh) (the fill fused), then register tiles of `columns` output columns x
-/// `channels` channels and one kernel row, each a 1-D depthwise convolution
-/// that is vectorized.
+/// over (n, oh) (the fill fused), then register tiles of `columns` output
+/// columns x `channels` channels and one kernel row, each a 1-D depthwise
+/// convolution that is vectorized.
 LogicalResult tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp conv,
                                int64_t columns, int64_t channels) {
   SmallVector<int64_t> ranges = conv.getStaticLoopRanges();
-  auto tile = [&](linalg::LinalgOp op, ArrayRef<int64_t> sizes,
-                  scf::SCFTilingOptions::LoopType loops)
-      -> FailureOr<linalg::LinalgOp> {
-    scf::SCFTilingOptions options;
-    options.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
-    options.setLoopType(loops);
-    rewriter.setInsertionPoint(op);
-    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-        rewriter, cast<TilingInterface>(op.getOperation()), options);
-    if (failed(tiled) || tiled->tiledOps.size() != 1)
-      return failure();
-    rewriter.replaceOp(op, tiled->replacements);
-    return cast<linalg::LinalgOp>(tiled->tiledOps.front());
-  };
   FailureOr<linalg::LinalgOp> row = tileRowsFusingFill(rewriter, conv);
   if (failed(row))
     return failure();
   // Full tiles only (divisors), so that every tile is static and vectorizes.
   FailureOr<linalg::LinalgOp> reg =
-      tile(*row,
-           {0, 0, largestDividingTile(ranges[2], columns),
-            largestDividingTile(ranges[3], channels), 1, 0},
-           scf::SCFTilingOptions::LoopType::ForOp);
+      tileInPlace(rewriter, *row,
+                  {0, 0, largestDividingTile(ranges[2], columns),
+                   largestDividingTile(ranges[3], channels), 1, 0});
   if (failed(reg))
     return failure();
   // One output row and one kernel row: a 1-D depthwise convolution.
@@ -282,8 +266,7 @@ struct ConvLowerDepthwiseDirectPass
     });
     IRRewriter rewriter(&getContext());
     for (ConvPlan &plan : plans) {
-      linalg::LinalgOp direct;
-      rewriteDepthwise(rewriter, plan, direct);
+      linalg::LinalgOp direct = rewriteDepthwise(rewriter, plan);
       (void)tileAndVectorize(rewriter, direct, tileColumns, tileChannels);
     }
   }

@@ -33,6 +33,7 @@ namespace mlir::conv_lower {
 
 using namespace mlir;
 using mlir::conv_lower::largestDividingTile;
+using mlir::conv_lower::tileInPlace;
 
 namespace {
 
@@ -126,16 +127,9 @@ linalg::LinalgOp tileForThreads(RewriterBase &rewriter, linalg::LinalgOp op,
             ? 32 * tileM // a dynamic extent: a fixed block
             : blockSize(rows, blocks, largestDividingTile(rows, tileM));
   }
-  scf::SCFTilingOptions options;
-  options.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
-  options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-  rewriter.setInsertionPoint(op);
-  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(op.getOperation()), options);
-  if (failed(tiled) || tiled->tiledOps.empty())
-    return op;
-  rewriter.replaceOp(op, tiled->replacements);
-  return cast<linalg::LinalgOp>(tiled->tiledOps.back());
+  FailureOr<linalg::LinalgOp> tiled = tileInPlace(
+      rewriter, op, sizes, scf::SCFTilingOptions::LoopType::ForallOp);
+  return succeeded(tiled) ? *tiled : op;
 }
 
 /// Step 1: tile one contraction; peel loops over dynamic extents.

@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include <algorithm>
@@ -24,6 +25,25 @@ inline int64_t largestDividingTile(int64_t extent, int64_t size) {
     if (extent % t == 0)
       return t;
   return 1;
+}
+
+/// Tiles `op` by `sizes` (0: untiled) with loops of `loopType` and replaces
+/// it; returns the one tiled op, or failure with `op` left as it was.
+inline FailureOr<linalg::LinalgOp>
+tileInPlace(RewriterBase &rewriter, linalg::LinalgOp op,
+            ArrayRef<int64_t> sizes,
+            scf::SCFTilingOptions::LoopType loopType =
+                scf::SCFTilingOptions::LoopType::ForOp) {
+  scf::SCFTilingOptions options;
+  options.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
+  options.setLoopType(loopType);
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled) || tiled->tiledOps.size() != 1)
+    return failure();
+  rewriter.replaceOp(op, tiled->replacements);
+  return cast<linalg::LinalgOp>(tiled->tiledOps.front());
 }
 
 /// Vectorizes `op` in place (linalg::vectorize with its defaults); where it

@@ -17,7 +17,6 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
-#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -49,17 +48,11 @@ SmallVector<int64_t> transposeTiles(linalg::TransposeOp op, int64_t tile) {
 
 LogicalResult vectorizeTranspose(RewriterBase &rewriter, linalg::TransposeOp op,
                                  int64_t tile) {
-  scf::SCFTilingOptions options;
-  options.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(),
-                                              transposeTiles(op, tile)));
-  rewriter.setInsertionPoint(op);
-  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(op.getOperation()), options);
-  if (failed(tiled) || tiled->tiledOps.size() != 1)
+  FailureOr<linalg::LinalgOp> tiled =
+      tileInPlace(rewriter, op, transposeTiles(op, tile));
+  if (failed(tiled))
     return failure();
-  rewriter.replaceOp(op, tiled->replacements);
-  vectorizeOrKeep(rewriter,
-                  cast<linalg::LinalgOp>(tiled->tiledOps.front()));
+  vectorizeOrKeep(rewriter, *tiled);
   return success();
 }
 
