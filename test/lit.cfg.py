@@ -41,6 +41,11 @@ for lib in ["mlir_runner_utils", "mlir_c_runner_utils"]:
         ("%" + lib, os.path.join(config.llvm_lib_dir, "lib" + lib + ".so")))
 config.substitutions.append(("%conv_opt", tool_path("conv-opt")))
 config.substitutions.append(("%conv_run", tool_path("conv-run")))
+config.substitutions.append(("%convlower_capi_test", tool_path("convlower-capi-test")))
+# The Python package as the build tree holds it (python_packages/convlower,
+# with libConvLowerCAPI.so inside): PYTHONPATH=%convlower_python_path.
+config.substitutions.append(
+    ("%convlower_python_path", os.path.join(config.conv_lower_obj_root, "python_packages")))
 config.substitutions.append(("%mlir_opt", tool_path("mlir-opt")))
 config.substitutions.append(("%mlir_runner", tool_path("mlir-runner")))
 
@@ -112,3 +117,15 @@ if subprocess.call([sys.executable, "-c", "import numpy"],
     config.available_features.add("numpy")
 else:
     lit_config.note("numpy is not importable by %s: numerical tests are UNSUPPORTED" % sys.executable)
+
+# torch and torchvision (Debian's python3-torch / python3-torchvision, which
+# scripts/setup.sh installs) drive the Python package's torch tests and the
+# end-to-end model test; setuptools and pip its install test.
+for module, feature in (("torch", "torch"), ("torchvision", "torchvision"),
+                        ("setuptools, pip", "pip")):
+    if subprocess.call([sys.executable, "-c", "import " + module],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
+        config.available_features.add(feature)
+    else:
+        lit_config.note("%s is not importable by %s: tests that need it are "
+                        "UNSUPPORTED" % (module, sys.executable))

@@ -46,7 +46,7 @@ public:
         acc(elementType(*b.getContext(), p.outputType())) {}
 
   /// Emits the body into the current block and returns the result.
-  Value build(Value input, Value filter, Value bias) {
+  Value build(Value input, Value filter, Value bias, bool relu) {
     if (p.isQuantized()) {
       zeroPoints = {
           arith::ConstantOp::create(b, b.getI32IntegerAttr(p.inputZeroPoint)),
@@ -62,7 +62,9 @@ public:
       y = depthwiseNchw(x, filter); // linalg has no depthwise NCHW _q op
     else
       y = grouped(x, filter);
-    return bias ? addBias(y, bias) : y;
+    if (bias)
+      y = addBias(y, bias);
+    return relu ? addRelu(y) : y;
   }
 
 private:
@@ -242,6 +244,35 @@ private:
         .getResult(0);
   }
 
+  /// y = max(y, 0), elementwise.
+  Value addRelu(Value y) {
+    MLIRContext *ctx = b.getContext();
+    unsigned rank = cast<RankedTensorType>(y.getType()).getRank();
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
+    llvm::SmallVector<utils::IteratorType> parallel(
+        rank, utils::IteratorType::parallel);
+    // A fresh init, as frontends write an activation (torch-mlir, IREE).
+    auto type = cast<RankedTensorType>(y.getType());
+    Value init = tensor::EmptyOp::create(b, type.getShape(),
+                                         type.getElementType());
+    return linalg::GenericOp::create(
+               b, TypeRange{y.getType()}, ValueRange{y}, ValueRange{init},
+               llvm::ArrayRef<AffineMap>{identity, identity}, parallel,
+               /*doc=*/"", /*libraryCall=*/"",
+               [&](OpBuilder &nested, Location loc, ValueRange args) {
+                 Value zero = arith::ConstantOp::create(
+                     nested, loc, nested.getZeroAttr(acc));
+                 Value max =
+                     isa<FloatType>(acc)
+                         ? arith::MaximumFOp::create(nested, loc, args[0], zero)
+                               .getResult()
+                         : arith::MaxSIOp::create(nested, loc, args[0], zero)
+                               .getResult();
+                 linalg::YieldOp::create(nested, loc, max);
+               })
+        .getResult(0);
+  }
+
   ImplicitLocOpBuilder &b;
   const ConvProblem &p;
   bool nchw;
@@ -253,7 +284,8 @@ private:
 } // namespace
 
 OwningOpRef<ModuleOp>
-mlir::conv_lower::buildConvModule(MLIRContext &ctx, const ConvProblem &p) {
+mlir::conv_lower::buildConvModule(MLIRContext &ctx, const ConvProblem &p,
+                                  bool relu) {
   Location loc = NameLoc::get(
       StringAttr::get(&ctx, "conv-run: " + describeProblem(p)));
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
@@ -273,7 +305,7 @@ mlir::conv_lower::buildConvModule(MLIRContext &ctx, const ConvProblem &p) {
   b.setInsertionPointToEnd(entry);
   Value bias = p.hasBias ? entry->getArgument(2) : Value();
   Value y = ConvBuilder(b, p).build(entry->getArgument(0),
-                                    entry->getArgument(1), bias);
+                                    entry->getArgument(1), bias, relu);
   func::ReturnOp::create(b, y);
   return module;
 }

@@ -41,8 +41,10 @@ llvm::Expected<double> timeRuns(CpuRunner &runner,
   return medianOf(times);
 }
 
-ConvLowerToLLVMOptions pipelineOptions(const RunOptions &options,
-                                       CpuRoute route) {
+} // namespace
+
+ConvLowerToLLVMOptions runner::pipelineOptions(const RunOptions &options,
+                                               CpuRoute route) {
   ConvLowerToLLVMOptions o;
   o.tileM = options.tileM;
   o.tileN = options.tileN;
@@ -56,8 +58,6 @@ ConvLowerToLLVMOptions pipelineOptions(const RunOptions &options,
   o.twinExplicitIm2col = route == CpuRoute::TwinExplicit;
   return o;
 }
-
-} // namespace
 
 llvm::Expected<Execution>
 runner::compileAndRun(ModuleOp module, llvm::StringRef func,

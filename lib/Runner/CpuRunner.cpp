@@ -23,6 +23,7 @@
 #include "llvm/Support/Threading.h"
 
 #include <chrono>
+#include <mutex>
 
 using namespace mlir;
 using namespace mlir::conv_lower;
@@ -120,6 +121,10 @@ CpuRunner::create(OwningOpRef<ModuleOp> module, llvm::StringRef functionName,
                   llvm::ArrayRef<BufferSpec> inputs, const BufferSpec &output,
                   const ConvLowerToLLVMOptions &options) {
   auto start = std::chrono::steady_clock::now();
+  // The wrapper's ops, in a context that may have loaded only the conv's.
+  module->getContext()
+      ->loadDialect<bufferization::BufferizationDialect, func::FuncDialect,
+                    memref::MemRefDialect, tensor::TensorDialect>();
   auto func = module->lookupSymbol<func::FuncOp>(functionName);
   if (!func)
     return llvm::createStringError(
@@ -151,8 +156,13 @@ CpuRunner::create(OwningOpRef<ModuleOp> module, llvm::StringRef functionName,
   if (llvm::Error e = checkFullyLowered(*module))
     return std::move(e);
 
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
+  // Once per process: LLVM's target registry is not safe to fill from two
+  // threads compiling at once.
+  static std::once_flag nativeTarget;
+  std::call_once(nativeTarget, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
   auto transformer = makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0,
                                                /*targetMachine=*/nullptr);
   ExecutionEngineOptions engineOptions;
@@ -170,6 +180,11 @@ CpuRunner::create(OwningOpRef<ModuleOp> module, llvm::StringRef functionName,
   }
   engineOptions.sharedLibPaths = sharedLibs;
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  // No GDB or perf JIT listeners: they are process-wide singletons that a
+  // library (the C API, loaded into a Python process) must not wire up,
+  // and the perf one crashed in its dump-file writes when loaded that way.
+  engineOptions.enableGDBNotificationListener = false;
+  engineOptions.enablePerfNotificationListener = false;
   auto engine = ExecutionEngine::create(*module, engineOptions);
   if (!engine)
     return engine.takeError();
@@ -192,6 +207,7 @@ CpuRunner::create(OwningOpRef<ModuleOp> module, llvm::StringRef functionName,
 
   std::unique_ptr<CpuRunner> runner(new CpuRunner());
   runner->engine = std::move(*engine);
+  runner->entryPoint = *entry;
   // A ranked memref descriptor: {base, data, offset, sizes[r], strides[r]}.
   auto describe = [](const BufferSpec &s) {
     std::vector<int64_t> d(3 + 2 * s.shape.size(), 0);
@@ -212,11 +228,13 @@ CpuRunner::create(OwningOpRef<ModuleOp> module, llvm::StringRef functionName,
   return runner;
 }
 
-llvm::Error CpuRunner::run(llvm::ArrayRef<void *> buffers) {
+llvm::Error CpuRunner::run(llvm::ArrayRef<void *> buffers) const {
   if (buffers.size() != descriptors.size())
     return llvm::createStringError("wrong number of buffers");
+  // Copies of the descriptors, so that several threads can run at once.
+  std::vector<std::vector<int64_t>> filled = descriptors;
   SmallVector<void *> descriptorPtrs;
-  for (auto [d, ptr] : llvm::zip(descriptors, buffers)) {
+  for (auto [d, ptr] : llvm::zip(filled, buffers)) {
     d[0] = d[1] = reinterpret_cast<int64_t>(ptr);
     descriptorPtrs.push_back(d.data());
   }
@@ -225,7 +243,9 @@ llvm::Error CpuRunner::run(llvm::ArrayRef<void *> buffers) {
   SmallVector<void *> args;
   for (void *&p : descriptorPtrs)
     args.push_back(&p);
-  return engine->invokePacked(("_mlir_ciface_" + kWrapperName).str(), args);
+  // The entry point looked up at creation: no symbol lookup per call.
+  entryPoint(args.data());
+  return llvm::Error::success();
 }
 
 int64_t mlir::conv_lower::defaultCpuThreads() {

@@ -169,30 +169,33 @@ std::optional<double> describeInReport(const Prepared &p, RunReport &report) {
   return info.flops;
 }
 
-/// How the report says the GEMM's A operand was formed. On the CPU's
-/// default route a float 2-D depthwise problem has none: the pipeline's
-/// conv-lower-depthwise-direct computes it on vectors ("direct"); an X_col of
-/// unknown size (a dynamic batch) stays whole, since the panels
-/// (conv-lower-im2col-panels) take static shapes only.
-std::string im2colMode(const Prepared &p, Target target, bool implicit,
-                       bool xcolSizeKnown) {
+} // namespace
+
+/// On the CPU's default route a float 2-D depthwise problem has no A
+/// operand: the pipeline's conv-lower-depthwise-direct computes it on
+/// vectors ("direct"); an X_col of unknown size (a dynamic batch) stays
+/// whole, since the panels (conv-lower-im2col-panels) take static shapes
+/// only.
+std::string runner::im2colMode(const std::optional<ConvProblem> &problem,
+                               Target target, bool implicit,
+                               bool xcolSizeKnown) {
   if (!implicit)
     return "explicit";
   if (target != Target::Cpu)
     return "implicit";
-  if (p.problem && isDepthwise(*p.problem) && !p.problem->isQuantized() &&
-      !p.problem->hasDepth)
+  if (problem && isDepthwise(*problem) && !problem->isQuantized() &&
+      !problem->hasDepth)
     return "direct";
   return xcolSizeKnown ? "panels" : "explicit";
 }
 
-CpuRoute cpuRoute(Target target, bool implicit) {
+CpuRoute runner::cpuRoute(Target target, bool implicit) {
   if (target != Target::CpuTwin)
     return implicit ? CpuRoute::Im2colPanels : CpuRoute::Im2col;
   return implicit ? CpuRoute::Twin : CpuRoute::TwinExplicit;
 }
 
-llvm::StringRef pipelineName(CpuRoute route) {
+llvm::StringRef runner::pipelineName(CpuRoute route) {
   switch (route) {
   case CpuRoute::Twin:
     return "conv-lower-to-llvm{implicit-gemm-twin}";
@@ -204,6 +207,8 @@ llvm::StringRef pipelineName(CpuRoute route) {
     return "conv-lower-to-llvm";
   }
 }
+
+namespace {
 
 /// The CPU routes: the lowered convolution, its reference lowering, the
 /// check and the --output file.
@@ -285,7 +290,7 @@ llvm::Expected<RunReport> mlir::conv_lower::run(MLIRContext &context,
   report.repeat = o.repeat;
   report.warmup = o.warmup;
   std::optional<double> flops = describeInReport(*prepared, report);
-  report.im2col = im2colMode(*prepared, *target, *implicit,
+  report.im2col = im2colMode(prepared->problem, *target, *implicit,
                              report.im2colBytes.has_value());
   // Only the explicit mode stores X_col whole: the implicit GEMM never
   // stores it, the CPU's panels hold a block's rows at a time (at most 512

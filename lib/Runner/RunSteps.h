@@ -51,6 +51,17 @@ llvm::Expected<Prepared> prepare(MLIRContext &context,
 /// Im2colPanels: X_col per block of output rows inside the GEMM's parallel
 /// loop (conv-lower-im2col-panels); Im2col: X_col whole, then the GEMM.
 enum class CpuRoute { Im2colPanels, Im2col, Direct, Twin, TwinExplicit };
+/// The CPU route of a target (cpu or cpu-twin) and im2col choice.
+CpuRoute cpuRoute(Target target, bool implicit);
+/// The pipeline, as the report names it, and its options for a route.
+llvm::StringRef pipelineName(CpuRoute route);
+ConvLowerToLLVMOptions pipelineOptions(const RunOptions &options,
+                                       CpuRoute route);
+/// How the report says the GEMM's A operand was formed: explicit,
+/// implicit (the GPU kernel and its twin), panels or direct (the CPU).
+std::string im2colMode(const std::optional<ConvProblem> &problem,
+                       Target target, bool implicit, bool xcolSizeKnown);
+
 /// Compiles `module` (a clone) on the CPU, runs it warmup + repeat times on
 /// `data`: the median and the output (f32, or i32 exactly: kept as doubles).
 struct Execution {

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 namespace convrt {
 namespace {
@@ -232,6 +233,99 @@ Expected<RunReport> runBundle(const Bundle &bundle,
       runKernel(bundle.manifest, binary, ptx, std::move(driver), options));
   report.source = bundle.directory;
   return report;
+}
+
+// Members in destruction order reversed: the buffers, stream and module go
+// before the context they live in.
+struct KernelSession::State {
+  PrimaryContext context;
+  Module module;
+  std::optional<Function> function;
+  std::optional<Stream> stream;
+  std::vector<DeviceBuffer> buffers;
+  std::vector<CUdeviceptr> pointers;
+  std::shared_ptr<Driver> driver;
+  LaunchConfig config;
+};
+
+KernelSession::~KernelSession() = default;
+
+Expected<std::unique_ptr<KernelSession>>
+KernelSession::load(const Manifest &m, const std::string &binary,
+                    const std::string &ptx, std::shared_ptr<Driver> driver,
+                    int device) {
+  CONVRT_TRY(validateManifest(m));
+  CONVRT_ASSIGN_OR_RETURN(PrimaryContext context,
+                          PrimaryContext::acquire(driver, device));
+  CONVRT_ASSIGN_OR_RETURN(int driverVersion, driver->version());
+  CONVRT_ASSIGN_OR_RETURN(DeviceInfo info, queryDevice(*driver, device));
+  Expected<LoadedKernel> kernel = loadKernel(driver, m.kernel, binary, ptx);
+  if (!kernel.ok())
+    return explainLoadFailure(kernel.takeError(), m, ptx, driverVersion, info);
+  std::unique_ptr<KernelSession> session(new KernelSession());
+  session->manifest_ = m;
+  session->device_ = info;
+  session->loadedFrom_ = kernel->from;
+  session->loadNote_ = kernel->note;
+  CONVRT_ASSIGN_OR_RETURN(Function function,
+                          kernel->module.function(m.kernel.name));
+  CONVRT_ASSIGN_OR_RETURN(Stream stream, Stream::create(driver));
+  auto state = std::unique_ptr<State>(new State{
+      std::move(context), std::move(kernel->module), std::move(function),
+      std::move(stream), {}, {}, driver, {}});
+  for (const ArgumentSpec &argument : m.arguments) {
+    size_t bytes =
+        size_t(elementCount(argument.shape)) * dtypeSize(argument.dtype);
+    CONVRT_ASSIGN_OR_RETURN(DeviceBuffer buffer,
+                            DeviceBuffer::allocate(driver, bytes));
+    state->pointers.push_back(buffer.get());
+    state->buffers.push_back(std::move(buffer));
+  }
+  state->config.grid = m.kernel.grid;
+  state->config.block = m.kernel.block;
+  state->config.dynamicSharedMemoryBytes = m.kernel.sharedMemoryBytes;
+  state->config.stream = state->stream->get();
+  session->state_ = std::move(state);
+  return session;
+}
+
+Expected<double> KernelSession::run(const void *input, const void *filter,
+                                    const void *bias, void *output) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  State &s = *state_;
+  // The caller's thread may not have the context current yet.
+  CONVRT_TRY(s.context.makeCurrent());
+  int outputIndex = -1;
+  for (size_t i = 0; i < manifest_.arguments.size(); ++i) {
+    const ArgumentSpec &argument = manifest_.arguments[i];
+    const void *source = argument.role == ArgumentRole::Input    ? input
+                         : argument.role == ArgumentRole::Filter ? filter
+                         : argument.role == ArgumentRole::Bias   ? bias
+                                                                 : nullptr;
+    if (argument.role == ArgumentRole::Output) {
+      outputIndex = int(i);
+      continue;
+    }
+    if (!source)
+      return Error::failure("no host buffer for the kernel's " +
+                   std::string(argumentRoleName(argument.role)) +
+                   " argument '" + argument.name + "'");
+    CONVRT_TRY(s.buffers[i].copyFromHost(source, s.buffers[i].size()));
+  }
+  // The copies ran on the legacy stream; the kernel's stream does not wait.
+  CONVRT_TRY(s.context.synchronize());
+  std::vector<void *> params;
+  for (CUdeviceptr &pointer : s.pointers)
+    params.push_back(&pointer);
+  CONVRT_ASSIGN_OR_RETURN(
+      LaunchTiming timing,
+      timeLaunches(s.driver, *s.stream, /*warmup=*/0, /*repeat=*/1, [&] {
+        return s.function->launch(s.config, params.data());
+      }));
+  CONVRT_TRY(s.stream->synchronize());
+  CONVRT_TRY(s.buffers[outputIndex].copyToHost(
+      output, s.buffers[outputIndex].size()));
+  return timing.medianMs;
 }
 
 static std::string formatNumber(const char *format, double value) {

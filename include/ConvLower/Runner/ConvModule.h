@@ -22,9 +22,12 @@ Type elementType(MLIRContext &context, DType dtype);
 /// (grouped forms through reshapes to the NGCHW/NHWGC ops, depthwise NCHW
 /// through depthwise_conv_2d_nchw_chw) and a broadcast bias add. Inputs are
 /// in the problem's dtype, the output is f32 (f16/bf16 accumulate in f32).
+/// With `relu`, a ReLU (`arith.maximumf` with 0; `arith.maxsi` for i32)
+/// follows, in the form the GPU kernel fuses into its epilogue.
 /// The context must have the func, arith, tensor and linalg dialects loaded.
 OwningOpRef<ModuleOp> buildConvModule(MLIRContext &context,
-                                      const ConvProblem &problem);
+                                      const ConvProblem &problem,
+                                      bool relu = false);
 
 } // namespace mlir::conv_lower
 

@@ -34,8 +34,9 @@ public:
          const ConvLowerToLLVMOptions &options);
 
   /// Calls the compiled function on host buffers (inputs..., output), laid out
-  /// densely in row-major order of the specs.
-  llvm::Error run(llvm::ArrayRef<void *> buffers);
+  /// densely in row-major order of the specs. Safe to call from several
+  /// threads at once.
+  llvm::Error run(llvm::ArrayRef<void *> buffers) const;
 
   /// Wall time of the pass pipeline plus JIT compilation.
   double compileMs() const { return compileMillis; }
@@ -43,6 +44,7 @@ public:
 private:
   CpuRunner() = default;
   std::unique_ptr<ExecutionEngine> engine;
+  void (*entryPoint)(void **) = nullptr; // the wrapper's packed interface
   std::vector<std::vector<int64_t>> descriptors; // one memref descriptor each
   double compileMillis = 0;
 };

@@ -19,7 +19,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 namespace convrt {
 
@@ -75,6 +77,43 @@ Expected<RunReport> runKernel(const Manifest &manifest,
 Expected<RunReport> runBundle(const Bundle &bundle,
                               std::shared_ptr<Driver> driver,
                               const RunOptions &options);
+
+/// A kernel loaded once and launched many times on the caller's host
+/// buffers: what a compiled handle of the C API holds for a CUDA target.
+/// Loading acquires the device's primary context, loads the module (cubin,
+/// else its PTX) and allocates one device buffer per manifest argument; each
+/// run() copies the operands in, launches on its own stream, times the
+/// launch with events and copies the output back. Calls from several
+/// threads are serialized (the buffers are the session's).
+class KernelSession {
+public:
+  static Expected<std::unique_ptr<KernelSession>>
+  load(const Manifest &manifest, const std::string &binary,
+       const std::string &ptx, std::shared_ptr<Driver> driver, int device = 0);
+
+  /// Host operands in the manifest's layouts and dtypes (`bias` may be null
+  /// when the manifest has none); the output is written in its dtype.
+  /// Returns the kernel's time in ms (events around the one launch).
+  Expected<double> run(const void *input, const void *filter,
+                       const void *bias, void *output);
+
+  const Manifest &manifest() const { return manifest_; }
+  const DeviceInfo &device() const { return device_; }
+  /// "cubin" or "ptx" (the PTX was JIT-compiled; loadNote says why).
+  const std::string &loadedFrom() const { return loadedFrom_; }
+  const std::string &loadNote() const { return loadNote_; }
+
+  ~KernelSession();
+
+private:
+  struct State;
+  KernelSession() = default;
+  Manifest manifest_;
+  DeviceInfo device_;
+  std::string loadedFrom_, loadNote_;
+  std::unique_ptr<State> state_;
+  std::mutex mutex_;
+};
 
 std::string runTableHeader();
 std::string runTableRow(const RunReport &report);

@@ -1,0 +1,191 @@
+/*===-- ConvLower-c/ConvLower.h - ConvLower's C API ---------------*- C -*-===*\
+|*                                                                            *|
+|* Describe a convolution, compile it once for a target (the CPU JIT, the     *|
+|* GPU kernel's CPU twin, or the tensor-core kernel on a CUDA device), run it *|
+|* on the caller's buffers as often as wanted, read its report.               *|
+|*                                                                            *|
+|* Conventions (MLIR's C API): opaque handles are structs holding a pointer,  *|
+|* created by a function and released by convlowerXDestroy; strings are      *|
+|* ConvLowerStringRef (not NUL-terminated) handed to callbacks. Every call    *|
+|* that can fail returns a ConvLowerStatus and never aborts; the message of   *|
+|* the calling thread's last failure is convlowerGetLastErrorMessage().       *|
+|* Compilations are cached by problem: a second identical layer reuses the    *|
+|* first one's code. Every function is safe to call from several threads.    *|
+|*                                                                            *|
+|* Semantics: DESIGN.md's convolution (torch's conv1d/2d/3d with zero         *|
+|* padding, dilation and groups). Buffers are dense, in the layout's order:   *|
+|* NCHW images with FCHW (torch's) filters, or NHWC images with FHWC filters; *|
+|* 1-D problems are the 2-D ones with H = KH = 1; 3-D ones add D (NCDHW /     *|
+|* NDHWC, filters FCDHW / FDHWC).                                             *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef CONVLOWER_C_CONVLOWER_H
+#define CONVLOWER_C_CONVLOWER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define CONVLOWER_CAPI_EXPORTED __declspec(dllexport)
+#else
+#define CONVLOWER_CAPI_EXPORTED __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// The version of this header's API; convlowerGetApiVersion() returns the
+/// library's (a caller built against another version should not use it).
+#define CONVLOWER_API_VERSION 1
+
+typedef enum ConvLowerStatus {
+  ConvLowerStatusOk = 0,
+  /// The description or the buffers are wrong: nothing ran.
+  ConvLowerStatusBadInput = 1,
+  /// Compiling or running failed (a driver error, a compiler defect).
+  ConvLowerStatusFailed = 2,
+} ConvLowerStatus;
+
+typedef enum ConvLowerLayout {
+  ConvLowerLayoutNCHW = 0, ///< with FCHW filters (torch)
+  ConvLowerLayoutNHWC = 1, ///< with FHWC filters (cuDNN's KRSC)
+} ConvLowerLayout;
+
+typedef enum ConvLowerDType {
+  ConvLowerDTypeF32 = 0,  ///< f32 data and math
+  ConvLowerDTypeTF32 = 1, ///< f32 data, tf32 tensor-core math on a GPU
+  ConvLowerDTypeF16 = 2,  ///< IEEE half data (uint16 words), f32 output
+  ConvLowerDTypeBF16 = 3, ///< bfloat16 data (uint16 words), f32 output
+  ConvLowerDTypeI8 = 4,   ///< int8 data with zero points, int32 output
+} ConvLowerDType;
+
+typedef enum ConvLowerTarget {
+  /// cuda where a device is usable and the GPU route takes the problem,
+  /// else cpu.
+  ConvLowerTargetAuto = 0,
+  ConvLowerTargetCpu = 1,     ///< the CPU JIT (im2col panels + tiled GEMM)
+  ConvLowerTargetCpuTwin = 2, ///< the GPU kernel's loop nest on the CPU
+  ConvLowerTargetCuda = 3,    ///< the tensor-core kernel on a CUDA device
+} ConvLowerTarget;
+
+/// A convolution. Fill it with convlowerConvDescInit() first: the defaults
+/// are a 2-D, stride-1, unpadded, ungrouped f32 NCHW problem on target auto.
+typedef struct ConvLowerConvDesc {
+  /// Spatial dimensions: 1 (conv1d), 2 (conv2d) or 3 (conv3d).
+  int32_t spatialRank;
+  int64_t batch;       ///< N
+  int64_t inChannels;  ///< C
+  int64_t outChannels; ///< F
+  /// Per spatial dimension, outermost first ((D,) H, W; for 1-D: L): the
+  /// image size, the kernel size, strides, dilations, zero padding before
+  /// and after. Entries past spatialRank are ignored.
+  int64_t inputSize[3];
+  int64_t kernelSize[3];
+  int64_t stride[3];
+  int64_t dilation[3];
+  int64_t padBefore[3];
+  int64_t padAfter[3];
+  int64_t groups;
+  ConvLowerLayout layout;
+  ConvLowerDType dtype;
+  /// i8 only: sum (x - inputZeroPoint) * (w - filterZeroPoint).
+  int64_t inputZeroPoint;
+  int64_t filterZeroPoint;
+  /// A bias [F] in the data's dtype, added to the output.
+  bool bias;
+  /// max(y, 0) after the bias.
+  bool relu;
+  ConvLowerTarget target;
+  /// CPU worker threads; 0: every core this process may use.
+  int32_t threads;
+  /// cuda only: the chip to compile for, as "sm_90"; NULL or "": the
+  /// device's.
+  const char *chip;
+} ConvLowerConvDesc;
+
+/// A compiled convolution.
+typedef struct ConvLowerConv {
+  void *ptr;
+} ConvLowerConv;
+
+typedef struct ConvLowerStringRef {
+  const char *data;
+  size_t length;
+} ConvLowerStringRef;
+
+/// Receives a string (valid during the call) and the caller's userData.
+typedef void (*ConvLowerStringCallback)(ConvLowerStringRef, void *userData);
+
+CONVLOWER_CAPI_EXPORTED int convlowerGetApiVersion(void);
+
+/// The defaults described at ConvLowerConvDesc (sizes 1, no bias).
+CONVLOWER_CAPI_EXPORTED void convlowerConvDescInit(ConvLowerConvDesc *desc);
+
+/// The output's size in each spatial dimension (spatialRank entries), by
+/// DESIGN.md's formula; fails on an invalid description.
+CONVLOWER_CAPI_EXPORTED ConvLowerStatus
+convlowerConvDescOutputSize(const ConvLowerConvDesc *desc, int64_t *sizes);
+
+/// Compiles `desc` (or takes it from the cache) into `*conv`. On failure
+/// `conv->ptr` is NULL. `cacheHit` (may be NULL) says whether the code came
+/// from the cache.
+CONVLOWER_CAPI_EXPORTED ConvLowerStatus
+convlowerConvCreate(const ConvLowerConvDesc *desc, ConvLowerConv *conv,
+                    bool *cacheHit);
+
+/// Releases the handle (the cache keeps the compiled code). NULL is a no-op.
+CONVLOWER_CAPI_EXPORTED void convlowerConvDestroy(ConvLowerConv conv);
+
+static inline bool convlowerConvIsNull(ConvLowerConv conv) {
+  return conv.ptr == NULL;
+}
+
+/// Runs the convolution on host buffers: input [N, C, (D,) H, W] or its
+/// channels-last order, filter, bias [F] (NULL when desc.bias is false),
+/// output in the input's layout. Element types: f32 and tf32 data as float,
+/// f16/bf16 as uint16_t words, i8 as int8_t; the output is float (int32_t for
+/// i8). Buffers are read and written in place, not retained.
+CONVLOWER_CAPI_EXPORTED ConvLowerStatus
+convlowerConvRun(ConvLowerConv conv, const void *input, const void *filter,
+                 const void *bias, void *output);
+
+/// Element counts of the four buffers (bias: 0 without one).
+CONVLOWER_CAPI_EXPORTED ConvLowerStatus
+convlowerConvGetSizes(ConvLowerConv conv, int64_t *inputElements,
+                      int64_t *filterElements, int64_t *biasElements,
+                      int64_t *outputElements);
+
+/// The target it runs on: never ConvLowerTargetAuto.
+CONVLOWER_CAPI_EXPORTED ConvLowerTarget
+convlowerConvGetTarget(ConvLowerConv conv);
+
+/// The report as JSON, conv-run's keys: target and why, pipeline, im2col
+/// mode, kernel tiles and chip (cuda/twin), threads (cpu), compile_ms,
+/// lowered_ms (the last run; the kernel's time on a GPU), repeat (runs so
+/// far), gflops, input_bytes, im2col_bytes.
+CONVLOWER_CAPI_EXPORTED ConvLowerStatus
+convlowerConvPrintReport(ConvLowerConv conv, ConvLowerStringCallback callback,
+                         void *userData);
+
+/// The calling thread's last failure, or "" after a success. Valid until
+/// the thread's next ConvLower call.
+CONVLOWER_CAPI_EXPORTED const char *convlowerGetLastErrorMessage(void);
+
+/// Compiled convolutions in the cache; dropping them (live handles keep
+/// theirs).
+CONVLOWER_CAPI_EXPORTED size_t convlowerCacheSize(void);
+CONVLOWER_CAPI_EXPORTED void convlowerCacheClear(void);
+
+/// The devices as conv-run --doctor sees them, as JSON ({"driver_version",
+/// "devices": [...], "problem"}): what target auto will choose.
+CONVLOWER_CAPI_EXPORTED void
+convlowerPrintDevices(ConvLowerStringCallback callback, void *userData);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CONVLOWER_C_CONVLOWER_H */

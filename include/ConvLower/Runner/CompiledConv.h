@@ -1,0 +1,101 @@
+//===- CompiledConv.h - compile a convolution once, run it many times -*- C++ -*-//
+//
+// What a library user (the C API, the Python package, a framework's layer)
+// needs instead of conv-run's one-shot run(): a convolution compiled once for
+// its target — the JIT'd CPU function, the GPU kernel's CPU twin, or the
+// tensor-core kernel loaded on a CUDA device through runtime/ — and then run
+// on the caller's buffers as often as wanted, from any thread. ConvCache
+// keeps one compilation per distinct problem, so a network's repeated layers
+// compile once.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONVLOWER_RUNNER_COMPILEDCONV_H
+#define CONVLOWER_RUNNER_COMPILEDCONV_H
+
+#include "ConvLower/Runner/ConvProblem.h"
+#include "ConvLower/Runner/Report.h"
+#include "ConvLower/Runner/Run.h"
+
+#include "llvm/Support/Error.h"
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace mlir::conv_lower {
+
+/// What to compile: the problem plus what a layer fuses after it.
+struct ConvSpec {
+  ConvProblem problem;
+  bool relu = false;
+  Target target = Target::Auto;
+  /// CPU worker threads; 0 is defaultCpuThreads().
+  int64_t threads = 0;
+  /// The chip for cuda (default: the device's).
+  std::optional<convrt::Arch> chip;
+
+  /// Every field, in one line: the cache's key.
+  std::string key() const;
+};
+
+class CompiledConv {
+public:
+  /// Validates the spec, chooses the target (auto: cuda where a device is
+  /// usable and the GPU route takes the problem, else cpu) and compiles.
+  /// Errors are RunErrors (bad input, or a failure while compiling).
+  static llvm::Expected<std::unique_ptr<CompiledConv>>
+  compile(const ConvSpec &spec);
+  ~CompiledConv();
+
+  /// Runs on host buffers in the problem's layouts: input and filter (and
+  /// bias, when the problem has one) in its dtype (f16/bf16 as 16-bit
+  /// words, tf32 as f32), the output as f32 (i32 for a quantized problem).
+  /// Safe to call from several threads at once.
+  llvm::Error run(const void *input, const void *filter, const void *bias,
+                  void *output);
+
+  const ConvSpec &spec() const { return spec_; }
+  /// Target, route, compile time, tiles, memory; loweredMs is the last
+  /// run's time (the kernel's on a GPU), repeat the number of runs so far.
+  RunReport report() const;
+
+private:
+  struct Impl;
+  CompiledConv();
+  ConvSpec spec_;
+  RunReport report_;
+  std::unique_ptr<Impl> impl_;
+  std::atomic<int64_t> runs_{0};
+  std::atomic<double> lastMs_{0};
+};
+
+/// One compilation per distinct ConvSpec::key(), shared: a second request
+/// for the same problem returns the first one's CompiledConv without
+/// compiling, and two threads asking for the same new key compile it once.
+/// Failed compilations are not kept.
+class ConvCache {
+public:
+  llvm::Expected<std::shared_ptr<CompiledConv>> get(const ConvSpec &spec,
+                                                    bool *hit = nullptr);
+  size_t size() const;
+  void clear();
+  /// The process-wide cache the C API uses.
+  static ConvCache &global();
+
+private:
+  struct Entry {
+    std::mutex compiling; // held while the entry's problem compiles
+    std::shared_ptr<CompiledConv> conv;
+    std::atomic<bool> ready{false}; // conv is set (read without `compiling`)
+  };
+  mutable std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<Entry>> entries_;
+};
+
+} // namespace mlir::conv_lower
+
+#endif

@@ -1,0 +1,312 @@
+//===- ConvLower.cpp - ConvLower's C API over the run library -------------===//
+//
+// A thin layer: the C description becomes a ConvSpec, the process-wide
+// ConvCache compiles it (once per distinct problem), and a handle holds a
+// shared reference to the compiled convolution. Every entry point catches
+// its errors into a status plus the calling thread's last message: nothing
+// here aborts or throws across the C boundary.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConvLower-c/ConvLower.h"
+
+#include "ConvLower/Runner/CompiledConv.h"
+#include "ConvLower/Runner/Device.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <memory>
+#include <string>
+
+using namespace mlir::conv_lower;
+
+namespace {
+
+thread_local std::string lastError;
+
+ConvLowerStatus succeed() {
+  lastError.clear();
+  return ConvLowerStatusOk;
+}
+
+ConvLowerStatus fail(ConvLowerStatus status, std::string message) {
+  lastError = std::move(message);
+  return status;
+}
+
+/// The status of a run-library error: bad input or a failure.
+ConvLowerStatus fail(llvm::Error error) {
+  bool bad = false;
+  std::string message;
+  llvm::handleAllErrors(
+      std::move(error),
+      [&](const RunError &e) {
+        bad = e.isBadInput();
+        message = e.message();
+      },
+      [&](const llvm::ErrorInfoBase &e) { message = e.message(); });
+  return fail(bad ? ConvLowerStatusBadInput : ConvLowerStatusFailed,
+              std::move(message));
+}
+
+struct Handle {
+  std::shared_ptr<CompiledConv> conv;
+};
+
+Handle *unwrap(ConvLowerConv conv) { return static_cast<Handle *>(conv.ptr); }
+
+void emit(ConvLowerStringCallback callback, void *userData,
+          const std::string &text) {
+  callback(ConvLowerStringRef{text.data(), text.size()}, userData);
+}
+
+llvm::Expected<DType> dtypeOf(ConvLowerDType dtype) {
+  switch (dtype) {
+  case ConvLowerDTypeF32:
+    return DType::F32;
+  case ConvLowerDTypeTF32:
+    return DType::TF32;
+  case ConvLowerDTypeF16:
+    return DType::F16;
+  case ConvLowerDTypeBF16:
+    return DType::BF16;
+  case ConvLowerDTypeI8:
+    return DType::I8;
+  }
+  return llvm::createStringError(
+      llvm::formatv("dtype {0} is not a ConvLowerDType", int(dtype)));
+}
+
+llvm::Expected<Target> targetOf(ConvLowerTarget target) {
+  switch (target) {
+  case ConvLowerTargetAuto:
+    return Target::Auto;
+  case ConvLowerTargetCpu:
+    return Target::Cpu;
+  case ConvLowerTargetCpuTwin:
+    return Target::CpuTwin;
+  case ConvLowerTargetCuda:
+    return Target::Cuda;
+  }
+  return llvm::createStringError(
+      llvm::formatv("target {0} is not a ConvLowerTarget", int(target)));
+}
+
+/// The description as the run library's problem: a 1-D problem is the 2-D
+/// one with H = KH = 1; a 3-D one takes its first dimension as the depth.
+llvm::Expected<ConvSpec> specOf(const ConvLowerConvDesc &d) {
+  if (d.spatialRank < 1 || d.spatialRank > 3)
+    return llvm::createStringError(llvm::formatv(
+        "spatialRank must be 1, 2 or 3, got {0}", d.spatialRank));
+  if (d.layout != ConvLowerLayoutNCHW && d.layout != ConvLowerLayoutNHWC)
+    return llvm::createStringError(
+        llvm::formatv("layout {0} is not a ConvLowerLayout", int(d.layout)));
+  ConvSpec spec;
+  ConvProblem &p = spec.problem;
+  auto dtype = dtypeOf(d.dtype);
+  if (!dtype)
+    return dtype.takeError();
+  auto target = targetOf(d.target);
+  if (!target)
+    return target.takeError();
+  p.layout = d.layout == ConvLowerLayoutNCHW ? Layout::NCHW : Layout::NHWC;
+  p.filterLayout = convrt::defaultFilterLayout(p.layout);
+  p.dtype = *dtype;
+  p.accumulate = p.isQuantized() ? DType::I32 : DType::F32;
+  if (!p.isQuantized() && (d.inputZeroPoint || d.filterZeroPoint))
+    return llvm::createStringError("zero points are for dtype i8 only");
+  p.inputZeroPoint = d.inputZeroPoint;
+  p.filterZeroPoint = d.filterZeroPoint;
+  p.n = d.batch, p.c = d.inChannels, p.f = d.outChannels;
+  p.groups = d.groups;
+  p.hasBias = d.bias;
+  // Dimension i of the description, counted from the innermost (W).
+  int rank = d.spatialRank;
+  auto inner = [&](const int64_t(&v)[3], int i, int64_t absent) {
+    return i < rank ? v[rank - 1 - i] : absent;
+  };
+  p.w = inner(d.inputSize, 0, 1), p.h = inner(d.inputSize, 1, 1);
+  p.kw = inner(d.kernelSize, 0, 1), p.kh = inner(d.kernelSize, 1, 1);
+  p.strideW = inner(d.stride, 0, 1), p.strideH = inner(d.stride, 1, 1);
+  p.dilationW = inner(d.dilation, 0, 1), p.dilationH = inner(d.dilation, 1, 1);
+  p.padLeft = inner(d.padBefore, 0, 0), p.padTop = inner(d.padBefore, 1, 0);
+  p.padRight = inner(d.padAfter, 0, 0), p.padBottom = inner(d.padAfter, 1, 0);
+  if (rank == 3) {
+    p.hasDepth = true;
+    p.d = d.inputSize[0], p.kd = d.kernelSize[0], p.strideD = d.stride[0];
+    p.dilationD = d.dilation[0];
+    p.padFront = d.padBefore[0], p.padBack = d.padAfter[0];
+    if (p.d < 1 || p.kd < 1 || p.strideD < 1 || p.dilationD < 1 ||
+        p.padFront < 0 || p.padBack < 0)
+      return llvm::createStringError(llvm::formatv(
+          "depth D {0}, KD {1}, stride {2}, dilation {3} must be positive and "
+          "its padding {4},{5} non-negative",
+          p.d, p.kd, p.strideD, p.dilationD, p.padFront, p.padBack));
+  }
+  spec.relu = d.relu;
+  spec.target = *target;
+  spec.threads = d.threads;
+  if (d.chip && *d.chip) {
+    std::optional<convrt::Arch> arch = convrt::parseArch(d.chip);
+    if (!arch)
+      return llvm::createStringError(
+          llvm::formatv("chip '{0}' is not one the kernels are built for: {1}",
+                        d.chip, convrt::archList()));
+    spec.chip = arch;
+  }
+  if (llvm::Error e = validateProblem(p))
+    return std::move(e);
+  return spec;
+}
+
+} // namespace
+
+extern "C" {
+
+int convlowerGetApiVersion(void) { return CONVLOWER_API_VERSION; }
+
+void convlowerConvDescInit(ConvLowerConvDesc *desc) {
+  if (!desc)
+    return;
+  *desc = ConvLowerConvDesc{};
+  desc->spatialRank = 2;
+  desc->batch = desc->inChannels = desc->outChannels = 1;
+  for (int i = 0; i < 3; ++i) {
+    desc->inputSize[i] = desc->kernelSize[i] = 1;
+    desc->stride[i] = desc->dilation[i] = 1;
+  }
+  desc->groups = 1;
+  desc->layout = ConvLowerLayoutNCHW;
+  desc->dtype = ConvLowerDTypeF32;
+  desc->target = ConvLowerTargetAuto;
+}
+
+ConvLowerStatus convlowerConvDescOutputSize(const ConvLowerConvDesc *desc,
+                                            int64_t *sizes) {
+  if (!desc || !sizes)
+    return fail(ConvLowerStatusBadInput, "convlowerConvDescOutputSize: NULL "
+                                         "description or sizes");
+  auto spec = specOf(*desc);
+  if (!spec)
+    return fail(ConvLowerStatusBadInput, llvm::toString(spec.takeError()));
+  const ConvProblem &p = spec->problem;
+  int rank = desc->spatialRank;
+  if (rank == 3)
+    sizes[0] = p.outD();
+  if (rank >= 2)
+    sizes[rank - 2] = p.outH();
+  sizes[rank - 1] = p.outW();
+  return succeed();
+}
+
+ConvLowerStatus convlowerConvCreate(const ConvLowerConvDesc *desc,
+                                    ConvLowerConv *conv, bool *cacheHit) {
+  if (conv)
+    conv->ptr = nullptr;
+  if (!desc || !conv)
+    return fail(ConvLowerStatusBadInput,
+                "convlowerConvCreate: NULL description or handle");
+  auto spec = specOf(*desc);
+  if (!spec)
+    return fail(ConvLowerStatusBadInput, llvm::toString(spec.takeError()));
+  bool hit = false;
+  auto compiled = ConvCache::global().get(*spec, &hit);
+  if (!compiled)
+    return fail(compiled.takeError());
+  if (cacheHit)
+    *cacheHit = hit;
+  conv->ptr = new Handle{std::move(*compiled)};
+  return succeed();
+}
+
+void convlowerConvDestroy(ConvLowerConv conv) { delete unwrap(conv); }
+
+ConvLowerStatus convlowerConvRun(ConvLowerConv conv, const void *input,
+                                 const void *filter, const void *bias,
+                                 void *output) {
+  Handle *h = unwrap(conv);
+  if (!h)
+    return fail(ConvLowerStatusBadInput, "convlowerConvRun: a NULL handle");
+  if (llvm::Error e = h->conv->run(input, filter, bias, output))
+    return fail(std::move(e));
+  return succeed();
+}
+
+ConvLowerStatus convlowerConvGetSizes(ConvLowerConv conv,
+                                      int64_t *inputElements,
+                                      int64_t *filterElements,
+                                      int64_t *biasElements,
+                                      int64_t *outputElements) {
+  Handle *h = unwrap(conv);
+  if (!h)
+    return fail(ConvLowerStatusBadInput, "convlowerConvGetSizes: a NULL handle");
+  const ConvProblem &p = h->conv->spec().problem;
+  if (inputElements)
+    *inputElements = p.inputElements();
+  if (filterElements)
+    *filterElements = p.filterElements();
+  if (biasElements)
+    *biasElements = p.hasBias ? p.f : 0;
+  if (outputElements)
+    *outputElements = p.outputElements();
+  return succeed();
+}
+
+ConvLowerTarget convlowerConvGetTarget(ConvLowerConv conv) {
+  Handle *h = unwrap(conv);
+  if (!h)
+    return ConvLowerTargetAuto;
+  std::string target = h->conv->report().target;
+  return target == "cuda"       ? ConvLowerTargetCuda
+         : target == "cpu-twin" ? ConvLowerTargetCpuTwin
+                                : ConvLowerTargetCpu;
+}
+
+ConvLowerStatus convlowerConvPrintReport(ConvLowerConv conv,
+                                         ConvLowerStringCallback callback,
+                                         void *userData) {
+  Handle *h = unwrap(conv);
+  if (!h || !callback)
+    return fail(ConvLowerStatusBadInput,
+                "convlowerConvPrintReport: a NULL handle or callback");
+  std::string json;
+  llvm::raw_string_ostream os(json);
+  printJson(h->conv->report(), os);
+  emit(callback, userData, json);
+  return succeed();
+}
+
+const char *convlowerGetLastErrorMessage(void) { return lastError.c_str(); }
+
+size_t convlowerCacheSize(void) { return ConvCache::global().size(); }
+
+void convlowerCacheClear(void) { ConvCache::global().clear(); }
+
+void convlowerPrintDevices(ConvLowerStringCallback callback, void *userData) {
+  if (!callback)
+    return;
+  DeviceStatus status = probeDevices();
+  std::string json;
+  llvm::raw_string_ostream os(json);
+  llvm::json::OStream j(os);
+  j.object([&] {
+    j.attribute("driver_version", status.driverVersion);
+    j.attributeArray("devices", [&] {
+      for (const DeviceInfo &d : status.devices)
+        j.object([&] {
+          j.attribute("name", d.name);
+          j.attribute("compute_capability",
+                      llvm::formatv("{0}.{1}", d.ccMajor, d.ccMinor).str());
+          j.attribute("sm_count", d.smCount);
+          j.attribute("total_memory_bytes",
+                      static_cast<int64_t>(d.totalMemoryBytes));
+        });
+    });
+    j.attribute("problem", status.problem);
+  });
+  emit(callback, userData, json);
+}
+
+} // extern "C"

@@ -1,0 +1,354 @@
+"""ConvLower from Python: convolutions compiled by ConvLower's MLIR pipelines.
+
+    import convlower
+    y = convlower.conv2d(x, w, bias, stride=1, padding=1)   # numpy or torch
+    convlower.patch(model)       # a torch model's nn.Conv1d/2d/3d through ConvLower
+
+conv1d/conv2d/conv3d take torch's arguments and semantics (zero padding, strides,
+dilation, groups; padding "same"/"valid", per-dimension ints or (before, after)
+pairs) on numpy arrays or torch tensors, batched or not. Each distinct problem is
+compiled once (the C API's cache) for its target: "auto" (a CUDA device where one
+is usable and the kernel takes the problem, else the CPU JIT), "cpu", "cpu-twin"
+(the GPU kernel's loop nest on the CPU) or "cuda". Data types: float32 (tf32=True:
+tf32 tensor-core math on a GPU), float16, bfloat16 (torch) and int8 with
+zero_points=(zx, zw); the output is float32 (int32 for int8) in the input's layout.
+
+Layouts: "nchw" takes torch's [N, C, *spatial] images with [F, C/G, *kernel]
+filters; "nhwc" takes [N, *spatial, C] with [F, *kernel, C/G].
+"""
+
+import json
+import threading
+import time
+
+import numpy as np
+
+from . import _capi
+
+__all__ = [
+    "Conv", "ConvLowerError", "BadInputError", "conv1d", "conv2d", "conv3d",
+    "patch", "devices", "cache_size", "cache_clear", "library_path",
+]
+
+_lib, library_path = _capi.load_library()
+
+
+class ConvLowerError(RuntimeError):
+    """Compiling or running failed (a driver error, a compiler defect)."""
+
+
+class BadInputError(ConvLowerError, ValueError):
+    """The convolution or its operands are wrong: nothing ran."""
+
+
+def _raise_for(status, what):
+    if status == _capi.STATUS_OK:
+        return
+    message = _lib.convlowerGetLastErrorMessage().decode()
+    cls = BadInputError if status == _capi.STATUS_BAD_INPUT else ConvLowerError
+    raise cls(f"{what}: {message}")
+
+
+class Conv:
+    """One compiled convolution, run on arrays as often as wanted.
+
+    Conv(**fields) takes the C API's description (ConvLowerConvDesc) as keyword
+    arguments: spatial_rank, batch, in_channels, out_channels, input_size,
+    kernel_size, stride, dilation, pad_before, pad_after (sequences of
+    spatial_rank ints, outermost first), groups, layout, dtype ("f32", "tf32",
+    "f16", "bf16", "i8"), zero_points, bias, relu, target, threads, chip.
+    conv1d/2d/3d build one from their arguments; use Conv directly to keep a
+    layer's compilation at hand.
+    """
+
+    def __init__(self, *, spatial_rank=2, batch=1, in_channels=1, out_channels=1,
+                 input_size=(1, 1), kernel_size=(1, 1), stride=None, dilation=None,
+                 pad_before=None, pad_after=None, groups=1, layout="nchw",
+                 dtype="f32", zero_points=(0, 0), bias=False, relu=False,
+                 target="auto", threads=0, chip=None):
+        if layout not in _capi.LAYOUTS:
+            raise BadInputError(f"layout {layout!r}: expected 'nchw' or 'nhwc'")
+        if dtype not in _capi.DTYPES:
+            raise BadInputError(f"dtype {dtype!r}: expected one of {sorted(_capi.DTYPES)}")
+        if target not in _capi.TARGETS:
+            raise BadInputError(f"target {target!r}: expected one of {list(_capi.TARGETS)}")
+        r = spatial_rank
+        d = _capi.ConvDesc()
+        _lib.convlowerConvDescInit(d)
+        d.spatialRank = r
+        d.batch, d.inChannels, d.outChannels = batch, in_channels, out_channels
+        for field, values in (("inputSize", input_size), ("kernelSize", kernel_size),
+                              ("stride", stride or (1,) * r),
+                              ("dilation", dilation or (1,) * r),
+                              ("padBefore", pad_before or (0,) * r),
+                              ("padAfter", pad_after or (0,) * r)):
+            values = tuple(int(v) for v in values)
+            if len(values) != r or not 1 <= r <= 3:
+                raise BadInputError(f"{field}: {values} for a {r}-D convolution")
+            getattr(d, field)[:r] = values
+        d.groups, d.layout = groups, _capi.LAYOUTS[layout]
+        d.dtype, d.target, d.threads = _capi.DTYPES[dtype], _capi.TARGETS[target], threads
+        d.inputZeroPoint, d.filterZeroPoint = zero_points
+        d.bias, d.relu = bias, relu
+        d.chip = chip.encode() if chip else None
+        self._desc = d
+        self.layout, self.dtype, self.has_bias = layout, dtype, bias
+        self._handle = _capi.ConvHandle()
+        hit = _capi.ctypes.c_bool(False)
+        _raise_for(_lib.convlowerConvCreate(d, self._handle, hit), "compiling")
+        self.cache_hit = hit.value
+        self.target = _capi.TARGET_NAMES[_lib.convlowerConvGetTarget(self._handle)]
+        out = (_capi.ctypes.c_int64 * 3)()
+        _raise_for(_lib.convlowerConvDescOutputSize(d, out), "output size")
+        self.output_spatial = tuple(out[:r])
+        spatial = tuple(input_size)
+        n, c, f = batch, in_channels, out_channels
+        if layout == "nchw":
+            self.input_shape = (n, c) + spatial
+            self.filter_shape = (f, c // groups) + tuple(kernel_size)
+            self.output_shape = (n, f) + self.output_spatial
+        else:
+            self.input_shape = (n,) + spatial + (c,)
+            self.filter_shape = (f,) + tuple(kernel_size) + (c // groups,)
+            self.output_shape = (n,) + self.output_spatial + (f,)
+
+    def __del__(self):
+        handle = getattr(self, "_handle", None)
+        if handle is not None and handle.ptr and _lib is not None:
+            _lib.convlowerConvDestroy(handle)
+
+    def __call__(self, x, w, bias=None):
+        """Runs on numpy arrays (the dtype's storage: float32, float16, int8, or
+        int16/uint16 words for bf16) of exactly the compiled shapes; returns the
+        float32 (int32 for i8) output."""
+        want = _STORAGE[self.dtype]
+        operands = [("input", x, self.input_shape), ("filter", w, self.filter_shape)]
+        if self.has_bias:
+            if bias is None:
+                raise BadInputError("this convolution was compiled with a bias: pass it")
+            operands.append(("bias", bias, (self.output_shape[1 if self.layout == "nchw" else -1],)))
+        elif bias is not None:
+            raise BadInputError("this convolution was compiled without a bias")
+        buffers = []
+        for name, a, shape in operands:
+            a = np.ascontiguousarray(a)
+            if a.dtype not in want:
+                raise BadInputError(f"{name}: dtype {a.dtype}, compiled for {self.dtype} "
+                                    f"({' or '.join(str(np.dtype(t)) for t in want)})")
+            if tuple(a.shape) != tuple(shape):
+                raise BadInputError(f"{name}: shape {tuple(a.shape)}, compiled for {tuple(shape)}")
+            buffers.append(a)
+        y = np.empty(self.output_shape, np.int32 if self.dtype == "i8" else np.float32)
+        ptrs = [b.ctypes.data for b in buffers] + [None] * (3 - len(buffers))
+        if not self.has_bias:
+            ptrs[2] = None
+        _raise_for(_lib.convlowerConvRun(self._handle, ptrs[0], ptrs[1], ptrs[2],
+                                         y.ctypes.data), "running")
+        return y
+
+    def report(self):
+        """The report as a dict (conv-run's JSON keys): target, pipeline, im2col,
+        kernel, chip, threads, compile_ms, lowered_ms (last run), repeat (runs),
+        gflops, input_bytes, im2col_bytes."""
+        status, text = _capi.collect_string(_lib.convlowerConvPrintReport, self._handle)
+        _raise_for(status, "report")
+        return json.loads(text)
+
+
+_STORAGE = {"f32": (np.float32,), "tf32": (np.float32,), "f16": (np.float16,),
+            "bf16": (np.int16, np.uint16), "i8": (np.int8,)}
+
+_convs = {}
+_convs_lock = threading.Lock()
+
+
+def _compiled(key_fields):
+    key = tuple(sorted(key_fields.items()))
+    with _convs_lock:
+        conv = _convs.get(key)
+    if conv is None:
+        conv = Conv(**key_fields)
+        with _convs_lock:
+            conv = _convs.setdefault(key, conv)
+    return conv
+
+
+def cache_size():
+    """Compiled convolutions held by the C API's cache."""
+    return _lib.convlowerCacheSize()
+
+
+def cache_clear():
+    """Drops every compiled convolution (live Conv objects keep theirs)."""
+    with _convs_lock:
+        _convs.clear()
+    _lib.convlowerCacheClear()
+
+
+def devices():
+    """The CUDA devices target "auto" would use, with the driver version and,
+    when there are none, why (conv-run --doctor's diagnosis)."""
+    _, text = _capi.collect_string(_lib.convlowerPrintDevices)
+    return json.loads(text)
+
+
+# ---------------------------------------------------------------------------
+# torch-style functions on numpy arrays and torch tensors
+
+
+def _is_torch(a):
+    return type(a).__module__.split(".")[0] == "torch"
+
+
+def _to_numpy(a):
+    """A C-contiguous numpy view of the operand's storage, and its dtype name."""
+    if _is_torch(a):
+        import torch
+        t = a.detach()
+        if t.device.type != "cpu":
+            t = t.cpu()
+        t = t.contiguous()
+        if t.dtype == torch.bfloat16:
+            return t.view(torch.int16).numpy(), "bf16"
+        names = {torch.float32: "f32", torch.float16: "f16", torch.int8: "i8"}
+        if t.dtype not in names:
+            raise BadInputError(f"dtype {t.dtype}: ConvLower takes float32, float16, "
+                                "bfloat16 and int8 (cast first)")
+        return t.numpy(), names[t.dtype]
+    a = np.ascontiguousarray(a)
+    names = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16",
+             np.dtype(np.int8): "i8"}
+    if a.dtype not in names:
+        raise BadInputError(f"dtype {a.dtype}: ConvLower takes float32, float16 and "
+                            "int8 arrays (bfloat16 as torch tensors; cast first)")
+    return a, names[a.dtype]
+
+
+def _per_dim(value, rank, name):
+    if isinstance(value, int):
+        return (value,) * rank
+    value = tuple(int(v) for v in value)
+    if len(value) == 1:
+        return value * rank
+    if len(value) != rank:
+        raise BadInputError(f"{name}: {value} for a {rank}-D convolution")
+    return value
+
+
+def _padding(padding, rank, kernel, stride, dilation):
+    """(before, after) per dimension from torch's forms."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return (0,) * rank, (0,) * rank
+        if padding != "same":
+            raise BadInputError(f"padding {padding!r}: expected 'same', 'valid' or ints")
+        if any(s != 1 for s in stride):
+            raise BadInputError("padding 'same' needs stride 1 (as in torch)")
+        total = [d * (k - 1) for d, k in zip(dilation, kernel)]
+        # torch puts the odd element after.
+        return tuple(t // 2 for t in total), tuple(t - t // 2 for t in total)
+    if isinstance(padding, int):
+        return (padding,) * rank, (padding,) * rank
+    padding = tuple(padding)
+    if all(isinstance(p, (tuple, list)) for p in padding) and len(padding) == rank:
+        return tuple(int(p[0]) for p in padding), tuple(int(p[1]) for p in padding)
+    p = _per_dim(padding, rank, "padding")
+    return p, p
+
+
+def _conv(rank, x, w, bias, stride, padding, dilation, groups, relu, layout,
+          target, threads, tf32, zero_points, chip):
+    torch_in = _is_torch(x)
+    device = x.device if torch_in else None
+    xa, dtype = _to_numpy(x)
+    wa, wdtype = _to_numpy(w)
+    if wdtype != dtype:
+        raise BadInputError(f"input is {dtype} but the filter is {wdtype}")
+    unbatched = xa.ndim == rank + 1
+    if unbatched:
+        xa = xa[None]
+    if xa.ndim != rank + 2 or wa.ndim != rank + 2:
+        raise BadInputError(
+            f"conv{rank}d: input of rank {rank + 1} or {rank + 2} and a filter of rank "
+            f"{rank + 2} expected, got {np.ndim(x)} and {wa.ndim}")
+    nchw = layout == "nchw"
+    if layout not in ("nchw", "nhwc"):
+        raise BadInputError(f"layout {layout!r}: expected 'nchw' or 'nhwc'")
+    n = xa.shape[0]
+    c, spatial = (xa.shape[1], xa.shape[2:]) if nchw else (xa.shape[-1], xa.shape[1:-1])
+    f, cg, kernel = ((wa.shape[0], wa.shape[1], wa.shape[2:]) if nchw
+                     else (wa.shape[0], wa.shape[-1], wa.shape[1:-1]))
+    if cg * groups != c:
+        raise BadInputError(f"the filter has {cg} input channels per group, but the "
+                            f"input has {c} channels in {groups} group(s)")
+    if tf32:
+        if dtype != "f32":
+            raise BadInputError("tf32=True takes float32 operands")
+        dtype = "tf32"
+    if zero_points is not None and dtype != "i8":
+        raise BadInputError("zero_points are for int8 operands")
+    stride = _per_dim(stride, rank, "stride")
+    dilation = _per_dim(dilation, rank, "dilation")
+    before, after = _padding(padding, rank, kernel, stride, dilation)
+    ba = None
+    if bias is not None:
+        if _is_torch(bias) and _is_torch(x):
+            bias = bias.to(x.dtype)
+        elif not _is_torch(bias):
+            bias = np.asarray(bias).astype(xa.dtype if dtype != "bf16" else np.float32)
+            if dtype == "bf16":
+                import torch
+                bias = torch.from_numpy(bias).to(torch.bfloat16)
+        ba, _ = _to_numpy(bias)
+        if ba.shape != (f,):
+            raise BadInputError(f"bias: shape {ba.shape}, expected ({f},)")
+    conv = _compiled(dict(
+        spatial_rank=rank, batch=n, in_channels=c, out_channels=f,
+        input_size=tuple(spatial), kernel_size=tuple(kernel), stride=stride,
+        dilation=dilation, pad_before=before, pad_after=after, groups=groups,
+        layout=layout, dtype=dtype, zero_points=tuple(zero_points or (0, 0)),
+        bias=ba is not None, relu=relu, target=target, threads=threads, chip=chip))
+    start = time.perf_counter()
+    y = conv(xa, wa, ba)
+    run_ms = (time.perf_counter() - start) * 1e3
+    if unbatched:
+        y = y[0]
+    if torch_in:
+        import torch
+        y = torch.from_numpy(y)
+        if device is not None and device.type != "cpu":
+            y = y.to(device)
+    return y, conv, run_ms
+
+
+def _make(rank):
+    def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *,
+             relu=False, layout="nchw", target="auto", threads=0, tf32=False,
+             zero_points=None, chip=None):
+        return _conv(rank, x, w, bias, stride, padding, dilation, groups, relu,
+                     layout, target, threads, tf32, zero_points, chip)[0]
+    conv.__name__ = conv.__qualname__ = f"conv{rank}d"
+    conv.__doc__ = (
+        f"torch.nn.functional.conv{rank}d through ConvLower.\n\n"
+        f"x: [N, C, *{rank} spatial] (or unbatched [C, ...]; layout='nhwc': channels "
+        "last), w: [F, C/groups, *kernel] (nhwc: [F, *kernel, C/groups]), bias: [F].\n"
+        "padding: int, per-dimension ints, (before, after) pairs, 'same' or 'valid'.\n"
+        "relu=True fuses max(y, 0). target: 'auto', 'cpu', 'cpu-twin' or 'cuda'; "
+        "threads: CPU threads (0: all cores). Returns float32 (int32 for int8), a "
+        "numpy array or a torch tensor like x. Raises BadInputError for a problem "
+        "or operands ConvLower does not take, ConvLowerError when compiling or "
+        "running fails.")
+    return conv
+
+
+conv1d = _make(1)
+conv2d = _make(2)
+conv3d = _make(3)
+
+
+def patch(model, **options):
+    """Routes every nn.Conv1d/2d/3d forward of a torch model through ConvLower;
+    returns a Patch (its .layers record each layer's calls and time, .restore()
+    undoes it). See convlower.torch.patch for the options."""
+    from .torch import patch as _patch
+    return _patch(model, **options)

@@ -1,0 +1,137 @@
+"""ctypes bindings of ConvLower's C API (include/ConvLower-c/ConvLower.h).
+
+Mirrors the header one to one; the public, Pythonic layer is convlower/__init__.py.
+The library is found, in order, at $CONVLOWER_LIBRARY, next to this file (the
+build tree's python_packages/convlower and an installed package both keep it
+there), or through the dynamic loader's search path.
+"""
+
+import ctypes
+import ctypes.util
+import os
+
+API_VERSION = 1
+
+STATUS_OK, STATUS_BAD_INPUT, STATUS_FAILED = 0, 1, 2
+LAYOUTS = {"nchw": 0, "nhwc": 1}
+DTYPES = {"f32": 0, "tf32": 1, "f16": 2, "bf16": 3, "i8": 4}
+TARGETS = {"auto": 0, "cpu": 1, "cpu-twin": 2, "cuda": 3}
+TARGET_NAMES = {v: k for k, v in TARGETS.items()}
+
+_Int64x3 = ctypes.c_int64 * 3
+
+
+class ConvDesc(ctypes.Structure):
+    """struct ConvLowerConvDesc."""
+    _fields_ = [
+        ("spatialRank", ctypes.c_int32),
+        ("batch", ctypes.c_int64),
+        ("inChannels", ctypes.c_int64),
+        ("outChannels", ctypes.c_int64),
+        ("inputSize", _Int64x3),
+        ("kernelSize", _Int64x3),
+        ("stride", _Int64x3),
+        ("dilation", _Int64x3),
+        ("padBefore", _Int64x3),
+        ("padAfter", _Int64x3),
+        ("groups", ctypes.c_int64),
+        ("layout", ctypes.c_int),
+        ("dtype", ctypes.c_int),
+        ("inputZeroPoint", ctypes.c_int64),
+        ("filterZeroPoint", ctypes.c_int64),
+        ("bias", ctypes.c_bool),
+        ("relu", ctypes.c_bool),
+        ("target", ctypes.c_int),
+        ("threads", ctypes.c_int32),
+        ("chip", ctypes.c_char_p),
+    ]
+
+
+class ConvHandle(ctypes.Structure):
+    """struct ConvLowerConv."""
+    _fields_ = [("ptr", ctypes.c_void_p)]
+
+
+class StringRef(ctypes.Structure):
+    _fields_ = [("data", ctypes.POINTER(ctypes.c_char)), ("length", ctypes.c_size_t)]
+
+
+StringCallback = ctypes.CFUNCTYPE(None, StringRef, ctypes.c_void_p)
+
+LIBRARY_NAMES = ("libConvLowerCAPI.so.1", "libConvLowerCAPI.so")
+
+
+def _candidates():
+    env = os.environ.get("CONVLOWER_LIBRARY")
+    if env:
+        yield env
+        return
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in LIBRARY_NAMES:
+        yield os.path.join(here, name)
+    found = ctypes.util.find_library("ConvLowerCAPI")
+    if found:
+        yield found
+
+
+def load_library():
+    errors = []
+    for path in _candidates():
+        if os.path.sep in path and not os.path.exists(path):
+            errors.append(f"{path}: no such file")
+            continue
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError as e:
+            errors.append(f"{path}: {e}")
+            continue
+        _declare(lib)
+        if lib.convlowerGetApiVersion() != API_VERSION:
+            raise ImportError(
+                f"{path} implements ConvLower C API version "
+                f"{lib.convlowerGetApiVersion()}, this package needs {API_VERSION}: "
+                "rebuild (ninja -C build/release convlower-python)")
+        return lib, path
+    raise ImportError(
+        "cannot load libConvLowerCAPI.so (" + "; ".join(errors) + "): build it with "
+        "`ninja -C build/release convlower-python` and use PYTHONPATH=build/release/"
+        "python_packages, pip-install that directory, or set CONVLOWER_LIBRARY to "
+        "the library's path")
+
+
+def _declare(lib):
+    c = ctypes
+    desc_p = c.POINTER(ConvDesc)
+    sig = {
+        "convlowerGetApiVersion": (c.c_int, []),
+        "convlowerConvDescInit": (None, [desc_p]),
+        "convlowerConvDescOutputSize": (c.c_int, [desc_p, c.POINTER(c.c_int64)]),
+        "convlowerConvCreate": (c.c_int, [desc_p, c.POINTER(ConvHandle),
+                                          c.POINTER(c.c_bool)]),
+        "convlowerConvDestroy": (None, [ConvHandle]),
+        "convlowerConvRun": (c.c_int, [ConvHandle, c.c_void_p, c.c_void_p,
+                                       c.c_void_p, c.c_void_p]),
+        "convlowerConvGetSizes": (c.c_int, [ConvHandle] + [c.POINTER(c.c_int64)] * 4),
+        "convlowerConvGetTarget": (c.c_int, [ConvHandle]),
+        "convlowerConvPrintReport": (c.c_int, [ConvHandle, StringCallback, c.c_void_p]),
+        "convlowerGetLastErrorMessage": (c.c_char_p, []),
+        "convlowerCacheSize": (c.c_size_t, []),
+        "convlowerCacheClear": (None, []),
+        "convlowerPrintDevices": (None, [StringCallback, c.c_void_p]),
+    }
+    for name, (restype, argtypes) in sig.items():
+        f = getattr(lib, name)
+        f.restype = restype
+        f.argtypes = argtypes
+
+
+def collect_string(call, *args):
+    """Calls a C function that reports a string through a callback."""
+    parts = []
+
+    def callback(ref, _):
+        parts.append(ctypes.string_at(ref.data, ref.length).decode())
+
+    cb = StringCallback(callback)
+    result = call(*args, cb, None)
+    return result, "".join(parts)

@@ -1,0 +1,149 @@
+"""convlower.patch(model): a torch model's convolutions through ConvLower.
+
+    import torch, torchvision, convlower
+    model = torchvision.models.resnet50().eval()
+    with convlower.patch(model), torch.inference_mode():
+        logits = model(x)
+
+Every nn.Conv1d/Conv2d/Conv3d module (not the transposed ones) gets a forward
+that calls convlower.conv{1,2,3}d with the module's weight, bias, stride,
+padding (zeros; other padding modes are applied with torch's F.pad first, as
+torch itself does), dilation and groups, and casts the float32 result back to
+the input's dtype. ConvLower computes inference only: a call that needs
+gradients is refused (strict) or left to torch (strict=False), as is anything
+else ConvLower does not take (float64, say); Patch.layers says which.
+"""
+
+import torch
+import torch.nn.functional as F
+
+import convlower
+
+_CONV_TYPES = {torch.nn.Conv1d: 1, torch.nn.Conv2d: 2, torch.nn.Conv3d: 3}
+
+
+class LayerRecord:
+    """One patched layer: its problem and route, calls, and time in ConvLower."""
+
+    def __init__(self, name, module, rank):
+        self.name, self.module, self.rank = name, module, rank
+        self.calls = 0
+        self.ms = 0.0            # time in the compiled convolution, all calls
+        self.fallbacks = 0       # calls left to torch (strict=False)
+        self.fallback_reason = ""
+        self.input_shape = None
+        self.conv = None         # the compiled convolution of the last call
+
+    @property
+    def report(self):
+        """The compiled convolution's report (conv-run's JSON keys), or None."""
+        return self.conv.report() if self.conv else None
+
+    @property
+    def description(self):
+        m = self.module
+        return (f"{type(m).__name__}({m.in_channels}, {m.out_channels}, "
+                f"k={m.kernel_size}, s={m.stride}, p={m.padding}, d={m.dilation}, "
+                f"g={m.groups}) on {self.input_shape}")
+
+    def __repr__(self):
+        return f"<LayerRecord {self.name}: {self.description}, {self.calls} calls>"
+
+
+class Patch:
+    """The patched model's layers; a context manager that restores on exit."""
+
+    def __init__(self, model, layers):
+        self.model, self.layers = model, layers
+
+    def restore(self):
+        for record in self.layers:
+            record.module.__dict__.pop("forward", None)
+        self.layers = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.restore()
+        return False
+
+    def summary(self):
+        lines = [f"{'layer':32} {'calls':>5} {'run ms':>9} {'compile ms':>10}  route"]
+        for r in self.layers:
+            report = r.report
+            route = (f"{report['target']}/{report['im2col']}" if report
+                     else f"torch ({r.fallback_reason})" if r.fallbacks else "-")
+            compile_ms = report["compile_ms"] if report else 0.0
+            lines.append(f"{r.name:32} {r.calls:>5} {r.ms:>9.3f} {compile_ms:>10.1f}"
+                         f"  {route}")
+        return "\n".join(lines)
+
+
+def _refusal(module, x):
+    """Why ConvLower cannot run this call, or ''."""
+    if torch.is_grad_enabled() and (x.requires_grad or module.weight.requires_grad):
+        return ("ConvLower computes inference only: run the model under "
+                "torch.inference_mode() or torch.no_grad()")
+    if x.dtype not in (torch.float32, torch.float16, torch.bfloat16):
+        return f"dtype {x.dtype} (ConvLower takes float32, float16 and bfloat16)"
+    if module.weight.dtype != x.dtype:
+        return f"input {x.dtype} with weight {module.weight.dtype}"
+    return ""
+
+
+def _forward(record, target, threads, strict, tf32):
+    module = record.module
+    torch_forward = type(module).forward
+
+    def forward(x):
+        reason = _refusal(module, x)
+        if reason:
+            if strict:
+                raise convlower.BadInputError(f"{record.name}: {reason}")
+            record.fallbacks += 1
+            record.fallback_reason = reason
+            return torch_forward(module, x)
+        padding = module.padding
+        if module.padding_mode != "zeros":
+            x = F.pad(x, module._reversed_padding_repeated_twice,
+                      mode=module.padding_mode)
+            padding = 0
+        record.input_shape = tuple(x.shape)
+        try:
+            y, record.conv, ms = convlower._conv(
+                record.rank, x, module.weight, module.bias, module.stride,
+                padding, module.dilation, module.groups, relu=False,
+                layout="nchw", target=target, threads=threads,
+                tf32=tf32 and x.dtype == torch.float32, zero_points=None,
+                chip=None)
+        except convlower.BadInputError as e:
+            if strict:
+                raise convlower.BadInputError(f"{record.name}: {e}") from None
+            record.fallbacks += 1
+            record.fallback_reason = str(e)
+            return torch_forward(module, x)
+        record.ms += ms
+        record.calls += 1
+        return y.to(x.dtype) if y.dtype != x.dtype else y
+
+    return forward
+
+
+def patch(model, *, target="auto", threads=0, strict=True, tf32=False):
+    """Patches every nn.Conv1d/2d/3d of `model` in place and returns a Patch.
+
+    target, threads: as convlower.conv2d. strict: refuse (BadInputError) a call
+    ConvLower cannot take, naming the layer and why; strict=False leaves such
+    calls to torch and counts them in the layer's record. tf32: float32 layers
+    use tf32 math on a GPU.
+    """
+    layers = []
+    for name, module in model.named_modules():
+        rank = _CONV_TYPES.get(type(module))
+        if rank is None:
+            continue
+        record = LayerRecord(name or type(module).__name__, module, rank)
+        module.forward = _forward(record, target, threads, strict, tf32)
+        layers.append(record)
+    return Patch(model, layers)

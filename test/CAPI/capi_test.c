@@ -1,0 +1,487 @@
+/*===- capi_test.c - ConvLower's C API, used from C -------------------===*\
+ *
+ * Each case describes a convolution with ConvLowerConvDesc, compiles it,
+ * runs it on fresh random data and compares the output with a float64
+ * direct convolution written here (independent of the library's reference),
+ * at the dtype's tolerance: f32 1e-5, f16/bf16 1e-2 relative to the largest
+ * reference value; i8 exactly. Then the cache (a second identical layer is a
+ * hit, a different one a miss), four threads compiling and running one new
+ * problem at once (one compilation), the report, and bad input: each error
+ * a status with a message naming the fault, never an abort.
+ *
+ * Prints "FAIL: ..." per failed assertion and exits 1 if there was one.
+\*===----------------------------------------------------------------------===*/
+
+#include "ConvLower-c/ConvLower.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures = 0;
+
+#define EXPECT(cond, ...)                                                      \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      ++failures;                                                              \
+      printf("FAIL (%s:%d): ", __FILE__, __LINE__);                            \
+      printf(__VA_ARGS__);                                                     \
+      printf("\n");                                                            \
+    }                                                                          \
+  } while (0)
+
+/* xorshift64*, seeded per tensor: uniform in [-1, 1). */
+static _Thread_local uint64_t rngState;
+static double uniform(void) {
+  rngState ^= rngState >> 12;
+  rngState ^= rngState << 25;
+  rngState ^= rngState >> 27;
+  return (double)((rngState * 2685821657736338717ull) >> 11) / 9007199254740992.0 *
+             2.0 - 1.0;
+}
+
+/* Round-to-nearest-even f32 -> f16 / bf16 bits, and back. */
+static uint16_t toF16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000, exp = (x >> 23) & 0xff,
+           man = x & 0x7fffff;
+  int e = (int)exp - 127 + 15;
+  if (e <= 0) { /* the test's values stay normal or flush to signed zero */
+    return (uint16_t)sign;
+  }
+  uint32_t h = (uint32_t)(e << 10) | (man >> 13);
+  uint32_t rest = man & 0x1fff;
+  if (rest > 0x1000 || (rest == 0x1000 && (h & 1)))
+    ++h;
+  return (uint16_t)(sign | h);
+}
+static double fromF16(uint16_t h) {
+  int e = (h >> 10) & 0x1f;
+  double m = h & 0x3ff;
+  double v = e == 0 ? ldexp(m, -24) : ldexp(1024 + m, e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+static uint16_t toBF16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint32_t rest = x & 0xffff, hi = x >> 16;
+  if (rest > 0x8000 || (rest == 0x8000 && (hi & 1)))
+    ++hi;
+  return (uint16_t)hi;
+}
+static double fromBF16(uint16_t b) {
+  uint32_t x = (uint32_t)b << 16;
+  float f;
+  memcpy(&f, &x, 4);
+  return f;
+}
+
+/* The tensors of one case: values as doubles (exactly the stored ones) and
+ * the stored bytes. */
+typedef struct {
+  int64_t count;
+  double *values;
+  void *bytes;
+} Tensor;
+
+static Tensor makeTensor(int64_t count, ConvLowerDType dtype, uint64_t seed) {
+  Tensor t;
+  t.count = count;
+  t.values = malloc(sizeof(double) * (size_t)count);
+  size_t width = dtype == ConvLowerDTypeI8 ? 1
+                 : (dtype == ConvLowerDTypeF16 || dtype == ConvLowerDTypeBF16)
+                     ? 2
+                     : 4;
+  t.bytes = malloc(width * (size_t)count);
+  rngState = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (int64_t i = 0; i < count; ++i) {
+    double u = uniform();
+    if (dtype == ConvLowerDTypeI8) {
+      int8_t v = (int8_t)floor(u * 100);
+      ((int8_t *)t.bytes)[i] = v;
+      t.values[i] = v;
+    } else if (dtype == ConvLowerDTypeF16) {
+      uint16_t h = toF16((float)u);
+      ((uint16_t *)t.bytes)[i] = h;
+      t.values[i] = fromF16(h);
+    } else if (dtype == ConvLowerDTypeBF16) {
+      uint16_t b = toBF16((float)u);
+      ((uint16_t *)t.bytes)[i] = b;
+      t.values[i] = fromBF16(b);
+    } else {
+      float f = (float)u;
+      ((float *)t.bytes)[i] = f;
+      t.values[i] = f;
+    }
+  }
+  return t;
+}
+
+static void freeTensor(Tensor *t) {
+  free(t->values);
+  free(t->bytes);
+}
+
+/* The description's dimensions as 3-D (D, H, W), innermost last. */
+typedef struct {
+  int64_t in[3], k[3], s[3], d[3], pb[3], out[3];
+} Dims;
+
+static Dims dimsOf(const ConvLowerConvDesc *desc) {
+  Dims g;
+  int r = desc->spatialRank;
+  for (int i = 0; i < 3; ++i) {
+    int j = i - (3 - r); /* description index of 3-D dimension i */
+    g.in[i] = j >= 0 ? desc->inputSize[j] : 1;
+    g.k[i] = j >= 0 ? desc->kernelSize[j] : 1;
+    g.s[i] = j >= 0 ? desc->stride[j] : 1;
+    g.d[i] = j >= 0 ? desc->dilation[j] : 1;
+    g.pb[i] = j >= 0 ? desc->padBefore[j] : 0;
+    int64_t pa = j >= 0 ? desc->padAfter[j] : 0;
+    g.out[i] = (g.in[i] + g.pb[i] + pa - g.d[i] * (g.k[i] - 1) - 1) / g.s[i] + 1;
+  }
+  return g;
+}
+
+/* Linear index of (n, c, z, y, x) in an image of `ch` channels. */
+static int64_t imageIndex(int nhwc, const int64_t *sp, int64_t ch, int64_t n,
+                          int64_t c, int64_t z, int64_t y, int64_t x) {
+  int64_t pixel = (z * sp[1] + y) * sp[2] + x;
+  int64_t pixels = sp[0] * sp[1] * sp[2];
+  return nhwc ? (n * pixels + pixel) * ch + c : (n * ch + c) * pixels + pixel;
+}
+
+/* DESIGN.md's convolution in float64: FCHW filters for NCHW, FHWC for NHWC. */
+static double *reference(const ConvLowerConvDesc *desc, const Tensor *x,
+                         const Tensor *w, const Tensor *b) {
+  Dims g = dimsOf(desc);
+  int nhwc = desc->layout == ConvLowerLayoutNHWC;
+  int64_t N = desc->batch, C = desc->inChannels, F = desc->outChannels,
+          G = desc->groups, Cg = C / G, Fg = F / G;
+  int64_t outCount = N * F * g.out[0] * g.out[1] * g.out[2];
+  double *y = calloc((size_t)outCount, sizeof(double));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t f = 0; f < F; ++f)
+      for (int64_t oz = 0; oz < g.out[0]; ++oz)
+        for (int64_t oy = 0; oy < g.out[1]; ++oy)
+          for (int64_t ox = 0; ox < g.out[2]; ++ox) {
+            double acc = 0;
+            int64_t group = f / Fg;
+            for (int64_t c = 0; c < Cg; ++c)
+              for (int64_t kz = 0; kz < g.k[0]; ++kz)
+                for (int64_t ky = 0; ky < g.k[1]; ++ky)
+                  for (int64_t kx = 0; kx < g.k[2]; ++kx) {
+                    int64_t iz = oz * g.s[0] - g.pb[0] + kz * g.d[0];
+                    int64_t iy = oy * g.s[1] - g.pb[1] + ky * g.d[1];
+                    int64_t ix = ox * g.s[2] - g.pb[2] + kx * g.d[2];
+                    double xv = desc->inputZeroPoint; /* padding reads zx */
+                    if (iz >= 0 && iz < g.in[0] && iy >= 0 && iy < g.in[1] &&
+                        ix >= 0 && ix < g.in[2])
+                      xv = x->values[imageIndex(nhwc, g.in, C, n,
+                                                group * Cg + c, iz, iy, ix)];
+                    int64_t taps = g.k[0] * g.k[1] * g.k[2];
+                    int64_t tap = (kz * g.k[1] + ky) * g.k[2] + kx;
+                    int64_t wi = nhwc ? (f * taps + tap) * Cg + c
+                                      : (f * Cg + c) * taps + tap;
+                    acc += (xv - desc->inputZeroPoint) *
+                           (w->values[wi] - desc->filterZeroPoint);
+                  }
+            if (b)
+              acc += b->values[f];
+            if (desc->relu && acc < 0)
+              acc = 0;
+            y[imageIndex(nhwc, g.out, F, n, f, oz, oy, ox)] = acc;
+          }
+  return y;
+}
+
+/* Compiles, runs on fresh data and checks one description; returns whether
+ * it passed. */
+static int checkCase(const char *name, ConvLowerConvDesc desc, uint64_t seed) {
+  ConvLowerConv conv;
+  ConvLowerStatus status = convlowerConvCreate(&desc, &conv, NULL);
+  EXPECT(status == ConvLowerStatusOk, "%s: create failed: %s", name,
+         convlowerGetLastErrorMessage());
+  if (status != ConvLowerStatusOk)
+    return 0;
+  int64_t xn, wn, bn, yn;
+  convlowerConvGetSizes(conv, &xn, &wn, &bn, &yn);
+  Tensor x = makeTensor(xn, desc.dtype, seed * 3 + 1);
+  Tensor w = makeTensor(wn, desc.dtype, seed * 3 + 2);
+  Tensor b = makeTensor(bn ? bn : 1, desc.dtype, seed * 3 + 3);
+  void *y = malloc(4 * (size_t)yn);
+  memset(y, 0xff, 4 * (size_t)yn); /* NaN: unwritten output fails */
+  status = convlowerConvRun(conv, x.bytes, w.bytes, bn ? b.bytes : NULL, y);
+  EXPECT(status == ConvLowerStatusOk, "%s: run failed: %s", name,
+         convlowerGetLastErrorMessage());
+  double *want = reference(&desc, &x, &w, bn ? &b : NULL);
+  double maxRef = 0, maxDiff = 0;
+  for (int64_t i = 0; i < yn; ++i) {
+    double got = desc.dtype == ConvLowerDTypeI8 ? (double)((int32_t *)y)[i]
+                                                : (double)((float *)y)[i];
+    double d = fabs(got - want[i]);
+    if (!(d <= maxDiff)) /* NaN counts */
+      maxDiff = isnan(d) ? INFINITY : d;
+    if (fabs(want[i]) > maxRef)
+      maxRef = fabs(want[i]);
+  }
+  double tolerance = desc.dtype == ConvLowerDTypeI8 ? 0
+                     : (desc.dtype == ConvLowerDTypeF32) ? 1e-5
+                     : (desc.dtype == ConvLowerDTypeTF32) ? 1e-3
+                                                            : 1e-2;
+  int ok = status == ConvLowerStatusOk && maxRef > 0 &&
+           maxDiff <= tolerance * maxRef;
+  EXPECT(ok, "%s: max |diff| %.3g, max |reference| %.3g, tolerance %.1g", name,
+         maxDiff, maxRef, tolerance);
+  printf("%-28s target %d  %lld outputs  max |diff| / max |ref| = %.3g\n",
+         name, (int)convlowerConvGetTarget(conv), (long long)yn,
+         maxRef > 0 ? maxDiff / maxRef : 0.0);
+  free(want);
+  free(y);
+  freeTensor(&x);
+  freeTensor(&w);
+  freeTensor(&b);
+  convlowerConvDestroy(conv);
+  return ok;
+}
+
+static ConvLowerConvDesc conv2d(int64_t n, int64_t c, int64_t h, int64_t w,
+                                int64_t f, int64_t k) {
+  ConvLowerConvDesc d;
+  convlowerConvDescInit(&d);
+  d.batch = n, d.inChannels = c, d.outChannels = f;
+  d.inputSize[0] = h, d.inputSize[1] = w;
+  d.kernelSize[0] = d.kernelSize[1] = k;
+  d.target = ConvLowerTargetCpu;
+  return d;
+}
+
+static void numerics(void) {
+  ConvLowerConvDesc d = conv2d(2, 8, 9, 11, 16, 3);
+  d.padBefore[0] = d.padBefore[1] = d.padAfter[0] = d.padAfter[1] = 1;
+  d.bias = true, d.relu = true;
+  checkCase("f32 nchw bias relu", d, 1);
+
+  d = conv2d(1, 12, 10, 10, 24, 3);
+  d.layout = ConvLowerLayoutNHWC, d.groups = 3, d.stride[0] = d.stride[1] = 2;
+  d.padBefore[0] = 1, d.padAfter[1] = 2; /* asymmetric */
+  d.dtype = ConvLowerDTypeF16;
+  checkCase("f16 nhwc grouped strided", d, 2);
+
+  d = conv2d(1, 16, 12, 12, 16, 3);
+  d.groups = 16, d.dilation[0] = d.dilation[1] = 2;
+  d.padBefore[0] = d.padBefore[1] = d.padAfter[0] = d.padAfter[1] = 2;
+  checkCase("f32 depthwise dilated", d, 3);
+
+  d = conv2d(2, 8, 7, 7, 8, 1);
+  d.dtype = ConvLowerDTypeBF16, d.bias = true;
+  checkCase("bf16 pointwise bias", d, 4);
+
+  d = conv2d(2, 16, 6, 6, 32, 3);
+  d.layout = ConvLowerLayoutNHWC, d.dtype = ConvLowerDTypeI8;
+  d.inputZeroPoint = 5, d.filterZeroPoint = -3;
+  d.padBefore[0] = d.padBefore[1] = d.padAfter[0] = d.padAfter[1] = 1;
+  checkCase("i8 nhwc zero points", d, 5);
+
+  ConvLowerConvDesc d1;
+  convlowerConvDescInit(&d1);
+  d1.spatialRank = 1, d1.batch = 2, d1.inChannels = 6, d1.outChannels = 10;
+  d1.inputSize[0] = 33, d1.kernelSize[0] = 5, d1.stride[0] = 2;
+  d1.padBefore[0] = d1.padAfter[0] = 2, d1.bias = true;
+  d1.target = ConvLowerTargetCpu;
+  checkCase("f32 conv1d", d1, 6);
+
+  ConvLowerConvDesc d3;
+  convlowerConvDescInit(&d3);
+  d3.spatialRank = 3, d3.batch = 1, d3.inChannels = 4, d3.outChannels = 8;
+  d3.inputSize[0] = 5, d3.inputSize[1] = 6, d3.inputSize[2] = 7;
+  for (int i = 0; i < 3; ++i)
+    d3.kernelSize[i] = 3, d3.padBefore[i] = d3.padAfter[i] = 1;
+  d3.target = ConvLowerTargetCpu;
+  checkCase("f32 conv3d", d3, 7);
+
+  d = conv2d(1, 16, 8, 8, 32, 3);
+  d.layout = ConvLowerLayoutNHWC, d.dtype = ConvLowerDTypeF16;
+  d.padBefore[0] = d.padBefore[1] = d.padAfter[0] = d.padAfter[1] = 1;
+  d.bias = true, d.relu = true, d.target = ConvLowerTargetCpuTwin;
+  checkCase("f16 cpu-twin bias relu", d, 8);
+}
+
+static void cache(void) {
+  ConvLowerConvDesc d = conv2d(1, 4, 6, 6, 4, 3);
+  size_t before = convlowerCacheSize();
+  ConvLowerConv a, b, c;
+  bool hitA = true, hitB = false, hitC = true;
+  EXPECT(convlowerConvCreate(&d, &a, &hitA) == ConvLowerStatusOk, "cache: %s",
+         convlowerGetLastErrorMessage());
+  EXPECT(convlowerConvCreate(&d, &b, &hitB) == ConvLowerStatusOk, "cache: %s",
+         convlowerGetLastErrorMessage());
+  d.stride[0] = 2; /* another problem */
+  EXPECT(convlowerConvCreate(&d, &c, &hitC) == ConvLowerStatusOk, "cache: %s",
+         convlowerGetLastErrorMessage());
+  EXPECT(!hitA && hitB && !hitC, "cache hits: first %d, same %d, other %d",
+         hitA, hitB, hitC);
+  EXPECT(convlowerCacheSize() == before + 2, "cache size %zu, want %zu",
+         convlowerCacheSize(), before + 2);
+  convlowerConvDestroy(a);
+  convlowerConvDestroy(b);
+  /* The handle outlives a cleared cache. */
+  convlowerCacheClear();
+  EXPECT(convlowerCacheSize() == 0, "cache not cleared");
+  int64_t xn, wn, yn;
+  convlowerConvGetSizes(c, &xn, &wn, NULL, &yn);
+  float *x = calloc((size_t)xn, 4), *w = calloc((size_t)wn, 4),
+        *y = calloc((size_t)yn, 4);
+  EXPECT(convlowerConvRun(c, x, w, NULL, y) == ConvLowerStatusOk,
+         "run after clear: %s", convlowerGetLastErrorMessage());
+  free(x), free(w), free(y);
+  convlowerConvDestroy(c);
+}
+
+/* Four threads compile and run one new problem at once. */
+static void *threadMain(void *arg) {
+  ConvLowerConvDesc d = conv2d(2, 8, 12, 12, 16, 3);
+  d.padBefore[0] = d.padBefore[1] = d.padAfter[0] = d.padAfter[1] = 1;
+  d.threads = 1;
+  char name[32];
+  snprintf(name, sizeof name, "thread %d", *(int *)arg);
+  *(int *)arg = checkCase(name, d, 100 + (uint64_t)*(int *)arg);
+  return NULL;
+}
+
+static void threads(void) {
+  size_t before = convlowerCacheSize();
+  pthread_t t[4];
+  int result[4];
+  for (int i = 0; i < 4; ++i) {
+    result[i] = i;
+    pthread_create(&t[i], NULL, threadMain, &result[i]);
+  }
+  for (int i = 0; i < 4; ++i) {
+    pthread_join(t[i], NULL);
+    EXPECT(result[i] == 1, "thread %d failed", i);
+  }
+  EXPECT(convlowerCacheSize() == before + 1,
+         "four threads on one problem: %zu compilations, want 1",
+         convlowerCacheSize() - before);
+}
+
+static void collect(ConvLowerStringRef s, void *userData) {
+  char **out = userData;
+  *out = malloc(s.length + 1);
+  memcpy(*out, s.data, s.length);
+  (*out)[s.length] = 0;
+}
+
+static void report(void) {
+  ConvLowerConvDesc d = conv2d(1, 8, 8, 8, 8, 3);
+  ConvLowerConv conv;
+  EXPECT(convlowerConvCreate(&d, &conv, NULL) == ConvLowerStatusOk, "%s",
+         convlowerGetLastErrorMessage());
+  int64_t xn, wn, yn;
+  convlowerConvGetSizes(conv, &xn, &wn, NULL, &yn);
+  float *x = calloc((size_t)xn, 4), *w = calloc((size_t)wn, 4),
+        *y = calloc((size_t)yn, 4);
+  convlowerConvRun(conv, x, w, NULL, y);
+  convlowerConvRun(conv, x, w, NULL, y);
+  char *json = NULL;
+  EXPECT(convlowerConvPrintReport(conv, collect, &json) == ConvLowerStatusOk,
+         "report failed");
+  EXPECT(json && strstr(json, "\"target\": \"cpu\""), "report target: %s", json);
+  EXPECT(json && strstr(json, "\"im2col\": \"panels\""), "report im2col: %s",
+         json);
+  EXPECT(json && strstr(json, "\"repeat\": 2"), "report runs: %s", json);
+  EXPECT(json && strstr(json, "\"pipeline\": \"conv-lower-to-llvm\""),
+         "report pipeline: %s", json);
+  free(json);
+  free(x), free(w), free(y);
+  convlowerConvDestroy(conv);
+}
+
+/* A failing create must give the status, a message with `needle`, and a
+ * NULL handle. */
+static void expectCreateError(const char *name, ConvLowerConvDesc d,
+                              ConvLowerStatus want, const char *needle) {
+  ConvLowerConv conv = {(void *)1};
+  ConvLowerStatus status = convlowerConvCreate(&d, &conv, NULL);
+  const char *message = convlowerGetLastErrorMessage();
+  EXPECT(status == want && strstr(message, needle) && convlowerConvIsNull(conv),
+         "%s: status %d (want %d), message '%s' (want '%s')", name, status,
+         want, message, needle);
+  printf("%-28s -> %s\n", name, message);
+}
+
+static void badInput(void) {
+  ConvLowerConvDesc d = conv2d(1, 6, 8, 8, 8, 3);
+  d.groups = 4;
+  expectCreateError("groups", d, ConvLowerStatusBadInput, "divisible");
+  d = conv2d(1, 4, 2, 2, 4, 5);
+  expectCreateError("kernel larger than image", d, ConvLowerStatusBadInput,
+                    "does not fit");
+  d = conv2d(0, 4, 8, 8, 4, 3);
+  expectCreateError("zero batch", d, ConvLowerStatusBadInput, "positive");
+  d = conv2d(1, 4, 8, 8, 4, 3);
+  d.spatialRank = 4;
+  expectCreateError("rank 4", d, ConvLowerStatusBadInput, "spatialRank");
+  d = conv2d(1, 4, 8, 8, 4, 3);
+  d.dtype = (ConvLowerDType)42;
+  expectCreateError("dtype 42", d, ConvLowerStatusBadInput, "ConvLowerDType");
+  d = conv2d(1, 4, 8, 8, 4, 3);
+  d.inputZeroPoint = 3;
+  expectCreateError("zero point on f32", d, ConvLowerStatusBadInput, "i8");
+  d = conv2d(1, 4, 8, 8, 4, 3);
+  d.target = ConvLowerTargetCuda, d.chip = "sm_70";
+  expectCreateError("unknown chip", d, ConvLowerStatusBadInput, "sm_80");
+  d.chip = NULL;
+  /* CONVRT_LIBCUDA points nowhere (the lit test sets it): no device. */
+  expectCreateError("cuda without a device", d, ConvLowerStatusBadInput,
+                    "no usable CUDA device");
+  ConvLowerConv conv;
+  EXPECT(convlowerConvCreate(NULL, &conv, NULL) == ConvLowerStatusBadInput,
+         "NULL description accepted");
+
+  d = conv2d(1, 4, 8, 8, 4, 3);
+  d.bias = true;
+  EXPECT(convlowerConvCreate(&d, &conv, NULL) == ConvLowerStatusOk, "%s",
+         convlowerGetLastErrorMessage());
+  float buffer[1024] = {0};
+  EXPECT(convlowerConvRun(conv, buffer, buffer, NULL, buffer) ==
+                 ConvLowerStatusBadInput &&
+             strstr(convlowerGetLastErrorMessage(), "bias"),
+         "a missing bias: '%s'", convlowerGetLastErrorMessage());
+  EXPECT(convlowerConvRun((ConvLowerConv){NULL}, buffer, buffer, NULL,
+                          buffer) == ConvLowerStatusBadInput,
+         "a NULL handle ran");
+  convlowerConvDestroy(conv);
+  convlowerConvDestroy((ConvLowerConv){NULL});
+
+  int64_t sizes[3];
+  d = conv2d(1, 4, 9, 9, 4, 3);
+  d.stride[0] = 2;
+  EXPECT(convlowerConvDescOutputSize(&d, sizes) == ConvLowerStatusOk &&
+             sizes[0] == 4 && sizes[1] == 7,
+         "output size %lld x %lld, want 4 x 7", (long long)sizes[0],
+         (long long)sizes[1]);
+}
+
+int main(void) {
+  EXPECT(convlowerGetApiVersion() == CONVLOWER_API_VERSION, "API version");
+  numerics();
+  cache();
+  threads();
+  report();
+  badInput();
+  char *devices = NULL;
+  convlowerPrintDevices(collect, &devices);
+  EXPECT(devices && strstr(devices, "\"devices\""), "devices: %s", devices);
+  free(devices);
+  if (failures) {
+    printf("%d failure(s)\n", failures);
+    return 1;
+  }
+  printf("all C API checks passed\n");
+  return 0;
+}
