@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what ConvLower needs to build and test, idempotently and quietly:
-# Debian's LLVM/MLIR 22, lit/FileCheck, Ninja, CMake, numpy (numerical tests).
+# Debian's LLVM/MLIR 22, lit/FileCheck, Ninja, CMake, numpy (numerical tests),
+# torch/torchvision (the Python package's tests).
 # Says whether the CUDA toolkit (ptxas) is present; it is optional.
 #   scripts/setup.sh              # what the release build and tests need
 #   scripts/setup.sh --sanitize   # also clang-22 and its sanitizer/libFuzzer
@@ -11,6 +12,9 @@ PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   ninja-build cmake g++ python3 python3-numpy python3-venv libgtest-dev libgmock-dev
   libomp-22-dev nlohmann-json3-dev
+  # The Python package's tests: torch (oneDNN, the reference), torchvision
+  # (the end-to-end model test, bench/models), pip + setuptools (its install test).
+  python3-torch python3-torchvision python3-pip python3-setuptools
 )
 if [ "${1:-}" = "--sanitize" ]; then
   PACKAGES+=(clang-22 libclang-rt-22-dev)

@@ -13,7 +13,8 @@ from lit.llvm.subst import ToolSubst
 config.name = "CONV_LOWER"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py",
+                   "Inputs", "consumer"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.conv_lower_obj_root, "test")
 
@@ -41,6 +42,7 @@ for lib in ["mlir_runner_utils", "mlir_c_runner_utils"]:
         ("%" + lib, os.path.join(config.llvm_lib_dir, "lib" + lib + ".so")))
 config.substitutions.append(("%conv_opt", tool_path("conv-opt")))
 config.substitutions.append(("%conv_run", tool_path("conv-run")))
+config.substitutions.append(("%conv_lower_obj_root", config.conv_lower_obj_root))
 config.substitutions.append(("%convlower_capi_test", tool_path("convlower-capi-test")))
 # The Python package as the build tree holds it (python_packages/convlower,
 # with libConvLowerCAPI.so inside): PYTHONPATH=%convlower_python_path.
