@@ -3,7 +3,8 @@
 # bench/gpu/bundles/ (git-ignored), for bench/gpu/run.sh to run on a GPU
 # machine that has no MLIR. Run here, after scripts/build.sh:
 #
-#   bench/gpu/make_convlower_bundles.sh [CHIP]     # default sm_90 (the H200)
+#   bench/gpu/make_convlower_bundles.sh [CHIP] [--no-models] [--models-batch N]
+#                                                  # CHIP default sm_90 (the H200)
 #
 # The problems: the seed's layer (N=16) and the ResNet-50 3x3 layers at N=128,
 # each as f16 NHWC, f16 NCHW and f32 NCHW (tf32 math) — the issue's table —
@@ -11,9 +12,28 @@
 # checked against the reference only: cuDNN has no zero points), and two
 # MobileNetV2 depthwise layers (the direct kernel). Then carry the directory
 # with the device call: carry ["bench/gpu/bundles"].
+#
+# And, unless --no-models, bundles/models/<model>/<id>/: every distinct conv
+# problem of ResNet-50, MobileNetV2 and ResNeXt-50 32x4d (bench/gpu/models.json,
+# batch 8 unless --models-batch N; f16 NHWC) by make_model_bundles.py, with
+# bundles/models/index.json (the problems conv-run refused, and why). On by
+# default: 77 bundles, ~9.6 MB and ~1 min here; at batch 8 the 67 GFLOP of
+# float64 host checks keep them cheap on the device.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
-CHIP="${1:-sm_90}"
+CHIP=sm_90
+MODELS=1
+MODELS_BATCH=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --no-models) MODELS=0 ;;
+    --models-batch) MODELS_BATCH="${2:?--models-batch N}"; shift ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
+    -*) echo "unknown option $1 (see --help)" >&2; exit 2 ;;
+    *) CHIP="$1" ;;
+  esac
+  shift
+done
 CONV_RUN="${CONV_RUN:-$ROOT/build/release/bin/conv-run}"
 OUT="$ROOT/bench/gpu/bundles"
 [ -x "$CONV_RUN" ] || { echo "no $CONV_RUN: run scripts/build.sh first" >&2; exit 2; }
@@ -60,6 +80,13 @@ emit mbv2_dw_c144_56_n128_f16_nhwc 128,144,56,56 144,1,3,3 --groups 144 --dtype 
 emit mbv2_dw_c576_14_n128_f16_nhwc 128,576,14,14 576,1,3,3 --groups 576 --dtype f16 \
   --layout nhwc
 
+if [ "$MODELS" = 1 ]; then
+  batch=()
+  [ "$MODELS_BATCH" != 0 ] && batch=(--batch "$MODELS_BATCH")
+  python3 "$ROOT/bench/gpu/make_model_bundles.py" --conv-run "$CONV_RUN" --chip "$CHIP" \
+    --out "$OUT/models" "${batch[@]}"
+fi
+
 # runtime/ builds against nlohmann-json (header-only), which the GPU machine
 # may lack and cannot download: carry this machine's Debian copy with the
 # bundles (relocatable CMake package; run.sh puts it on CMAKE_PREFIX_PATH).
@@ -68,4 +95,5 @@ NLOHMANN_CMAKE=$(dirname "$(find /usr/share/cmake /usr/lib/cmake -name nlohmann_
 mkdir -p "$DEPS/include" "$DEPS/share/cmake"
 cp -r /usr/include/nlohmann "$DEPS/include/"
 cp -r "$NLOHMANN_CMAKE" "$DEPS/share/cmake/"
+[ -d "$OUT/models" ] && du -sh "$OUT/models"
 du -sh "$OUT"

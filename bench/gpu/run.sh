@@ -11,7 +11,11 @@
 #    from a machine with MLIR: `conv-run --emit-bundle DIR`) and the naive
 #    nvcc reference kernels made here; each is checked against a float64
 #    host reference and timed next to cuDNN in the same run;
-# 5. one table, $OUT/table.md.
+# 5. one table, $OUT/table.md;
+# 6. the per-model bundles (bench/gpu/bundles/models/<model>/<id>/, the distinct
+#    conv layers of ResNet-50, MobileNetV2, ResNeXt-50 32x4d in models.json)
+#    in a second convrt-run: $OUT/models.jsonl and the per-model tables with
+#    each model's total next to cuDNN's, $OUT/models.md.
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 OUT="${OUT:-$ROOT/bench/gpu/out}"
@@ -69,6 +73,26 @@ log "${#bundles[@]} bundles"
 run_rc=$?
 python3 "$ROOT/bench/gpu/table.py" "$OUT/results.jsonl" | tee "$OUT/table.md"
 
+# Per-model conv layers (make_convlower_bundles.sh writes them by default).
+MODELS_DIR="$ROOT/bench/gpu/bundles/models"
+model_bundles=()
+for b in "$MODELS_DIR"/*/*/; do
+  [ -f "$b/manifest.json" ] && model_bundles+=("$b")
+done
+models_rc=0
+if [ "${#model_bundles[@]}" -gt 0 ]; then
+  log "${#model_bundles[@]} per-model bundles"
+  "$BUILD/bin/convrt-run" "${model_bundles[@]}" --json >"$OUT/models.jsonl" 2>"$OUT/models-run.err"
+  models_rc=$?
+else
+  log "no per-model bundles in $MODELS_DIR (make_convlower_bundles.sh without --no-models)"
+  : >"$OUT/models.jsonl"
+fi
+# Also without bundles or results: every layer is then listed as skipped or not run.
+python3 "$ROOT/bench/gpu/table.py" --models "$ROOT/bench/gpu/models.json" \
+  --index "$MODELS_DIR/index.json" "$OUT/models.jsonl" >"$OUT/models.md" \
+  && grep -A6 '^## Totals' "$OUT/models.md" | tee -a "$OUT/run.log"
+
 if command -v compute-sanitizer >/dev/null && [ "${#bundles[@]}" -gt 0 ]; then
   log "compute-sanitizer memcheck on ${bundles[0]}"
   compute-sanitizer --tool memcheck "$BUILD/bin/convrt-run" "${bundles[0]}" \
@@ -77,5 +101,7 @@ if command -v compute-sanitizer >/dev/null && [ "${#bundles[@]}" -gt 0 ]; then
 fi
 
 { nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv 2>/dev/null || true; } >"$OUT/gpu.txt"
-log "done: convrt-info exit $info_rc, convrt-run exit $run_rc; results in $OUT"
+log "done: convrt-info exit $info_rc, convrt-run exit $run_rc (models: $models_rc); results in $OUT"
+# The worse of the two convrt-runs: 2 (could not run) over 1 (mismatch) over 0.
+(( models_rc > run_rc )) && run_rc=$models_rc
 exit $(( info_rc != 0 ? 1 : run_rc ))
