@@ -18,7 +18,6 @@
 #include "ConvLower/Runner/ConvModule.h"
 #include "ConvLower/Runner/CpuRunner.h"
 #include "ConvLower/Runner/Device.h"
-#include "ConvLower/Runner/GpuKernel.h"
 
 #include "convrt/Driver.h"
 #include "convrt/Runner.h"
@@ -142,12 +141,9 @@ compileForCuda(MLIRContext &ctx, const ConvSpec &spec, RunReport &report) {
   if (!chip)
     return chip.takeError();
   OwningOpRef<ModuleOp> module = buildConvModule(ctx, spec.problem, spec.relu);
-  ConvLowerToNVVMOptions nvvm;
-  nvvm.chip = *chip;
-  nvvm.requireAll = true;
-  auto build = compileGpuKernel(*module, kConvFunctionName, spec.problem, nvvm);
+  auto build = compileKernelFor(*module, kConvFunctionName, spec.problem, *chip);
   if (!build)
-    return asBadInput(build.takeError());
+    return build.takeError();
   report.pipeline = "conv-lower-to-nvvm";
   report.chip = convrt::archName(*chip);
   report.kernel = build->tiles;

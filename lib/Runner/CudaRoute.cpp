@@ -40,10 +40,9 @@ runner::chooseChip(const RunOptions &options,
   return *arch;
 }
 
-/// conv-lower-to-nvvm for `arch`; an unsupported conv is an error.
-static llvm::Expected<GpuKernelBuild>
-compileFor(ModuleOp module, llvm::StringRef function,
-           const ConvProblem &problem, convrt::Arch arch) {
+llvm::Expected<GpuKernelBuild>
+runner::compileKernelFor(ModuleOp module, llvm::StringRef function,
+                         const ConvProblem &problem, convrt::Arch arch) {
   ConvLowerToNVVMOptions options;
   options.chip = arch;
   options.requireAll = true;
@@ -70,7 +69,7 @@ llvm::Error runner::runOnCuda(ModuleOp module, llvm::StringRef function,
   if (options.progress)
     options.progress(std::string("compiling the tensor-core kernel for ") +
                      convrt::archName(*chip));
-  auto build = compileFor(module, function, problem, *chip);
+  auto build = compileKernelFor(module, function, problem, *chip);
   if (!build)
     return build.takeError();
   report.pipeline = "conv-lower-to-nvvm";
@@ -129,7 +128,7 @@ mlir::conv_lower::emitBundle(MLIRContext &context, const RunOptions &options,
       return badInput("--emit-bundle: " + refusal);
   }
   convrt::Arch arch = options.chip.value_or(convrt::Arch::SM80);
-  auto build = compileFor(*prepared->module, prepared->function,
+  auto build = compileKernelFor(*prepared->module, prepared->function,
                           *prepared->problem, arch);
   if (!build)
     return build.takeError();

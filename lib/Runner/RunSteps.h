@@ -10,6 +10,7 @@
 #define CONVLOWER_LIB_RUNNER_RUNSTEPS_H
 
 #include "ConvLower/Runner/CpuRunner.h"
+#include "ConvLower/Runner/GpuKernel.h"
 #include "ConvLower/Runner/Run.h"
 #include "ConvLower/Runner/Tensor.h"
 
@@ -82,6 +83,13 @@ llvm::Expected<convrt::Arch> chooseChip(const RunOptions &options,
 /// `problem` although the kernel and its twin take it: a 3-D problem (a
 /// bundle's manifest and the cuDNN comparison are 2-D); "" when it can.
 std::string gpuRouteRefusal(const ConvProblem &problem);
+
+/// conv-lower-to-nvvm for `arch` (every conv required); a conv the kernel
+/// does not take is bad input, named.
+llvm::Expected<GpuKernelBuild> compileKernelFor(ModuleOp module,
+                                                llvm::StringRef function,
+                                                const ConvProblem &problem,
+                                                convrt::Arch arch);
 
 /// --target cuda: compiles the kernel, runs, times and checks it through
 /// runtime/ next to cuDNN; fills `report`.
