@@ -144,10 +144,7 @@ compileForCuda(MLIRContext &ctx, const ConvSpec &spec, RunReport &report) {
   auto build = compileKernelFor(*module, kConvFunctionName, spec.problem, *chip);
   if (!build)
     return build.takeError();
-  report.pipeline = "conv-lower-to-nvvm";
-  report.chip = convrt::archName(*chip);
-  report.kernel = build->tiles;
-  report.compileMs = build->compileMs;
+  recordKernel(*build, *chip, report);
   auto driver = convrt::Driver::load();
   if (!driver.ok())
     return runner::failed(driver.error().message());

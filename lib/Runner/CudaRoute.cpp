@@ -52,6 +52,14 @@ runner::compileKernelFor(ModuleOp module, llvm::StringRef function,
   return build;
 }
 
+void runner::recordKernel(const GpuKernelBuild &build, convrt::Arch chip,
+                          RunReport &report) {
+  report.pipeline = "conv-lower-to-nvvm";
+  report.chip = convrt::archName(chip);
+  report.kernel = build.tiles;
+  report.compileMs = build.compileMs;
+}
+
 static void reportCheck(const convrt::RunReport &run, RunReport &report) {
   if (!run.checked)
     return;
@@ -72,10 +80,7 @@ llvm::Error runner::runOnCuda(ModuleOp module, llvm::StringRef function,
   auto build = compileKernelFor(module, function, problem, *chip);
   if (!build)
     return build.takeError();
-  report.pipeline = "conv-lower-to-nvvm";
-  report.chip = convrt::archName(*chip);
-  report.kernel = build->tiles;
-  report.compileMs = build->compileMs;
+  recordKernel(*build, *chip, report);
   auto driver = convrt::Driver::load();
   if (!driver.ok())
     return failed(driver.error().message());

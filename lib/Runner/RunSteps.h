@@ -91,6 +91,10 @@ llvm::Expected<GpuKernelBuild> compileKernelFor(ModuleOp module,
                                                 const ConvProblem &problem,
                                                 convrt::Arch arch);
 
+/// The report's pipeline, chip, kernel tiles and compile time of a build.
+void recordKernel(const GpuKernelBuild &build, convrt::Arch chip,
+                  RunReport &report);
+
 /// --target cuda: compiles the kernel, runs, times and checks it through
 /// runtime/ next to cuDNN; fills `report`.
 llvm::Error runOnCuda(ModuleOp module, llvm::StringRef function,
