@@ -55,7 +55,7 @@ MODELS = ("resnet50", "mobilenet_v2", "resnext50_32x4d")
 BATCHES = (1, 8)
 TOLERANCE = 1e-3          # max |patched - torch| / max |torch logit|, f32
 SEED = 0
-OMP_VARIABLES = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME", "OMP_NUM_THREADS",
+OMP_VARIABLES = ("LD_PRELOAD", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME", "OMP_NUM_THREADS",
                  "OMP_PROC_BIND", "KMP_AFFINITY")
 
 

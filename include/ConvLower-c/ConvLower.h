@@ -179,6 +179,13 @@ CONVLOWER_CAPI_EXPORTED const char *convlowerGetLastErrorMessage(void);
 CONVLOWER_CAPI_EXPORTED size_t convlowerCacheSize(void);
 CONVLOWER_CAPI_EXPORTED void convlowerCacheClear(void);
 
+/// The OpenMP runtime ConvLower's threaded CPU code runs on (LLVM's libomp,
+/// loaded by the first threaded convolution), or "" in a build without one.
+/// A host whose own OpenMP calls (GOMP_*, torch's) go to another runtime
+/// has two thread pools competing for the cores; preloading this one
+/// (LD_PRELOAD) gives both one pool.
+CONVLOWER_CAPI_EXPORTED const char *convlowerGetOpenMPRuntimePath(void);
+
 /// The devices as conv-run --doctor sees them, as JSON ({"driver_version",
 /// "devices": [...], "problem"}): what target auto will choose.
 CONVLOWER_CAPI_EXPORTED void

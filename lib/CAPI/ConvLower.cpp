@@ -284,6 +284,11 @@ size_t convlowerCacheSize(void) { return ConvCache::global().size(); }
 
 void convlowerCacheClear(void) { ConvCache::global().clear(); }
 
+const char *convlowerGetOpenMPRuntimePath(void) {
+  // A string literal of the build: valid for the process's lifetime.
+  return openMPRuntimePath().data();
+}
+
 void convlowerPrintDevices(ConvLowerStringCallback callback, void *userData) {
   if (!callback)
     return;

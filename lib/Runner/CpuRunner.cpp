@@ -248,6 +248,14 @@ llvm::Error CpuRunner::run(llvm::ArrayRef<void *> buffers) const {
   return llvm::Error::success();
 }
 
+llvm::StringRef mlir::conv_lower::openMPRuntimePath() {
+#ifdef CONV_LOWER_LIBOMP_PATH
+  return CONV_LOWER_LIBOMP_PATH;
+#else
+  return "";
+#endif
+}
+
 int64_t mlir::conv_lower::defaultCpuThreads() {
 #ifdef CONV_LOWER_LIBOMP_PATH
   return std::max(1u, llvm::hardware_concurrency().compute_thread_count());

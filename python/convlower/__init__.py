@@ -24,19 +24,36 @@ import time
 
 import numpy as np
 
-# ConvLower's threaded code runs on LLVM's libomp, which the first threaded
-# convolution loads and which then reads this. Its idle workers would spin
-# for 200 ms after every convolution, taking the cores from the operators a
-# framework runs in between (torch's own OpenMP threads): measured on
-# ResNet-50 at batch 1 on 2 cores, the patched forward took 232 ms with the
-# default and 120 ms with 0 (bench/models). A value the user set is kept.
-os.environ.setdefault("KMP_BLOCKTIME", "0")
+import ctypes as _ctypes
+
+
+def _openmp_is_global():
+    """Whether LLVM's libomp is in the process's global symbol scope (started
+    with LD_PRELOAD=<libomp>): then every OpenMP call of the process, torch's
+    GOMP_* ones included, binds to it, and there is one thread pool."""
+    try:
+        return hasattr(_ctypes.CDLL(None), "__kmpc_fork_call")
+    except OSError:
+        return False
+
+
+# ConvLower's threaded code runs on LLVM's libomp, which reads this when the
+# first threaded convolution starts it. Next to another OpenMP runtime (torch's
+# libgomp) its idle workers, spinning 200 ms after every convolution, take the
+# cores from the other's operators: ResNet-50 at batch 1 on 2 cores, the patched
+# forward took 232 ms with the default and 120 ms with 0 (bench/models). With
+# one runtime for both (libomp preloaded) spinning helps, and the default stays.
+# A value the user set is kept.
+OPENMP_SHARED = _openmp_is_global()
+if not OPENMP_SHARED:
+    os.environ.setdefault("KMP_BLOCKTIME", "0")
 
 from . import _capi  # noqa: E402
 
 __all__ = [
     "Conv", "ConvLowerError", "BadInputError", "conv1d", "conv2d", "conv3d",
     "patch", "devices", "cache_size", "cache_clear", "library_path",
+    "openmp_runtime",
 ]
 
 _lib, library_path = _capi.load_library()
@@ -192,6 +209,13 @@ def cache_clear():
     with _convs_lock:
         _convs.clear()
     _lib.convlowerCacheClear()
+
+
+def openmp_runtime():
+    """The OpenMP runtime ConvLower's CPU threads use (LLVM's libomp), '' in a
+    build without one. Preloading it (LD_PRELOAD=<this path> python ...) gives
+    torch and ConvLower one thread pool instead of two competing ones."""
+    return _lib.convlowerGetOpenMPRuntimePath().decode()
 
 
 def devices():

@@ -118,6 +118,7 @@ def _declare(lib):
         "convlowerCacheSize": (c.c_size_t, []),
         "convlowerCacheClear": (None, []),
         "convlowerPrintDevices": (None, [StringCallback, c.c_void_p]),
+        "convlowerGetOpenMPRuntimePath": (c.c_char_p, []),
     }
     for name, (restype, argtypes) in sig.items():
         f = getattr(lib, name)

@@ -52,6 +52,9 @@ llvm::StringRef toString(Target target);
 /// Threads the CPU code runs on unless told: every core this process may
 /// use (its affinity mask), or 1 where the build has no OpenMP runtime.
 int64_t defaultCpuThreads();
+/// The OpenMP runtime (LLVM's libomp) threaded CPU code loads, or "" in a
+/// build without one.
+llvm::StringRef openMPRuntimePath();
 
 struct RunOptions {
   // The problem: torch-style flags, or a function of a .mlir file.
