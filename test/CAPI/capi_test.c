@@ -474,6 +474,10 @@ int main(void) {
   threads();
   report();
   badInput();
+  const char *omp = convlowerGetOpenMPRuntimePath();
+  EXPECT(omp && (!*omp || strstr(omp, "libomp")), "OpenMP runtime path '%s'",
+         omp ? omp : "(null)");
+  printf("OpenMP runtime: %s\n", omp && *omp ? omp : "(none in this build)");
   char *devices = NULL;
   convlowerPrintDevices(collect, &devices);
   EXPECT(devices && strstr(devices, "\"devices\""), "devices: %s", devices);
