@@ -113,7 +113,7 @@ def model_tables(models_path, results_path, index_path=None, out=sys.stdout):
         results[bundle_key(r.get("source", "?"))] = r
     batch = index.get("batch") or doc.get("batch")
     pr = lambda *a: print(*a, file=out)
-    pr(f"# Per-model conv layers: ConvLower vs cuDNN\n")
+    pr("# Per-model conv layers: ConvLower vs cuDNN\n")
     pr(f"torchvision {', '.join(doc['models'])} at {doc.get('image', 224)}x{doc.get('image', 224)}, "
        f"batch {batch}, {index.get('dtype', 'f16')} {index.get('layout', 'nhwc')}"
        f"{', ' + index['chip'] if index.get('chip') else ''}; shapes from "

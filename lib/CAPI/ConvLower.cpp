@@ -38,17 +38,9 @@ ConvLowerStatus fail(ConvLowerStatus status, std::string message) {
 
 /// The status of a run-library error: bad input or a failure.
 ConvLowerStatus fail(llvm::Error error) {
-  bool bad = false;
-  std::string message;
-  llvm::handleAllErrors(
-      std::move(error),
-      [&](const RunError &e) {
-        bad = e.isBadInput();
-        message = e.message();
-      },
-      [&](const llvm::ErrorInfoBase &e) { message = e.message(); });
-  return fail(bad ? ConvLowerStatusBadInput : ConvLowerStatusFailed,
-              std::move(message));
+  ErrorText text = takeErrorText(std::move(error));
+  return fail(text.badInput ? ConvLowerStatusBadInput : ConvLowerStatusFailed,
+              std::move(text.message));
 }
 
 struct Handle {
@@ -258,10 +250,14 @@ ConvLowerTarget convlowerConvGetTarget(ConvLowerConv conv) {
   Handle *h = unwrap(conv);
   if (!h)
     return ConvLowerTargetAuto;
-  std::string target = h->conv->report().target;
-  return target == "cuda"       ? ConvLowerTargetCuda
-         : target == "cpu-twin" ? ConvLowerTargetCpuTwin
-                                : ConvLowerTargetCpu;
+  switch (h->conv->target()) {
+  case Target::Cuda:
+    return ConvLowerTargetCuda;
+  case Target::CpuTwin:
+    return ConvLowerTargetCpuTwin;
+  default:
+    return ConvLowerTargetCpu;
+  }
 }
 
 ConvLowerStatus convlowerConvPrintReport(ConvLowerConv conv,
@@ -297,19 +293,7 @@ void convlowerPrintDevices(ConvLowerStringCallback callback, void *userData) {
   llvm::raw_string_ostream os(json);
   llvm::json::OStream j(os);
   j.object([&] {
-    j.attribute("driver_version", status.driverVersion);
-    j.attributeArray("devices", [&] {
-      for (const DeviceInfo &d : status.devices)
-        j.object([&] {
-          j.attribute("name", d.name);
-          j.attribute("compute_capability",
-                      llvm::formatv("{0}.{1}", d.ccMajor, d.ccMinor).str());
-          j.attribute("sm_count", d.smCount);
-          j.attribute("total_memory_bytes",
-                      static_cast<int64_t>(d.totalMemoryBytes));
-        });
-    });
-    j.attribute("problem", status.problem);
+    writeDevicesJson(j, status.driverVersion, status.devices, status.problem);
   });
   emit(callback, userData, json);
 }

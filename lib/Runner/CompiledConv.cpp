@@ -74,36 +74,14 @@ std::unique_ptr<MLIRContext> compilationContext() {
   return context;
 }
 
-/// Where it runs and why; fills the report's device section.
+/// Where it runs and why. The devices are probed for cuda and auto only: a
+/// CPU compilation does not start the driver.
 llvm::Expected<Target> chooseTarget(const ConvSpec &spec, RunReport &report) {
-  if (spec.target == Target::Cpu || spec.target == Target::CpuTwin) {
-    report.targetReason = ("requested: " + toString(spec.target)).str();
-    return spec.target;
-  }
-  DeviceStatus status = probeDevices();
-  report.driverVersion = status.driverVersion;
-  report.devices = status.devices;
-  report.deviceProblem = status.problem;
-  std::string refusal = gpuRouteRefusal(spec.problem);
-  if (spec.target == Target::Cuda) {
-    if (status.devices.empty())
-      return badInput("target cuda: no usable CUDA device: " + status.problem +
-                      " (target cpu-twin runs the same kernel's loop nest on "
-                      "the CPU)");
-    if (!refusal.empty())
-      return badInput("target cuda: " + refusal);
-    report.targetReason = "requested: cuda";
-    return Target::Cuda;
-  }
-  if (!status.devices.empty() && refusal.empty()) {
-    report.targetReason = "a CUDA device is usable";
-    return Target::Cuda;
-  }
-  report.targetReason =
-      status.devices.empty()
-          ? "no usable CUDA device (" + status.problem + "); the CPU JIT runs"
-          : "a CUDA device is usable, but " + refusal + "; the CPU JIT runs";
-  return Target::Cpu;
+  std::optional<DeviceStatus> status;
+  if (spec.target == Target::Cuda || spec.target == Target::Auto)
+    status = probeDevices();
+  return resolveTarget(spec.target, status ? &*status : nullptr,
+                       gpuRouteRefusal(spec.problem), "target", report);
 }
 
 llvm::Expected<std::unique_ptr<CpuRunner>>
@@ -172,48 +150,40 @@ CompiledConv::compile(const ConvSpec &spec) {
   auto target = chooseTarget(spec, report);
   if (!target)
     return target.takeError();
-  report.target = toString(*target).str();
-  report.im2col = im2colMode(spec.problem, *target, /*implicit=*/true,
-                             /*xcolSizeKnown=*/true);
   report.inputBytes = inputBytes(spec.problem);
   report.im2colBytes = 0; // no route here stores X_col whole
+  auto settle = [&](Target where) {
+    conv->target_ = where;
+    report.target = toString(where).str();
+    report.im2col = im2colMode(spec.problem, where, /*implicit=*/true,
+                               /*xcolSizeKnown=*/true);
+  };
 
   std::unique_ptr<MLIRContext> ctx = compilationContext();
   if (*target == Target::Cuda) {
     auto session = compileForCuda(*ctx, spec, report);
     if (session) {
       conv->impl_->gpu = std::move(*session);
+      settle(Target::Cuda);
       return conv;
     }
     // Chosen, not requested: a problem the kernel does not take runs on the
     // CPU, and the report says why.
-    bool bad = false;
-    std::string message;
-    llvm::handleAllErrors(
-        session.takeError(),
-        [&](const RunError &e) {
-          bad = e.isBadInput();
-          message = e.message();
-        },
-        [&](const llvm::ErrorInfoBase &e) { message = e.message(); });
-    if (spec.target != Target::Auto || !bad)
-      return bad ? badInput(message) : runner::failed(message);
+    ErrorText error = takeErrorText(session.takeError());
+    if (spec.target != Target::Auto || !error.badInput)
+      return error.badInput ? badInput(error.message)
+                            : runner::failed(error.message);
     report.targetReason = "a CUDA device is usable, but the tensor-core "
                           "kernel does not take this problem (" +
-                          message + "); the CPU JIT runs";
-    *target = Target::Cpu;
-    report.target = toString(*target).str();
-    report.im2col = im2colMode(spec.problem, *target, /*implicit=*/true,
-                               /*xcolSizeKnown=*/true);
-    report.pipeline.clear();
-    report.chip.clear();
-    report.kernel.clear();
+                          error.message + "); the CPU JIT runs instead";
+    *target = Target::Cpu; // the kernel's fields were never recorded
   }
   int64_t threads = spec.threads ? spec.threads : defaultCpuThreads();
   auto runner = compileForCpu(*ctx, spec, *target, threads, report);
   if (!runner)
     return runner.takeError();
   conv->impl_->cpu = std::move(*runner);
+  settle(*target);
   return conv;
 }
 

@@ -208,20 +208,22 @@ CpuRunner::create(OwningOpRef<ModuleOp> module, llvm::StringRef functionName,
   std::unique_ptr<CpuRunner> runner(new CpuRunner());
   runner->engine = std::move(*engine);
   runner->entryPoint = *entry;
-  // A ranked memref descriptor: {base, data, offset, sizes[r], strides[r]}.
-  auto describe = [](const BufferSpec &s) {
-    std::vector<int64_t> d(3 + 2 * s.shape.size(), 0);
+  // A ranked memref descriptor: {base, data, offset, sizes[r], strides[r]},
+  // one after the other.
+  auto describe = [&](const BufferSpec &s) {
+    size_t at = runner->descriptors.size(), rank = s.shape.size();
+    runner->descriptorOffsets.push_back(at);
+    runner->descriptors.resize(at + 3 + 2 * rank, 0);
     int64_t stride = 1;
-    for (size_t i = s.shape.size(); i-- > 0;) {
-      d[3 + i] = s.shape[i];
-      d[3 + s.shape.size() + i] = stride;
+    for (size_t i = rank; i-- > 0;) {
+      runner->descriptors[at + 3 + i] = s.shape[i];
+      runner->descriptors[at + 3 + rank + i] = stride;
       stride *= s.shape[i];
     }
-    return d;
   };
   for (const BufferSpec &s : inputs)
-    runner->descriptors.push_back(describe(s));
-  runner->descriptors.push_back(describe(output));
+    describe(s);
+  describe(output);
   runner->compileMillis = std::chrono::duration<double, std::milli>(
                               std::chrono::steady_clock::now() - start)
                               .count();
@@ -229,18 +231,19 @@ CpuRunner::create(OwningOpRef<ModuleOp> module, llvm::StringRef functionName,
 }
 
 llvm::Error CpuRunner::run(llvm::ArrayRef<void *> buffers) const {
-  if (buffers.size() != descriptors.size())
+  if (buffers.size() != descriptorOffsets.size())
     return llvm::createStringError("wrong number of buffers");
-  // Copies of the descriptors, so that several threads can run at once.
-  std::vector<std::vector<int64_t>> filled = descriptors;
-  SmallVector<void *> descriptorPtrs;
-  for (auto [d, ptr] : llvm::zip(filled, buffers)) {
-    d[0] = d[1] = reinterpret_cast<int64_t>(ptr);
-    descriptorPtrs.push_back(d.data());
+  // A copy of the descriptors on the stack, so that several threads can run
+  // at once without allocating.
+  SmallVector<int64_t, 64> filled(descriptors.begin(), descriptors.end());
+  SmallVector<void *, 4> descriptorPtrs;
+  for (auto [at, ptr] : llvm::zip(descriptorOffsets, buffers)) {
+    filled[at] = filled[at + 1] = reinterpret_cast<int64_t>(ptr);
+    descriptorPtrs.push_back(&filled[at]);
   }
   // The packed interface takes a pointer to each argument; each argument of
   // the C interface is a pointer to a descriptor.
-  SmallVector<void *> args;
+  SmallVector<void *, 4> args;
   for (void *&p : descriptorPtrs)
     args.push_back(&p);
   // The entry point looked up at creation: no symbol lookup per call.

@@ -85,6 +85,28 @@ void mlir::conv_lower::printHuman(const RunReport &r, llvm::raw_ostream &os) {
     os << "output    : " << r.outputPath << "\n";
 }
 
+void mlir::conv_lower::writeDevicesJson(llvm::json::OStream &j,
+                                        llvm::StringRef driverVersion,
+                                        llvm::ArrayRef<DeviceInfo> devices,
+                                        llvm::StringRef problem) {
+  j.attribute("count", static_cast<int64_t>(devices.size()));
+  j.attribute("driver_version", driverVersion);
+  if (!problem.empty())
+    j.attribute("problem", problem);
+  j.attributeArray("devices", [&] {
+    for (const DeviceInfo &d : devices)
+      j.object([&] {
+        j.attribute("name", d.name);
+        j.attribute("compute_capability",
+                    formatv("{0}.{1}", d.ccMajor, d.ccMinor).str());
+        j.attribute("sm_count", d.smCount);
+        j.attribute("total_memory_bytes",
+                    static_cast<int64_t>(d.totalMemoryBytes));
+        j.attribute("pci_bus_id", d.pciBusId);
+      });
+  });
+}
+
 void mlir::conv_lower::printJson(const RunReport &r, llvm::raw_ostream &os) {
   llvm::json::OStream j(os, 2);
   // Six significant digits: measurements, not bit patterns.
@@ -109,22 +131,7 @@ void mlir::conv_lower::printJson(const RunReport &r, llvm::raw_ostream &os) {
     j.attribute("target", r.target);
     j.attribute("target_reason", r.targetReason);
     j.attributeObject("device", [&] {
-      j.attribute("count", static_cast<int64_t>(r.devices.size()));
-      j.attribute("driver_version", r.driverVersion);
-      if (!r.deviceProblem.empty())
-        j.attribute("problem", r.deviceProblem);
-      j.attributeArray("devices", [&] {
-        for (const DeviceInfo &d : r.devices)
-          j.object([&] {
-            j.attribute("name", d.name);
-            j.attribute("compute_capability",
-                        formatv("{0}.{1}", d.ccMajor, d.ccMinor).str());
-            j.attribute("sm_count", d.smCount);
-            j.attribute("total_memory_bytes",
-                        static_cast<int64_t>(d.totalMemoryBytes));
-            j.attribute("pci_bus_id", d.pciBusId);
-          });
-      });
+      writeDevicesJson(j, r.driverVersion, r.devices, r.deviceProblem);
     });
     j.attribute("pipeline", r.pipeline);
     j.attribute("im2col", r.im2col);

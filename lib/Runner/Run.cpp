@@ -33,6 +33,18 @@ llvm::Error runner::failed(const llvm::Twine &message) {
   return llvm::make_error<RunError>(message.str(), /*badInput=*/false);
 }
 
+ErrorText mlir::conv_lower::takeErrorText(llvm::Error error) {
+  ErrorText text;
+  llvm::handleAllErrors(
+      std::move(error),
+      [&](const RunError &e) {
+        text.badInput = e.isBadInput();
+        text.message = e.message();
+      },
+      [&](const llvm::ErrorInfoBase &e) { text.message = e.message(); });
+  return text;
+}
+
 static llvm::Error mark(llvm::Error error, bool bad) {
   if (!error)
     return error;
@@ -86,43 +98,8 @@ llvm::Expected<Target> chooseTarget(const RunOptions &o,
                                     const std::optional<ConvProblem> &problem,
                                     RunReport &report) {
   DeviceStatus status = probeDevices();
-  report.driverVersion = status.driverVersion;
-  report.devices = status.devices;
-  report.deviceProblem = status.problem;
-  bool usable = !status.devices.empty();
-  std::string routeProblem = cudaRouteProblem(o, problem);
-  switch (o.target) {
-  case Target::Cuda:
-    if (!usable)
-      return badInput("--target cuda: no usable CUDA device: " +
-                      status.problem +
-                      " (--target cpu-twin runs the same kernel's loop nest "
-                      "on the CPU)");
-    if (!routeProblem.empty())
-      return badInput("--target cuda: " + routeProblem);
-    report.targetReason = "requested with --target cuda";
-    return Target::Cuda;
-  case Target::CpuTwin:
-    report.targetReason = "requested with --target cpu-twin: the GPU kernel's "
-                          "tiled loop nest, JIT'd on the CPU";
-    return Target::CpuTwin;
-  case Target::Cpu:
-    report.targetReason = "requested with --target cpu";
-    return Target::Cpu;
-  case Target::Auto:
-    break;
-  }
-  if (usable && routeProblem.empty()) {
-    report.targetReason = "a CUDA device is usable";
-    return Target::Cuda;
-  }
-  if (usable)
-    report.targetReason = "a CUDA device is usable, but " + routeProblem +
-                          "; the CPU JIT runs instead";
-  else
-    report.targetReason = "no usable CUDA device (see devices); the CPU JIT "
-                          "runs instead";
-  return Target::Cpu;
+  return resolveTarget(o.target, &status, cudaRouteProblem(o, problem),
+                       "--target", report);
 }
 
 /// cpu and cpu-twin: either (cpu's implicit mode is per-block panels);
@@ -170,6 +147,54 @@ std::optional<double> describeInReport(const Prepared &p, RunReport &report) {
 }
 
 } // namespace
+
+llvm::Expected<Target> runner::resolveTarget(Target requested,
+                                             const DeviceStatus *status,
+                                             llvm::StringRef routeProblem,
+                                             llvm::StringRef flag,
+                                             RunReport &report) {
+  if (status) {
+    report.driverVersion = status->driverVersion;
+    report.devices = status->devices;
+    report.deviceProblem = status->problem;
+  }
+  std::string requestedName = (flag + " " + toString(requested)).str();
+  switch (requested) {
+  case Target::Cuda:
+    if (!status || status->devices.empty())
+      return badInput(requestedName + ": no usable CUDA device: " +
+                      (status ? status->problem : "") + " (" + flag +
+                      " cpu-twin runs the same kernel's loop nest on the "
+                      "CPU)");
+    if (!routeProblem.empty())
+      return badInput(requestedName + ": " + routeProblem);
+    report.targetReason = "requested with " + requestedName;
+    return Target::Cuda;
+  case Target::CpuTwin:
+    report.targetReason = "requested with " + requestedName +
+                          ": the GPU kernel's tiled loop nest, JIT'd on the "
+                          "CPU";
+    return Target::CpuTwin;
+  case Target::Cpu:
+    report.targetReason = "requested with " + requestedName;
+    return Target::Cpu;
+  case Target::Auto:
+    break;
+  }
+  bool usable = status && !status->devices.empty();
+  if (usable && routeProblem.empty()) {
+    report.targetReason = "a CUDA device is usable";
+    return Target::Cuda;
+  }
+  if (usable)
+    report.targetReason = ("a CUDA device is usable, but " + routeProblem +
+                           "; the CPU JIT runs instead")
+                              .str();
+  else
+    report.targetReason = "no usable CUDA device (see devices); the CPU JIT "
+                          "runs instead";
+  return Target::Cpu;
+}
 
 /// On the CPU's default route a float 2-D depthwise problem has no A
 /// operand: the pipeline's conv-lower-depthwise-direct computes it on

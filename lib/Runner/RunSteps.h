@@ -10,6 +10,7 @@
 #define CONVLOWER_LIB_RUNNER_RUNSTEPS_H
 
 #include "ConvLower/Runner/CpuRunner.h"
+#include "ConvLower/Runner/Device.h"
 #include "ConvLower/Runner/GpuKernel.h"
 #include "ConvLower/Runner/Run.h"
 #include "ConvLower/Runner/Tensor.h"
@@ -52,6 +53,15 @@ llvm::Expected<Prepared> prepare(MLIRContext &context,
 /// Im2colPanels: X_col per block of output rows inside the GEMM's parallel
 /// loop (conv-lower-im2col-panels); Im2col: X_col whole, then the GEMM.
 enum class CpuRoute { Im2colPanels, Im2col, Direct, Twin, TwinExplicit };
+/// The target a request resolves to (never Auto) and why, in `report`
+/// (with the device section, from `status` where probed: cuda and auto need
+/// it). `routeProblem` says why the GPU route cannot take the problem ("" if
+/// it can); `flag` spells the option in messages ("--target" for conv-run).
+llvm::Expected<Target> resolveTarget(Target requested,
+                                     const DeviceStatus *status,
+                                     llvm::StringRef routeProblem,
+                                     llvm::StringRef flag, RunReport &report);
+
 /// The CPU route of a target (cpu or cpu-twin) and im2col choice.
 CpuRoute cpuRoute(Target target, bool implicit);
 /// The pipeline, as the report names it, and its options for a route.

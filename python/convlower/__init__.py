@@ -166,8 +166,6 @@ class Conv:
             buffers.append(a)
         y = np.empty(self.output_shape, np.int32 if self.dtype == "i8" else np.float32)
         ptrs = [b.ctypes.data for b in buffers] + [None] * (3 - len(buffers))
-        if not self.has_bias:
-            ptrs[2] = None
         _raise_for(_lib.convlowerConvRun(self._handle, ptrs[0], ptrs[1], ptrs[2],
                                          y.ctypes.data), "running")
         return y

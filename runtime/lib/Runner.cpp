@@ -246,6 +246,8 @@ struct KernelSession::State {
   std::vector<CUdeviceptr> pointers;
   std::shared_ptr<Driver> driver;
   LaunchConfig config;
+  std::vector<void *> params; // one pointer to each of `pointers`
+  int outputIndex = -1;
 };
 
 KernelSession::~KernelSession() = default;
@@ -272,7 +274,8 @@ KernelSession::load(const Manifest &m, const std::string &binary,
   CONVRT_ASSIGN_OR_RETURN(Stream stream, Stream::create(driver));
   auto state = std::unique_ptr<State>(new State{
       std::move(context), std::move(kernel->module), std::move(function),
-      std::move(stream), {}, {}, driver, {}});
+      std::move(stream), {}, {}, driver, {}, {},
+      m.find(ArgumentRole::Output)});
   for (const ArgumentSpec &argument : m.arguments) {
     size_t bytes =
         size_t(elementCount(argument.shape)) * dtypeSize(argument.dtype);
@@ -281,6 +284,8 @@ KernelSession::load(const Manifest &m, const std::string &binary,
     state->pointers.push_back(buffer.get());
     state->buffers.push_back(std::move(buffer));
   }
+  for (CUdeviceptr &pointer : state->pointers)
+    state->params.push_back(&pointer);
   state->config.grid = m.kernel.grid;
   state->config.block = m.kernel.block;
   state->config.dynamicSharedMemoryBytes = m.kernel.sharedMemoryBytes;
@@ -295,17 +300,13 @@ Expected<double> KernelSession::run(const void *input, const void *filter,
   State &s = *state_;
   // The caller's thread may not have the context current yet.
   CONVRT_TRY(s.context.makeCurrent());
-  int outputIndex = -1;
   for (size_t i = 0; i < manifest_.arguments.size(); ++i) {
     const ArgumentSpec &argument = manifest_.arguments[i];
+    if (argument.role == ArgumentRole::Output)
+      continue;
     const void *source = argument.role == ArgumentRole::Input    ? input
                          : argument.role == ArgumentRole::Filter ? filter
-                         : argument.role == ArgumentRole::Bias   ? bias
-                                                                 : nullptr;
-    if (argument.role == ArgumentRole::Output) {
-      outputIndex = int(i);
-      continue;
-    }
+                                                                 : bias;
     if (!source)
       return Error::failure("no host buffer for the kernel's " +
                    std::string(argumentRoleName(argument.role)) +
@@ -314,17 +315,14 @@ Expected<double> KernelSession::run(const void *input, const void *filter,
   }
   // The copies ran on the legacy stream; the kernel's stream does not wait.
   CONVRT_TRY(s.context.synchronize());
-  std::vector<void *> params;
-  for (CUdeviceptr &pointer : s.pointers)
-    params.push_back(&pointer);
   CONVRT_ASSIGN_OR_RETURN(
       LaunchTiming timing,
       timeLaunches(s.driver, *s.stream, /*warmup=*/0, /*repeat=*/1, [&] {
-        return s.function->launch(s.config, params.data());
+        return s.function->launch(s.config, s.params.data());
       }));
   CONVRT_TRY(s.stream->synchronize());
-  CONVRT_TRY(s.buffers[outputIndex].copyToHost(
-      output, s.buffers[outputIndex].size()));
+  CONVRT_TRY(s.buffers[s.outputIndex].copyToHost(
+      output, s.buffers[s.outputIndex].size()));
   return timing.medianMs;
 }
 

@@ -21,7 +21,6 @@
 import os
 import sys
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 

@@ -206,16 +206,8 @@ int fail(int status, const llvm::Twine &message) {
 
 /// The exit status of a run library error, printed.
 int fail(llvm::Error error) {
-  int status = kFailed;
-  std::string message;
-  llvm::handleAllErrors(
-      std::move(error),
-      [&](const RunError &e) {
-        status = e.isBadInput() ? kBadInput : kFailed;
-        message = e.message();
-      },
-      [&](const llvm::ErrorInfoBase &e) { message = e.message(); });
-  return fail(status, message);
+  ErrorText text = takeErrorText(std::move(error));
+  return fail(text.badInput ? kBadInput : kFailed, text.message);
 }
 
 /// An integer flag, parsed by conv-run itself so that a bad value is a

@@ -59,6 +59,8 @@ public:
                   void *output);
 
   const ConvSpec &spec() const { return spec_; }
+  /// Where it runs: cpu, cpu-twin or cuda (never auto).
+  Target target() const { return target_; }
   /// Target, route, compile time, tiles, memory; loweredMs is the last
   /// run's time (the kernel's on a GPU), repeat the number of runs so far.
   RunReport report() const;
@@ -67,6 +69,7 @@ private:
   struct Impl;
   CompiledConv();
   ConvSpec spec_;
+  Target target_ = Target::Cpu;
   RunReport report_;
   std::unique_ptr<Impl> impl_;
   std::atomic<int64_t> runs_{0};

@@ -45,7 +45,8 @@ private:
   CpuRunner() = default;
   std::unique_ptr<ExecutionEngine> engine;
   void (*entryPoint)(void **) = nullptr; // the wrapper's packed interface
-  std::vector<std::vector<int64_t>> descriptors; // one memref descriptor each
+  std::vector<int64_t> descriptors;     // the memref descriptors, in order
+  std::vector<size_t> descriptorOffsets; // where each one starts
   double compileMillis = 0;
 };
 

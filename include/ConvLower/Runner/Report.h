@@ -5,6 +5,7 @@
 
 #include "ConvLower/Runner/Reference.h"
 
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <optional>
@@ -54,6 +55,12 @@ struct RunReport {
   std::optional<int64_t> inputBytes, im2colBytes;
   std::string outputPath;
 };
+
+/// The members of a device-section JSON object: count, driver_version,
+/// problem (when there is one) and the devices.
+void writeDevicesJson(llvm::json::OStream &j, llvm::StringRef driverVersion,
+                      llvm::ArrayRef<DeviceInfo> devices,
+                      llvm::StringRef problem);
 
 void printHuman(const RunReport &r, llvm::raw_ostream &os);
 void printJson(const RunReport &r, llvm::raw_ostream &os);

@@ -93,6 +93,14 @@ private:
   bool badInput;
 };
 
+/// A run library error taken apart for a front end's exit status or
+/// status code: whether it was bad input (any other error is a failure).
+struct ErrorText {
+  bool badInput = false;
+  std::string message;
+};
+ErrorText takeErrorText(llvm::Error error);
+
 /// Builds or reads, compiles, runs, times and (with check) checks the
 /// convolution. A failed check is a report with check->passed false, not
 /// an error.
