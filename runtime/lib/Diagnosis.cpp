@@ -338,6 +338,11 @@ void libraryFindings(Diagnosis &d) {
     add(d, Severity::Warning, "the driver lacks entry points: " + names,
         "update the NVIDIA driver");
   }
+  // Optional ones cost only the features that need them (Driver names the
+  // feature when one is called): a note, not a warning.
+  for (const std::string &name : d.library.missingOptionalEntryPoints)
+    add(d, Severity::Note,
+        "the driver has no " + name + ": " + optionalEntryPointNeed(name));
 }
 
 std::string initFix(const Diagnosis &d) {

@@ -16,18 +16,25 @@ namespace {
 #define CONVRT_STRINGIFY(x) CONVRT_STRINGIFY_IMPL(x)
 
 /// One row of DriverApi: the plain name (for cuGetProcAddress), the versioned
-/// symbol cuda.h maps it to (for dlsym), and the member to fill.
+/// symbol cuda.h maps it to (for dlsym), and the member to fill. Optional
+/// ones say what needs them.
 struct EntryPoint {
   const char *name;
   const char *abiName;
   void **slot;
+  const char *neededBy = nullptr; ///< Optional entry points only.
 };
 
 std::vector<EntryPoint> entryPoints(DriverApi &api) {
 #define CONVRT_ENTRY_POINT(name)                                               \
   EntryPoint{#name, CONVRT_STRINGIFY(name),                                    \
              reinterpret_cast<void **>(&api.name)},
-  return {CONVRT_DRIVER_ENTRY_POINTS(CONVRT_ENTRY_POINT)};
+#define CONVRT_OPTIONAL_ENTRY_POINT(name, needs)                               \
+  EntryPoint{#name, CONVRT_STRINGIFY(name),                                    \
+             reinterpret_cast<void **>(&api.name), needs},
+  return {CONVRT_DRIVER_ENTRY_POINTS(CONVRT_ENTRY_POINT)
+              CONVRT_DRIVER_OPTIONAL_ENTRY_POINTS(CONVRT_OPTIONAL_ENTRY_POINT)};
+#undef CONVRT_OPTIONAL_ENTRY_POINT
 #undef CONVRT_ENTRY_POINT
 }
 
@@ -113,6 +120,15 @@ const BuiltinError *findBuiltinError(int code) {
 }
 
 } // namespace
+
+const char *optionalEntryPointNeed(const std::string &name) {
+#define CONVRT_OPTIONAL_NEED(entry, needs)                                     \
+  if (name == #entry)                                                          \
+    return needs;
+  CONVRT_DRIVER_OPTIONAL_ENTRY_POINTS(CONVRT_OPTIONAL_NEED)
+#undef CONVRT_OPTIONAL_NEED
+  return nullptr;
+}
 
 const char *builtinErrorName(int result) {
   const BuiltinError *e = findBuiltinError(result);
@@ -207,24 +223,35 @@ void Driver::resolveEntryPoints() {
 
   for (const EntryPoint &entry : entryPoints(api_)) {
     void *fn = nullptr;
+    bool driverLacksIt = false;
     if (getProcAddress) {
       CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SUCCESS;
       // Legacy-stream variants, as linking against libcuda would give.
       if (getProcAddress(entry.name, &fn, requestedVersion,
                          CU_GET_PROC_ADDRESS_LEGACY_STREAM,
                          &status) != CUDA_SUCCESS ||
-          status != CU_GET_PROC_ADDRESS_SUCCESS)
+          status != CU_GET_PROC_ADDRESS_SUCCESS) {
         fn = nullptr;
-      else if (fn)
+        driverLacksIt = status == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND ||
+                        status == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
+      } else if (fn) {
         library_.resolvedWithGetProcAddress = true;
+      }
     }
-    if (!fn)
+    // An optional entry point is newer than cuGetProcAddress_v2, so when
+    // that says the driver has none (at our ABI), it is the driver's own
+    // answer: take it rather than a dlsym'ed symbol of another ABI. (This
+    // is also how the fake driver plays an older one: FAKE_CUDA_NO_TMA.)
+    if (!fn && !(entry.neededBy && driverLacksIt)) {
       fn = dlsym(handle_, entry.abiName);
-    if (!fn && plainNameHasSameSignature(entry.name))
-      fn = dlsym(handle_, entry.name);
+      if (!fn && plainNameHasSameSignature(entry.name))
+        fn = dlsym(handle_, entry.name);
+    }
     *entry.slot = fn;
     if (!fn)
-      library_.missingEntryPoints.push_back(entry.name);
+      (entry.neededBy ? library_.missingOptionalEntryPoints
+                      : library_.missingEntryPoints)
+          .push_back(entry.name);
   }
 }
 
@@ -282,6 +309,11 @@ Error Driver::check(CUresult result, const char *call) const {
 }
 
 Error Driver::missingEntryPoint(const char *name) const {
+  if (const char *neededBy = optionalEntryPointNeed(name))
+    return Error::callFailure(name, CUDA_ERROR_NOT_FOUND, "not available",
+                              "the driver " + library_.realPath + " has no " +
+                                  name + ": " + neededBy +
+                                  "; update the NVIDIA driver");
   return Error::callFailure(
       name, CUDA_ERROR_NOT_FOUND, "not available",
       "the driver " + library_.realPath +

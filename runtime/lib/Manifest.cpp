@@ -2,14 +2,14 @@
 
 #include "convrt/Manifest.h"
 
+#include "JsonFields.h"
+
 #include "convrt/ChipName.h"
 #include "convrt/Files.h"
 #include "convrt/Json.h"
 
-#include <cmath>
 #include <cstdint>
 #include <fstream>
-#include <initializer_list>
 #include <optional>
 #include <tuple>
 
@@ -36,165 +36,16 @@ int Manifest::find(ArgumentRole role) const {
   return -1;
 }
 
+int Manifest::findArgument(const std::string &name) const {
+  for (size_t i = 0; i < arguments.size(); ++i)
+    if (arguments[i].name == name)
+      return static_cast<int>(i);
+  return -1;
+}
+
 namespace {
 
-std::string describeValue(const JsonValue &value) {
-  if (value.is_string())
-    return "string " + jsonQuote(value.get_ref<const std::string &>());
-  if (value.is_primitive())
-    return dumpJson(value);
-  return value.type_name();
-}
-
-/// An integer the manifest may hold: JSON integers, and floats with an
-/// integral value (2.0, as some JSON writers print them).
-std::optional<int64_t> asInteger(const JsonValue &value) {
-  if (value.is_number_unsigned())
-    return value.get<uint64_t>() <= uint64_t(INT64_MAX)
-               ? std::optional<int64_t>(value.get<int64_t>())
-               : std::nullopt;
-  if (value.is_number_integer())
-    return value.get<int64_t>();
-  if (!value.is_number_float())
-    return std::nullopt;
-  double number = value.get<double>();
-  if (!std::isfinite(number) || number != std::floor(number) ||
-      std::fabs(number) >= 9.0e15)
-    return std::nullopt;
-  return static_cast<int64_t>(number);
-}
-
-/// Typed access to one JSON object of the manifest; errors read
-/// "<source>: <path>.<key>: <what>".
-class Fields {
-public:
-  Fields(const JsonValue &object, std::string path, const std::string &source)
-      : object_(object), path_(std::move(path)), source_(source) {}
-
-  std::string fieldPath(const std::string &key) const {
-    return path_.empty() ? key : path_ + "." + key;
-  }
-
-  Error fail(const std::string &field, const std::string &what) const {
-    return Error::failure(source_ + ": " + field + ": " + what);
-  }
-
-  Error checkKnown(std::initializer_list<const char *> known) const {
-    for (const auto &member : object_.items()) {
-      bool found = false;
-      for (const char *key : known)
-        found = found || member.key() == key;
-      if (found)
-        continue;
-      std::string list;
-      for (const char *key : known)
-        list += (list.empty() ? "" : ", ") + std::string(key);
-      return fail(fieldPath(member.key()),
-                  "unknown field (expected one of: " + list + ")");
-    }
-    return Error::success();
-  }
-
-  Expected<const JsonValue *> get(const std::string &key, bool required) const {
-    const JsonValue *value = findMember(object_, key);
-    if (!value && required)
-      return fail(fieldPath(key),
-                  path_.empty() ? "missing"
-                                : "missing from the " + path_ + " object");
-    return value;
-  }
-
-  Expected<std::string> string(const std::string &key, bool required = true,
-                               const std::string &fallback = "") const {
-    CONVRT_ASSIGN_OR_RETURN(const JsonValue *value, get(key, required));
-    if (!value)
-      return fallback;
-    if (!value->is_string() || value->get_ref<const std::string &>().empty())
-      return fail(fieldPath(key),
-                  "expected a non-empty string, got " + describeValue(*value));
-    return value->get<std::string>();
-  }
-
-  static Expected<int64_t> toInteger(const Fields &fields,
-                                     const std::string &field,
-                                     const JsonValue &value, int64_t min) {
-    std::optional<int64_t> integer = asInteger(value);
-    std::string expected = min == 0   ? "a non-negative integer"
-                           : min == 1 ? "a positive integer"
-                                      : "an integer >= " + std::to_string(min);
-    if (!integer || *integer < min)
-      return fields.fail(field, "expected " + expected + ", got " +
-                                    describeValue(value));
-    return *integer;
-  }
-
-  Expected<int64_t>
-  integer(const std::string &key, int64_t min,
-          std::optional<int64_t> fallback = std::nullopt) const {
-    CONVRT_ASSIGN_OR_RETURN(const JsonValue *value,
-                            get(key, !fallback.has_value()));
-    if (!value)
-      return *fallback;
-    return toInteger(*this, fieldPath(key), *value, min);
-  }
-
-  /// An array of `minCount`..`maxCount` integers >= min.
-  Expected<std::vector<int64_t>>
-  integers(const std::string &key, size_t minCount, size_t maxCount,
-           int64_t min,
-           std::optional<std::vector<int64_t>> fallback = std::nullopt) const {
-    CONVRT_ASSIGN_OR_RETURN(const JsonValue *value,
-                            get(key, !fallback.has_value()));
-    if (!value)
-      return *fallback;
-    std::string count =
-        minCount == maxCount
-            ? std::to_string(minCount)
-            : std::to_string(minCount) + " to " + std::to_string(maxCount);
-    if (!value->is_array() || value->size() < minCount ||
-        value->size() > maxCount)
-      return fail(fieldPath(key),
-                  "expected an array of " + count + " integers, got " +
-                      (value->is_array()
-                           ? "an array of " + std::to_string(value->size())
-                           : describeValue(*value)));
-    std::vector<int64_t> result;
-    for (size_t i = 0; i < value->size(); ++i) {
-      CONVRT_ASSIGN_OR_RETURN(
-          int64_t element,
-          toInteger(*this, fieldPath(key) + "[" + std::to_string(i) + "]",
-                    (*value)[i], min));
-      result.push_back(element);
-    }
-    return result;
-  }
-
-  Expected<Fields> object(const std::string &key) const {
-    CONVRT_ASSIGN_OR_RETURN(const JsonValue *value, get(key, true));
-    if (!value->is_object())
-      return fail(fieldPath(key),
-                  "expected an object, got " + describeValue(*value));
-    return Fields(*value, fieldPath(key), source_);
-  }
-
-  const JsonValue &json() const { return object_; }
-  const std::string &path() const { return path_; }
-  const std::string &source() const { return source_; }
-
-private:
-  const JsonValue &object_;
-  std::string path_;
-  const std::string &source_;
-};
-
-/// Wraps a plain parse error (unknown dtype, ...) with the field's path.
-template <typename T>
-Expected<T> atField(const Fields &fields, const std::string &key,
-                    Expected<T> parsed) {
-  if (parsed.ok())
-    return parsed;
-  return fields.fail(fields.fieldPath(key), parsed.error().message());
-}
+using namespace detail;
 
 Dim3 toDim3(const std::vector<int64_t> &dims) {
   Dim3 d;
@@ -286,6 +137,26 @@ Expected<std::vector<ArgumentSpec>> parseArguments(const Fields &root) {
     arguments.push_back(std::move(argument));
   }
   return arguments;
+}
+
+/// "tensor_maps": optional (bundles from before TMA kernels have none).
+Expected<std::vector<TensorMapSpec>> parseTensorMaps(const Fields &root) {
+  CONVRT_ASSIGN_OR_RETURN(const JsonValue *list,
+                          root.get("tensor_maps", false));
+  std::vector<TensorMapSpec> maps;
+  if (!list)
+    return maps;
+  if (!list->is_array())
+    return root.fail("tensor_maps", "expected an array of tensor maps, got " +
+                                        describeValue(*list));
+  for (size_t i = 0; i < list->size(); ++i) {
+    Expected<TensorMapSpec> map =
+        tensorMapFromJson((*list)[i], "tensor_maps[" + std::to_string(i) + "]");
+    if (!map.ok())
+      return Error::failure(root.source() + ": " + map.error().message());
+    maps.push_back(std::move(*map));
+  }
+  return maps;
 }
 
 Expected<ConvProblem> parseProblem(const Fields &root) {
@@ -394,6 +265,47 @@ Error checkArgument(const Manifest &m, ArgumentRole role,
   return Error::success();
 }
 
+/// The map must describe one of the kernel's buffers as it is: same element
+/// type, and nothing the TMA could read beyond its end.
+Error checkTensorMaps(const Manifest &m) {
+  for (size_t i = 0; i < m.tensorMaps.size(); ++i) {
+    const TensorMapSpec &map = m.tensorMaps[i];
+    std::string where =
+        "tensor_maps[" + std::to_string(i) + "] (" + map.name + ")";
+    CONVRT_TRY(validateTensorMapAt(map, where));
+    for (size_t j = 0; j < i; ++j)
+      if (m.tensorMaps[j].name == map.name)
+        return Error::failure(where + ".name: duplicate tensor map name " +
+                              jsonQuote(map.name));
+    int index = m.findArgument(map.argument);
+    if (index < 0) {
+      std::string names;
+      for (const ArgumentSpec &argument : m.arguments)
+        names += (names.empty() ? "" : ", ") + argument.name;
+      return Error::failure(where + ".argument: no argument is named " +
+                            jsonQuote(map.argument) + " (the arguments are " +
+                            names + ")");
+    }
+    const ArgumentSpec &argument = m.arguments[index];
+    if (map.dtype != argument.dtype)
+      return Error::failure(where + ".dtype: " + dtypeName(map.dtype) +
+                            " does not match argument " +
+                            jsonQuote(argument.name) + ", which is " +
+                            dtypeName(argument.dtype));
+    uint64_t bytes = 1;
+    for (int64_t dim : argument.shape)
+      bytes *= uint64_t(dim);
+    bytes *= dtypeSize(argument.dtype);
+    if (map.extentBytes() > bytes)
+      return Error::failure(
+          where + ".dims: the map spans " + std::to_string(map.extentBytes()) +
+          " bytes, more than argument " + jsonQuote(argument.name) + "'s " +
+          std::to_string(bytes) + " (" + formatShape(argument.shape) + " " +
+          dtypeName(argument.dtype) + ")");
+  }
+  return Error::success();
+}
+
 } // namespace
 
 Error validateManifest(const Manifest &m) {
@@ -412,7 +324,7 @@ Error validateManifest(const Manifest &m) {
   CONVRT_TRY(checkArgument(m, ArgumentRole::Filter, p.filterShape(), true));
   CONVRT_TRY(checkArgument(m, ArgumentRole::Bias, p.biasShape(), false));
   CONVRT_TRY(checkArgument(m, ArgumentRole::Output, p.outputShape(), true));
-  return Error::success();
+  return checkTensorMaps(m);
 }
 
 Expected<Manifest> parseManifest(std::string_view text,
@@ -425,8 +337,8 @@ Expected<Manifest> parseManifest(std::string_view text,
                           ": expected a JSON object at the top level, got " +
                           describeValue(*json));
   Fields root(*json, "", source);
-  CONVRT_TRY(root.checkKnown(
-      {"format_version", "generator", "kernel", "arguments", "problem"}));
+  CONVRT_TRY(root.checkKnown({"format_version", "generator", "kernel",
+                              "arguments", "tensor_maps", "problem"}));
 
   Manifest manifest;
   CONVRT_ASSIGN_OR_RETURN(int64_t version, root.integer("format_version", 1));
@@ -441,6 +353,7 @@ Expected<Manifest> parseManifest(std::string_view text,
                                                 : dumpJson(*generator);
   CONVRT_ASSIGN_OR_RETURN(manifest.kernel, parseKernel(root));
   CONVRT_ASSIGN_OR_RETURN(manifest.arguments, parseArguments(root));
+  CONVRT_ASSIGN_OR_RETURN(manifest.tensorMaps, parseTensorMaps(root));
   CONVRT_ASSIGN_OR_RETURN(manifest.problem, parseProblem(root));
   manifest.problem.hasBias = manifest.find(ArgumentRole::Bias) >= 0;
   Error invalid = validateManifest(manifest);
@@ -496,6 +409,14 @@ JsonValue manifestToJson(const Manifest &m) {
     root["generator"] = m.generator;
   root["kernel"] = std::move(kernel);
   root["arguments"] = std::move(arguments);
+  // Written only when there are maps: a pointer-only bundle reads as it did
+  // before tensor maps existed.
+  if (!m.tensorMaps.empty()) {
+    JsonValue maps = JsonValue::array();
+    for (const TensorMapSpec &map : m.tensorMaps)
+      maps.push_back(tensorMapToJson(map));
+    root["tensor_maps"] = std::move(maps);
+  }
   root["problem"] = std::move(problem);
   return root;
 }

@@ -76,6 +76,35 @@ Error explainLoadFailure(Error error, const Manifest &m, const std::string &ptx,
   return error;
 }
 
+/// The manifest's tensor maps, each encoded for its argument's buffer
+/// (`pointers` in manifest order). The caller keeps the result alive and
+/// unmoved while launches read it: the params array points into it.
+Expected<std::vector<TensorMapBytes>>
+encodeTensorMaps(const Driver &driver, const Manifest &m,
+                 const std::vector<CUdeviceptr> &pointers) {
+  std::vector<TensorMapBytes> maps(m.tensorMaps.size());
+  for (size_t i = 0; i < m.tensorMaps.size(); ++i) {
+    const TensorMapSpec &spec = m.tensorMaps[i];
+    int argument = m.findArgument(spec.argument); // validateManifest: >= 0
+    CONVRT_TRY(
+        encodeTensorMap(driver, spec, pointers[argument], maps[i].bytes));
+  }
+  return maps;
+}
+
+/// The kernel's parameters: one pointer to each argument's device pointer,
+/// then one to each encoded map (passed by value: the driver copies the 128
+/// bytes into the parameter buffer at launch).
+std::vector<void *> kernelParams(std::vector<CUdeviceptr> &pointers,
+                                 std::vector<TensorMapBytes> &maps) {
+  std::vector<void *> params;
+  for (CUdeviceptr &pointer : pointers)
+    params.push_back(&pointer);
+  for (TensorMapBytes &map : maps)
+    params.push_back(map.bytes);
+  return params;
+}
+
 /// The manifest's problem at its output argument's type.
 double manifestTolerance(const Manifest &m) {
   int out = m.find(ArgumentRole::Output);
@@ -180,9 +209,9 @@ Expected<RunReport> runKernel(const Manifest &m, const std::string &binary,
     pointers.push_back(buffer.get());
     buffers.push_back(std::move(buffer));
   }
-  std::vector<void *> params;
-  for (CUdeviceptr &pointer : pointers)
-    params.push_back(&pointer);
+  CONVRT_ASSIGN_OR_RETURN(std::vector<TensorMapBytes> maps,
+                          encodeTensorMaps(*driver, m, pointers));
+  std::vector<void *> params = kernelParams(pointers, maps);
   // The uploads ran on the legacy stream; the kernel's stream does not wait.
   CONVRT_TRY(context.synchronize());
 
@@ -244,9 +273,10 @@ struct KernelSession::State {
   std::optional<Stream> stream;
   std::vector<DeviceBuffer> buffers;
   std::vector<CUdeviceptr> pointers;
+  std::vector<TensorMapBytes> tensorMaps; // encoded for `buffers`
   std::shared_ptr<Driver> driver;
   LaunchConfig config;
-  std::vector<void *> params; // one pointer to each of `pointers`
+  std::vector<void *> params; // into `pointers`, then into `tensorMaps`
   int outputIndex = -1;
 };
 
@@ -274,7 +304,7 @@ KernelSession::load(const Manifest &m, const std::string &binary,
   CONVRT_ASSIGN_OR_RETURN(Stream stream, Stream::create(driver));
   auto state = std::unique_ptr<State>(new State{
       std::move(context), std::move(kernel->module), std::move(function),
-      std::move(stream), {}, {}, driver, {}, {},
+      std::move(stream), {}, {}, {}, driver, {}, {},
       m.find(ArgumentRole::Output)});
   for (const ArgumentSpec &argument : m.arguments) {
     size_t bytes =
@@ -284,12 +314,18 @@ KernelSession::load(const Manifest &m, const std::string &binary,
     state->pointers.push_back(buffer.get());
     state->buffers.push_back(std::move(buffer));
   }
-  for (CUdeviceptr &pointer : state->pointers)
-    state->params.push_back(&pointer);
+  CONVRT_ASSIGN_OR_RETURN(state->tensorMaps,
+                          encodeTensorMaps(*driver, m, state->pointers));
+  state->params = kernelParams(state->pointers, state->tensorMaps);
   state->config.grid = m.kernel.grid;
   state->config.block = m.kernel.block;
   state->config.dynamicSharedMemoryBytes = m.kernel.sharedMemoryBytes;
   state->config.stream = state->stream->get();
+  // Function::launch sets the attribute again (a no-op for the driver);
+  // doing it here makes a kernel asking for more than the device has fail
+  // at load, not at the first run.
+  CONVRT_TRY(
+      state->function->allowDynamicSharedMemory(m.kernel.sharedMemoryBytes));
   session->state_ = std::move(state);
   return session;
 }

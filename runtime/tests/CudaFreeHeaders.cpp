@@ -12,6 +12,7 @@
 #include "convrt/ReferenceConv.h"
 #include "convrt/Runner.h"
 #include "convrt/Telemetry.h"
+#include "convrt/TensorMap.h"
 
 #ifdef CUDA_VERSION
 #error "a client header of convrt included cuda.h"

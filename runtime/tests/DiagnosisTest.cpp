@@ -288,6 +288,20 @@ TEST_F(DiagnosisTest, BindMountedLibraryIsNoted) {
                          "toolkit"));
 }
 
+TEST_F(DiagnosisTest, ADriverWithoutTmaIsUsableWithANote) {
+  addAllNodes();
+  addKernelModule();
+  ScopedEnv olderDriver("FAKE_CUDA_NO_TMA", "1");
+  Diagnosis d = diagnose(options_);
+  EXPECT_TRUE(d.usable) << describe(d);
+  EXPECT_TRUE(hasFinding(d, Severity::Note,
+                         "the driver has no cuTensorMapEncodeIm2col: TMA "
+                         "kernels (sm_90a) need a CUDA 12.0 or later driver"))
+      << describe(d);
+  EXPECT_FALSE(hasFinding(d, Severity::Warning, "lacks entry points"))
+      << describe(d);
+}
+
 TEST_F(DiagnosisTest, OldDriverForTheKernelsPtx) {
   addAllNodes();
   addKernelModule();

@@ -77,6 +77,65 @@ inline ConvProblem sampleProblem(Layout layout, FilterLayout filter,
   return p;
 }
 
+/// A small NHWC f16 convolution whose operands a TMA kernel can map: rows of
+/// 16 channels are 32 bytes, a multiple of the 16 the TMA wants.
+inline ConvProblem tmaProblem() {
+  ConvProblem p;
+  p.layout = Layout::NHWC;
+  p.filterLayout = FilterLayout::FHWC;
+  p.n = 2;
+  p.c = 16;
+  p.h = 6;
+  p.w = 5;
+  p.f = 8;
+  p.kh = 3;
+  p.kw = 3;
+  p.padTop = p.padLeft = p.padBottom = p.padRight = 1;
+  p.dtype = DType::F16;
+  p.hasBias = true;
+  return p;
+}
+
+/// tmaProblem's manifest as an sm_90a TMA kernel's: pointers x, w, b, y,
+/// then an im2col map of x (32 output pixels of 16 channels per copy) and a
+/// tiled map of w as [F=8][K=144].
+inline Manifest tmaManifest() {
+  ConvProblem p = tmaProblem();
+  Manifest m = convManifest(p, DType::F16, DType::F32);
+  m.kernel.chip = "sm_90a";
+  TensorMapSpec input;
+  input.name = "x_im2col";
+  input.argument = "x";
+  input.mode = TensorMapMode::Im2col;
+  input.dtype = DType::F16;
+  input.dims = {16, 5, 6, 2};
+  input.stridesBytes = {32, 160, 960};
+  input.box = {16, 32};
+  input.elementStrides = {1, 1, 1, 1};
+  input.lowerCorner = {-1, -1};
+  input.upperCorner = {-1, -1};
+  input.swizzle = TensorMapSwizzle::B32;
+  TensorMapSpec filter;
+  filter.name = "w_tiles";
+  filter.argument = "w";
+  filter.mode = TensorMapMode::Tiled;
+  filter.dtype = DType::F16;
+  filter.dims = {144, 8};
+  filter.stridesBytes = {288};
+  filter.box = {64, 16};
+  filter.elementStrides = {1, 1};
+  filter.swizzle = TensorMapSwizzle::B128;
+  m.tensorMaps = {input, filter};
+  return m;
+}
+
+/// The fake kernel for tmaManifest: fake_conv2d computing the problem from
+/// its pointers, declaring the two 128-byte map parameters after them.
+inline std::string tmaImage() {
+  return fakeImage(convLine(tmaProblem(), DType::F16, DType::F32) +
+                   " tensor_maps=2");
+}
+
 /// A bundle directory for `p` whose kernel computes exactly `p`.
 inline Error writeFakeBundle(const std::string &directory, const ConvProblem &p,
                              const ConvProblem &kernelProblem) {

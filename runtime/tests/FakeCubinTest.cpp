@@ -16,6 +16,7 @@
 #include "convrt/Json.h"
 #include "convrt/Memory.h"
 #include "convrt/Module.h"
+#include "convrt/TensorMap.h"
 
 #include <cstring>
 #include <optional>
@@ -226,6 +227,73 @@ TEST_F(FakeCubinTest, ACubinForAnotherChipIsRefusedItsPtxIsNot) {
   ASSERT_EQ(loads.size(), 2u);
   EXPECT_EQ(loads[0].at("result"), "CUDA_ERROR_NO_BINARY_FOR_GPU");
   EXPECT_EQ(loads[1].at("result"), "CUDA_SUCCESS");
+}
+
+TEST_F(FakeCubinTest, ATensorMapByValueIsDecodedInTheRecord) {
+  Expected<std::string> cubin =
+      readFile(std::string(CONVRT_DEVICE_KERNEL_DIR) + "/tma_probe.cubin");
+  Expected<std::string> ptx =
+      readFile(std::string(CONVRT_DEVICE_KERNEL_DIR) + "/tma_probe.ptx");
+  ASSERT_TRUE(cubin.ok() && ptx.ok());
+  Expected<Module> module = Module::loadImage(driver_, cubin->data());
+  Expected<Module> jit = Module::loadPtx(driver_, *ptx);
+  ASSERT_TRUE(module.ok()) << module.error().message();
+  ASSERT_TRUE(jit.ok()) << jit.error().message();
+  Expected<Function> function = module->function("tma_probe");
+  Expected<Function> jitFunction = jit->function("tma_probe");
+  ASSERT_TRUE(function.ok() && jitFunction.ok());
+  // CUDA 13's CUtensorMap is alignas(128), within constant bank 0 where
+  // sm_90's parameters start at 0x210: the map lands at 112, the int at 240,
+  // in the cubin and, laid out for the device, in the JIT'd PTX.
+  for (const Function *f : {&*function, &*jitFunction}) {
+    std::vector<size_t> offsets, sizes;
+    for (size_t i = 0; i < 3; ++i) {
+      size_t offset = 0, size = 0;
+      EXPECT_EQ(fake().paramInfo(f->get(), i, &offset, &size), CUDA_SUCCESS);
+      offsets.push_back(offset);
+      sizes.push_back(size);
+    }
+    EXPECT_EQ(offsets, (std::vector<size_t>{0, 112, 240}));
+    EXPECT_EQ(sizes, (std::vector<size_t>{8, 128, 4}));
+  }
+
+  Expected<DeviceBuffer> out = DeviceBuffer::allocate(driver_, 64);
+  Expected<DeviceBuffer> data = DeviceBuffer::allocate(driver_, 4096);
+  ASSERT_TRUE(out.ok() && data.ok());
+  TensorMapSpec spec;
+  spec.name = "rows";
+  spec.dtype = DType::F32;
+  spec.dims = {32, 32};
+  spec.stridesBytes = {128};
+  spec.box = {32, 8};
+  spec.elementStrides = {1, 1};
+  TensorMapBytes map;
+  Error encoded = encodeTensorMap(*driver_, spec, data->get(), map.bytes);
+  ASSERT_TRUE(encoded.ok()) << encoded.message();
+  CUdeviceptr outPointer = out->get();
+  int count = 1;
+  void *params[] = {&outPointer, map.bytes, &count};
+  LaunchConfig config;
+  config.grid = {1, 1, 1};
+  config.block = {32, 1, 1};
+  Error launched = function->launch(config, params);
+  ASSERT_TRUE(launched.ok()) << launched.message();
+
+  std::vector<JsonValue> launches = recorded("launch");
+  ASSERT_EQ(launches.size(), 1u);
+  const JsonValue &p = launches[0].at("params");
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_EQ(p[1].at("offset"), 112);
+  EXPECT_EQ(p[1].at("size"), 128);
+  const JsonValue &decoded = p[1].at("tensor_map");
+  EXPECT_EQ(decoded.at("mode"), "tiled");
+  EXPECT_EQ(decoded.at("dtype"), "float32");
+  EXPECT_EQ(decoded.at("dims"), JsonValue({32, 32}));
+  EXPECT_EQ(decoded.at("box"), JsonValue({32, 8}));
+  EXPECT_EQ(decoded.at("allocation").at("id"),
+            recorded("tensor_map")[0].at("allocation").at("id"));
+  EXPECT_EQ(decoded.at("allocation").at("bytes"), 4096);
+  EXPECT_EQ(p[2].at("value"), 1);
 }
 
 TEST_F(FakeCubinTest, NothingIsRecordedWithoutTheVariable) {

@@ -143,7 +143,8 @@ INSTANTIATE_TEST_SUITE_P(
                   "manifest.json: format_version: missing"},
         Malformed{"\"generator\"", "\"generater\"",
                   "manifest.json: generater: unknown field (expected one of: "
-                  "format_version, generator, kernel, arguments, problem)"},
+                  "format_version, generator, kernel, arguments, tensor_maps, "
+                  "problem)"},
         Malformed{"\"name\": \"conv_kernel\",", "",
                   "manifest.json: kernel.name: missing from the kernel object"},
         Malformed{"\"grid\": [4, 2, 1]", "\"grid\": [4, -2, 1]",
@@ -284,6 +285,100 @@ TEST(ManifestTest, QuantizedProblemErrors) {
                     "\"dtype\": \"f32\", \"shape\": [1, 8, 8, 64]"),
             "manifest.json: arguments[2] (y).dtype: f32 does not match the "
             "output type i32");
+}
+
+/// An sm_90a TMA kernel's manifest: NHWC f16 N8 H56 W56 C64, 3x3, padding
+/// 1; the input read through an im2col map, the filter as [64][576] tiles.
+const char *kTma = R"({
+  "format_version": 1,
+  "kernel": {"name": "conv_tma", "binary": "kernel.cubin",
+             "grid": [392, 1, 1], "block": [384, 1, 1],
+             "shared_memory_bytes": 197632, "chip": "sm_90a"},
+  "arguments": [
+    {"name": "input", "role": "input", "dtype": "f16", "shape": [8, 56, 56, 64]},
+    {"name": "filter", "role": "filter", "dtype": "f16", "shape": [64, 3, 3, 64]},
+    {"name": "output", "role": "output", "dtype": "f16", "shape": [8, 56, 56, 64]}
+  ],
+  "tensor_maps": [
+    {"name": "input_im2col", "argument": "input", "mode": "im2col",
+     "dtype": "f16", "dims": [64, 56, 56, 8],
+     "strides_bytes": [128, 7168, 401408], "box": [64, 128],
+     "element_strides": [1, 1, 1, 1], "lower_corner": [-1, -1],
+     "upper_corner": [-1, -1], "swizzle": "128B"},
+    {"name": "filter_tiles", "argument": "filter", "mode": "tiled",
+     "dtype": "f16", "dims": [576, 64], "strides_bytes": [1152],
+     "box": [64, 128]}
+  ],
+  "problem": {
+    "layout": "nhwc", "n": 8, "c": 64, "h": 56, "w": 56, "f": 64,
+    "kh": 3, "kw": 3, "padding": [1, 1, 1, 1], "dtype": "f16"
+  }
+})";
+
+TEST(ManifestTest, TensorMaps) {
+  Expected<Manifest> m = parseManifest(kTma);
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  ASSERT_EQ(m->tensorMaps.size(), 2u);
+  const TensorMapSpec &input = m->tensorMaps[0];
+  EXPECT_EQ(input.name, "input_im2col");
+  EXPECT_EQ(input.argument, "input");
+  EXPECT_EQ(input.mode, TensorMapMode::Im2col);
+  EXPECT_EQ(input.dims, (std::vector<uint64_t>{64, 56, 56, 8}));
+  EXPECT_EQ(input.lowerCorner, (std::vector<int32_t>{-1, -1}));
+  const TensorMapSpec &filter = m->tensorMaps[1];
+  EXPECT_EQ(filter.mode, TensorMapMode::Tiled);
+  EXPECT_EQ(filter.box, (std::vector<uint32_t>{64, 128}));
+  EXPECT_EQ(filter.elementStrides, (std::vector<uint32_t>{1, 1}));
+  EXPECT_EQ(filter.swizzle, TensorMapSwizzle::B128);
+  EXPECT_EQ(m->findArgument("filter"), 1);
+  EXPECT_EQ(m->findArgument("bias"), -1);
+
+  std::string written = dumpJson(manifestToJson(*m), 2);
+  Expected<Manifest> again = parseManifest(written);
+  ASSERT_TRUE(again.ok()) << again.error().message() << "\n" << written;
+  EXPECT_EQ(manifestToJson(*again), manifestToJson(*m));
+  EXPECT_NE(written.find("\"dims\": [64, 56, 56, 8]"), std::string::npos)
+      << written;
+  // A pointer-only manifest writes no "tensor_maps" (older readers).
+  Expected<Manifest> plain = parseManifest(kValid);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(plain->tensorMaps.empty());
+  EXPECT_FALSE(manifestToJson(*plain).contains("tensor_maps"));
+}
+
+TEST(ManifestTest, TensorMapErrors) {
+  auto errorIn = [](const std::string &from, const std::string &to) {
+    std::string text = kTma;
+    replace(text, from, to);
+    Expected<Manifest> m = parseManifest(text);
+    return m.ok() ? "(parsed)" : m.error().message();
+  };
+  EXPECT_EQ(errorIn("\"argument\": \"filter\"", "\"argument\": \"weights\""),
+            "manifest.json: tensor_maps[1] (filter_tiles).argument: no "
+            "argument is named \"weights\" (the arguments are input, "
+            "filter, output)");
+  EXPECT_EQ(errorIn("\"dtype\": \"f16\", \"dims\": [576, 64]",
+                    "\"dtype\": \"bf16\", \"dims\": [576, 64]"),
+            "manifest.json: tensor_maps[1] (filter_tiles).dtype: bf16 does not "
+            "match argument \"filter\", which is f16");
+  EXPECT_EQ(errorIn("[576, 64]", "[576, 65]"),
+            "manifest.json: tensor_maps[1] (filter_tiles).dims: the map spans "
+            "74880 bytes, more than argument \"filter\"'s 73728 ([64, 3, 3, "
+            "64] f16)");
+  EXPECT_EQ(errorIn("\"box\": [64, 128]}", "\"box\": [64, 257]}"),
+            "manifest.json: tensor_maps[1] (filter_tiles).box[1]: 257 is not "
+            "in 1..256");
+  EXPECT_EQ(errorIn("\"box\": [64, 128]}", "\"box\": \"64x128\"}"),
+            "manifest.json: tensor_maps[1].box: expected an array of 1 to 5 "
+            "integers, got string \"64x128\"");
+  EXPECT_EQ(errorIn("\"name\": \"filter_tiles\"", "\"name\": \"input_im2col\""),
+            "manifest.json: tensor_maps[1] (input_im2col).name: duplicate "
+            "tensor map name \"input_im2col\"");
+  std::string notAnArray = kValid;
+  replace(notAnArray, "\"problem\": {", "\"tensor_maps\": {}, \"problem\": {");
+  EXPECT_EQ(parseManifest(notAnArray).error().message(),
+            "manifest.json: tensor_maps: expected an array of tensor maps, got "
+            "object");
 }
 
 TEST(ManifestTest, SyntaxErrorsArePrefixed) {

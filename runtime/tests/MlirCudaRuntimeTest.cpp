@@ -11,6 +11,7 @@
 #include "convrt/MlirCudaRuntime.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -161,6 +162,57 @@ TEST_F(MlirCudaRuntimeTest, HostRegisterMemRef) {
   EXPECT_NE(err.find("only densely packed memrefs can be registered"),
             std::string::npos)
       << err;
+}
+
+TEST_F(MlirCudaRuntimeTest, EncodesATensorMapIntoDeviceMemory) {
+  // An NHWC f16 N8 H56 W56 C64 input as MLIR host code describes it: the
+  // record of convrt/TensorMap.h, written out by hand as the compiler does.
+  const int64_t record[30] = {
+      1, 2, 4, 3,              // im2col, f16 (DType 2), rank 4, 128B swizzle
+      64, 56, 56, 8, 0,        // dims
+      128, 7168, 401408, 0, 0, // strides in bytes
+      64, 128, 0, 0, 0,        // channelsPerPixel, pixelsPerColumn
+      1, 1, 1, 1, 0,           // element strides
+      -1, -1, 0,               // lower corner
+      -1, -1, 0};              // upper corner
+  size_t bytes = size_t(8) * 56 * 56 * 64 * 2;
+  void *input = mgpuMemAlloc(bytes, nullptr, false);
+  ASSERT_NE(input, nullptr);
+  void *map = nullptr;
+  std::string err =
+      capture([&] { map = mgpuConvLowerEncodeTensorMap(input, record); });
+  EXPECT_EQ(err, "");
+  ASSERT_NE(map, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(map) % 64, 0u);
+  EXPECT_EQ(fake().live("allocations"), 2);
+  // The fake's device memory is host memory: read the fake's encoding.
+  const auto *encoded = static_cast<const unsigned char *>(map);
+  EXPECT_EQ(std::string(reinterpret_cast<const char *>(encoded), 8),
+            "FAKETMAP");
+  uint64_t address = 0, dims[4] = {};
+  std::memcpy(&address, encoded + 8, 8);
+  std::memcpy(dims, encoded + 16, sizeof(dims));
+  EXPECT_EQ(address, reinterpret_cast<uintptr_t>(input));
+  EXPECT_EQ(std::vector<uint64_t>(dims, dims + 4),
+            (std::vector<uint64_t>{64, 56, 56, 8}));
+  EXPECT_EQ(fake().calls("cuTensorMapEncodeIm2col"), 1);
+  mgpuMemFree(map, nullptr);
+
+  int64_t bad[30];
+  std::memcpy(bad, record, sizeof(bad));
+  bad[14] = 0; // no channels
+  err = capture([&] { map = mgpuConvLowerEncodeTensorMap(input, bad); });
+  EXPECT_EQ(map, nullptr);
+  EXPECT_EQ(err, "convrt_mlir_cuda: tensor map record: box[0]: "
+                 "channelsPerPixel 0 is not in 1..256\n");
+  fake().setFailures("cuMemcpyHtoD:CUDA_ERROR_INVALID_VALUE");
+  err = capture([&] { map = mgpuConvLowerEncodeTensorMap(input, record); });
+  EXPECT_EQ(map, nullptr);
+  EXPECT_NE(err.find("cuMemcpyHtoD failed: CUDA_ERROR_INVALID_VALUE"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(fake().live("allocations"), 1); // the map's was freed
+  mgpuMemFree(input, nullptr);
 }
 
 TEST_F(MlirCudaRuntimeTest, DefaultDeviceSelectsThePrimaryContext) {

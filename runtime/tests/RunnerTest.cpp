@@ -7,6 +7,8 @@
 #include "convrt/Json.h"
 #include "convrt/Runner.h"
 
+#include <optional>
+
 using namespace convrt;
 using namespace convrt::test;
 
@@ -241,6 +243,156 @@ TEST_F(RunnerTest, ReportsAsTableAndJson) {
   EXPECT_FALSE(json->at("cudnn").at("ran").get<bool>());
   EXPECT_EQ(json->at("problem_detail").at("groups").get<int64_t>(), 2);
   EXPECT_EQ(json->at("device").at("chip").get<std::string>(), "sm_90");
+}
+
+/// What the fake recorded of a TMA bundle's launches: 4 pointers, then the
+/// 2 maps by value (.align 64 within sm_90's constant bank, whose
+/// parameters start at 0x210: offsets 48 and 176), each describing its
+/// argument's buffer.
+void expectTmaLaunch(const JsonValue &launch, const Manifest &m) {
+  EXPECT_EQ(launch.at("kernel"), "fake_conv2d");
+  EXPECT_EQ(launch.at("param_count"), 6);
+  const JsonValue &p = launch.at("params");
+  ASSERT_EQ(p.size(), 6u);
+  std::vector<int> offsets, sizes;
+  for (const JsonValue &param : p) {
+    offsets.push_back(param.at("offset").get<int>());
+    sizes.push_back(param.at("size").get<int>());
+  }
+  EXPECT_EQ(offsets, (std::vector<int>{0, 8, 16, 24, 48, 176}));
+  EXPECT_EQ(sizes, (std::vector<int>{8, 8, 8, 8, 128, 128}));
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(p[i].at("allocation").at("offset"), 0) << i;
+    EXPECT_FALSE(p[i].contains("tensor_map")) << i;
+  }
+  const JsonValue &input = p[4].at("tensor_map");
+  EXPECT_EQ(input.at("mode"), "im2col");
+  EXPECT_EQ(input.at("dtype"), "float16");
+  EXPECT_EQ(input.at("dims"), JsonValue({16, 5, 6, 2}));
+  EXPECT_EQ(input.at("strides"), JsonValue({32, 160, 960}));
+  EXPECT_EQ(input.at("channels_per_pixel"), 16);
+  EXPECT_EQ(input.at("pixels_per_column"), 32);
+  EXPECT_EQ(input.at("lower_corner"), JsonValue({-1, -1}));
+  EXPECT_EQ(input.at("upper_corner"), JsonValue({-1, -1}));
+  EXPECT_EQ(input.at("swizzle"), "32B");
+  // The map of x's buffer (argument 0), from its start, all of it.
+  EXPECT_EQ(input.at("allocation"), p[0].at("allocation"));
+  EXPECT_EQ(input.at("allocation").at("bytes"), m.problem.inputElements() * 2);
+  const JsonValue &filter = p[5].at("tensor_map");
+  EXPECT_EQ(filter.at("mode"), "tiled");
+  EXPECT_EQ(filter.at("dims"), JsonValue({144, 8}));
+  EXPECT_EQ(filter.at("strides"), JsonValue({288}));
+  EXPECT_EQ(filter.at("box"), JsonValue({64, 16}));
+  EXPECT_EQ(filter.at("element_strides"), JsonValue({1, 1}));
+  EXPECT_EQ(filter.at("swizzle"), "128B");
+  EXPECT_EQ(filter.at("allocation"), p[1].at("allocation"));
+}
+
+class TmaRunnerTest : public RunnerTest {
+protected:
+  void SetUp() override {
+    RunnerTest::SetUp();
+    recordPath_ = dir_.file("record.jsonl");
+    record_.emplace("FAKE_CUDA_RECORD", recordPath_.c_str());
+  }
+  void TearDown() override {
+    record_.reset();
+    RunnerTest::TearDown();
+  }
+  std::vector<JsonValue> recorded(const std::string &event) const {
+    return recordedEvents(recordPath_, event);
+  }
+  std::string recordPath_;
+  std::optional<ScopedEnv> record_;
+};
+
+TEST_F(TmaRunnerTest, TensorMapsFollowThePointers) {
+  Manifest m = tmaManifest();
+  m.kernel.sharedMemoryBytes = 100 * 1024;
+  Expected<RunReport> report = run(m, tmaImage());
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  EXPECT_TRUE(report->comparison.pass)
+      << "rel_l2 " << report->comparison.relL2Error;
+  EXPECT_EQ(report->manifest.tensorMaps.size(), 2u);
+
+  // Encoded once, for the buffers every launch gets.
+  std::vector<JsonValue> maps = recorded("tensor_map");
+  ASSERT_EQ(maps.size(), 2u);
+  EXPECT_EQ(maps[0].at("call"), "cuTensorMapEncodeIm2col");
+  EXPECT_EQ(maps[1].at("call"), "cuTensorMapEncodeTiled");
+  std::vector<JsonValue> launches = recorded("launch");
+  ASSERT_EQ(launches.size(), 2u + 3u); // warmup + repeat
+  for (const JsonValue &launch : launches)
+    expectTmaLaunch(launch, m);
+  EXPECT_EQ(launches[0].at("params")[4].at("tensor_map").at("serial"),
+            maps[0].at("serial"));
+  EXPECT_EQ(launches[0].at("shared_memory_bytes"), 100 * 1024);
+  EXPECT_EQ(fake().maxDynamicShared("fake_conv2d"), 100 * 1024);
+}
+
+TEST_F(TmaRunnerTest, KernelSessionPassesTheMapsToo) {
+  Manifest m = tmaManifest();
+  m.kernel.sharedMemoryBytes = 64 * 1024;
+  std::string image = tmaImage();
+  Expected<std::unique_ptr<KernelSession>> session =
+      KernelSession::load(m, image, "", loadFakeDriver());
+  ASSERT_TRUE(session.ok()) << session.error().message();
+  // The attribute is set at load: a kernel asking too much fails there.
+  EXPECT_EQ(fake().maxDynamicShared("fake_conv2d"), 64 * 1024);
+  const ConvProblem &p = m.problem;
+  std::vector<uint16_t> input(size_t(p.inputElements()), 0x3C00); // 1.0
+  std::vector<uint16_t> filter(size_t(p.filterElements()), 0x3C00);
+  std::vector<float> bias(size_t(p.f), 0.5f);
+  std::vector<uint16_t> output(size_t(p.outputElements()));
+  for (int run = 0; run < 2; ++run) {
+    Expected<double> ms = (*session)->run(input.data(), filter.data(),
+                                          bias.data(), output.data());
+    ASSERT_TRUE(ms.ok()) << ms.error().message();
+  }
+  // A corner output sees 2x2 taps of 16 channels: 64 + 0.5 (f16 0x5408).
+  EXPECT_EQ(output[0], 0x5408);
+  EXPECT_EQ(recorded("tensor_map").size(), 2u); // encoded once, at load
+  std::vector<JsonValue> launches = recorded("launch");
+  ASSERT_EQ(launches.size(), 2u);
+  for (const JsonValue &launch : launches)
+    expectTmaLaunch(launch, m);
+  session->reset();
+}
+
+TEST_F(TmaRunnerTest, AnEncodeFailureIsNamedAndLeaksNothing) {
+  fake().setFailures("cuTensorMapEncodeTiled:CUDA_ERROR_INVALID_VALUE");
+  Expected<RunReport> report = run(tmaManifest(), tmaImage());
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.error().message(),
+            "tensor map \"w_tiles\": cuTensorMapEncodeTiled failed: "
+            "CUDA_ERROR_INVALID_VALUE (invalid argument)");
+  EXPECT_TRUE(recorded("launch").empty());
+  // TearDown checks that the buffers, module and context were released.
+}
+
+TEST_F(TmaRunnerTest, ADriverWithoutTmaSaysWhatToUpdate) {
+  ScopedEnv olderDriver("FAKE_CUDA_NO_TMA", "1");
+  Expected<RunReport> report = run(tmaManifest(), tmaImage());
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.error().message(),
+            "tensor map \"x_im2col\": cuTensorMapEncodeIm2col failed: not "
+            "available (the driver " +
+                canonicalPath(fakeLibcudaPath()) +
+                " has no cuTensorMapEncodeIm2col: TMA kernels (sm_90a) need a "
+                "CUDA 12.0 or later driver; update the NVIDIA driver)");
+  EXPECT_TRUE(recorded("launch").empty());
+  Expected<std::unique_ptr<KernelSession>> session =
+      KernelSession::load(tmaManifest(), tmaImage(), "", loadFakeDriver());
+  ASSERT_FALSE(session.ok());
+  EXPECT_EQ(session.error().call(), "cuTensorMapEncodeIm2col");
+
+  // Kernels without maps run on that driver as before.
+  ConvProblem p = sampleProblem(Layout::NHWC, FilterLayout::FHWC, DType::F16);
+  Expected<RunReport> plain =
+      run(convManifest(p, DType::F16, DType::F16),
+          fakeImage(convLine(p, DType::F16, DType::F16)));
+  ASSERT_TRUE(plain.ok()) << plain.error().message();
+  EXPECT_TRUE(plain->comparison.pass);
 }
 
 TEST(CudnnTest, LoadsWhereInstalledOrSaysWhy) {

@@ -6,6 +6,8 @@
 #include "FakeCuda.h"
 
 #include "convrt/Driver.h"
+#include "convrt/Files.h"
+#include "convrt/Json.h"
 
 #include <gtest/gtest.h>
 
@@ -15,6 +17,7 @@
 #include <ftw.h>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 namespace convrt::test {
 
@@ -98,6 +101,25 @@ private:
   std::string name_, old_;
   bool hadOld_ = false;
 };
+
+/// The events named `event` the fake driver recorded in `path`
+/// (FAKE_CUDA_RECORD), in order.
+inline std::vector<JsonValue> recordedEvents(const std::string &path,
+                                             const std::string &event) {
+  std::vector<JsonValue> events;
+  Expected<std::string> text = readFile(path);
+  if (!text.ok())
+    return events;
+  size_t start = 0;
+  for (size_t end; (end = text->find('\n', start)) != std::string::npos;
+       start = end + 1) {
+    Expected<JsonValue> line = parseJson(text->substr(start, end - start));
+    EXPECT_TRUE(line.ok()) << line.error().message();
+    if (line.ok() && line->at("event") == event)
+      events.push_back(*line);
+  }
+  return events;
+}
 
 } // namespace convrt::test
 

@@ -236,6 +236,30 @@ TEST_F(RunToolTest, DriverFailuresFromTheEnvironment) {
       << r.output;
 }
 
+TEST_F(RunToolTest, ATmaBundleAndADriverWithoutTma) {
+  std::string dir = root_.mkdir("tma");
+  Error error = writeBundle(dir, tmaManifest(), tmaImage(), "");
+  ASSERT_TRUE(error.ok()) << error.message();
+  std::string record = root_.file("record.jsonl");
+  ProcessResult r = runShell("env FAKE_CUDA_RECORD='" + record +
+                             "' CONVRT_LIBCUDA='" + fakeLibcudaPath() + "' '" +
+                             CONVRT_RUN_PATH + "' '" + dir +
+                             "' --no-cudnn --repeat 1 --warmup 0");
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  std::vector<JsonValue> launches = recordedEvents(record, "launch");
+  ASSERT_EQ(launches.size(), 1u);
+  EXPECT_EQ(launches[0].at("params")[5].at("tensor_map").at("mode"), "tiled");
+
+  r = runShell("env FAKE_CUDA_NO_TMA=1 CONVRT_LIBCUDA='" +
+               std::string(fakeLibcudaPath()) + "' '" + CONVRT_RUN_PATH +
+               "' '" + dir + "' --no-cudnn");
+  EXPECT_EQ(r.exitCode, 2) << r.output;
+  EXPECT_TRUE(contains(r, "has no cuTensorMapEncodeIm2col: TMA kernels "
+                          "(sm_90a) need a CUDA 12.0 or later driver; update "
+                          "the NVIDIA driver"))
+      << r.output;
+}
+
 TEST_F(RunToolTest, ABundleThatCannotRun) {
   std::string dir = root_.mkdir("broken");
   root_.write("broken/manifest.json", "{\"format_version\": 1}");

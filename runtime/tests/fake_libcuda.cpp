@@ -10,16 +10,26 @@
 //    fake_add_one(float *data, int n), fake_noop(), and
 //    fake_conv2d(input, filter, [bias], output) configured by a line
 //    "conv layout=nchw filter=fchw in=f32 out=f32 n=.. c=.. ... g=.. bias=0|1"
-//    of the blob;
+//    of the blob (with "tensor_maps=N" it also takes N CUtensorMaps by value
+//    after the pointers, .align 64, laid out as ptxas would for the device
+//    (offsets 48 and 176 after 4 pointers on sm_90), as a TMA kernel takes
+//    them; it computes from the pointers);
 //  - real cubins (ELF, e.g. from ptxas or MLIR's gpu-module-to-binary) and
 //    PTX text with .entry kernels load too (fakecuda/Image.h reads their
-//    kernels and parameter layouts; a cubin for another architecture than
+//    kernels and parameter layouts, PTX's laid out as ptxas would for the
+//    device; a cubin for another architecture than
 //    the device's fails with CUDA_ERROR_NO_BINARY_FOR_GPU, PTX for a newer
 //    one with CUDA_ERROR_INVALID_PTX). Their kernels compute nothing: a
 //    launch leaves memory as it was and is only recorded (below);
 //  - cuFuncGetParamInfo answers from those layouts (and for the host
 //    kernels: pointers are 8 bytes, fake_add_one's int 4);
-//  - events read a fake clock that each launch advances by 0.5 ms.
+//  - events read a fake clock that each launch advances by 0.5 ms;
+//  - cuTensorMapEncodeTiled / cuTensorMapEncodeIm2col check their arguments
+//    as cuda.h documents them (CUDA_ERROR_INVALID_VALUE otherwise; the
+//    packed sub-byte types are CUDA_ERROR_NOT_SUPPORTED) and write a
+//    readable FakeTensorMap ("FAKETMAP", the arguments, a serial number)
+//    into the 128 bytes. FAKE_CUDA_NO_TMA=1 makes cuGetProcAddress deny
+//    both, as a driver older than CUDA 12.0 would.
 //
 // Any call can be made to fail: FAKE_CUDA_FAIL or fakecuda_set_failures()
 // take "cuName:CUDA_ERROR_NAME[@N][,...]" (N: only the N-th call from now).
@@ -56,7 +66,20 @@
 //       each launch that passed the driver's checks. "value" is the
 //       little-endian integer for 1, 2, 4 and 8 byte parameters;
 //       "allocation" is present for an 8-byte value that points into a live
-//       allocation (a device pointer argument).
+//       allocation (a device pointer argument); "tensor_map" (the members
+//       below, without "call") for a 128-byte parameter holding a map this
+//       fake encoded, its allocation resolved at the launch.
+//   {"event":"tensor_map","call":"cuTensorMapEncodeIm2col","serial":S,
+//    "mode":"tiled"|"im2col","dtype":"float16","rank":R,"dims":[..],
+//    "strides":[..],  tiled: "box":[..]  im2col: "channels_per_pixel":C,
+//    "pixels_per_column":P,"lower_corner":[..],"upper_corner":[..],
+//    "element_strides":[..],"swizzle":"128B","interleave":"none",
+//    "l2_promotion":"128B","oob_fill":"none","address":A,
+//    "allocation":{"id":I,"offset":O,"bytes":B}}
+//       each successful encode; "serial" counts maps from 0 in this process,
+//       dtype names are CU_TENSOR_MAP_DATA_TYPE_* in lower case, "strides"
+//       are in bytes (rank - 1), "allocation" is where the global address
+//       lies (absent if in none).
 //
 //===----------------------------------------------------------------------===//
 
@@ -190,6 +213,7 @@ struct State {
   std::map<std::string, int> maxDynamicShared; // by kernel name
   std::string lastLaunch;
   double clockMs = 0;
+  uint32_t tensorMapsEncoded = 0;
 };
 
 State &state() {
@@ -487,10 +511,20 @@ std::vector<fakecuda::Param> hostKernelParams(const std::string &name,
   if (name == "fake_add_one")
     return {{0, 8}, {8, 4}};
   if (name == "fake_conv2d") {
-    size_t pointers = convConfig(image)["bias"] == "1" ? 4 : 3;
+    std::map<std::string, std::string> config = convConfig(image);
+    size_t pointers = config["bias"] == "1" ? 4 : 3;
     std::vector<fakecuda::Param> params;
     for (uint32_t i = 0; i < pointers; ++i)
-      params.push_back({8 * i, 8});
+      params.push_back({8 * i, 8, 8});
+    // tensor_maps=N: N CUtensorMaps by value after the pointers, as a TMA
+    // kernel takes them (.param .align 64 .b8 map[128]), where ptxas would
+    // put them for this device.
+    long maps = std::atol(config["tensor_maps"].c_str());
+    for (long i = 0; i < maps; ++i)
+      params.push_back({0, uint32_t(sizeof(CUtensorMap)), 64});
+    int major, minor;
+    computeCapability(major, minor);
+    fakecuda::layoutParamsFor(major * 10 + minor, params);
     return params;
   }
   return {};
@@ -574,6 +608,14 @@ void loadParsed(const void *data, CUmodule *module, Load &load) {
   load.result = checkArchitecture(image, load.log);
   if (load.result != CUDA_SUCCESS)
     return;
+  // The JIT compiles PTX for this device, which decides where ptxas puts
+  // parameters aligned beyond 16 bytes (a __grid_constant__ CUtensorMap).
+  if (image.kind == fakecuda::ImageKind::Ptx) {
+    int major, minor;
+    computeCapability(major, minor);
+    for (fakecuda::Kernel &kernel : image.kernels)
+      fakecuda::layoutParamsFor(major * 10 + minor, kernel.params);
+  }
   const char *bytes = static_cast<const char *>(data);
   CUmod_st *m = newModule(image.kind, std::string(bytes, image.bytes));
   for (const fakecuda::Kernel &kernel : image.kernels)
@@ -615,6 +657,273 @@ Load loadModule(const char *call, CUmodule *module, const void *image) {
 }
 
 //===----------------------------------------------------------------------===//
+// Tensor maps
+//===----------------------------------------------------------------------===//
+
+/// What the fake writes into a CUtensorMap: the arguments, readable back
+/// (the launch record decodes a 128-byte parameter holding one). No padding:
+/// the layout is the same wherever this file is compiled.
+struct FakeTensorMap {
+  char magic[8];
+  uint64_t globalAddress;
+  uint64_t dims[5];
+  uint64_t strides[4];
+  uint32_t serial; ///< The n-th map encoded in this process, from 0.
+  uint16_t box[5]; ///< Im2col: channelsPerPixel, pixelsPerColumn.
+  int16_t lower[3], upper[3];
+  uint8_t mode; ///< 0 tiled, 1 im2col.
+  uint8_t dtype, rank, swizzle, interleave, l2Promotion, oobFill;
+  uint8_t elementStrides[5];
+  uint8_t reserved[2];
+};
+static_assert(sizeof(FakeTensorMap) == sizeof(CUtensorMap),
+              "a fake tensor map fills a CUtensorMap exactly");
+constexpr char kTensorMapMagic[8] = {'F', 'A', 'K', 'E', 'T', 'M', 'A', 'P'};
+
+/// cuTensorMapEncodeTiled's and cuTensorMapEncodeIm2col's arguments.
+struct TensorMapArgs {
+  bool im2col = false;
+  CUtensorMap *map = nullptr;
+  CUtensorMapDataType dtype = CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  cuuint32_t rank = 0;
+  void *address = nullptr;
+  const cuuint64_t *dims = nullptr, *strides = nullptr;
+  const cuuint32_t *box = nullptr; ///< Tiled.
+  const int *lower = nullptr, *upper = nullptr;
+  cuuint32_t channelsPerPixel = 0, pixelsPerColumn = 0; ///< Im2col.
+  const cuuint32_t *elementStrides = nullptr;
+  CUtensorMapInterleave interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
+  CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
+  CUtensorMapL2promotion l2Promotion = CU_TENSOR_MAP_L2_PROMOTION_NONE;
+  CUtensorMapFloatOOBfill oobFill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+};
+
+/// Bytes per element of a CUtensorMapDataType; 0 for the packed sub-byte
+/// types, which the fake does not model.
+size_t tensorMapElementSize(CUtensorMapDataType dtype) {
+  switch (dtype) {
+  case CU_TENSOR_MAP_DATA_TYPE_UINT8:
+    return 1;
+  case CU_TENSOR_MAP_DATA_TYPE_UINT16:
+  case CU_TENSOR_MAP_DATA_TYPE_FLOAT16:
+  case CU_TENSOR_MAP_DATA_TYPE_BFLOAT16:
+    return 2;
+  case CU_TENSOR_MAP_DATA_TYPE_UINT32:
+  case CU_TENSOR_MAP_DATA_TYPE_INT32:
+  case CU_TENSOR_MAP_DATA_TYPE_FLOAT32:
+  case CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ:
+  case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32:
+  case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ:
+    return 4;
+  case CU_TENSOR_MAP_DATA_TYPE_UINT64:
+  case CU_TENSOR_MAP_DATA_TYPE_INT64:
+  case CU_TENSOR_MAP_DATA_TYPE_FLOAT64:
+    return 8;
+  default:
+    return 0;
+  }
+}
+
+const char *tensorMapTypeName(unsigned dtype) {
+  static const char *const names[] = {
+      "uint8",       "uint16",   "uint32",      "int32",   "uint64",
+      "int64",       "float16",  "float32",     "float64", "bfloat16",
+      "float32_ftz", "tfloat32", "tfloat32_ftz"};
+  return dtype < sizeof(names) / sizeof(names[0]) ? names[dtype] : "?";
+}
+
+const char *swizzleName(unsigned swizzle) {
+  static const char *const names[] = {"none",          "32B",
+                                      "64B",           "128B",
+                                      "128B_atom_32B", "128B_atom_32B_flip_8B",
+                                      "128B_atom_64B"};
+  return swizzle < sizeof(names) / sizeof(names[0]) ? names[swizzle] : "?";
+}
+
+bool isFloatType(CUtensorMapDataType dtype) {
+  return dtype == CU_TENSOR_MAP_DATA_TYPE_FLOAT16 ||
+         dtype == CU_TENSOR_MAP_DATA_TYPE_FLOAT32 ||
+         dtype == CU_TENSOR_MAP_DATA_TYPE_FLOAT64 ||
+         dtype == CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 ||
+         dtype == CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ ||
+         dtype == CU_TENSOR_MAP_DATA_TYPE_TFLOAT32 ||
+         dtype == CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ;
+}
+
+/// The requirements cuda.h documents for both calls (the interleaved and
+/// packed-type variants included where they are simple).
+CUresult checkTensorMap(const TensorMapArgs &a) {
+  if (!a.map || reinterpret_cast<uintptr_t>(a.map) % 64 != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (unsigned(a.dtype) > unsigned(CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B))
+    return CUDA_ERROR_INVALID_VALUE;
+  size_t elementSize = tensorMapElementSize(a.dtype);
+  if (elementSize == 0)
+    return CUDA_ERROR_NOT_SUPPORTED; // the packed 4- and 6-bit types
+  if (unsigned(a.interleave) > unsigned(CU_TENSOR_MAP_INTERLEAVE_32B) ||
+      unsigned(a.swizzle) > unsigned(CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B) ||
+      unsigned(a.l2Promotion) > unsigned(CU_TENSOR_MAP_L2_PROMOTION_L2_256B) ||
+      unsigned(a.oobFill) >
+          unsigned(CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA))
+    return CUDA_ERROR_INVALID_VALUE;
+  bool interleaved = a.interleave != CU_TENSOR_MAP_INTERLEAVE_NONE;
+  if (a.im2col ? a.rank < 3 || a.rank > 5
+               : a.rank < 1 || a.rank > 5 || (interleaved && a.rank < 3))
+    return CUDA_ERROR_INVALID_VALUE;
+  uintptr_t address = reinterpret_cast<uintptr_t>(a.address);
+  unsigned addressAlignment =
+      a.interleave == CU_TENSOR_MAP_INTERLEAVE_32B ? 32 : 16;
+  if (!address || address % addressAlignment != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!a.dims || !a.elementStrides || (a.rank > 1 && !a.strides))
+    return CUDA_ERROR_INVALID_VALUE;
+  for (cuuint32_t i = 0; i < a.rank; ++i)
+    if (a.dims[i] == 0 || a.dims[i] > (uint64_t(1) << 32))
+      return CUDA_ERROR_INVALID_VALUE;
+  unsigned strideMultiple =
+      a.interleave == CU_TENSOR_MAP_INTERLEAVE_32B ? 32 : 16;
+  for (cuuint32_t i = 0; i + 1 < a.rank; ++i)
+    if (a.strides[i] % strideMultiple != 0 ||
+        a.strides[i] >= (uint64_t(1) << 40))
+      return CUDA_ERROR_INVALID_VALUE;
+  for (cuuint32_t i = 0; i < a.rank; ++i)
+    if (a.elementStrides[i] == 0 || a.elementStrides[i] > 8)
+      return CUDA_ERROR_INVALID_VALUE;
+  uint64_t innerBytes = 0;
+  if (a.im2col) {
+    if (!a.lower || !a.upper)
+      return CUDA_ERROR_INVALID_VALUE;
+    int range = a.rank == 3 ? 32768 : a.rank == 4 ? 128 : 16;
+    for (cuuint32_t i = 0; i + 2 < a.rank; ++i) {
+      if (a.lower[i] < -range || a.lower[i] >= range || a.upper[i] < -range ||
+          a.upper[i] >= range)
+        return CUDA_ERROR_INVALID_VALUE;
+      // The bounding box must have a non-zero area.
+      if (int64_t(a.dims[i + 1]) + a.upper[i] - a.lower[i] < 1)
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (a.channelsPerPixel == 0 || a.channelsPerPixel > 256 ||
+        a.pixelsPerColumn == 0 || a.pixelsPerColumn > 1024)
+      return CUDA_ERROR_INVALID_VALUE;
+    innerBytes = uint64_t(a.channelsPerPixel) * elementSize;
+  } else {
+    if (!a.box)
+      return CUDA_ERROR_INVALID_VALUE;
+    for (cuuint32_t i = 0; i < a.rank; ++i)
+      if (a.box[i] == 0 || a.box[i] > 256)
+        return CUDA_ERROR_INVALID_VALUE;
+    innerBytes = uint64_t(a.box[0]) * elementSize;
+    if (!interleaved && innerBytes % 16 != 0)
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (a.interleave == CU_TENSOR_MAP_INTERLEAVE_32B &&
+      a.swizzle != CU_TENSOR_MAP_SWIZZLE_32B)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!interleaved && a.swizzle != CU_TENSOR_MAP_SWIZZLE_NONE) {
+    uint64_t span = a.swizzle == CU_TENSOR_MAP_SWIZZLE_32B   ? 32
+                    : a.swizzle == CU_TENSOR_MAP_SWIZZLE_64B ? 64
+                                                             : 128;
+    if (innerBytes > span)
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+  if (a.oobFill == CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA &&
+      !isFloatType(a.dtype))
+    return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_SUCCESS;
+}
+
+FakeTensorMap encodeFakeTensorMap(const TensorMapArgs &a, uint32_t serial) {
+  FakeTensorMap m{};
+  std::memcpy(m.magic, kTensorMapMagic, sizeof(m.magic));
+  m.globalAddress = reinterpret_cast<uintptr_t>(a.address);
+  m.serial = serial;
+  m.mode = a.im2col ? 1 : 0;
+  m.dtype = uint8_t(a.dtype);
+  m.rank = uint8_t(a.rank);
+  m.swizzle = uint8_t(a.swizzle);
+  m.interleave = uint8_t(a.interleave);
+  m.l2Promotion = uint8_t(a.l2Promotion);
+  m.oobFill = uint8_t(a.oobFill);
+  for (cuuint32_t i = 0; i < a.rank; ++i) {
+    m.dims[i] = a.dims[i];
+    m.elementStrides[i] = uint8_t(a.elementStrides[i]);
+    if (i + 1 < a.rank)
+      m.strides[i] = a.strides[i];
+    if (!a.im2col)
+      m.box[i] = uint16_t(a.box[i]);
+    else if (i + 2 < a.rank) {
+      m.lower[i] = int16_t(a.lower[i]);
+      m.upper[i] = int16_t(a.upper[i]);
+    }
+  }
+  if (a.im2col) {
+    m.box[0] = uint16_t(a.channelsPerPixel);
+    m.box[1] = uint16_t(a.pixelsPerColumn);
+  }
+  return m;
+}
+
+template <typename T> std::string jsonNumbers(const T *values, size_t count) {
+  std::string list;
+  for (size_t i = 0; i < count; ++i)
+    list += (i ? "," : "") + std::to_string(values[i]);
+  return "[" + list + "]";
+}
+
+/// The map's members for the record (tensor_map events, launch parameters);
+/// the address is resolved to its allocation now.
+void tensorMapMembers(fakecuda::JsonLine &line, const FakeTensorMap &m) {
+  bool im2col = m.mode == 1;
+  line.number("serial", m.serial)
+      .string("mode", im2col ? "im2col" : "tiled")
+      .string("dtype", tensorMapTypeName(m.dtype))
+      .number("rank", m.rank)
+      .raw("dims", jsonNumbers(m.dims, m.rank))
+      .raw("strides", jsonNumbers(m.strides, m.rank ? m.rank - 1u : 0u));
+  if (im2col)
+    line.number("channels_per_pixel", m.box[0])
+        .number("pixels_per_column", m.box[1])
+        .raw("lower_corner", jsonNumbers(m.lower, m.rank - 2u))
+        .raw("upper_corner", jsonNumbers(m.upper, m.rank - 2u));
+  else
+    line.raw("box", jsonNumbers(m.box, m.rank));
+  static const char *const interleaves[] = {"none", "16B", "32B"};
+  static const char *const promotions[] = {"none", "64B", "128B", "256B"};
+  line.raw("element_strides", jsonNumbers(m.elementStrides, m.rank))
+      .string("swizzle", swizzleName(m.swizzle))
+      .string("interleave", interleaves[m.interleave % 3])
+      .string("l2_promotion", promotions[m.l2Promotion % 4])
+      .string("oob_fill", m.oobFill ? "nan_request_zero_fma" : "none")
+      .number("address", m.globalAddress);
+  std::string allocation = allocationJson(m.globalAddress);
+  if (!allocation.empty())
+    line.raw("allocation", allocation);
+}
+
+/// Checks, encodes and records one map.
+CUresult encodeTensorMap(const char *call, const TensorMapArgs &args) {
+  if (CUresult invalid = checkTensorMap(args))
+    return invalid;
+  State &s = state();
+  FakeTensorMap map = encodeFakeTensorMap(args, s.tensorMapsEncoded++);
+  std::memcpy(args.map, &map, sizeof(map));
+  fakecuda::JsonLine line("tensor_map");
+  line.string("call", call);
+  tensorMapMembers(line, map);
+  fakecuda::record(line);
+  return CUDA_SUCCESS;
+}
+
+/// FAKE_CUDA_NO_TMA=1: cuGetProcAddress knows neither encode call, as a
+/// driver older than CUDA 12.0 (the symbols stay exported for dlsym).
+bool hidesTensorMapEntryPoints(const char *symbol) {
+  const char *hide = std::getenv("FAKE_CUDA_NO_TMA");
+  return hide && *hide && std::strcmp(hide, "0") != 0 &&
+         (std::strcmp(symbol, "cuTensorMapEncodeTiled") == 0 ||
+          std::strcmp(symbol, "cuTensorMapEncodeIm2col") == 0);
+}
+
+//===----------------------------------------------------------------------===//
 // The record of launches and copies
 //===----------------------------------------------------------------------===//
 
@@ -641,6 +950,15 @@ std::string paramJson(const fakecuda::Param &param, const void *value) {
     std::string allocation = param.size == 8 ? allocationJson(integer) : "";
     if (!allocation.empty())
       json += ",\"allocation\":" + allocation;
+  }
+  // A CUtensorMap passed by value (__grid_constant__): what it describes.
+  if (param.size == sizeof(FakeTensorMap) &&
+      std::memcmp(bytes, kTensorMapMagic, sizeof(kTensorMapMagic)) == 0) {
+    FakeTensorMap map;
+    std::memcpy(&map, bytes, sizeof(map));
+    fakecuda::JsonLine members;
+    tensorMapMembers(members, map);
+    json += ",\"tensor_map\":" + members.text();
   }
   return json + "}";
 }
@@ -1005,6 +1323,61 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned gridX,
   return runKernel(function, params);
 }
 
+CUresult CUDAAPI cuTensorMapEncodeTiled(
+    CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType,
+    cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim,
+    const cuuint64_t *globalStrides, const cuuint32_t *boxDim,
+    const cuuint32_t *elementStrides, CUtensorMapInterleave interleave,
+    CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2Promotion,
+    CUtensorMapFloatOOBfill oobFill) {
+  FAKE_ENTER("cuTensorMapEncodeTiled");
+  FAKE_REQUIRE_INIT();
+  TensorMapArgs args;
+  args.map = tensorMap;
+  args.dtype = tensorDataType;
+  args.rank = tensorRank;
+  args.address = globalAddress;
+  args.dims = globalDim;
+  args.strides = globalStrides;
+  args.box = boxDim;
+  args.elementStrides = elementStrides;
+  args.interleave = interleave;
+  args.swizzle = swizzle;
+  args.l2Promotion = l2Promotion;
+  args.oobFill = oobFill;
+  return encodeTensorMap("cuTensorMapEncodeTiled", args);
+}
+
+CUresult CUDAAPI cuTensorMapEncodeIm2col(
+    CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType,
+    cuuint32_t tensorRank, void *globalAddress, const cuuint64_t *globalDim,
+    const cuuint64_t *globalStrides, const int *pixelBoxLowerCorner,
+    const int *pixelBoxUpperCorner, cuuint32_t channelsPerPixel,
+    cuuint32_t pixelsPerColumn, const cuuint32_t *elementStrides,
+    CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
+    CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
+  FAKE_ENTER("cuTensorMapEncodeIm2col");
+  FAKE_REQUIRE_INIT();
+  TensorMapArgs args;
+  args.im2col = true;
+  args.map = tensorMap;
+  args.dtype = tensorDataType;
+  args.rank = tensorRank;
+  args.address = globalAddress;
+  args.dims = globalDim;
+  args.strides = globalStrides;
+  args.lower = pixelBoxLowerCorner;
+  args.upper = pixelBoxUpperCorner;
+  args.channelsPerPixel = channelsPerPixel;
+  args.pixelsPerColumn = pixelsPerColumn;
+  args.elementStrides = elementStrides;
+  args.interleave = interleave;
+  args.swizzle = swizzle;
+  args.l2Promotion = l2Promotion;
+  args.oobFill = oobFill;
+  return encodeTensorMap("cuTensorMapEncodeIm2col", args);
+}
+
 CUresult CUDAAPI cuMemAlloc(CUdeviceptr *pointer, size_t bytes) {
   FAKE_ENTER("cuMemAlloc");
   FAKE_REQUIRE_CONTEXT();
@@ -1310,6 +1683,8 @@ const Symbol kSymbols[] = {
     FAKE_SYMBOL(cuEventRecord),
     FAKE_SYMBOL(cuEventSynchronize),
     FAKE_SYMBOL(cuEventElapsedTime),
+    FAKE_SYMBOL(cuTensorMapEncodeTiled),
+    FAKE_SYMBOL(cuTensorMapEncodeIm2col),
 #undef FAKE_SYMBOL
 };
 
@@ -1325,6 +1700,8 @@ cuGetProcAddress_v2(const char *symbol, void **function, int cudaVersion,
     *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
   if (cudaVersion < 3020)
     return CUDA_ERROR_INVALID_VALUE; // would mean the pre-_v2 ABIs
+  if (hidesTensorMapEntryPoints(symbol))
+    return CUDA_ERROR_NOT_FOUND;
   for (const Symbol &entry : kSymbols)
     if (std::strcmp(entry.name, symbol) == 0) {
       *function = entry.function;

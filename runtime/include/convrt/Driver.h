@@ -90,6 +90,10 @@ private:
 /// Name of a CUresult from a built-in table (no driver needed), or "".
 const char *builtinErrorName(int result);
 
+/// What needs the optional entry point `name` ("TMA kernels (sm_90a) need a
+/// CUDA 12.0 or later driver"), or null if it is not an optional one.
+const char *optionalEntryPointNeed(const std::string &name);
+
 } // namespace convrt
 
 /// CONVRT_CU(driver, cuMemAlloc)(&ptr, bytes) calls the entry point of

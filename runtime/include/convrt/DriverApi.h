@@ -12,6 +12,10 @@
 // dlsym fallback asks for the versioned symbol. Code reads `api.cuMemAlloc`,
 // which the same macro turns into the `cuMemAlloc_v2` member.
 //
+// Optional entry points (the second table) belong to newer features: a
+// driver without them still loads and runs everything else, and calling one
+// it lacks is an error that says what needs it and which driver has it.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef CONVRT_DRIVERAPI_H
@@ -70,13 +74,27 @@
   X(cuEventSynchronize)                                                        \
   X(cuEventElapsedTime)
 
+/// X(name, what needs it): entry points newer than the oldest supported
+/// driver. Each is newer than cuGetProcAddress_v2 (CUDA 12.0), so a driver
+/// that has them answers cuGetProcAddress_v2 for them.
+#define CONVRT_DRIVER_OPTIONAL_ENTRY_POINTS(X)                                 \
+  /* Tensor maps for the TMA (cp.async.bulk.tensor): sm_90a kernels. */        \
+  X(cuTensorMapEncodeTiled,                                                    \
+    "TMA kernels (sm_90a) need a CUDA 12.0 or later driver")                   \
+  X(cuTensorMapEncodeIm2col,                                                   \
+    "TMA kernels (sm_90a) need a CUDA 12.0 or later driver")
+
 namespace convrt {
 
 /// Function pointers into the loaded driver. A null member means the driver
 /// does not export that entry point; Driver::call reports it by name.
 struct DriverApi {
 #define CONVRT_DECLARE_ENTRY_POINT(name) decltype(&::name) name = nullptr;
+#define CONVRT_DECLARE_OPTIONAL_ENTRY_POINT(name, needs)                       \
+  CONVRT_DECLARE_ENTRY_POINT(name)
   CONVRT_DRIVER_ENTRY_POINTS(CONVRT_DECLARE_ENTRY_POINT)
+  CONVRT_DRIVER_OPTIONAL_ENTRY_POINTS(CONVRT_DECLARE_OPTIONAL_ENTRY_POINT)
+#undef CONVRT_DECLARE_OPTIONAL_ENTRY_POINT
 #undef CONVRT_DECLARE_ENTRY_POINT
 };
 

@@ -37,6 +37,9 @@ struct LibraryInfo {
   /// True when entry points came from cuGetProcAddress_v2, false for dlsym.
   bool resolvedWithGetProcAddress = false;
   std::vector<std::string> missingEntryPoints;
+  /// Optional entry points (DriverApi.h) the driver lacks: only the features
+  /// needing them fail ("cuTensorMapEncodeTiled": TMA kernels).
+  std::vector<std::string> missingOptionalEntryPoints;
 };
 
 } // namespace convrt

@@ -7,7 +7,9 @@
 // ("manifest.json: kernel.grid[1]: expected a positive integer, got -2").
 //
 // Kernel arguments are plain device pointers, passed in the order the
-// manifest's "arguments" list them.
+// manifest's "arguments" list them, followed by the "tensor_maps" (TMA
+// descriptors of some of those buffers, TensorMap.h), by value, in their
+// order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +19,7 @@
 #include "convrt/ConvProblem.h"
 #include "convrt/Dim3.h"
 #include "convrt/JsonFwd.h"
+#include "convrt/TensorMap.h"
 
 #include <string>
 #include <vector>
@@ -52,12 +55,18 @@ struct Manifest {
   std::string generator;
   KernelSpec kernel;
   std::vector<ArgumentSpec> arguments;
+  /// CUtensorMap parameters after the pointers (sm_90a TMA kernels), each
+  /// encoded at launch for its argument's buffer; optional, empty for
+  /// kernels that take pointers only.
+  std::vector<TensorMapSpec> tensorMaps;
   /// The convolution; whether it has a bias is decided by the arguments
   /// (parseManifest sets problem.hasBias from them).
   ConvProblem problem;
 
   /// Index in `arguments` of the argument with `role`, or -1.
   int find(ArgumentRole role) const;
+  /// Index in `arguments` of the argument named `name`, or -1.
+  int findArgument(const std::string &name) const;
 };
 
 /// Parses and validates manifest text; `source` names it in errors.
@@ -66,8 +75,10 @@ Expected<Manifest> parseManifest(std::string_view text,
 
 /// Checks what parsing cannot see from the JSON alone: exactly one input,
 /// filter and output (at most one bias), each with the shape and dtype the
-/// problem implies, and a launchable kernel spec. parseManifest calls it;
-/// writers call it before writing.
+/// problem implies, a launchable kernel spec, and tensor maps that pass
+/// validateTensorMap, each naming an argument of its dtype whose buffer
+/// holds all the map spans. parseManifest calls it; writers call it before
+/// writing.
 Error validateManifest(const Manifest &manifest);
 
 JsonValue manifestToJson(const Manifest &manifest);

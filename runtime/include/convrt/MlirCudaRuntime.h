@@ -87,6 +87,15 @@ mgpuMemHostUnregisterMemRef(int64_t rank,
                             convrt::StridedMemRef<char, 1> *descriptor,
                             int64_t elementSizeBytes);
 CONVRT_MGPU_EXPORT void mgpuSetDefaultDevice(int32_t device);
+
+/// ConvLower's own addition, for TMA kernels that read their CUtensorMap
+/// from global memory: encodes the flat record of convrt/TensorMap.h
+/// (kTensorMapRecordSize int64 entries) for the device buffer at
+/// `globalAddress`, copies the 128 bytes into a new device allocation and
+/// returns it (null on failure, reported like the other calls). The caller
+/// frees it with mgpuMemFree.
+CONVRT_MGPU_EXPORT void *mgpuConvLowerEncodeTensorMap(void *globalAddress,
+                                                      const int64_t *record);
 }
 
 #endif // CONVRT_MLIRCUDARUNTIME_H

@@ -4,6 +4,7 @@
 
 #include "convrt/Driver.h"
 #include "convrt/Module.h"
+#include "convrt/TensorMap.h"
 
 #include <cstdio>
 #include <map>
@@ -294,5 +295,30 @@ void mgpuMemHostUnregisterMemRef(int64_t /*rank*/,
 }
 
 void mgpuSetDefaultDevice(int32_t device) { defaultDevice = device; }
+
+void *mgpuConvLowerEncodeTensorMap(void *globalAddress, const int64_t *record) {
+  ScopedContext scope;
+  if (!scope.ok())
+    return nullptr;
+  Expected<TensorMapSpec> spec = tensorMapFromRecord(record);
+  if (!report(spec.error()))
+    return nullptr;
+  TensorMapBytes map;
+  if (!report(encodeTensorMap(scope.drv(), *spec,
+                              reinterpret_cast<uint64_t>(globalAddress),
+                              map.bytes)))
+    return nullptr;
+  // Device allocations are at least 256-byte aligned: more than the 64 a
+  // CUtensorMap needs.
+  CUdeviceptr device = 0;
+  if (!report(CONVRT_CU(scope.drv(), cuMemAlloc)(&device, sizeof(map.bytes))))
+    return nullptr;
+  if (!report(CONVRT_CU(scope.drv(), cuMemcpyHtoD)(device, map.bytes,
+                                                   sizeof(map.bytes)))) {
+    report(CONVRT_CU(scope.drv(), cuMemFree)(device));
+    return nullptr;
+  }
+  return reinterpret_cast<void *>(device);
+}
 
 } // extern "C"

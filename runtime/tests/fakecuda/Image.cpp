@@ -204,7 +204,7 @@ bool parseParam(const std::string &text, uint32_t &offset, Param &param) {
     return false;
   align = align ? align : element;
   offset = (offset + align - 1) / align * align;
-  param = {offset, element * count};
+  param = {offset, element * count, align};
   offset += param.size;
   return true;
 }
@@ -281,6 +281,17 @@ bool parseCubin(const unsigned char *data, Image &image, std::string &error) {
     return false;
   }
   return true;
+}
+
+void layoutParamsFor(int smVersion, std::vector<Param> &params) {
+  uint32_t base = smVersion >= 100 ? 0x380 : smVersion >= 90 ? 0x210 : 0x160;
+  uint32_t end = base;
+  for (Param &param : params) {
+    uint32_t align = std::max(1u, param.alignment);
+    uint32_t at = (end + align - 1) / align * align;
+    param.offset = at - base;
+    end = at + param.size;
+  }
 }
 
 bool parsePtx(const char *text, Image &image, std::string &error) {

@@ -28,6 +28,9 @@ namespace fakecuda {
 struct Param {
   uint32_t offset = 0; ///< In the parameter buffer.
   uint32_t size = 0;   ///< Bytes.
+  /// PTX: the parameter's alignment, for layoutParamsFor; 0 where the image
+  /// gives the offsets (cubins).
+  uint32_t alignment = 0;
 };
 
 struct Kernel {
@@ -52,8 +55,17 @@ bool looksLikePtx(const char *text);
 
 /// Parses a cubin; on failure returns false and says why in `error`.
 bool parseCubin(const unsigned char *data, Image &image, std::string &error);
-/// Parses PTX text; on failure returns false and says why in `error`.
+/// Parses PTX text; on failure returns false and says why in `error`. The
+/// offsets are laid out from 0; layoutParamsFor gives the JIT's.
 bool parsePtx(const char *text, Image &image, std::string &error);
+
+/// Lays PTX parameters out as ptxas does for sm_<smVersion>: it aligns each
+/// one within constant bank 0, where the parameters start at 0x160 (sm_75 to
+/// sm_89; assumed for older chips), 0x210 (sm_90) or 0x380 (sm_100 and
+/// later), so an alignment above 16 may move a parameter (nvcc 13 cubins: a
+/// CUtensorMap, alignas(128), after a pointer is at 112 on sm_90, 32 on
+/// sm_80, 128 on sm_100).
+void layoutParamsFor(int smVersion, std::vector<Param> &params);
 
 } // namespace fakecuda
 

@@ -39,7 +39,7 @@ JsonLine &JsonLine::boolean(const char *key, bool value) {
 }
 
 JsonLine &JsonLine::raw(const char *key, const std::string &json) {
-  text_ += "," + quote(key) + ":" + json;
+  text_ += (text_.empty() ? "{" : ",") + quote(key) + ":" + json;
   return *this;
 }
 

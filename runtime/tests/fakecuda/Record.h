@@ -25,13 +25,16 @@ std::string quote(std::string_view text);
 /// A JSON object built member by member, in order.
 class JsonLine {
 public:
+  /// {"event": <event>, ...}, the record's lines.
   explicit JsonLine(const char *event);
+  /// An object without "event" (a member of a line).
+  JsonLine() = default;
   JsonLine &string(const char *key, std::string_view value);
   JsonLine &number(const char *key, uint64_t value);
   JsonLine &boolean(const char *key, bool value);
   /// `json` is already JSON text (an array or object).
   JsonLine &raw(const char *key, const std::string &json);
-  std::string text() const { return text_ + "}"; }
+  std::string text() const { return (text_.empty() ? "{" : text_) + "}"; }
 
 private:
   std::string text_;
