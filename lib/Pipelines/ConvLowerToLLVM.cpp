@@ -40,6 +40,7 @@ static void addConvRewrite(OpPassManager &pm,
     twin.im2col = options.twinExplicitIm2col ? Im2colMode::Explicit
                                              : Im2colMode::Implicit;
     twin.requireAll = true;
+    twin.chip = options.twinChip;
     pm.addPass(createConvLowerImplicitGemm(twin));
   } else if (options.im2col) {
     if (options.depthwiseDirect)
@@ -164,6 +165,7 @@ struct ConvLowerToLLVMPass
     options.depthwiseDirect = depthwiseDirect;
     options.implicitGemmTwin = implicitGemmTwin;
     options.twinExplicitIm2col = twinExplicitIm2col;
+    options.twinChip = twinChip;
     return options;
   }
 };

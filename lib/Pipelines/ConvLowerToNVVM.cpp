@@ -111,7 +111,8 @@ static void addCommonLowering(OpPassManager &pm,
 }
 
 /// The kernels to NVVM, with bare-pointer arguments (static shapes).
-static void addKernelLowering(OpPassManager &pm) {
+static void addKernelLowering(OpPassManager &pm,
+                              const ConvLowerToNVVMOptions &options) {
   pm.addNestedPass<gpu::GPUModuleOp>(createStripDebugInfoPass());
   ConvertGpuOpsToNVVMOpsOptions nvvm;
   nvvm.useBarePtrCallConv = true;
@@ -120,6 +121,9 @@ static void addKernelLowering(OpPassManager &pm) {
   pm.addNestedPass<gpu::GPUModuleOp>(createCanonicalizerPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createCSEPass());
   pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());
+  if (options.gridConstantTensorMaps)
+    pm.nest<gpu::GPUModuleOp>().addNestedPass<LLVM::LLVMFuncOp>(
+        createConvLowerGridConstantTensorMaps());
 }
 
 /// Launches to runtime calls, and the gpu.module to a gpu.binary.
@@ -146,7 +150,7 @@ void mlir::conv_lower::buildConvLowerToNVVMKernelPipeline(
 void mlir::conv_lower::buildConvLowerToNVVMBinaryPipeline(
     OpPassManager &pm, const ConvLowerToNVVMOptions &options) {
   addCommonLowering(pm, options);
-  addKernelLowering(pm);
+  addKernelLowering(pm, options);
   addHostLoweringAndBinary(pm, options);
 }
 
@@ -178,6 +182,7 @@ struct ConvLowerToNVVMPass
     options.requireAll = requireAll;
     options.format = format;
     options.toolkit = toolkit;
+    options.gridConstantTensorMaps = gridConstantTensorMaps;
     return options;
   }
 };

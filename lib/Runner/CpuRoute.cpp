@@ -56,6 +56,8 @@ ConvLowerToLLVMOptions runner::pipelineOptions(const RunOptions &options,
   o.implicitGemmTwin =
       route == CpuRoute::Twin || route == CpuRoute::TwinExplicit;
   o.twinExplicitIm2col = route == CpuRoute::TwinExplicit;
+  // The twin runs the kernel of the chip asked for (no device: sm_80's).
+  o.twinChip = options.chip.value_or(convrt::Arch::SM80);
   return o;
 }
 

@@ -4,6 +4,9 @@
 
 #include "ConvLower/Dialect/ConvLower/IR/ConvLowerDialect.h"
 
+#include "convrt/Json.h"
+#include "convrt/TensorMap.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
@@ -68,6 +71,35 @@ convrt::ArgumentSpec argument(llvm::StringRef name, convrt::ArgumentRole role,
   return a;
 }
 
+/// The kernel's conv_lower.tensor_maps entries (the same field names as the
+/// manifest's JSON), parsed and validated by the runtime's own reader.
+llvm::Expected<std::vector<convrt::TensorMapSpec>>
+tensorMaps(gpu::GPUFuncOp kernel) {
+  std::vector<convrt::TensorMapSpec> specs;
+  ArrayAttr maps =
+      ConvLowerDialect::TensorMapsAttrHelper(kernel->getContext()).getAttr(kernel);
+  if (!maps)
+    return specs;
+  for (auto [i, entry] : llvm::enumerate(maps)) {
+    convrt::JsonValue json = convrt::JsonValue::object();
+    for (NamedAttribute field : cast<DictionaryAttr>(entry)) {
+      std::string key = field.getName().str();
+      if (auto text = dyn_cast<StringAttr>(field.getValue()))
+        json[key] = text.str();
+      else if (auto ints = dyn_cast<DenseI64ArrayAttr>(field.getValue()))
+        json[key] = std::vector<int64_t>(ints.asArrayRef().begin(),
+                                         ints.asArrayRef().end());
+    }
+    auto spec = convrt::tensorMapFromJson(
+        json, "tensor_maps[" + std::to_string(i) + "]");
+    if (!spec.ok())
+      return llvm::createStringError("internal error: " +
+                                     spec.error().message());
+    specs.push_back(std::move(*spec));
+  }
+  return specs;
+}
+
 } // namespace
 
 llvm::Expected<GpuKernelBuild>
@@ -104,7 +136,11 @@ mlir::conv_lower::compileGpuKernel(ModuleOp module, llvm::StringRef function,
   m.kernel.grid = toDim3(ConvLowerDialect::GridAttrHelper(ctx).getAttr(kernel));
   m.kernel.block =
       toDim3(ConvLowerDialect::BlockAttrHelper(ctx).getAttr(kernel));
-  m.kernel.sharedMemoryBytes = 0; // static shared memory only
+  // Dynamic shared memory: the sm_90a kernels' rings (static shared memory
+  // needs no launch parameter).
+  if (IntegerAttr bytes =
+          ConvLowerDialect::SharedMemoryAttrHelper(ctx).getAttr(kernel))
+    m.kernel.sharedMemoryBytes = bytes.getInt();
   m.kernel.chip = chip;
   m.kernel.binary = m.kernel.name + ".cubin";
   m.kernel.ptx = m.kernel.name + ".ptx";
@@ -127,11 +163,16 @@ mlir::conv_lower::compileGpuKernel(ModuleOp module, llvm::StringRef function,
   m.arguments.push_back(argument("output", convrt::ArgumentRole::Output,
                                  m.problem.outputType(),
                                  m.problem.outputShape()));
-  if (kernel.getNumArguments() != m.arguments.size())
+  // Then the tensor maps, passed by value after the pointers.
+  auto maps = tensorMaps(kernel);
+  if (!maps)
+    return maps.takeError();
+  m.tensorMaps = std::move(*maps);
+  if (kernel.getNumArguments() != m.arguments.size() + m.tensorMaps.size())
     return llvm::createStringError(llvm::formatv(
         "internal error: the kernel takes {0} arguments, the manifest lists {1} "
-        "(was the bias fused?)",
-        kernel.getNumArguments(), m.arguments.size()));
+        "and {2} tensor maps (was the bias fused?)",
+        kernel.getNumArguments(), m.arguments.size(), m.tensorMaps.size()));
   // The runtime fills buffers of the manifest's shapes: a kernel reading any
   // other size (an unabsorbed padded input, say) would read garbage.
   for (auto [arg, spec] : llvm::zip(kernel.getArguments(), m.arguments)) {
@@ -156,6 +197,8 @@ mlir::conv_lower::compileGpuKernel(ModuleOp module, llvm::StringRef function,
     o.features = options.features;
     o.toolkit = options.toolkit;
     o.format = format;
+    // The runtime passes tensor maps by value.
+    o.gridConstantTensorMaps = true;
     if (llvm::Error e = runPipeline(*copy,
                                     isa ? "conv-lower-to-nvvm (isa)"
                                         : "conv-lower-to-nvvm (bin)",

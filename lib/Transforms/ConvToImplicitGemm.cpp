@@ -45,9 +45,21 @@ struct ConvLowerImplicitGemmPass
     ImplicitGemmOptions options = getRewriteOptions();
     for (linalg::LinalgOp op : convs) {
       ImplicitGemmFailure why;
-      if (failed(rewriteToImplicitGemm(rewriter, op, options, &why)) &&
-          failed(report(op, why)))
-        return signalPassFailure();
+      Location loc = op.getLoc();
+      FailureOr<ImplicitGemmResult> result =
+          rewriteToImplicitGemm(rewriter, op, options, &why);
+      if (failed(result)) {
+        if (failed(report(op, why)))
+          return signalPassFailure();
+        continue;
+      }
+      // chip=sm_90a: say which convolutions the Hopper kernels left to the
+      // mma.sync family, and why.
+      if (emitRemarks && !result->whyNotSm90a.empty())
+        emitRemark(loc) << "conv-lower-implicit-gemm: sm_90a: the "
+                        << result->family
+                        << " kernel, not the TMA + wgmma one: "
+                        << result->whyNotSm90a;
     }
   }
 

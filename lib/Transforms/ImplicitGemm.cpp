@@ -120,7 +120,25 @@ struct Decision {
   GemmProblem problem;
   TileConfig tiles;
   FusedEpilogue epilogue;
+  /// chip=sm_90a and the family takes the problem: its tiles (then `tiles`
+  /// is unused).
+  std::optional<HopperTiles> hopper;
+  std::string whyNotSm90a;
 };
+
+/// For chip=sm_90a: the sm_90a family where it takes the problem, else the
+/// reason the mma.sync (or direct) kernel runs instead.
+void chooseFamily(Decision &d, const ImplicitGemmOptions &options,
+                  bool tileOptions) {
+  if (options.chip != convrt::Arch::SM90a)
+    return;
+  if (tileOptions)
+    d.whyNotSm90a = "tile options select the mma.sync kernels";
+  else
+    d.whyNotSm90a = hopperWhyNot(d.problem);
+  if (d.whyNotSm90a.empty())
+    d.hopper = chooseHopperTiles(d.problem);
+}
 
 /// Analysis, problem, tiles and epilogue for `conv`; failure (the IR
 /// untouched) with the reason in `why`.
@@ -170,6 +188,7 @@ FailureOr<Decision> decide(linalg::LinalgOp conv,
   d.problem.relu = d.epilogue.relu;
   d.problem.explicitIm2col = options.im2col == Im2colMode::Explicit;
   d.problem.nativeTf32Rounding = convrt::archInfo(options.chip).ccMajor >= 9;
+  chooseFamily(d, options, tileOptions);
   return d;
 }
 
@@ -181,6 +200,16 @@ void buildGpu(RewriterBase &rewriter, const Decision &d, Value filter,
   Location loc = conv->getLoc();
   auto module = conv->getParentOfType<ModuleOp>();
   int64_t index = nextKernelIndex(module);
+  if (d.hopper) {
+    result.kernel =
+        buildHopperGpuKernel(rewriter, module, index, p, *d.hopper, loc);
+    GpuLaunch launch =
+        buildHopperGpuLaunch(rewriter, loc, result.kernel, p, *d.hopper,
+                             d.plan.input, filter, d.epilogue.bias, outputType);
+    result.launch = launch.launch;
+    result.replacement = launch.result;
+    return;
+  }
   result.kernel = buildGpuKernel(rewriter, module, index, p, d.tiles, loc);
   if (p.explicitIm2col)
     result.im2colKernel =
@@ -228,7 +257,17 @@ FailureOr<ImplicitGemmResult> mlir::conv_lower::rewriteToImplicitGemm(
   auto outputType = cast<RankedTensorType>(last->getResult(0).getType());
   Value filter = conv.getDpsInputOperand(1)->get();
   ImplicitGemmResult result;
-  if (options.target == ImplicitGemmTarget::CpuTwin) {
+  result.family = d->hopper             ? "sm90a_tma_wgmma"
+                  : d->tiles.directVector ? "direct_depthwise"
+                                          : "mma_sync";
+  result.whyNotSm90a = d->whyNotSm90a;
+  if (options.target == ImplicitGemmTarget::CpuTwin && d->hopper) {
+    TwinLoops twin = buildHopperTwin(rewriter, conv.getLoc(), d->problem,
+                                     *d->hopper, d->plan.input, filter,
+                                     d->epilogue.bias, outputType);
+    result.twinGrid = twin.grid;
+    result.replacement = twin.result;
+  } else if (options.target == ImplicitGemmTarget::CpuTwin) {
     TwinLoops twin =
         buildTwin(rewriter, conv.getLoc(), d->problem, d->tiles, d->plan.input,
                   filter, d->epilogue.bias, outputType);

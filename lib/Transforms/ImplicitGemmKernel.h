@@ -119,6 +119,11 @@ struct TileConfig {
   }
 };
 
+/// A kernel's grid: pixel tiles x filter tiles x groups.
+struct Launch {
+  int64_t gridX, gridY, gridZ;
+};
+
 /// Which GEMM operand a tile load fills.
 enum class Operand { A, B };
 
@@ -207,6 +212,16 @@ public:
 
   /// The flat bias the epilogue adds, when the problem has one.
   void setBias(Value bias) { biasBuffer = bias; }
+
+  /// Y[m, f + i] = accs[i] + init (bias, ReLU) for m < M and f < Fg: the
+  /// fold; two values (pairsOutputs()) as one aligned vector store. The
+  /// sm_90a family's epilogue is this one too.
+  void storeOutputs(Value y, Value m, Value f, Value group,
+                    ArrayRef<Value> accs);
+  /// Whether the two adjacent columns a lane holds are contiguous and
+  /// aligned in the output (channels innermost, even Fg and strides): then
+  /// four lanes write 32 contiguous bytes (f32) with half the stores.
+  bool pairsOutputs() const;
 
   /// The tap table ([K padded, 2] i32, buildTapTable's), when the caller
   /// made one (then the A gather reads it).
@@ -386,14 +401,6 @@ private:
   /// mma tile (i, j) held by `lane` (the m16n8 f32 C layout of mma.sync).
   std::pair<Value, Value> fragmentPosition(Value lane, int64_t i, int64_t j,
                                            int64_t v);
-  /// Y[m, f + i] = accs[i] + init (bias, ReLU) for m < M and f < Fg: the
-  /// fold; two values (pairsOutputs()) as one aligned vector store.
-  void storeOutputs(Value y, Value m, Value f, Value group,
-                    ArrayRef<Value> accs);
-  /// Whether the two adjacent columns a lane holds are contiguous and
-  /// aligned in the output (channels innermost, even Fg and strides): then
-  /// four lanes write 32 contiguous bytes (f32) with half the stores.
-  bool pairsOutputs() const;
   /// The flat output offset of pixel row m and output channel `channel`.
   Value outputOffset(Value m, Value channel);
   /// The init, bias, ReLU and narrowing applied to an accumulator.

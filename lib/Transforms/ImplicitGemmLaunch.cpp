@@ -15,8 +15,12 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include "mlir/IR/SymbolTable.h"
 
 #include <tuple>
 
@@ -239,5 +243,173 @@ TwinLoops igemm::buildTwin(OpBuilder &b, Location loc, const GemmProblem &p,
         kb.setTapTable(tapTable);
         kb.emitBlock(ivs[2], ivs[1], ivs[0], x, w, y, s.smemA, s.smemB, s.acc);
       });
+  return {toTensor(b, loc, outputType, output), grid.loops.front()};
+}
+
+//===----------------------------------------------------------------------===//
+// The sm_90a family
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// convrt::tensorMapRecord's layout (runtime/include/convrt/TensorMap.h),
+/// what mgpuConvLowerEncodeTensorMap reads.
+SmallVector<int64_t> mapRecord(const convrt::TensorMapSpec &s) {
+  SmallVector<int64_t> r(convrt::kTensorMapRecordSize, 0);
+  r[0] = s.mode == convrt::TensorMapMode::Im2col ? 1 : 0;
+  r[1] = static_cast<int64_t>(s.dtype);
+  r[2] = s.rank();
+  r[3] = static_cast<int64_t>(s.swizzle);
+  auto put = [&](int64_t at, const auto &values) {
+    for (auto [i, v] : llvm::enumerate(values))
+      r[at + i] = static_cast<int64_t>(v);
+  };
+  put(4, s.dims);
+  put(9, s.stridesBytes);
+  put(14, s.box);
+  put(19, s.elementStrides);
+  put(24, s.lowerCorner);
+  put(27, s.upperCorner);
+  return r;
+}
+
+/// A memref's aligned pointer as an !llvm.ptr (for runtime calls).
+Value pointerOf(OpBuilder &b, Location loc, Value memref) {
+  Value address = arith::IndexCastUIOp::create(
+      b, loc, b.getI64Type(),
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref));
+  return LLVM::IntToPtrOp::create(b, loc,
+                                  LLVM::LLVMPointerType::get(b.getContext()),
+                                  address);
+}
+
+/// A device copy of the map `spec` describes for `buffer`, encoded on the
+/// host by the mgpu runtime.
+Value encodeTensorMap(OpBuilder &b, Location loc, ModuleOp module,
+                      const convrt::TensorMapSpec &spec, Value buffer) {
+  constexpr StringLiteral kEncode = "mgpuConvLowerEncodeTensorMap";
+  auto pointer = LLVM::LLVMPointerType::get(b.getContext());
+  if (!module.lookupSymbol(kEncode)) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    auto decl = func::FuncOp::create(
+        b, loc, kEncode, b.getFunctionType({pointer, pointer}, {pointer}));
+    decl.setPrivate();
+  }
+  SmallVector<int64_t> record = mapRecord(spec);
+  auto type = MemRefType::get({int64_t(record.size())}, b.getI64Type());
+  OpBuilder detached(b.getContext());
+  auto global = memref::GlobalOp::create(
+      detached, loc, "conv_lower_tensor_map", b.getStringAttr("private"), type,
+      DenseElementsAttr::get(
+          RankedTensorType::get(type.getShape(), b.getI64Type()),
+          ArrayRef<int64_t>(record)),
+      /*constant=*/true, /*alignment=*/b.getI64IntegerAttr(8));
+  SymbolTable(module).insert(global, module.getBody()->begin());
+  Value recordBuffer =
+      memref::GetGlobalOp::create(b, loc, type, global.getSymName());
+  return func::CallOp::create(b, loc, kEncode, TypeRange{pointer},
+                              ValueRange{pointerOf(b, loc, buffer),
+                                         pointerOf(b, loc, recordBuffer)})
+      .getResult(0);
+}
+
+} // namespace
+
+GpuLaunch igemm::buildHopperGpuLaunch(OpBuilder &b, Location loc,
+                                      gpu::GPUFuncOp kernel,
+                                      const GemmProblem &p,
+                                      const HopperTiles &t, Value input,
+                                      Value filter, Value bias,
+                                      RankedTensorType outputType) {
+  GpuLaunch result;
+  SmallVector<Value> buffers = {managedCopy(b, loc, input),
+                                managedCopy(b, loc, filter)};
+  if (bias)
+    buffers.push_back(managedCopy(b, loc, bias));
+  auto flatOut = MemRefType::get({p.outputElements}, p.outputType);
+  Value y = deviceAlloc(b, loc, flatOut, /*hostShared=*/true);
+  buffers.push_back(y);
+  SmallVector<Value> freed(buffers);
+  auto module = kernel->getParentOfType<ModuleOp>();
+  SmallVector<Value> operands(buffers);
+  operands.push_back(
+      encodeTensorMap(b, loc, module, imageTensorMap(p, t), buffers[0]));
+  operands.push_back(
+      encodeTensorMap(b, loc, module, filterTensorMap(p, t), buffers[1]));
+  Launch l = hopperLaunchShape(p, t);
+  auto c = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  Value one = c(1);
+  gpu::KernelDim3 grid{c(l.gridX), c(l.gridY), c(l.gridZ)};
+  gpu::KernelDim3 block{c(t.threads()), one, one};
+  Value shared = arith::ConstantIntOp::create(
+      b, loc, t.sharedBytes(p.elementBytes()), 32);
+  result.launch = gpu::LaunchFuncOp::create(b, loc, kernel, grid, block,
+                                            shared, operands);
+  auto [output, outputFlat] = allocateResult(b, loc, outputType);
+  memref::CopyOp::create(b, loc, y, outputFlat);
+  freeAll(b, loc, freed);
+  result.result = toTensor(b, loc, outputType, output);
+  return result;
+}
+
+TwinLoops igemm::buildHopperTwin(OpBuilder &b, Location loc,
+                                 const GemmProblem &p, const HopperTiles &t,
+                                 Value input, Value filter, Value bias,
+                                 RankedTensorType outputType) {
+  HopperOperands ops;
+  ops.x = flatBuffer(b, loc, input);
+  ops.w = flatBuffer(b, loc, filter);
+  ops.bias = bias ? flatBuffer(b, loc, bias) : Value();
+  Value output;
+  std::tie(output, ops.y) = allocateResult(b, loc, outputType);
+  HopperKernelBuilder sizes(b, loc, p, t, /*twin=*/true);
+  // Shared memory, the barriers' state, the consumers' registers: stack
+  // buffers of one CTA, reused by the next.
+  auto stackBuffer = [&](ArrayRef<int64_t> shape, Type type) -> Value {
+    return memref::AllocaOp::create(b, loc, MemRefType::get(shape, type),
+                                    b.getI64IntegerAttr(128));
+  };
+  ops.twinShared = stackBuffer({sizes.twinSharedBytes() / p.elementBytes()},
+                          p.elementType);
+  ops.twinBarriers = stackBuffer({2 * t.stages, 4}, b.getI32Type());
+  ops.twinAcc = stackBuffer(
+      {t.consumers, kWarpgroupThreads, sizes.accumulatorsPerThread()},
+      b.getF32Type());
+  ops.twinPoison = stackBuffer({1}, b.getI32Type());
+  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  memref::StoreOp::create(b, loc, arith::ConstantIntOp::create(b, loc, 0, 32),
+                          ops.twinPoison, ValueRange{c(0)});
+  Launch l = hopperLaunchShape(p, t);
+  scf::LoopNest grid = scf::buildLoopNest(
+      b, loc, ValueRange{c(0), c(0), c(0)},
+      ValueRange{c(l.gridZ), c(l.gridY), c(l.gridX)},
+      ValueRange{c(1), c(1), c(1)},
+      [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+        HopperKernelBuilder(nb, nloc, p, t, /*twin=*/true)
+            .emitBlock(ivs[2], ivs[1], ivs[0], ops);
+      });
+  // Where the GPU would hang or fault, every output is NaN: no comparison
+  // passes.
+  Value poisoned = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne,
+      memref::LoadOp::create(b, loc, ops.twinPoison, ValueRange{c(0)}),
+      arith::ConstantIntOp::create(b, loc, 0, 32));
+  auto ifPoisoned = scf::IfOp::create(b, loc, poisoned, /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifPoisoned.getThenRegion().front());
+    auto fill = scf::ForOp::create(b, loc, c(0), c(p.outputElements), c(1));
+    b.setInsertionPointToStart(fill.getBody());
+    Value nan = arith::ConstantOp::create(
+        b, loc,
+        b.getFloatAttr(p.outputType,
+                       APFloat::getQNaN(
+                           cast<FloatType>(p.outputType).getFloatSemantics())));
+    memref::StoreOp::create(b, loc, nan, ops.y,
+                            ValueRange{fill.getInductionVar()});
+  }
   return {toTensor(b, loc, outputType, output), grid.loops.front()};
 }

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ImplicitGemmSteps.h"
+#include "HopperKernel.h"
 
 #include "ConvLower/Dialect/ConvLower/IR/ConvLowerDialect.h"
 
@@ -243,5 +244,90 @@ gpu::GPUFuncOp igemm::buildIm2colKernel(RewriterBase &b, ModuleOp module,
       .emitIm2colElement(element, body.getArgument(0), body.getArgument(1));
   b.setInsertionPointAfter(ifOp);
   gpu::ReturnOp::create(b, loc);
+  return fn;
+}
+
+//===----------------------------------------------------------------------===//
+// The sm_90a family's kernel
+//===----------------------------------------------------------------------===//
+
+/// The spec as the dialect's tensor_maps entry (convrt's JSON field names).
+static DictionaryAttr tensorMapAttr(Builder &b, const convrt::TensorMapSpec &s) {
+  auto ints = [&](auto values) {
+    SmallVector<int64_t> v(values.begin(), values.end());
+    return b.getDenseI64ArrayAttr(v);
+  };
+  SmallVector<NamedAttribute> fields = {
+      b.getNamedAttr("name", b.getStringAttr(s.name)),
+      b.getNamedAttr("argument", b.getStringAttr(s.argument)),
+      b.getNamedAttr("mode", b.getStringAttr(s.mode == convrt::TensorMapMode::Im2col
+                                                 ? "im2col"
+                                                 : "tiled")),
+      b.getNamedAttr("dtype", b.getStringAttr(s.dtype == convrt::DType::BF16
+                                                  ? "bf16"
+                                                  : "f16")),
+      b.getNamedAttr("dims", ints(s.dims)),
+      b.getNamedAttr("strides_bytes", ints(s.stridesBytes)),
+      b.getNamedAttr("box", ints(s.box)),
+      b.getNamedAttr("element_strides", ints(s.elementStrides)),
+  };
+  if (s.mode == convrt::TensorMapMode::Im2col) {
+    fields.push_back(b.getNamedAttr("lower_corner", ints(s.lowerCorner)));
+    fields.push_back(b.getNamedAttr("upper_corner", ints(s.upperCorner)));
+  }
+  // The family only builds 128-byte swizzled maps.
+  fields.push_back(b.getNamedAttr("swizzle", b.getStringAttr("128B")));
+  return b.getDictionaryAttr(fields);
+}
+
+gpu::GPUFuncOp igemm::buildHopperGpuKernel(RewriterBase &b, ModuleOp module,
+                                           int64_t index, const GemmProblem &p,
+                                           const HopperTiles &t,
+                                           Location loc) {
+  OpBuilder::InsertionGuard guard(b);
+  SmallVector<Type> args = gemmKernelArguments(p);
+  // The two tensor maps, last: generic pointers to 128-byte CUtensorMaps
+  // (by value, as __grid_constant__ parameters, once
+  // conv-lower-grid-constant-tensor-maps has marked them).
+  auto pointer = LLVM::LLVMPointerType::get(b.getContext());
+  args.append({pointer, pointer});
+  gpu::GPUFuncOp fn = createKernel(b, module, gemmKernelName(index), args,
+                                   /*workgroup=*/{}, t.threads(), loc);
+  Block &body = fn.getBody().front();
+  HopperOperands ops;
+  ops.x = body.getArgument(0);
+  ops.w = body.getArgument(1);
+  if (p.biasType)
+    ops.bias = body.getArgument(2);
+  ops.y = body.getArgument(args.size() - 3);
+  ops.imageMap = body.getArgument(args.size() - 2);
+  ops.filterMap = body.getArgument(args.size() - 1);
+  Value bm = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value bn = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  Value group = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  HopperKernelBuilder(b, loc, p, t, /*twin=*/false)
+      .emitBlock(bm, bn, group, ops);
+  gpu::ReturnOp::create(b, loc);
+
+  MLIRContext *ctx = fn.getContext();
+  Launch l = hopperLaunchShape(p, t);
+  ConvLowerDialect::GridAttrHelper(ctx).setAttr(
+      fn, b.getDenseI64ArrayAttr({l.gridX, l.gridY, l.gridZ}));
+  ConvLowerDialect::BlockAttrHelper(ctx).setAttr(
+      fn, b.getDenseI64ArrayAttr({t.threads(), 1, 1}));
+  ConvLowerDialect::TilesAttrHelper(ctx).setAttr(
+      fn, b.getDictionaryAttr({
+              b.getNamedAttr("family", b.getStringAttr("sm90a_tma_wgmma")),
+              b.getNamedAttr("block", b.getDenseI64ArrayAttr(
+                                          {t.blockM, t.blockN, t.blockK})),
+              b.getNamedAttr("warpgroups",
+                             b.getDenseI64ArrayAttr({1, t.consumers})),
+              b.getNamedAttr("stages", b.getI64IntegerAttr(t.stages)),
+          }));
+  ConvLowerDialect::SharedMemoryAttrHelper(ctx).setAttr(
+      fn, b.getI64IntegerAttr(t.sharedBytes(p.elementBytes())));
+  ConvLowerDialect::TensorMapsAttrHelper(ctx).setAttr(
+      fn, b.getArrayAttr({tensorMapAttr(b, imageTensorMap(p, t)),
+                          tensorMapAttr(b, filterTensorMap(p, t))}));
   return fn;
 }

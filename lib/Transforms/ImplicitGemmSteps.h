@@ -20,6 +20,7 @@
 #define CONVLOWER_TRANSFORMS_IMPLICITGEMMSTEPS_H
 
 #include "ConvAnalysis.h"
+#include "HopperKernel.h"
 #include "ImplicitGemmKernel.h"
 
 #include "ConvLower/Transforms/ImplicitGemm.h"
@@ -56,9 +57,6 @@ std::string checkTiles(const TileConfig &t, const GemmProblem &p);
 TileConfig directTiles(const GemmProblem &p);
 
 /// The grid: pixel tiles x filter tiles x groups.
-struct Launch {
-  int64_t gridX, gridY, gridZ;
-};
 Launch launchShape(const GemmProblem &p, const TileConfig &t);
 
 //===----------------------------------------------------------------------===//
@@ -95,6 +93,12 @@ MemRefType sharedType(const GemmProblem &p, const TileConfig &t, Operand op,
 gpu::GPUFuncOp buildGpuKernel(RewriterBase &b, ModuleOp module, int64_t index,
                               const GemmProblem &p, const TileConfig &t,
                               Location loc);
+
+/// The sm_90a family's kernel for `p` (HopperKernel.h), named as above,
+/// its launch, dynamic shared memory and tensor maps recorded on it.
+gpu::GPUFuncOp buildHopperGpuKernel(RewriterBase &b, ModuleOp module,
+                                    int64_t index, const GemmProblem &p,
+                                    const HopperTiles &t, Location loc);
 
 /// Explicit mode's first kernel, `conv2d_im2col_<index>`: one thread per
 /// X_col element.
@@ -135,6 +139,20 @@ struct TwinLoops {
   Value result;
   scf::ForOp grid;
 };
+
+/// target=cuda for the sm_90a family: as buildGpuLaunch, with the tensor
+/// maps encoded on the host (mgpuConvLowerEncodeTensorMap, a device copy of
+/// each) and the dynamic shared memory the kernel records.
+GpuLaunch buildHopperGpuLaunch(OpBuilder &b, Location loc,
+                               gpu::GPUFuncOp kernel, const GemmProblem &p,
+                               const HopperTiles &t, Value input, Value filter,
+                               Value bias, RankedTensorType outputType);
+
+/// The sm_90a family's twin: the grid as host loops around its CTA body,
+/// the output poisoned with NaN where the emulated protocol would hang.
+TwinLoops buildHopperTwin(OpBuilder &b, Location loc, const GemmProblem &p,
+                          const HopperTiles &t, Value input, Value filter,
+                          Value bias, RankedTensorType outputType);
 
 /// At `b`'s insertion point: the grid and the block body as host loops.
 TwinLoops buildTwin(OpBuilder &b, Location loc, const GemmProblem &p,

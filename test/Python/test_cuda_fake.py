@@ -3,7 +3,8 @@
 CONVRT_LIBCUDA points at the fake driver (a compute capability 9.0 device that
 records every module load, launch and copy into FAKE_CUDA_RECORD and computes
 nothing). A Conv compiled for target "cuda" (and "auto", which must choose the
-device) is the real tensor-core kernel for sm_90 (conv-lower-to-nvvm, ptxas);
+device) is the real tensor-core kernel for sm_90a, the default chip there
+(conv-lower-to-nvvm, ptxas; this C = 32 problem takes the mma.sync family);
 the record must show one cubin load when it is compiled and, per run, one
 launch with one pointer per kernel argument, the operands uploaded with their
 exact byte counts (f16: 2 bytes an element; bias included) and the output's
@@ -47,7 +48,7 @@ for target in ("cuda", "auto"):
                           layout="nhwc", dtype="f16", bias=True, relu=True,
                           target=target)
     r = conv.report()
-    expect(conv.target == "cuda" and r["target"] == "cuda" and r["chip"] == "sm_90" and
+    expect(conv.target == "cuda" and r["target"] == "cuda" and r["chip"] == "sm_90a" and
            r["pipeline"] == "conv-lower-to-nvvm" and "block" in r.get("kernel", ""),
            f"{target}: report {r}")
     loads = [e for e in events() if e["event"] == "module_load"]

@@ -56,6 +56,10 @@ def ConvLowerToLLVM : Pass<"conv-lower-to-llvm", "::mlir::ModuleOp"> {
     Option<"twinExplicitIm2col", "twin-explicit-im2col", "bool", "false",
            "With implicit-gemm-twin: the explicit mode (X_col stored first, "
            "then the GEMM reads it)">,
+    Option<"twinChip", "twin-chip", "::convrt::Arch", "::convrt::Arch::SM80",
+           "With implicit-gemm-twin: the chip whose kernel the twin runs "
+           "(sm_90a: the TMA + wgmma family where it applies)",
+           "::mlir::conv_lower::archOptionValues()">,
   ];
 }
 
@@ -83,6 +87,12 @@ def ConvLowerToNVVM : Pass<"conv-lower-to-nvvm", "::mlir::ModuleOp"> {
     Option<"toolkit", "toolkit", "std::string", [{""}],
            "CUDA toolkit holding bin/ptxas (default: $CUDA_HOME, $CUDA_PATH "
            "or /usr/local/cuda, where ptxas exists)">,
+    Option<"gridConstantTensorMaps", "grid-constant-tensor-maps", "bool",
+           "false",
+           "sm_90a kernels take their TMA tensor maps by value "
+           "(__grid_constant__), as the runtime's bundles launch them; off: "
+           "as pointers to device copies, which this pipeline's host code "
+           "makes (mgpuConvLowerEncodeTensorMap)">,
   ]);
 }
 

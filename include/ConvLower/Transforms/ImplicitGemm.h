@@ -123,6 +123,12 @@ struct ImplicitGemmResult {
   /// The tensor that replaced the convolution's result (or, when a bias add
   /// and/or ReLU were fused into the epilogue, the last fused op's result).
   Value replacement;
+  /// The kernel family built: "sm90a_tma_wgmma" (chip=sm_90a, TMA + wgmma,
+  /// warp-specialized), "mma_sync" or "direct_depthwise".
+  std::string family;
+  /// chip=sm_90a and another family built: why the sm_90a kernels do not
+  /// take this convolution ("" otherwise).
+  std::string whyNotSm90a;
 };
 
 /// Rewrites `conv` (any convolution the im2col rewrite accepts, with

@@ -259,6 +259,29 @@ def ConvLowerTileAndVectorize : Pass<"conv-lower-tile-and-vectorize"> {
   ];
 }
 
+def ConvLowerGridConstantTensorMaps
+    : Pass<"conv-lower-grid-constant-tensor-maps", "::mlir::LLVM::LLVMFuncOp"> {
+  let summary = "Pass a kernel's TMA tensor maps by value, as __grid_constant__ parameters";
+  let description = [{
+    The sm_90a kernels of --conv-lower-implicit-gemm take their tensor maps
+    as the last `conv_lower.tensor_maps`-many arguments, generic pointers
+    that `cp.async.bulk.tensor` reads the 128-byte CUtensorMap through. MLIR
+    host code (gpu.launch_func) passes pointers to device copies, which is
+    what the arguments are by default. The runtime (bundles, conv-run)
+    passes the maps by value instead, as CUTLASS does: no allocation or copy
+    per launch, and the map sits in the kernel's parameter (constant) bank.
+    This pass, run on the kernels after their conversion to the LLVM
+    dialect, marks those arguments `llvm.byval = !llvm.array<128 x i8>`,
+    `llvm.align = 64` and `nvvm.grid_constant`: NVPTX then declares each as
+    `.param .align 64 .b8 [128]` and takes its address with `cvta.param`.
+    (The attributes cannot be set on the gpu.func: NVVM accepts
+    `nvvm.grid_constant` on kernel llvm.funcs only, and gpu-to-nvvm drops
+    `llvm.byval`.)
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect"];
+}
+
 def ConvLowerImplicitGemm : Pass<"conv-lower-implicit-gemm", "::mlir::ModuleOp"> {
   let summary = "Rewrite linalg 2-D convolutions into implicit-GEMM tensor-core kernels";
   let description = [{

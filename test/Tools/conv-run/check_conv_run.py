@@ -674,6 +674,36 @@ def twin_set():
     return implicit + explicit
 
 
+# The sm_90a kernels' twin (--chip sm_90a): TMA im2col and tiled boxes, the 128-byte
+# swizzle, the mbarrier ring and wgmma's descriptors and fragments emulated from the
+# kernel's own values. NHWC with FHWC filters and channels in multiples of 64 (what
+# the family takes): M tiles crossing images and past the batch (zero fill), n64 and
+# n128 tiles with a partial last one, asymmetric padding and strides (the box's
+# corners and traversal strides), dilation with 18 K tiles (the 6-slot ring wraps
+# three times), groups with a bias (B rows g*Fg..), 5x5 taps, one K tile (fewer
+# tiles than slots) and a pointwise stride-2 layer.
+TWIN_SM90A = [
+    Problem("sm90a-f16-3x3-images", "2,64,9,11", "64,64,3,3", padding="1",
+            layout="nhwc", dtype="f16"),
+    Problem("sm90a-bf16-stride2-asymmetric", "1,64,13,12", "96,64,3,3", stride="2",
+            padding="1,0,2,1", layout="nhwc", dtype="bf16"),
+    Problem("sm90a-f16-dilation2-ring-wraps", "1,128,10,10", "64,128,3,3",
+            dilation="2", padding="2", layout="nhwc", dtype="f16"),
+    Problem("sm90a-f16-groups-bias", "1,128,8,8", "128,64,3,3", groups=2, padding="1",
+            layout="nhwc", dtype="f16", bias=True),
+    Problem("sm90a-bf16-5x5-batch3", "3,64,6,5", "64,64,5,5", padding="2",
+            layout="nhwc", dtype="bf16"),
+    Problem("sm90a-f16-pointwise-stride2", "2,64,7,7", "200,64,1,1", stride="2",
+            layout="nhwc", dtype="f16"),
+]
+
+
+def twin_sm90a_set():
+    return [(p.name, numerics_case(p, ["--target", "cpu-twin", "--chip", "sm_90a"],
+                                   mode="implicit"))
+            for p in TWIN_SM90A]
+
+
 # ----------------------------------------------------------------------------------------
 # Set "json".
 # ----------------------------------------------------------------------------------------
@@ -1165,6 +1195,7 @@ def bad_input_set():
 
 SETS = {"numerics": numerics_set, "quantized": quantized_set,
         "volumetric": volumetric_set, "twin": twin_set,
+        "twin-sm90a": twin_sm90a_set,
         "json": json_set,
         "bad-input": bad_input_set}
 SETUP = {"bad-input": write_bad_input_files}

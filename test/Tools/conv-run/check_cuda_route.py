@@ -2,7 +2,8 @@
 """conv-run's CUDA route without a GPU: the real kernels through the test libcuda.
 
 For each case, `conv-run --emit-bundle` compiles the kernel for the fake device's
-chip (sm_90) and writes the manifest the launch must follow; then
+chip (compute capability 9.0: sm_90a, conv-run's default there) and writes the
+manifest the launch must follow; then
 `conv-run --target cuda --check --json` (and `--target auto`) runs the same
 problem with CONVRT_LIBCUDA pointing at runtime/'s test libcuda, which loads the
 real cubin (kernel looked up in its ELF symbol table, parameters read from its
@@ -10,7 +11,11 @@ real cubin (kernel looked up in its ELF symbol table, parameters read from its
 nothing. The script asserts the recorded launch against the manifest: kernel
 name, grid, block, dynamic shared memory, parameter count and sizes, each pointer
 parameter landing on a buffer of its argument's byte size in manifest order, the
-bytes copied each way. The fake leaves the output as the runtime poisoned it
+bytes copied each way. The sm_90a TMA + wgmma kernel (f16-nhwc-tma) also takes its
+two tensor maps by value after the pointers: each must be a 128-byte parameter
+holding a map the fake encoded (cuTensorMapEncodeIm2col / Tiled) for the buffer of
+the manifest argument it names, with the manifest's mode, dims, byte strides, box,
+corners and traversal strides. The fake leaves the output as the runtime poisoned it
 (NaN), so the check must fail honestly: exit 1 and check_passed false in the
 JSON. Finally `conv-run --doctor` must call the fake's device usable although
 the machine has no /dev/nvidia* nodes (the driver is trusted; the nodes are a
@@ -37,13 +42,16 @@ CASES = {
     "grouped-bf16-bias": ["--input-shape", "2,16,8,8", "--filter-shape", "32,4,3,3",
                           "--groups", "4", "--padding", "1", "--layout", "nhwc",
                           "--dtype", "bf16", "--bias"],
+    "f16-nhwc-tma": ["--input-shape", "2,64,9,11", "--filter-shape", "96,64,3,3",
+                     "--stride", "1,2", "--padding", "1", "--layout", "nhwc",
+                     "--dtype", "f16", "--bias"],
     "i8-quantized-nhwc": ["--input-shape", "2,32,9,9", "--filter-shape", "64,32,3,3",
                           "--padding", "1", "--layout", "nhwc", "--dtype", "i8",
                           "--zero-points", "5,-3"],
 }
 WARMUP, REPEAT = 1, 2
 DTYPE_BYTES = {"f32": 4, "tf32": 4, "f16": 2, "bf16": 2, "i8": 1, "i32": 4}
-FAKE_CHIP = "sm_90"  # the fake device is compute capability 9.0
+FAKE_CHIP = "sm_90a"  # the fake device is compute capability 9.0
 
 failures = []
 
@@ -88,8 +96,11 @@ def check_launches(case, manifest, cubin_size, events):
                f"{where}: dynamic shared memory {launch.get('shared_memory_bytes')}, "
                f"manifest {kernel.get('shared_memory_bytes', 0)}")
         params = launch.get("params", [])
-        expect(len(params) == len(arguments),
-               f"{where}: {len(params)} parameters, manifest lists {len(arguments)} arguments")
+        maps = manifest.get("tensor_maps", [])
+        expect(len(params) == len(arguments) + len(maps),
+               f"{where}: {len(params)} parameters, manifest lists {len(arguments)} "
+               f"arguments and {len(maps)} tensor maps")
+        check_tensor_maps(where, arguments, maps, params)
         for param, argument in zip(params, arguments):
             name = argument["name"]
             expect(param.get("size") == 8,
@@ -123,6 +134,37 @@ def check_launches(case, manifest, cubin_size, events):
            f"expected the output parameter's buffer {[nbytes(a) for a in outputs]} bytes")
 
 
+def check_tensor_maps(where, arguments, maps, params):
+    """The by-value maps after the pointers: encoded for the right buffers."""
+    buffer_of = {a["name"]: (p.get("allocation") or {}).get("id")
+                 for p, a in zip(params, arguments)}
+    for spec, param in zip(maps, params[len(arguments):]):
+        name = spec["name"]
+        got = param.get("tensor_map")
+        if not expect(param.get("size") == 128 and got is not None,
+                      f"{where}: tensor map {name}: parameter of {param.get('size')} bytes "
+                      f"holding {got}, expected a 128-byte map the fake encoded"):
+            continue
+        expect((got.get("allocation") or {}).get("id") == buffer_of.get(spec["argument"]) and
+               (got.get("allocation") or {}).get("offset") == 0,
+               f"{where}: tensor map {name} describes {got.get('allocation')}, expected "
+               f"the start of the {spec['argument']} buffer")
+        box = ([got.get("channels_per_pixel"), got.get("pixels_per_column")]
+               if spec["mode"] == "im2col" else got.get("box"))
+        fields = [("mode", got.get("mode"), spec["mode"]),
+                  ("dims", got.get("dims"), spec["dims"]),
+                  ("strides", got.get("strides"), spec["strides_bytes"]),
+                  ("box", box, spec["box"]),
+                  ("element_strides", got.get("element_strides"), spec["element_strides"]),
+                  ("swizzle", got.get("swizzle"), spec["swizzle"])]
+        if spec["mode"] == "im2col":
+            fields += [("lower_corner", got.get("lower_corner"), spec["lower_corner"]),
+                       ("upper_corner", got.get("upper_corner"), spec["upper_corner"])]
+        for field, value, want in fields:
+            expect(value == want, f"{where}: tensor map {name}: {field} {value}, manifest "
+                                  f"{want}")
+
+
 def run_case(args, case, flags, tmp):
     bundle = tmp / case
     emitted = run([args.conv_run, *flags, "--emit-bundle", str(bundle), "--chip", FAKE_CHIP,
@@ -137,6 +179,9 @@ def run_case(args, case, flags, tmp):
            summary.get("chip") == FAKE_CHIP,
            f"{case}: --emit-bundle --json {summary} disagrees with manifest.json")
     cubin_size = (bundle / manifest["kernel"]["binary"]).stat().st_size
+    expect((len(manifest.get("tensor_maps", [])) == 2) == (case == "f16-nhwc-tma"),
+           f"{case}: {len(manifest.get('tensor_maps', []))} tensor maps in the manifest "
+           f"(only the sm_90a TMA case has them, two)")
 
     for target in ["cuda", "auto"]:
         record = tmp / f"{case}-{target}.jsonl"

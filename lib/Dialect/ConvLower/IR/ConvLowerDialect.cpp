@@ -55,5 +55,25 @@ ConvLowerDialect::verifyOperationAttribute(Operation *op,
       return op->emitOpError() << "'" << name << "' must be a dictionary";
     return success();
   }
+  if (name == SharedMemoryAttrHelper::getNameStr()) {
+    auto bytes = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!bytes || bytes.getInt() < 0)
+      return op->emitOpError()
+             << "'" << name << "' must be a non-negative integer (bytes)";
+    return success();
+  }
+  if (name == TensorMapsAttrHelper::getNameStr()) {
+    auto maps = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!maps || !llvm::all_of(maps, [](Attribute a) {
+          auto map = dyn_cast<DictionaryAttr>(a);
+          return map && map.get("argument") && map.get("mode") &&
+                 map.get("dims") && map.get("box");
+        }))
+      return op->emitOpError()
+             << "'" << name
+             << "' must be an array of tensor map dictionaries (with "
+                "argument, mode, dims and box)";
+    return success();
+  }
   return op->emitOpError() << "unknown conv_lower attribute '" << name << "'";
 }

@@ -30,10 +30,19 @@ def ConvLower_Dialect : Dialect {
   //  - block: [x, y, z] threads per block;
   //  - tiles: {block = [M, N, K], warps = [M, N], stages, a_vectorized,
   //           b_vectorized}, the tile configuration, for people and reports.
+  // The sm_90a kernels add:
+  //  - shared_memory: dynamic shared memory bytes per block (the launch's);
+  //  - tensor_maps: one dictionary per TMA tensor map the kernel takes by
+  //    value after its memref arguments (convrt::TensorMapSpec's fields:
+  //    name, argument, mode, dtype, dims, strides_bytes, box,
+  //    element_strides[, lower_corner, upper_corner], swizzle), which the
+  //    runtime encodes for the caller's buffers.
   let discardableAttrs = (ins
     "::mlir::DenseI64ArrayAttr":$grid,
     "::mlir::DenseI64ArrayAttr":$block,
-    "::mlir::DictionaryAttr":$tiles
+    "::mlir::DictionaryAttr":$tiles,
+    "::mlir::IntegerAttr":$shared_memory,
+    "::mlir::ArrayAttr":$tensor_maps
   );
   // Checks the shapes above wherever the attributes appear.
   let hasOperationAttrVerify = 1;

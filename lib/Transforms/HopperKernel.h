@@ -1,0 +1,249 @@
+//===- HopperKernel.h - the sm_90a implicit-GEMM kernel family --*- C++ -*-===//
+//
+// The second kernel family of --conv-lower-implicit-gemm, chosen for
+// chip=sm_90a: the Hopper design of CUTLASS 3's
+// sm90_implicit_gemm_gmma_ss_warpspecialized, built from NVVM ops.
+//
+//   one CTA = 3 warpgroups (384 threads):
+//     warpgroup 0, the producer: one thread walks the K
+//       tiles, and per tile waits for its ring slot to be empty, arms the
+//       slot's `full` mbarrier with the tile's bytes (arrive.expect_tx) and
+//       issues two TMA copies into it: the image's A tile in im2col mode (a
+//       box of blockM output pixels x 64 channels at one filter tap: the
+//       tensor map holds padding, strides and dilation, the copy's im2col
+//       offsets are the tap) and the filter's B tile in tiled mode; both
+//       land 128-byte swizzled;
+//     warpgroups 1 and 2, the consumers (64 rows of the tile each): per
+//       tile wait on `full`, four wgmma.mma_async
+//       m64nNk16 from shared-memory matrix descriptors into the register
+//       accumulators, commit, wait until at most this tile's group is in
+//       flight, then release the previous tile's slot (arrive on `empty`);
+//       at the end the fold + init + bias + ReLU + narrowing of the mma.sync
+//       family's epilogue, from the wgmma D fragment layout.
+//
+// target=cpu-twin runs the same body on the host: the producer's
+// coordinates, byte counts and barrier protocol, the consumers' descriptors
+// and the epilogue's fragment positions are the kernel's own values, fed to
+// emulations of the PTX ISA's definitions (TMA im2col and tiled boxes with
+// zero fill, the 128-byte swizzle, mbarrier phases and transaction counts,
+// wgmma's descriptor decoding and D fragment layout). A wrong descriptor,
+// swizzle, box offset or byte count changes the twin's numbers, or poisons
+// them with NaN where the hardware would hang or fault.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONVLOWER_TRANSFORMS_HOPPERKERNEL_H
+#define CONVLOWER_TRANSFORMS_HOPPERKERNEL_H
+
+#include "ImplicitGemmKernel.h"
+
+#include "convrt/TensorMap.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <string>
+
+namespace mlir::conv_lower::igemm {
+
+constexpr int64_t kWarpgroupThreads = 128;
+/// A 128-byte swizzle pattern repeats every 8 rows of 128 bytes.
+constexpr int64_t kSwizzleRowBytes = 128;
+constexpr int64_t kSwizzleAtomBytes = 1024;
+/// mbarrier.try_wait's suspend-time hint (ns), as CUTLASS uses.
+constexpr int64_t kTryWaitTicks = 0x989680;
+
+struct HopperTiles {
+  int64_t blockM = 128, blockN = 128, blockK = 64, stages = 4;
+  /// Consumer warpgroups, each computing 64 rows (m64) of the tile.
+  int64_t consumers = 2;
+  // No setmaxnreg: a warp's setmaxnreg.inc waits for registers that other
+  // warps of the CTA release, and a CTA holds what ptxas allocated at launch
+  // (58 registers a thread for the n64 kernel): the consumers' requests
+  // would wait for ever. These tiles fit ptxas's own allocation under the
+  // 384-thread bound (168 a thread) without spills; it pays off only for
+  // tiles past 64 x 128 per warpgroup.
+
+  int64_t threads() const { return kWarpgroupThreads * (1 + consumers); }
+  int64_t consumerThreads() const { return kWarpgroupThreads * consumers; }
+  int64_t aBytes(int64_t elementBytes) const {
+    return blockM * blockK * elementBytes;
+  }
+  int64_t bBytes(int64_t elementBytes) const {
+    return blockN * blockK * elementBytes;
+  }
+  /// Offsets in the CTA's shared memory (after aligning its base to the
+  /// 1024-byte swizzle atom): the A ring, the B ring, then 2 * stages
+  /// mbarriers (full, then empty).
+  int64_t aOffset(int64_t stage, int64_t elementBytes) const {
+    return stage * aBytes(elementBytes);
+  }
+  int64_t bOffset(int64_t stage, int64_t elementBytes) const {
+    return stages * aBytes(elementBytes) + stage * bBytes(elementBytes);
+  }
+  int64_t barrierOffset(int64_t index, int64_t elementBytes) const {
+    return stages * (aBytes(elementBytes) + bBytes(elementBytes)) + 8 * index;
+  }
+  /// Dynamic shared memory per CTA, including the alignment slack.
+  int64_t sharedBytes(int64_t elementBytes) const {
+    return barrierOffset(2 * stages, elementBytes) + kSwizzleAtomBytes;
+  }
+};
+
+/// Why the sm_90a family cannot take `p` (then the mma.sync family does), or
+/// "" when it can: f16/bf16, a 2-D channels-last image stored densely, a
+/// filter whose rows are contiguous along K in (kh, kw, c) order (FHWC),
+/// channels per group a multiple of 64 (a K tile is one tap's 128 bytes of
+/// channels), and padding, strides, dilation and taps within the TMA's
+/// im2col ranges.
+std::string hopperWhyNot(const GemmProblem &p);
+
+HopperTiles chooseHopperTiles(const GemmProblem &p);
+
+/// The grid: pixel tiles x filter tiles x groups.
+Launch hopperLaunchShape(const GemmProblem &p, const HopperTiles &t);
+
+/// The A operand's map: the image [N][H][W][C] in im2col mode, a box of
+/// blockK channels x blockM pixels.
+convrt::TensorMapSpec imageTensorMap(const GemmProblem &p,
+                                     const HopperTiles &t);
+/// The B operand's map: the filter as [G*Fg rows][K] in tiled mode, a box
+/// of blockK x blockN.
+convrt::TensorMapSpec filterTensorMap(const GemmProblem &p,
+                                      const HopperTiles &t);
+
+/// Where one CTA's operands and shared memory are: on the GPU, flat memrefs
+/// of the input/filter/output, the tensor maps' generic pointers and the
+/// shared base's i64 address; on the twin, the flat operands, a byte buffer
+/// standing for shared memory (address 0 is its first byte), the mbarriers'
+/// emulated state, the consumers' accumulator registers and a poison flag.
+struct HopperOperands {
+  Value x, w, y, bias;
+  Value imageMap, filterMap, sharedBase;
+  Value twinShared, twinBarriers, twinAcc, twinPoison;
+};
+
+class HopperKernelBuilder {
+public:
+  HopperKernelBuilder(OpBuilder &b, Location loc, const GemmProblem &p,
+                      const HopperTiles &t, bool twin);
+
+  /// The CTA at (bm, bn, group) of the grid.
+  void emitBlock(Value bm, Value bn, Value group, const HopperOperands &ops);
+
+  /// Twin memory sizes: shared bytes, barrier state words, accumulators.
+  int64_t twinSharedBytes() const;
+  int64_t twinBarrierWords() const { return 2 * t.stages * 4; }
+  int64_t accumulatorsPerThread() const { return t.blockN / 2; }
+
+private:
+  // Small arithmetic on i32 / i64 / index values.
+  Value i32(int64_t v);
+  Value i64(int64_t v);
+  Value idx(int64_t v);
+  Value toI32(Value index);
+  Value toIndex(Value i32v);
+
+  /// The K tiles, and K tile kt's filter tap and first channel.
+  int64_t kTiles() const;
+  struct TileTap {
+    Value kh, kw, channel;
+  };
+  TileTap tileTap(Value kt);
+  /// The A copy's coordinates {c, w, h, n} and im2col offsets {kw*dw,
+  /// kh*dh} for K tile kt of the block's first output pixel (n0, oh0, ow0).
+  struct ImageCopy {
+    SmallVector<Value> coordinates, offsets;
+  };
+  ImageCopy imageCopy(Value kt, Value group, ArrayRef<Value> firstPixel);
+  /// The B copy's coordinates {k, row}.
+  SmallVector<Value> filterCopy(Value kt, Value bn, Value group);
+  /// The bytes both copies of a tile write (the full boxes: zero fill
+  /// counts).
+  int64_t tileBytes() const;
+  /// Offset of shared region `offset` from the aligned base (i32 on the
+  /// twin, a shared pointer on the GPU).
+  Value sharedAddress(Value offset, const HopperOperands &ops);
+  Value barrierAddress(Value index, const HopperOperands &ops);
+  /// The i64 shared address of region `offset` (what descriptors encode).
+  Value sharedAddress64(Value offset, const HopperOperands &ops);
+  /// The wgmma matrix descriptor of a K-major, 128-byte-swizzled tile at
+  /// shared byte address `address` (i64): start >> 4, leading byte offset 1
+  /// (unused by swizzled K-major layouts), stride byte offset 1024 (8 rows
+  /// of 128 bytes), base offset 0, swizzle mode 1 (128B).
+  Value matrixDescriptor(Value address);
+  /// The stage, and the parity of the ring's pass, of K tile kt.
+  std::pair<Value, Value> ringSlot(Value kt);
+
+  /// The block's first output pixel (n0, oh0, ow0), i32.
+  SmallVector<Value> firstPixel(Value bm);
+  /// The producer's K tile kt: wait for its ring slot to be free (after the
+  /// first pass), arm the slot's `full` barrier with the tile's bytes, issue
+  /// both copies.
+  void emitProducerStep(Value kt, Value bn, Value group,
+                        ArrayRef<Value> pixel, const HopperOperands &ops);
+  /// Consumer `consumer`'s K tile kt: wait for it, four wgmma into `acc`
+  /// (the GPU's accumulator struct; null on the twin, whose accumulators are
+  /// memory), commit, wait until only this tile's group is in flight, free
+  /// the previous tile's slot. Returns the new accumulators.
+  Value emitConsumerStep(Value kt, Value consumer, Value acc,
+                         const HopperOperands &ops);
+  void emitGpuBlock(Value bm, Value bn, Value group, const HopperOperands &ops);
+  void emitTwinBlock(Value bm, Value bn, Value group,
+                     const HopperOperands &ops);
+  /// The accumulator's (row, col) within the warpgroup's 64 x blockN tile
+  /// of register `r` of thread `tidInGroup`.
+  std::pair<Value, Value> accumulatorPosition(Value tidInGroup, int64_t r);
+  void emitEpilogue(Value consumer, Value tidInGroup, Value bm, Value bn,
+                    Value group, ArrayRef<Value> accs,
+                    const HopperOperands &ops);
+
+  // GPU-only instructions.
+  void gpuInitBarriers(const HopperOperands &ops);
+
+  // Twin emulations of the ISA.
+  void twinForEach(int64_t n, function_ref<void(Value)> body);
+  Value twinSignedIndex(Value i32v);
+  void twinPoisonIf(Value condition, const HopperOperands &ops);
+  Value twinBarrierWord(Value barrier, int64_t word, const HopperOperands &ops);
+  void twinSetBarrierWord(Value barrier, int64_t word, Value v,
+                          const HopperOperands &ops);
+  void twinCompletePhaseIfDone(Value barrier, const HopperOperands &ops);
+  /// buffer[offset] where `inside`, else 0, never reading outside.
+  Value twinLoadOrZero(Value buffer, Value inside, Value offset);
+  void twinInitBarriers(const HopperOperands &ops);
+  /// `count` arrivals after an expect-tx of `txBytes`.
+  void twinArrive(Value barrier, Value txBytes, int64_t count,
+                  const HopperOperands &ops);
+  void twinCompleteTx(Value barrier, Value txBytes, const HopperOperands &ops);
+  /// A wait that would block in this (sequential, producer-first) order of
+  /// the warps: on the GPU the kernel would hang; the twin raises poison.
+  void twinWaitParity(Value barrier, Value parity, const HopperOperands &ops);
+  void twinImageCopy(Value dst, const ImageCopy &copy, Value barrier,
+                     const HopperOperands &ops);
+  void twinFilterCopy(Value dst, ArrayRef<Value> coords, Value barrier,
+                      const HopperOperands &ops);
+  /// Stores `value` at shared byte address `address` as the 128-byte
+  /// swizzle places it (the tile bases are 1024-byte aligned).
+  void twinSwizzledStore(Value address, Value value, const HopperOperands &ops);
+  /// One wgmma.mma_async m64nNk16 of warpgroup `consumer`, every thread's
+  /// every D register, accumulated into the twin's registers.
+  void twinWgmma(Value consumer, Value descA, Value descB,
+                 const HopperOperands &ops);
+  /// The PTX ISA's D fragment position, written apart from the kernel's
+  /// accumulatorPosition so that the two check each other.
+  std::pair<Value, Value> twinFragmentPosition(Value tid, Value reg);
+  /// An element of a K-major wgmma operand (row, k) through its decoded
+  /// descriptor; sets poison on a layout the kernel never builds.
+  Value twinOperand(Value desc, Value row, Value k, const HopperOperands &ops);
+
+  OpBuilder &b;
+  Location loc;
+  const GemmProblem &p;
+  const HopperTiles &t;
+  bool twin;
+  KernelBuilder epilogue;
+};
+
+} // namespace mlir::conv_lower::igemm
+
+#endif // CONVLOWER_TRANSFORMS_HOPPERKERNEL_H
