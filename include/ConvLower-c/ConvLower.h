@@ -101,8 +101,9 @@ typedef struct ConvLowerConvDesc {
   ConvLowerTarget target;
   /// CPU worker threads; 0: every core this process may use.
   int32_t threads;
-  /// cuda only: the chip to compile for, as "sm_90"; NULL or "": the
-  /// device's.
+  /// cuda and cpu-twin: the chip to compile for (the twin: whose kernel
+  /// family it runs), as "sm_90a"; NULL or "": the device's (sm_90a on
+  /// compute capability 9.0; the twin: sm_80).
   const char *chip;
 } ConvLowerConvDesc;
 

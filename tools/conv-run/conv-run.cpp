@@ -150,8 +150,10 @@ EnumOpt<Im2colChoice> im2colOpt(
                           "loads")));
 // cl::desc keeps a StringRef: the text must outlive the option.
 const std::string chipHelp =
-    "GPU architecture for --target cuda and --emit-bundle: " +
-    convrt::archList() + " (default: the device's, else sm_80)";
+    "GPU architecture for --target cuda, --emit-bundle and the cpu-twin: " +
+    convrt::archList() +
+    " (default: the device's, sm_90a on compute capability 9.0, where f16/bf16 "
+    "NHWC convolutions take the TMA + wgmma kernels; else sm_80)";
 cl::opt<std::string> chipOpt("chip", cl::init(""), cl::cat(runCat),
                              cl::desc(chipHelp));
 cl::opt<std::string> emitBundleDir(

@@ -67,7 +67,9 @@ struct RunOptions {
   // Compilation and running.
   Target target = Target::Auto;
   Im2colChoice im2col = Im2colChoice::Default;
-  std::optional<convrt::Arch> chip; ///< default: the device's, else sm_80
+  /// default: the device's (sm_90a on compute capability 9.0), else sm_80;
+  /// the cpu-twin runs this chip's kernel family too.
+  std::optional<convrt::Arch> chip;
   ReferenceMode reference = ReferenceMode::Direct;
   int repeat = 5, warmup = 1, referenceRepeat = 1;
   bool check = false;
