@@ -314,6 +314,22 @@ Value encodeTensorMap(OpBuilder &b, Location loc, ModuleOp module,
       .getResult(0);
 }
 
+/// mgpuMemFree(map, no stream): the allocation mgpuConvLowerEncodeTensorMap
+/// made.
+void freeTensorMap(OpBuilder &b, Location loc, ModuleOp module, Value map) {
+  constexpr StringLiteral kFree = "mgpuMemFree";
+  auto pointer = LLVM::LLVMPointerType::get(b.getContext());
+  if (!module.lookupSymbol(kFree)) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    func::FuncOp::create(b, loc, kFree,
+                         b.getFunctionType({pointer, pointer}, {}))
+        .setPrivate();
+  }
+  func::CallOp::create(b, loc, kFree, TypeRange{},
+                       ValueRange{map, LLVM::ZeroOp::create(b, loc, pointer)});
+}
+
 } // namespace
 
 GpuLaunch igemm::buildHopperGpuLaunch(OpBuilder &b, Location loc,
@@ -348,6 +364,10 @@ GpuLaunch igemm::buildHopperGpuLaunch(OpBuilder &b, Location loc,
       b, loc, t.sharedBytes(p.elementBytes()), 32);
   result.launch = gpu::LaunchFuncOp::create(b, loc, kernel, grid, block,
                                             shared, operands);
+  // The launch has completed when it returns (a synchronous launch_func):
+  // the maps' device copies go back now (mgpuMemFree, as the runtime asks).
+  for (Value map : ArrayRef<Value>(operands).take_back(2))
+    freeTensorMap(b, loc, module, map);
   auto [output, outputFlat] = allocateResult(b, loc, outputType);
   memref::CopyOp::create(b, loc, y, outputFlat);
   freeAll(b, loc, freed);

@@ -15,6 +15,7 @@
 // CHECK-NOT: tensor.pad
 // CHECK-COUNT-2: call @mgpuConvLowerEncodeTensorMap
 // CHECK: gpu.launch_func @conv_lower_kernels::@conv2d_implicit_gemm_0 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %{{.*}} args(%{{.*}} : memref<4096xf16>, %{{.*}} : memref<36864xf16>, %{{.*}} : memref<4096xf32>, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr)
+// CHECK-COUNT-2: call @mgpuMemFree
 // CHECK: gpu.func @conv2d_implicit_gemm_0(%{{.*}}: memref<4096xf16>, %{{.*}}: memref<36864xf16>, %{{.*}}: memref<4096xf32>, %[[IMAGE:.*]]: !llvm.ptr, %[[FILTER:.*]]: !llvm.ptr) kernel
 // CHECK-SAME: conv_lower.block = array<i64: 384, 1, 1>, conv_lower.grid = array<i64: 1, 1, 1>, conv_lower.shared_memory = 148576 : i64
 // CHECK-SAME: {argument = "input", box = array<i64: 64, 128>, dims = array<i64: 64, 8, 8, 1>, dtype = "f16", element_strides = array<i64: 1, 1, 1, 1>, lower_corner = array<i64: -1, -1>, mode = "im2col", name = "input_im2col", strides_bytes = array<i64: 128, 1024, 8192>, swizzle = "128B", upper_corner = array<i64: -1, -1>}
