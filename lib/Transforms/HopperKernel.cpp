@@ -305,14 +305,13 @@ void HopperKernelBuilder::emitEpilogue(Value consumer, Value tidInGroup,
       b, loc, arith::MulIOp::create(b, loc, bm, idx(t.blockM)),
       arith::MulIOp::create(b, loc, consumer, idx(64)));
   Value colBase = arith::MulIOp::create(b, loc, bn, idx(t.blockN));
-  Value groupIndex = group;
   // Adjacent columns r, r+1 go out as one vector where the output allows.
   int64_t step = epilogue.pairsOutputs() ? 2 : 1;
   for (int64_t r = 0; r < int64_t(accs.size()); r += step) {
     auto [row, col] = accumulatorPosition(tidInGroup, r);
     Value m = arith::AddIOp::create(b, loc, rowBase, row);
     Value f = arith::AddIOp::create(b, loc, colBase, col);
-    epilogue.storeOutputs(ops.y, m, f, groupIndex, accs.slice(r, step));
+    epilogue.storeOutputs(ops.y, m, f, group, accs.slice(r, step));
   }
 }
 

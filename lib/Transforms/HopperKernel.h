@@ -113,9 +113,11 @@ convrt::TensorMapSpec filterTensorMap(const GemmProblem &p,
 
 /// Where one CTA's operands and shared memory are: on the GPU, flat memrefs
 /// of the input/filter/output, the tensor maps' generic pointers and the
-/// shared base's i64 address; on the twin, the flat operands, a byte buffer
-/// standing for shared memory (address 0 is its first byte), the mbarriers'
-/// emulated state, the consumers' accumulator registers and a poison flag.
+/// shared base's i64 address; on the twin, the flat operands, shared memory
+/// as a buffer of elements (byte address a is element a / element size;
+/// address 0, the first, is 1024-byte aligned), the mbarriers' emulated
+/// state [2 * stages][4], the consumers' registers [2][128][blockN / 2] and a
+/// poison flag.
 struct HopperOperands {
   Value x, w, y, bias;
   Value imageMap, filterMap, sharedBase;
@@ -130,9 +132,9 @@ public:
   /// The CTA at (bm, bn, group) of the grid.
   void emitBlock(Value bm, Value bn, Value group, const HopperOperands &ops);
 
-  /// Twin memory sizes: shared bytes, barrier state words, accumulators.
+  /// The twin's shared memory (the two rings; its barriers are state words
+  /// apart), and the f32 accumulators a consumer thread holds.
   int64_t twinSharedBytes() const;
-  int64_t twinBarrierWords() const { return 2 * t.stages * 4; }
   int64_t accumulatorsPerThread() const { return t.blockN / 2; }
 
 private:
