@@ -109,6 +109,41 @@ void freeAll(OpBuilder &b, Location loc, ValueRange buffers) {
   gpu::WaitOp::create(b, loc, Type(), ValueRange{token});
 }
 
+/// A launch's grid and (1-D) block as index constants.
+std::pair<gpu::KernelDim3, gpu::KernelDim3>
+launchDims(OpBuilder &b, Location loc, const Launch &l, int64_t threads) {
+  auto c = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  Value one = c(1);
+  return {gpu::KernelDim3{c(l.gridX), c(l.gridY), c(l.gridZ)},
+          gpu::KernelDim3{c(threads), one, one}};
+}
+
+/// The kernel's buffer arguments in the manifest's order: managed copies of
+/// input, filter [and bias], then the managed output (last).
+SmallVector<Value> managedOperands(OpBuilder &b, Location loc,
+                                   const GemmProblem &p, Value input,
+                                   Value filter, Value bias) {
+  SmallVector<Value> buffers = {managedCopy(b, loc, input),
+                                managedCopy(b, loc, filter)};
+  if (bias)
+    buffers.push_back(managedCopy(b, loc, bias));
+  auto flatOut = MemRefType::get({p.outputElements}, p.outputType);
+  buffers.push_back(deviceAlloc(b, loc, flatOut, /*hostShared=*/true));
+  return buffers;
+}
+
+/// After the launch: the output `y` copied into a new host tensor of
+/// `outputType`, then the device buffers freed; returns the tensor.
+Value copyBackAndFree(OpBuilder &b, Location loc, Value y, ValueRange freed,
+                      RankedTensorType outputType) {
+  auto [output, outputFlat] = allocateResult(b, loc, outputType);
+  memref::CopyOp::create(b, loc, y, outputFlat);
+  freeAll(b, loc, freed);
+  return toTensor(b, loc, outputType, output);
+}
+
 } // namespace
 
 GpuLaunch igemm::buildGpuLaunch(OpBuilder &b, Location loc,
@@ -118,34 +153,21 @@ GpuLaunch igemm::buildGpuLaunch(OpBuilder &b, Location loc,
                                 Value input, Value filter, Value bias,
                                 RankedTensorType outputType) {
   GpuLaunch result;
-  SmallVector<Value> buffers = {managedCopy(b, loc, input),
-                                managedCopy(b, loc, filter)};
-  if (bias)
-    buffers.push_back(managedCopy(b, loc, bias));
-  auto flatOut = MemRefType::get({p.outputElements}, p.outputType);
-  Value y = deviceAlloc(b, loc, flatOut, /*hostShared=*/true);
-  buffers.push_back(y);
-  Launch l = launchShape(p, t);
-  auto c = [&](int64_t v) {
-    return arith::ConstantIndexOp::create(b, loc, v).getResult();
-  };
-  Value one = c(1);
-  gpu::KernelDim3 grid{c(l.gridX), c(l.gridY), c(l.gridZ)};
-  gpu::KernelDim3 block{c(t.threads()), one, one};
+  SmallVector<Value> buffers =
+      managedOperands(b, loc, p, input, filter, bias);
+  Value y = buffers.back();
+  auto [grid, block] = launchDims(b, loc, launchShape(p, t), t.threads());
   SmallVector<Value> freed(buffers);
   if (im2colKernel) {
-    auto [xcol, launch] =
-        launchIm2col(b, loc, im2colKernel, p, buffers[0], one);
+    auto [xcol, launch] = launchIm2col(b, loc, im2colKernel, p, buffers[0],
+                                       block.y);
     result.im2colLaunch = launch;
     buffers[0] = xcol;
     freed.push_back(xcol);
   }
   result.launch =
       gpu::LaunchFuncOp::create(b, loc, kernel, grid, block, Value(), buffers);
-  auto [output, outputFlat] = allocateResult(b, loc, outputType);
-  memref::CopyOp::create(b, loc, y, outputFlat);
-  freeAll(b, loc, freed);
-  result.result = toTensor(b, loc, outputType, output);
+  result.result = copyBackAndFree(b, loc, y, freed, outputType);
   return result;
 }
 
@@ -339,27 +361,16 @@ GpuLaunch igemm::buildHopperGpuLaunch(OpBuilder &b, Location loc,
                                       Value filter, Value bias,
                                       RankedTensorType outputType) {
   GpuLaunch result;
-  SmallVector<Value> buffers = {managedCopy(b, loc, input),
-                                managedCopy(b, loc, filter)};
-  if (bias)
-    buffers.push_back(managedCopy(b, loc, bias));
-  auto flatOut = MemRefType::get({p.outputElements}, p.outputType);
-  Value y = deviceAlloc(b, loc, flatOut, /*hostShared=*/true);
-  buffers.push_back(y);
-  SmallVector<Value> freed(buffers);
+  SmallVector<Value> buffers =
+      managedOperands(b, loc, p, input, filter, bias);
   auto module = kernel->getParentOfType<ModuleOp>();
   SmallVector<Value> operands(buffers);
   operands.push_back(
       encodeTensorMap(b, loc, module, imageTensorMap(p, t), buffers[0]));
   operands.push_back(
       encodeTensorMap(b, loc, module, filterTensorMap(p, t), buffers[1]));
-  Launch l = hopperLaunchShape(p, t);
-  auto c = [&](int64_t v) {
-    return arith::ConstantIndexOp::create(b, loc, v).getResult();
-  };
-  Value one = c(1);
-  gpu::KernelDim3 grid{c(l.gridX), c(l.gridY), c(l.gridZ)};
-  gpu::KernelDim3 block{c(t.threads()), one, one};
+  auto [grid, block] =
+      launchDims(b, loc, hopperLaunchShape(p, t), t.threads());
   Value shared = arith::ConstantIntOp::create(
       b, loc, t.sharedBytes(p.elementBytes()), 32);
   result.launch = gpu::LaunchFuncOp::create(b, loc, kernel, grid, block,
@@ -368,10 +379,8 @@ GpuLaunch igemm::buildHopperGpuLaunch(OpBuilder &b, Location loc,
   // the maps' device copies go back now (mgpuMemFree, as the runtime asks).
   for (Value map : ArrayRef<Value>(operands).take_back(2))
     freeTensorMap(b, loc, module, map);
-  auto [output, outputFlat] = allocateResult(b, loc, outputType);
-  memref::CopyOp::create(b, loc, y, outputFlat);
-  freeAll(b, loc, freed);
-  result.result = toTensor(b, loc, outputType, output);
+  result.result =
+      copyBackAndFree(b, loc, buffers.back(), buffers, outputType);
   return result;
 }
 

@@ -65,19 +65,7 @@ protected:
 
   /// The recorded events named `event`, in order.
   std::vector<JsonValue> recorded(const std::string &event) const {
-    std::vector<JsonValue> events;
-    Expected<std::string> text = readFile(recordPath_);
-    if (!text.ok())
-      return events;
-    size_t start = 0;
-    for (size_t end; (end = text->find('\n', start)) != std::string::npos;
-         start = end + 1) {
-      Expected<JsonValue> line = parseJson(text->substr(start, end - start));
-      EXPECT_TRUE(line.ok()) << line.error().message();
-      if (line.ok() && line->at("event") == event)
-        events.push_back(*line);
-    }
-    return events;
+    return recordedEvents(recordPath_, event);
   }
 
   TempDir dir_;
