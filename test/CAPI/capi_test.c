@@ -308,6 +308,14 @@ static void numerics(void) {
   d.padBefore[0] = d.padBefore[1] = d.padAfter[0] = d.padAfter[1] = 1;
   d.bias = true, d.relu = true, d.target = ConvLowerTargetCpuTwin;
   checkCase("f16 cpu-twin bias relu", d, 8);
+
+  // The sm_90a family's twin (TMA + wgmma), with its fused bias and ReLU.
+  d = conv2d(2, 64, 7, 9, 72, 3);
+  d.layout = ConvLowerLayoutNHWC, d.dtype = ConvLowerDTypeBF16;
+  d.padBefore[0] = d.padBefore[1] = d.padAfter[0] = d.padAfter[1] = 1;
+  d.bias = true, d.relu = true, d.target = ConvLowerTargetCpuTwin;
+  d.chip = "sm_90a";
+  checkCase("bf16 cpu-twin sm_90a bias relu", d, 9);
 }
 
 static void cache(void) {
