@@ -11,8 +11,8 @@
 # two of them as quantized i8 NHWC (the s8 MMA with both zero-point sums;
 # checked against the reference only: cuDNN has no zero points), and two
 # MobileNetV2 depthwise layers (the direct kernel); with CHIP sm_90, the same
-# five layers again as f16 and bf16 NHWC for sm_90a (the TMA + wgmma kernels,
-# *_sm90a). Then carry the directory
+# five layers again as f16, bf16 and tf32 NHWC for sm_90a (the TMA + wgmma
+# kernels, *_sm90a). Then carry the directory
 # with the device call: carry ["bench/gpu/bundles"].
 #
 # And, unless --no-models, bundles/models/<model>/<id>/: every distinct conv
@@ -83,17 +83,17 @@ emit mbv2_dw_c576_14_n128_f16_nhwc 128,576,14,14 576,1,3,3 --groups 576 --dtype 
   --layout nhwc
 
 # The sm_90a family (TMA im2col + mbarrier ring + wgmma, warp-specialized) beside
-# the mma.sync kernels above, on the same problems: f16 and bf16 NHWC (FHWC
-# filters), named *_sm90a, so that one run on an H200 puts both families next
+# the mma.sync kernels above, on the same problems: f16, bf16 and f32 (tf32
+# math) NHWC (FHWC filters), named *_sm90a, so that one run on an H200 puts both families next
 # to cuDNN. Only for an sm_90 run (the sm_90a code runs on compute capability
 # 9.0 only).
 if [ "$CHIP" = sm_90 ]; then
   for p in "${problems[@]}"; do
     read -r name input filter <<<"$p"
-    for dtype in f16 bf16; do
+    for dtype in f16 bf16 f32; do
       "$CONV_RUN" --input-shape "$input" --filter-shape "$filter" --padding 1 \
         --dtype "$dtype" --layout nhwc --chip sm_90a \
-        --emit-bundle "$OUT/${name}_${dtype}_nhwc_sm90a" | sed -n 2p
+        --emit-bundle "$OUT/${name}_${dtype/f32/tf32}_nhwc_sm90a" | sed -n 2p
     done
   done
 fi

@@ -45,9 +45,9 @@ static int64_t upperCorner(int64_t size, int64_t out, int64_t stride,
 }
 
 std::string igemm::hopperWhyNot(const GemmProblem &p) {
-  if (p.kind != MmaKind::F16 && p.kind != MmaKind::BF16)
-    return "the sm_90a kernels take f16 and bf16 (tf32 and i8 run on the "
-           "mma.sync kernels)";
+  if (p.kind == MmaKind::S8)
+    return "the sm_90a kernels take f16, bf16 and f32 data (tf32 math); i8 "
+           "runs on the mma.sync kernels";
   if (p.hasDepth)
     return "3-D convolutions run on the mma.sync kernels";
   if (p.explicitIm2col)
@@ -84,7 +84,7 @@ std::string igemm::hopperWhyNot(const GemmProblem &p) {
 HopperTiles igemm::chooseHopperTiles(const GemmProblem &p) {
   HopperTiles t;
   t.blockK = tileChannels(p);
-  // One m64nNk16 per 64 rows: N = 128, or 64 when the group's filters fit
+  // One wgmma per 64 rows: N = 128, or 64 when the group's filters fit
   // it (half of a wider tile would idle).
   t.blockN = p.fg <= 64 ? 64 : 128;
   // As many ring slots as fit next to one CTA's registers (one CTA per SM:
@@ -97,8 +97,8 @@ HopperTiles igemm::chooseHopperTiles(const GemmProblem &p) {
 }
 
 Launch igemm::hopperLaunchShape(const GemmProblem &p, const HopperTiles &t) {
-  return {llvm::divideCeil(p.m(), t.blockM), llvm::divideCeil(p.fg, t.blockN),
-          p.groups};
+  return {llvm::divideCeilSigned(p.m(), t.blockM),
+          llvm::divideCeilSigned(p.fg, t.blockN), p.groups};
 }
 
 /// The bytes a copy through `map` completes on its mbarrier: the whole box,
@@ -113,8 +113,18 @@ static int64_t boxBytes(const convrt::TensorMapSpec &map, int64_t e) {
 }
 
 static convrt::DType bufferType(const GemmProblem &p) {
-  return p.kind == MmaKind::BF16 ? convrt::DType::BF16 : convrt::DType::F16;
+  switch (p.kind) {
+  case MmaKind::BF16:
+    return convrt::DType::BF16;
+  case MmaKind::TF32:
+    return convrt::DType::F32;
+  default:
+    return convrt::DType::F16;
+  }
 }
+
+/// The K of one wgmma: 32 bytes of the operand (16 f16/bf16, 8 tf32).
+static int64_t wgmmaK(const GemmProblem &p) { return 32 / p.elementBytes(); }
 
 convrt::TensorMapSpec igemm::imageTensorMap(const GemmProblem &p,
                                             const HopperTiles &t) {
@@ -277,7 +287,7 @@ Value HopperKernelBuilder::matrixDescriptor(Value address) {
 
 std::pair<Value, Value>
 HopperKernelBuilder::accumulatorPosition(Value tidInGroup, int64_t r) {
-  // wgmma's D fragment (m64nNk16, f32): warp w of the warpgroup holds rows
+  // wgmma's D fragment (f32, any K): warp w of the warpgroup holds rows
   // 16w .. 16w+15; register r of lane l is row l/4 (+8 for r%4 >= 2) and
   // column 8*(r/4) + 2*(l%4) + r%2 - the mma.sync m16n8 layout per warp.
   Value warp = arith::DivUIOp::create(b, loc, tidInGroup, idx(32));
@@ -410,9 +420,9 @@ Value HopperKernelBuilder::emitConsumerStep(Value kt, Value consumer,
   // Each k16 step starts 32 bytes further into the swizzled rows: the
   // hardware applies the swizzle to the address bits, so the 1024-byte
   // aligned atom stays the reference.
-  constexpr int64_t kMmaK = 16;
-  for (int64_t ks = 0; ks < t.blockK / kMmaK; ++ks) {
-    int64_t step = ks * kMmaK * e;
+  int64_t mmaK = wgmmaK(p);
+  for (int64_t ks = 0; ks < t.blockK / mmaK; ++ks) {
+    int64_t step = ks * mmaK * e;
     Value descA = matrixDescriptor(sharedAddress64(
         arith::AddIOp::create(b, loc, aBase, i32(step)), ops));
     Value descB = matrixDescriptor(sharedAddress64(
@@ -422,11 +432,14 @@ Value HopperKernelBuilder::emitConsumerStep(Value kt, Value consumer,
       continue;
     }
     MLIRContext *ctx = b.getContext();
-    NVVM::WGMMATypes type = p.kind == MmaKind::BF16 ? NVVM::WGMMATypes::bf16
-                                                    : NVVM::WGMMATypes::f16;
+    // tf32 reads the f32 data TMA stored: the tensor core uses their top
+    // 19 bits (no rounding step, unlike the mma.sync kernels' cvt.rn).
+    NVVM::WGMMATypes type = p.kind == MmaKind::BF16   ? NVVM::WGMMATypes::bf16
+                            : p.kind == MmaKind::TF32 ? NVVM::WGMMATypes::tf32
+                                                      : NVVM::WGMMATypes::f16;
     acc = NVVM::WgmmaMmaAsyncOp::create(
         b, loc, acc.getType(), acc, descA, descB,
-        NVVM::MMAShapeAttr::get(ctx, 64, t.blockN, kMmaK),
+        NVVM::MMAShapeAttr::get(ctx, 64, t.blockN, mmaK),
         NVVM::WGMMATypesAttr::get(ctx, type),
         NVVM::WGMMATypesAttr::get(ctx, type),
         NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
@@ -869,7 +882,7 @@ void HopperKernelBuilder::twinFilterCopy(Value dst, ArrayRef<Value> coords,
 std::pair<Value, Value> HopperKernelBuilder::twinFragmentPosition(Value tid,
                                                                   Value reg) {
   // PTX ISA, "Register fragments and shared memory matrix layouts", wgmma
-  // .m64nNk16 D: row = 16 * warp + groupID (+ 8 for d2, d3 of each
+  // .m64nNk16 / k8 D: row = 16 * warp + groupID (+ 8 for d2, d3 of each
   // quadruple), column = 8 * quadruple + 2 * threadID_in_group (+ 1 for odd
   // registers).
   auto cst = [&](int64_t v) { return idx(v); };
@@ -944,6 +957,13 @@ Value HopperKernelBuilder::twinOperand(Value desc, Value row, Value k,
                ops);
   Value safe = arith::SelectOp::create(b, loc, inside, element, idx(0));
   Value v = memref::LoadOp::create(b, loc, ops.twinShared, ValueRange{safe});
+  // tf32 operands are read as the f32 they are stored as, as the mma.sync
+  // twin does: the twin proves indexing and data movement at f32's
+  // tolerance (1e-5, sharp enough to see one misplaced element), while the
+  // tensor core's tf32 precision (it reads the top 19 bits: ~7e-4 relative
+  // error measured with numpy, inside tf32's 1e-3) is the device's check.
+  if (p.kind == MmaKind::TF32)
+    return v;
   return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
 }
 
@@ -955,7 +975,7 @@ void HopperKernelBuilder::twinWgmma(Value consumer, Value descA, Value descB,
       auto [row, col] = twinFragmentPosition(tid, reg);
       Value acc = memref::LoadOp::create(b, loc, ops.twinAcc,
                                          ValueRange{group, tid, reg});
-      auto loop = scf::ForOp::create(b, loc, idx(0), idx(16), idx(1),
+      auto loop = scf::ForOp::create(b, loc, idx(0), idx(wgmmaK(p)), idx(1),
                                      ValueRange{acc});
       {
         OpBuilder::InsertionGuard guard(b);

@@ -15,7 +15,8 @@
 //       land 128-byte swizzled;
 //     warpgroups 1 and 2, the consumers (64 rows of the tile each): per
 //       tile wait on `full`, four wgmma.mma_async
-//       m64nNk16 from shared-memory matrix descriptors into the register
+//       m64nNk16 (f16, bf16; m64nNk8 for f32 data, tf32 math) from
+//       shared-memory matrix descriptors into the register
 //       accumulators, commit, wait until at most this tile's group is in
 //       flight, then release the previous tile's slot (arrive on `empty`);
 //       at the end the fold + init + bias + ReLU + narrowing of the mma.sync
@@ -90,11 +91,11 @@ struct HopperTiles {
 };
 
 /// Why the sm_90a family cannot take `p` (then the mma.sync family does), or
-/// "" when it can: f16/bf16, a 2-D channels-last image stored densely, a
-/// filter whose rows are contiguous along K in (kh, kw, c) order (FHWC),
-/// channels per group a multiple of 64 (a K tile is one tap's 128 bytes of
-/// channels), and padding, strides, dilation and taps within the TMA's
-/// im2col ranges.
+/// "" when it can: f16/bf16 or f32 (tf32 math), a 2-D channels-last image
+/// stored densely, a filter whose rows are contiguous along K in (kh, kw, c)
+/// order (FHWC), channels per group a multiple of 64 (32 for f32: a K tile is
+/// one tap's 128 bytes of channels), and padding, strides, dilation and taps
+/// within the TMA's im2col ranges.
 std::string hopperWhyNot(const GemmProblem &p);
 
 HopperTiles chooseHopperTiles(const GemmProblem &p);
@@ -227,7 +228,7 @@ private:
   /// Stores `value` at shared byte address `address` as the 128-byte
   /// swizzle places it (the tile bases are 1024-byte aligned).
   void twinSwizzledStore(Value address, Value value, const HopperOperands &ops);
-  /// One wgmma.mma_async m64nNk16 of warpgroup `consumer`, every thread's
+  /// One wgmma.mma_async (m64nNk16, or k8 for tf32) of warpgroup `consumer`, every thread's
   /// every D register, accumulated into the twin's registers.
   void twinWgmma(Value consumer, Value descA, Value descB,
                  const HopperOperands &ops);

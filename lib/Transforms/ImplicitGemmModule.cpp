@@ -263,9 +263,10 @@ static DictionaryAttr tensorMapAttr(Builder &b, const convrt::TensorMapSpec &s) 
       b.getNamedAttr("mode", b.getStringAttr(s.mode == convrt::TensorMapMode::Im2col
                                                  ? "im2col"
                                                  : "tiled")),
-      b.getNamedAttr("dtype", b.getStringAttr(s.dtype == convrt::DType::BF16
-                                                  ? "bf16"
-                                                  : "f16")),
+      b.getNamedAttr("dtype", b.getStringAttr(
+                                  s.dtype == convrt::DType::BF16   ? "bf16"
+                                  : s.dtype == convrt::DType::F32 ? "f32"
+                                                                  : "f16")),
       b.getNamedAttr("dims", ints(s.dims)),
       b.getNamedAttr("strides_bytes", ints(s.stridesBytes)),
       b.getNamedAttr("box", ints(s.box)),

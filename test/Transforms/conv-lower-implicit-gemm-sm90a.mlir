@@ -102,13 +102,19 @@ func.func @nchw_f16(%x: tensor<1x64x8x8xf16>, %w: tensor<64x64x3x3xf16>) -> tens
 
 // -----
 
+// f32 data: tf32 math, m64nNk8; a K tile is 32 channels (128 bytes), so C = 32 is
+// taken, as one tile per tap.
 // CHECK-LABEL: func.func @nhwc_f32
-func.func @nhwc_f32(%x: tensor<1x8x8x64xf32>, %w: tensor<64x3x3x64xf32>) -> tensor<1x6x6x64xf32> {
+// CHECK: box = array<i64: 32, 128>, dims = array<i64: 32, 8, 8, 1>, dtype = "f32"
+// CHECK-SAME: family = "sm90a_tma_wgmma"
+// CHECK: scf.for %{{.*}} = %c0_i32 to %c9_i32
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c24576_i32
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 8>, D[<f32>, <one>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
+func.func @nhwc_f32(%x: tensor<1x8x8x32xf32>, %w: tensor<64x3x3x32xf32>) -> tensor<1x6x6x64xf32> {
   %f0 = arith.constant 0.000000e+00 : f32
   %e = tensor.empty() : tensor<1x6x6x64xf32>
   %init = linalg.fill ins(%f0 : f32) outs(%e : tensor<1x6x6x64xf32>) -> tensor<1x6x6x64xf32>
-  // expected-remark @below {{sm_90a: the mma_sync kernel, not the TMA + wgmma one: the sm_90a kernels take f16 and bf16}}
-  %y = linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x8x64xf32>, tensor<64x3x3x64xf32>) outs(%init : tensor<1x6x6x64xf32>) -> tensor<1x6x6x64xf32>
+  %y = linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x8x32xf32>, tensor<64x3x3x32xf32>) outs(%init : tensor<1x6x6x64xf32>) -> tensor<1x6x6x64xf32>
   return %y : tensor<1x6x6x64xf32>
 }
 

@@ -696,19 +696,28 @@ TWIN_SM90A = [
             layout="nhwc", dtype="bf16"),
     Problem("sm90a-f16-pointwise-stride2", "2,64,7,7", "200,64,1,1", stride="2",
             layout="nhwc", dtype="f16"),
+    # f32 data (tf32 math, m64nNk8, 32-channel K tiles), checked at f32's
+    # tolerance: the twin reads the operands as stored (the GPU's tf32 precision
+    # is the device's check).
+    Problem("sm90a-tf32-c32-images", "2,32,9,11", "64,32,3,3", padding="1",
+            layout="nhwc"),
+    Problem("sm90a-tf32-groups-bias-stride2", "1,128,11,10", "144,64,3,3", groups=2,
+            stride="2", padding="1,0,2,1", layout="nhwc", bias=True),
 ]
 
 
 def random_sm90a_problems(count, seed):
-    """Random convolutions of the kind the sm_90a family takes (NHWC f16/bf16, FHWC,
-    channels per group 64 or 128): kernel sizes 1-5, strides 1-4 (W) and 1-3 (H),
+    """Random convolutions of the kind the sm_90a family takes (NHWC f16/bf16 with 64
+    or 128 channels per group, f32 with 32 or 64; FHWC filters): kernel sizes 1-5, strides 1-4 (W) and 1-3 (H),
     dilations, asymmetric padding, groups, filters per group from 8 to 200, images
     down to 1x1, with a bias now and then; the ones with an empty output are redrawn.
     A soak of 300 such configurations passed when written (seed 7)."""
     rng = random.Random(seed)
     problems = []
     while len(problems) < count:
-        groups, cg = rng.choice([1, 1, 1, 2]), rng.choice([64, 64, 128])
+        dtype = rng.choice(["f16", "bf16", "f32"])
+        groups = rng.choice([1, 1, 1, 2])
+        cg = rng.choice([32, 64] if dtype == "f32" else [64, 64, 128])
         fg = rng.choice([8, 16, 40, 64, 72, 96, 128, 136, 200])
         kh, kw = rng.choice([1, 2, 3, 3, 5]), rng.choice([1, 2, 3, 3, 4])
         sh, sw = rng.choice([1, 1, 2, 3]), rng.choice([1, 1, 2, 4])
@@ -722,7 +731,7 @@ def random_sm90a_problems(count, seed):
             f"sm90a-random-{seed}-{len(problems)}", f"{rng.choice([1, 2, 3])},{groups * cg},{h},{w}",
             f"{groups * fg},{cg},{kh},{kw}", stride=f"{sh},{sw}", dilation=f"{dh},{dw}",
             padding=",".join(map(str, pads)), groups=groups, layout="nhwc",
-            dtype=rng.choice(["f16", "bf16"]), bias=rng.random() < 0.3))
+            dtype=dtype, bias=rng.random() < 0.3))
     return problems
 
 
