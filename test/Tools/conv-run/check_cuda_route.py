@@ -11,8 +11,8 @@ real cubin (kernel looked up in its ELF symbol table, parameters read from its
 nothing. The script asserts the recorded launch against the manifest: kernel
 name, grid, block, dynamic shared memory, parameter count and sizes, each pointer
 parameter landing on a buffer of its argument's byte size in manifest order, the
-bytes copied each way. The sm_90a TMA + wgmma kernel (f16-nhwc-tma) also takes its
-two tensor maps by value after the pointers: each must be a 128-byte parameter
+bytes copied each way. The sm_90a TMA + wgmma kernels (the *-tma cases: f16 and
+tf32) also take their two tensor maps by value after the pointers: each must be a 128-byte parameter
 holding a map the fake encoded (cuTensorMapEncodeIm2col / Tiled) for the buffer of
 the manifest argument it names, with the manifest's mode, dims, byte strides, box,
 corners and traversal strides. The fake leaves the output as the runtime poisoned it
@@ -45,6 +45,8 @@ CASES = {
     "f16-nhwc-tma": ["--input-shape", "2,64,9,11", "--filter-shape", "96,64,3,3",
                      "--stride", "1,2", "--padding", "1", "--layout", "nhwc",
                      "--dtype", "f16", "--bias"],
+    "tf32-nhwc-tma": ["--input-shape", "1,32,10,10", "--filter-shape", "64,32,3,3",
+                      "--padding", "1", "--layout", "nhwc"],
     "i8-quantized-nhwc": ["--input-shape", "2,32,9,9", "--filter-shape", "64,32,3,3",
                           "--padding", "1", "--layout", "nhwc", "--dtype", "i8",
                           "--zero-points", "5,-3"],
@@ -179,9 +181,9 @@ def run_case(args, case, flags, tmp):
            summary.get("chip") == FAKE_CHIP,
            f"{case}: --emit-bundle --json {summary} disagrees with manifest.json")
     cubin_size = (bundle / manifest["kernel"]["binary"]).stat().st_size
-    expect((len(manifest.get("tensor_maps", [])) == 2) == (case == "f16-nhwc-tma"),
+    expect((len(manifest.get("tensor_maps", [])) == 2) == case.endswith("-tma"),
            f"{case}: {len(manifest.get('tensor_maps', []))} tensor maps in the manifest "
-           f"(only the sm_90a TMA case has them, two)")
+           f"(only the sm_90a TMA cases have them, two)")
 
     for target in ["cuda", "auto"]:
         record = tmp / f"{case}-{target}.jsonl"
