@@ -30,10 +30,6 @@ runner::chooseChip(const RunOptions &options,
   if (devices.empty())
     return convrt::Arch::SM80;
   const DeviceInfo &d = devices.front();
-  // Compute capability 9.0 exactly (H100, H200): the code is for this
-  // device, so its arch-specific features (TMA + wgmma) are usable.
-  if (d.ccMajor == 9 && d.ccMinor == 0)
-    return convrt::Arch::SM90a;
   std::optional<convrt::Arch> arch =
       convrt::archForComputeCapability(d.ccMajor, d.ccMinor);
   if (!arch)

@@ -564,16 +564,10 @@ void HopperKernelBuilder::emitGpuBlock(Value bm, Value bn, Value group,
 void HopperKernelBuilder::emitTwinBlock(Value bm, Value bn, Value group,
                                         const HopperOperands &ops) {
   twinInitBarriers(ops);
-  auto forEach = [&](int64_t n, function_ref<void(Value)> body) {
-    auto loop = scf::ForOp::create(b, loc, idx(0), idx(n), idx(1));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    body(loop.getInductionVar());
-  };
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
-  forEach(t.consumers, [&](Value c) {
-    forEach(kWarpgroupThreads, [&](Value tid) {
-      forEach(accumulatorsPerThread(), [&](Value r) {
+  twinForEach(t.consumers, [&](Value c) {
+    twinForEach(kWarpgroupThreads, [&](Value tid) {
+      twinForEach(accumulatorsPerThread(), [&](Value r) {
         memref::StoreOp::create(b, loc, zero, ops.twinAcc,
                                 ValueRange{c, tid, r});
       });
@@ -590,12 +584,12 @@ void HopperKernelBuilder::emitTwinBlock(Value bm, Value bn, Value group,
     b.setInsertionPointToStart(loop.getBody());
     Value kt = loop.getInductionVar();
     emitProducerStep(kt, toI32(bn), toI32(group), pixel, ops);
-    forEach(t.consumers, [&](Value c) {
+    twinForEach(t.consumers, [&](Value c) {
       emitConsumerStep(kt, toI32(c), Value(), ops);
     });
   }
-  forEach(t.consumers, [&](Value c) {
-    forEach(kWarpgroupThreads, [&](Value tid) {
+  twinForEach(t.consumers, [&](Value c) {
+    twinForEach(kWarpgroupThreads, [&](Value tid) {
       SmallVector<Value> accs;
       for (int64_t r = 0; r < accumulatorsPerThread(); ++r)
         accs.push_back(memref::LoadOp::create(b, loc, ops.twinAcc,

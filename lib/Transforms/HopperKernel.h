@@ -47,6 +47,9 @@
 namespace mlir::conv_lower::igemm {
 
 constexpr int64_t kWarpgroupThreads = 128;
+/// The family's name in the kernel's conv_lower.tiles and in
+/// ImplicitGemmResult::family.
+constexpr llvm::StringLiteral kHopperFamily = "sm90a_tma_wgmma";
 /// A 128-byte swizzle pattern repeats every 8 rows of 128 bytes.
 constexpr int64_t kSwizzleRowBytes = 128;
 constexpr int64_t kSwizzleAtomBytes = 1024;

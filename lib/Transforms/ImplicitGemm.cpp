@@ -257,7 +257,7 @@ FailureOr<ImplicitGemmResult> mlir::conv_lower::rewriteToImplicitGemm(
   auto outputType = cast<RankedTensorType>(last->getResult(0).getType());
   Value filter = conv.getDpsInputOperand(1)->get();
   ImplicitGemmResult result;
-  result.family = d->hopper             ? "sm90a_tma_wgmma"
+  result.family = d->hopper             ? kHopperFamily.str()
                   : d->tiles.directVector ? "direct_depthwise"
                                           : "mma_sync";
   result.whyNotSm90a = d->whyNotSm90a;

@@ -274,27 +274,6 @@ TwinLoops igemm::buildTwin(OpBuilder &b, Location loc, const GemmProblem &p,
 
 namespace {
 
-/// convrt::tensorMapRecord's layout (runtime/include/convrt/TensorMap.h),
-/// what mgpuConvLowerEncodeTensorMap reads.
-SmallVector<int64_t> mapRecord(const convrt::TensorMapSpec &s) {
-  SmallVector<int64_t> r(convrt::kTensorMapRecordSize, 0);
-  r[0] = s.mode == convrt::TensorMapMode::Im2col ? 1 : 0;
-  r[1] = static_cast<int64_t>(s.dtype);
-  r[2] = s.rank();
-  r[3] = static_cast<int64_t>(s.swizzle);
-  auto put = [&](int64_t at, const auto &values) {
-    for (auto [i, v] : llvm::enumerate(values))
-      r[at + i] = static_cast<int64_t>(v);
-  };
-  put(4, s.dims);
-  put(9, s.stridesBytes);
-  put(14, s.box);
-  put(19, s.elementStrides);
-  put(24, s.lowerCorner);
-  put(27, s.upperCorner);
-  return r;
-}
-
 /// A memref's aligned pointer as an !llvm.ptr (for runtime calls).
 Value pointerOf(OpBuilder &b, Location loc, Value memref) {
   Value address = arith::IndexCastUIOp::create(
@@ -318,7 +297,7 @@ Value encodeTensorMap(OpBuilder &b, Location loc, ModuleOp module,
         b, loc, kEncode, b.getFunctionType({pointer, pointer}, {pointer}));
     decl.setPrivate();
   }
-  SmallVector<int64_t> record = mapRecord(spec);
+  std::vector<int64_t> record = convrt::tensorMapRecord(spec);
   auto type = MemRefType::get({int64_t(record.size())}, b.getI64Type());
   OpBuilder detached(b.getContext());
   auto global = memref::GlobalOp::create(

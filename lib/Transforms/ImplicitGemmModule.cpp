@@ -318,7 +318,7 @@ gpu::GPUFuncOp igemm::buildHopperGpuKernel(RewriterBase &b, ModuleOp module,
       fn, b.getDenseI64ArrayAttr({t.threads(), 1, 1}));
   ConvLowerDialect::TilesAttrHelper(ctx).setAttr(
       fn, b.getDictionaryAttr({
-              b.getNamedAttr("family", b.getStringAttr("sm90a_tma_wgmma")),
+              b.getNamedAttr("family", b.getStringAttr(kHopperFamily)),
               b.getNamedAttr("block", b.getDenseI64ArrayAttr(
                                           {t.blockM, t.blockN, t.blockK})),
               b.getNamedAttr("warpgroups",

@@ -378,13 +378,6 @@ Expected<TensorMapSpec> tensorMapFromJson(const JsonValue &json,
 
 namespace {
 
-// The record's layout (TensorMap.h); MLIR host code writes it, so any change
-// here is an ABI change on both sides.
-constexpr int kRecordMode = 0, kRecordDType = 1, kRecordRank = 2,
-              kRecordSwizzle = 3, kRecordDims = 4, kRecordStrides = 9,
-              kRecordBox = 14, kRecordElementStrides = 19, kRecordLower = 24,
-              kRecordUpper = 27;
-
 /// Reads a record and notes which entries it used.
 class RecordReader {
 public:
@@ -433,27 +426,6 @@ private:
 };
 
 } // namespace
-
-std::vector<int64_t> tensorMapRecord(const TensorMapSpec &spec) {
-  std::vector<int64_t> record(kTensorMapRecordSize, 0);
-  record[kRecordMode] = static_cast<int64_t>(spec.mode);
-  record[kRecordDType] = static_cast<int64_t>(spec.dtype);
-  record[kRecordRank] = spec.rank();
-  record[kRecordSwizzle] = static_cast<int64_t>(spec.swizzle);
-  // Entries past a block's capacity are dropped: such a spec is invalid
-  // anyway, and the record cannot say so.
-  auto put = [&](int first, int capacity, const auto &values) {
-    for (size_t i = 0; i < values.size() && i < size_t(capacity); ++i)
-      record[first + i] = static_cast<int64_t>(values[i]);
-  };
-  put(kRecordDims, 5, spec.dims);
-  put(kRecordStrides, 5, spec.stridesBytes);
-  put(kRecordBox, 5, spec.box);
-  put(kRecordElementStrides, 5, spec.elementStrides);
-  put(kRecordLower, 3, spec.lowerCorner);
-  put(kRecordUpper, 3, spec.upperCorner);
-  return record;
-}
 
 Expected<TensorMapSpec> tensorMapFromRecord(const int64_t *record) {
   if (!record)

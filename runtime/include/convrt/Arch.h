@@ -70,14 +70,23 @@ inline std::string archList() {
 }
 
 /// The architecture to compile for on a device of compute capability
-/// major.minor: its own where listed (the portable variant, never "a"),
-/// sm_90 for newer devices (they JIT its PTX), none below sm_80.
+/// major.minor, for that device: its own where listed, the arch-specific
+/// variant where there is one (sm_90a on 9.0: the code runs there only, and
+/// its TMA + wgmma kernels need it), sm_90 for newer devices (they JIT its
+/// PTX), none below sm_80.
 inline std::optional<Arch> archForComputeCapability(int major, int minor) {
   if (major < 8)
     return std::nullopt;
-  for (const ArchInfo &info : kArchs)
-    if (!info.archSpecific && info.ccMajor == major && info.ccMinor == minor)
+  std::optional<Arch> portable;
+  for (const ArchInfo &info : kArchs) {
+    if (info.ccMajor != major || info.ccMinor != minor)
+      continue;
+    if (info.archSpecific)
       return info.arch;
+    portable = info.arch;
+  }
+  if (portable)
+    return portable;
   if (major > 9 || (major == 9 && minor > 0))
     return Arch::SM90;
   // An unlisted 8.x (8.7 Orin, ...): sm_80 code runs on every 8.x.

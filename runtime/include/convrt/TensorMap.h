@@ -137,7 +137,32 @@ Expected<TensorMapSpec> tensorMapFromJson(const JsonValue &json,
 /// Unused entries are 0. Im2col's box is {channelsPerPixel,
 /// pixelsPerColumn} in [14], [15]. The record has no name or argument.
 inline constexpr int kTensorMapRecordSize = 30;
-std::vector<int64_t> tensorMapRecord(const TensorMapSpec &spec);
+inline constexpr int kRecordMode = 0, kRecordDType = 1, kRecordRank = 2,
+                     kRecordSwizzle = 3, kRecordDims = 4, kRecordStrides = 9,
+                     kRecordBox = 14, kRecordElementStrides = 19,
+                     kRecordLower = 24, kRecordUpper = 27;
+/// Inline: the compiler writes the record for its host code without linking
+/// the runtime, and must write exactly what tensorMapFromRecord reads.
+inline std::vector<int64_t> tensorMapRecord(const TensorMapSpec &spec) {
+  std::vector<int64_t> record(kTensorMapRecordSize, 0);
+  record[kRecordMode] = static_cast<int64_t>(spec.mode);
+  record[kRecordDType] = static_cast<int64_t>(spec.dtype);
+  record[kRecordRank] = spec.rank();
+  record[kRecordSwizzle] = static_cast<int64_t>(spec.swizzle);
+  // Entries past a block's capacity are dropped: such a spec is invalid
+  // anyway, and the record cannot say so.
+  auto put = [&](int first, int capacity, const auto &values) {
+    for (size_t i = 0; i < values.size() && i < size_t(capacity); ++i)
+      record[first + i] = static_cast<int64_t>(values[i]);
+  };
+  put(kRecordDims, 5, spec.dims);
+  put(kRecordStrides, 5, spec.stridesBytes);
+  put(kRecordBox, 5, spec.box);
+  put(kRecordElementStrides, 5, spec.elementStrides);
+  put(kRecordLower, 3, spec.lowerCorner);
+  put(kRecordUpper, 3, spec.upperCorner);
+  return record;
+}
 /// Reads kTensorMapRecordSize entries and validates the spec; an entry out
 /// of range or a nonzero unused one (a record laid out differently) is an
 /// error naming it: "tensor map record[14] (box[0]): -3 is out of range".
