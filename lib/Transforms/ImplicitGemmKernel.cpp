@@ -7,6 +7,8 @@
 
 #include "ImplicitGemmKernel.h"
 
+#include "mlir/IR/Matchers.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -194,7 +196,10 @@ std::pair<Value, Value> KernelBuilder::elementOffset(Operand op, Value row,
   if (op == Operand::B && filterFlatAlongK(p)) {
     Value base = add(mul(group, p.wG), mul(row, p.wF));
     Value inFilter = withinRows(row, p.fg, t.blockN);
-    if (p.filterElements >= (int64_t(1) << 31))
+    // With whole K tiles there is no K-tail compare, and the offset in 64
+    // bits folds into one multiply-add of the K tile onto a loop-invariant
+    // row address (the 32-bit form took an add, a mask and a 64-bit shift).
+    if (p.filterElements >= (int64_t(1) << 31) || p.k() % t.blockK == 0)
       return {add(base, k), both(withinK(k), inFilter)};
     // In 32 bits from k on: the main loop steps k, and its offset and K-tail
     // compare would otherwise be a 64-bit pair each.
@@ -398,6 +403,10 @@ Value KernelBuilder::clampOffset(Operand op, Value offset, Value valid) {
   int64_t elements = op == Operand::B ? p.filterElements
                      : p.explicitIm2col ? p.im2colElements()
                                         : p.inputElements;
+  // Always valid (a whole-tile B row): nothing to clamp, and no 32-bit
+  // round trip for LLVM to keep as a 64-bit mask in the loop.
+  if (matchPattern(valid, m_One()))
+    return offset;
   if (elements >= (int64_t(1) << 31))
     return select(valid, offset, idx(0));
   // Every valid offset fits in 31 bits: the select and the address that
@@ -449,6 +458,35 @@ Value KernelBuilder::swizzledColumn(Value row, Value chunk) {
   return mul(physical, p.chunkElements());
 }
 
+int64_t KernelBuilder::chunksPerThreadRow(Operand op) const {
+  int64_t chunksPerRow = t.blockK / p.chunkElements();
+  int64_t rows = op == Operand::A ? t.blockM : t.blockN;
+  // Chunks c and c + chunksPerRow / 2 of a row are one address apart by a
+  // constant where the K tile is one tap's consecutive channels (A, with
+  // the tile's own tap entry: one validity for the whole row) or a
+  // contiguous run of a filter row with no K tail (B). Lane pairs then take
+  // chunks (0, 1) and then (2, 3): each copy still fills whole 32-byte
+  // sectors, with half the address and predicate work per chunk (the
+  // grouped Fg = 16 kernel spent four instructions on each of its eight A
+  // chunks a K tile).
+  bool sameRowStep =
+      op == Operand::A
+          ? tapTable && tapTableStep(p, t) == t.blockK
+          : filterFlatAlongK(p) && p.k() % t.blockK == 0;
+  int64_t lanesPerRow = chunksPerRow / 2;
+  if (!sameRowStep || chunksPerRow % 2 != 0 ||
+      t.threads() % lanesPerRow != 0 ||
+      (rows * lanesPerRow) % t.threads() != 0)
+    return 1;
+  return 2;
+}
+
+int64_t KernelBuilder::pairedChunkStep(Operand op) const {
+  int64_t lanesPerRow = t.blockK / p.chunkElements() / 2;
+  int64_t step = lanesPerRow * p.chunkElements();
+  return op == Operand::A ? step * p.xC : step;
+}
+
 SmallVector<Value> KernelBuilder::loadTile(Operand op, Value src, Value smem,
                                            Value stage, Value kTile, Value tid,
                                            Value rowBase, Value group,
@@ -459,11 +497,15 @@ SmallVector<Value> KernelBuilder::loadTile(Operand op, Value src, Value smem,
   Value kBase = mul(kTile, t.blockK);
   SmallVector<Value> tokens;
   if (isVectorized(op)) {
-    // Thread tid moves chunks tid, tid + T, ...: consecutive threads take
-    // consecutive chunks of a row (contiguous along K in global memory).
-    // checkTiles makes T a multiple of chunksPerRow: the chunk column is the
-    // thread's own, and the row steps by T / chunksPerRow.
-    Value firstRow = div(tid, chunksPerRow), chunk = rem(tid, chunksPerRow);
+    // Thread tid moves chunk columns c, c + L, ... of rows r, r + T / L, ...
+    // with L lanes per row (c = tid % L, r = tid / L): consecutive threads
+    // take consecutive chunks of a row (contiguous along K in global
+    // memory). checkTiles makes T a multiple of chunksPerRow. With paired
+    // chunks (L = chunksPerRow / 2) the thread's two chunks of a row share
+    // one address and one predicate.
+    int64_t perRow = chunksPerThreadRow(op);
+    int64_t lanesPerRow = chunksPerRow / perRow;
+    Value firstRow = div(tid, lanesPerRow), chunk = rem(tid, lanesPerRow);
     // The tap table's entry of this thread's chunk: the K tile's own (its
     // chunks are consecutive channels of one tap), or the chunk's.
     Value entry, inEntry;
@@ -472,49 +514,55 @@ SmallVector<Value> KernelBuilder::loadTile(Operand op, Value src, Value smem,
       entry = perTile ? kTile : add(mul(kTile, chunksPerRow), chunk);
       inEntry = perTile ? mul(chunk, v * p.xC) : idx(0);
     }
-    for (int64_t i = 0; i < rows * chunksPerRow / t.threads(); ++i) {
-      Value row = add(firstRow, i * (t.threads() / chunksPerRow));
+    auto vecType = VectorType::get({v}, p.elementType);
+    for (int64_t i = 0; i < rows * lanesPerRow / t.threads(); ++i) {
+      Value row = add(firstRow, i * (t.threads() / lanesPerRow));
       Value k = add(kBase, mul(chunk, v));
-      // A chunk is v channels of one tap of one pixel: all padding or none.
+      // A chunk is v channels of one tap of one pixel: all padding or none,
+      // and so is its pair.
       // (Plain variables, not a structured binding: the lambda below
       // captures them, which C++17 does not allow for bindings.)
-      Value padding, offset, valid;
-      std::tie(offset, valid) =
+      Value padding, rowOffset, valid;
+      std::tie(rowOffset, valid) =
           entry ? tableGatherOffset(add(rowBase, row), k, entry, inEntry,
                                     group, &padding)
                 : elementOffset(op, add(rowBase, row), k, group, &padding);
-      offset = clampOffset(op, offset, valid);
-      Value column = swizzledColumn(row, chunk);
-      auto vecType = VectorType::get({v}, p.elementType);
-      if (twin) {
-        Value data = vector::LoadOp::create(b, loc, vecType, src, offset);
-        data = select(valid, data, fillValue(vecType, padding));
-        vector::StoreOp::create(b, loc, data, smem,
-                                ValueRange{stage, row, column});
-        continue;
-      }
+      rowOffset = clampOffset(op, rowOffset, valid);
       // Zero-fill: a copy of 0 source bytes writes 16 zero bytes.
-      Value srcElements = select(valid, idx(v), idx(0));
-      auto copy = [&] {
-        return nvgpu::DeviceAsyncCopyOp::create(
-            b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), smem,
-            ValueRange{stage, row, column}, src, ValueRange{offset},
-            b.getIndexAttr(v), srcElements, b.getUnitAttr());
-      };
-      if (!padding) {
-        tokens.push_back(copy());
-        continue;
+      Value srcElements = twin ? Value() : select(valid, idx(v), idx(0));
+      for (int64_t j = 0; j < perRow; ++j) {
+        // A clamped (0) offset plus the pair's step stays inside the
+        // operand: the step is within one K tile of one row.
+        Value offset = add(rowOffset, j * pairedChunkStep(op));
+        Value column = swizzledColumn(row, add(chunk, j * lanesPerRow));
+        if (twin) {
+          Value data = vector::LoadOp::create(b, loc, vecType, src, offset);
+          data = select(valid, data, fillValue(vecType, padding));
+          vector::StoreOp::create(b, loc, data, smem,
+                                  ValueRange{stage, row, column});
+          continue;
+        }
+        auto copy = [&] {
+          return nvgpu::DeviceAsyncCopyOp::create(
+              b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), smem,
+              ValueRange{stage, row, column}, src, ValueRange{offset},
+              b.getIndexAttr(v), srcElements, b.getUnitAttr());
+        };
+        if (!padding) {
+          tokens.push_back(copy());
+          continue;
+        }
+        // Padding that reads a non-zero value is stored by the thread (no
+        // copy is issued for it: its zero-fill would race with the store);
+        // the stage's commit group covers the copies of the other chunks.
+        auto ifOp = scf::IfOp::create(b, loc, padding, /*withElseRegion=*/true);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        vector::StoreOp::create(b, loc, elementConstant(vecType, p.padValue),
+                                smem, ValueRange{stage, row, column});
+        b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+        copy();
       }
-      // Padding that reads a non-zero value is stored by the thread (no
-      // copy is issued for it: its zero-fill would race with the store); the
-      // stage's commit group covers the copies of the other chunks.
-      auto ifOp = scf::IfOp::create(b, loc, padding, /*withElseRegion=*/true);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      vector::StoreOp::create(b, loc, elementConstant(vecType, p.padValue),
-                              smem, ValueRange{stage, row, column});
-      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-      copy();
     }
     return tokens;
   }

@@ -265,7 +265,11 @@ private:
     return arith::AndIOp::create(
         b, loc, cmp(arith::CmpIPredicate::sge, v, idx(0)), lessThan(v, size));
   }
-  Value both(Value a, Value c) { return arith::AndIOp::create(b, loc, a, c); }
+  /// a && c, folded where either is a constant (a whole-tile predicate
+  /// stays a constant true, so its clamps and selects fold away too).
+  Value both(Value a, Value c) {
+    return b.createOrFold<arith::AndIOp>(loc, a, c);
+  }
   Value select(Value cond, Value a, Value c) {
     return arith::SelectOp::create(b, loc, cond, a, c);
   }
@@ -331,6 +335,11 @@ private:
   Value elementConstant(Type type, int64_t value);
   /// Physical column of chunk `chunk` of shared row `row` (the swizzle).
   Value swizzledColumn(Value row, Value chunk);
+  /// The 16-byte chunks of one row a thread copies per K tile: 2 where
+  /// chunks c and c + chunksPerRow / 2 share one address and predicate (a
+  /// constant pairedChunkStep apart), else 1.
+  int64_t chunksPerThreadRow(Operand op) const;
+  int64_t pairedChunkStep(Operand op) const;
   /// One thread's share of the global -> shared copy of a K tile; returns
   /// the cp.async tokens it issued. Elements gathered one at a time are
   /// stored to shared memory now, or with `gathered` returned there for
