@@ -7,8 +7,6 @@
 
 #include "ImplicitGemmKernel.h"
 
-#include "mlir/IR/Matchers.h"
-
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -17,7 +15,10 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 
+#include <array>
+#include <set>
 #include <tuple>
 
 using namespace mlir;
@@ -744,6 +745,117 @@ KernelBuilder::loadStage(Value stage, Value kTile, Value tid, Value bm,
   return loads;
 }
 
+/// The shared-memory wavefronts of one warp access in which lane l touches
+/// `width` bytes at byte address addresses[l]: 8- and 16-byte accesses are
+/// served a half or a quarter warp at a time, and within each part the
+/// bank holding the most distinct 4-byte words sets the count.
+static int64_t wavefronts(ArrayRef<int64_t> addresses, int64_t width) {
+  int64_t lanesPerPart = width <= 4 ? kThreadsPerWarp : 128 / width;
+  int64_t total = 0;
+  for (int64_t first = 0; first < kThreadsPerWarp; first += lanesPerPart) {
+    std::array<std::set<int64_t>, 32> banks;
+    for (int64_t lane = first; lane < first + lanesPerPart; ++lane)
+      for (int64_t byte = 0; byte < std::max<int64_t>(width, 1); byte += 4) {
+        int64_t word = (addresses[lane] + byte) / 4;
+        banks[word % 32].insert(word);
+      }
+    size_t most = 0;
+    for (const std::set<int64_t> &bank : banks)
+      most = std::max(most, bank.size());
+    total += most;
+  }
+  return total;
+}
+
+/// The wavefronts of one staged row of tiles with rows `stride` elements
+/// apart: the fragment writes (per mma tile of the row; their columns move
+/// by whole 32-byte steps from one tile to the next) times the tiles, plus
+/// the vector reads.
+static int64_t stagingWavefronts(const EpilogueStaging &s, int64_t stride,
+                                 int64_t tilesN, int64_t bytes) {
+  std::vector<int64_t> addresses(kThreadsPerWarp);
+  int64_t writes = 0;
+  // Lane l holds rows l/4 and l/4 + 8, columns 2(l%4) and 2(l%4) + 1.
+  for (int64_t v = 0; v < 4; v += s.pixelsInner ? 1 : 2) {
+    for (int64_t lane = 0; lane < kThreadsPerWarp; ++lane) {
+      int64_t row = lane / 4 + 8 * (v / 2), col = 2 * (lane % 4) + v % 2;
+      addresses[lane] =
+          (s.pixelsInner ? col * stride + row : row * stride + col) * bytes;
+    }
+    writes += wavefronts(addresses, s.pixelsInner ? bytes : 2 * bytes);
+  }
+  int64_t perRow = s.width / s.vector, reads = 0;
+  for (int64_t first = 0; first < s.rows * perRow; first += kThreadsPerWarp) {
+    for (int64_t lane = 0; lane < kThreadsPerWarp; ++lane) {
+      int64_t q = first + lane;
+      addresses[lane] = ((q / perRow) * stride + (q % perRow) * s.vector) * bytes;
+    }
+    reads += wavefronts(addresses, s.vector * bytes);
+  }
+  return tilesN * writes + reads;
+}
+
+EpilogueStaging conv_lower::igemm::epilogueStaging(const GemmProblem &p,
+                                                   const TileConfig &t) {
+  EpilogueStaging s;
+  if (t.directVector)
+    return s;
+  int64_t bytes = p.outputType.getIntOrFloatBitWidth() / 8;
+  auto multiples = [](std::initializer_list<int64_t> values, int64_t v) {
+    return llvm::all_of(values, [&](int64_t x) { return x % v == 0; });
+  };
+  // The output's contiguous dimension: channels (NHWC-like), or the pixels
+  // of a plane (NCHW-like: rows of wo, planes of ho*wo, one after another).
+  bool channelsInner = p.yC == 1;
+  bool pixelsInner = p.yW == 1 && p.yH == p.wo &&
+                     (!p.hasDepth || p.yD == p.ho * p.wo);
+  auto aligned = [&](int64_t v) {
+    if (channelsInner)
+      return multiples({p.fg, p.yN, p.yH, p.yW, t.warpN()}, v) &&
+             (!p.hasDepth || p.yD % v == 0);
+    return pixelsInner && multiples({p.pixels(), p.yN, p.yC, 16}, v);
+  };
+  for (int64_t vectorBytes : {16, 8, 4}) {
+    int64_t v = vectorBytes / bytes;
+    if (v >= 2 && aligned(v)) {
+      s.vector = v;
+      break;
+    }
+  }
+  if (!s.vector)
+    return s;
+  s.pixelsInner = !channelsInner;
+  s.rows = s.pixelsInner ? t.warpN() : 16;
+  s.width = s.pixelsInner ? 16 : t.warpN();
+  // Every lane stores the same number of vectors.
+  if ((s.rows * s.width / s.vector) % kThreadsPerWarp != 0)
+    return EpilogueStaging{};
+  // Rows stay 16-byte aligned: the pad is whole 16-byte units, the one (of
+  // eight) with the fewest wavefronts, the smallest on a tie.
+  int64_t unit = kChunkBytes / bytes, best = -1;
+  for (int64_t pad = 0; pad < 8; ++pad) {
+    int64_t stride = s.width + pad * unit;
+    int64_t cost = stagingWavefronts(s, stride, t.warpN() / 8, bytes);
+    if (best < 0 || cost < best) {
+      best = cost;
+      s.stride = stride;
+    }
+  }
+  int64_t stagedBytes = t.warpsM * t.warpsN * s.rows * s.stride * bytes;
+  if (std::max(stagedBytes, t.sharedBytes(p.elementBytes())) >
+      kMaxStaticSharedBytes)
+    return EpilogueStaging{};
+  return s;
+}
+
+int64_t conv_lower::igemm::sharedBufferBytes(const GemmProblem &p,
+                                             const TileConfig &t) {
+  EpilogueStaging s = epilogueStaging(p, t);
+  int64_t bytes = p.outputType.getIntOrFloatBitWidth() / 8;
+  return std::max(t.sharedBytes(p.elementBytes()),
+                  t.warpsM * t.warpsN * s.rows * s.stride * bytes);
+}
+
 std::pair<Value, Value> KernelBuilder::fragmentPosition(Value lane, int64_t i,
                                                         int64_t j, int64_t v) {
   Value groupId = div(lane, 4), inGroup = rem(lane, 4);
@@ -814,6 +926,74 @@ void KernelBuilder::storeOutputs(Value y, Value m, Value f, Value group,
   vector::StoreOp::create(b, loc, vector, y, ValueRange{offset},
                           /*nontemporal=*/false,
                           llvm::MaybeAlign(std::min(bytes, kChunkBytes)));
+}
+
+Value KernelBuilder::biasChannel(Value group, Value f) {
+  // A tile's overhang past Fg is staged too (the whole tile is), and its
+  // bias load must stay inside the bias.
+  if (p.biasType && p.fg % t.blockN != 0)
+    f = arith::MinUIOp::create(b, loc, f, idx(p.fg - 1));
+  return add(mul(group, p.fg), f);
+}
+
+void KernelBuilder::stageRow(Value warp, Value lane, Value colBase,
+                             Value group, ArrayRef<Value> values) {
+  EpilogueStaging s = epilogueStaging(p, t);
+  for (int64_t j = 0; j < t.warpN() / 8; ++j) {
+    SmallVector<Value> finished;
+    for (int64_t v = 0; v < 4; ++v) {
+      auto [row, col] = fragmentPosition(lane, 0, j, v);
+      (void)row;
+      finished.push_back(
+          finishOutput(values[4 * j + v], biasChannel(group, add(colBase, col))));
+    }
+    for (int64_t v = 0; v < 4; v += s.pixelsInner ? 1 : 2) {
+      auto [row, col] = fragmentPosition(lane, 0, j, v);
+      if (s.pixelsInner) {
+        memref::StoreOp::create(b, loc, finished[v], staging,
+                                ValueRange{warp, col, row});
+        continue;
+      }
+      // Columns col and col + 1 of the row: one aligned pair.
+      auto pairType = VectorType::get({2}, p.outputType);
+      Value pair = vector::FromElementsOp::create(
+          b, loc, pairType, ValueRange{finished[v], finished[v + 1]});
+      int64_t bytes = 2 * (p.outputType.getIntOrFloatBitWidth() / 8);
+      vector::StoreOp::create(b, loc, pair, staging,
+                              ValueRange{warp, row, col},
+                              /*nontemporal=*/false, llvm::MaybeAlign(bytes));
+    }
+  }
+}
+
+void KernelBuilder::storeStagedRow(Value y, Value warp, Value lane,
+                                   Value rowBase, Value colBase, Value group) {
+  EpilogueStaging s = epilogueStaging(p, t);
+  int64_t perRow = s.width / s.vector;
+  int64_t bytes = s.vector * (p.outputType.getIntOrFloatBitWidth() / 8);
+  auto vectorType = VectorType::get({s.vector}, p.outputType);
+  // Vector q = lane + 32 n of the staged tile: row q / perRow, its piece
+  // q % perRow; consecutive lanes walk a row, contiguous in the output.
+  for (int64_t first = 0; first < s.rows * perRow; first += kThreadsPerWarp) {
+    Value q = add(lane, first);
+    Value line = div(q, perRow), piece = mul(rem(q, perRow), s.vector);
+    Value staged = vector::LoadOp::create(b, loc, vectorType, staging,
+                                          ValueRange{warp, line, piece},
+                                          /*nontemporal=*/false,
+                                          llvm::MaybeAlign(bytes));
+    Value m = add(rowBase, s.pixelsInner ? piece : line);
+    Value f = add(colBase, s.pixelsInner ? line : piece);
+    // A vector is all inside or all outside: Fg (NHWC) or the plane
+    // (NCHW) is a multiple of it.
+    Value inside = both(withinRows(m, p.m(), t.blockM),
+                        withinRows(f, p.fg, t.blockN));
+    auto ifOp = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    vector::StoreOp::create(b, loc, staged, y,
+                            ValueRange{outputOffset(m, add(mul(group, p.fg), f))},
+                            /*nontemporal=*/false, llvm::MaybeAlign(bytes));
+  }
 }
 
 Value KernelBuilder::accumulatorConstant(double value) {
@@ -1016,8 +1196,7 @@ void KernelBuilder::gpuEpilogue(Value y, Value bm, Value bn, Value group,
   auto element = [&](Value acc, int64_t v) -> Value {
     return vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{v});
   };
-  for (int64_t index = 0; index < tilesM * tilesN; ++index) {
-    int64_t i = index / tilesN, j = index % tilesN;
+  auto tileValues = [&](int64_t i, int64_t j) {
     SmallVector<Value> values;
     for (int64_t v = 0; v < 4; ++v) {
       // Element v of a sum tile sits at the row (column) of element v of
@@ -1025,10 +1204,32 @@ void KernelBuilder::gpuEpilogue(Value y, Value bm, Value bn, Value group,
       Value rowSum = p.needsRowSums() ? element(accs[rowSumSlot(i)], v) : Value();
       Value columnSum =
           p.needsColumnSums() ? element(accs[columnSumSlot(j)], v) : Value();
-      values.push_back(
-          applyZeroPoints(element(accs[index], v), rowSum, columnSum));
+      values.push_back(applyZeroPoints(element(accs[i * tilesN + j], v),
+                                       rowSum, columnSum));
     }
-    storeFragment(y, lane, i, j, rowBase, colBase, group, values);
+    return values;
+  };
+  if (!staging) {
+    for (int64_t i = 0; i < tilesM; ++i)
+      for (int64_t j = 0; j < tilesN; ++j)
+        storeFragment(y, lane, i, j, rowBase, colBase, group, tileValues(i, j));
+    return;
+  }
+  // The staged tiles lie over the rings: every warp must be done reading
+  // them (its last ldmatrix) first. Within a warp, bar.warp.sync orders the
+  // lanes' shared writes before the reads of other lanes, and those reads
+  // before the next row's writes.
+  gpu::BarrierOp::create(b, loc);
+  Value allLanes = i32Constant(-1);
+  for (int64_t i = 0; i < tilesM; ++i) {
+    if (i > 0)
+      NVVM::SyncWarpOp::create(b, loc, allLanes);
+    SmallVector<Value> values;
+    for (int64_t j = 0; j < tilesN; ++j)
+      llvm::append_range(values, tileValues(i, j));
+    stageRow(warp, lane, colBase, group, values);
+    NVVM::SyncWarpOp::create(b, loc, allLanes);
+    storeStagedRow(y, warp, lane, add(rowBase, i * 16), colBase, group);
   }
 }
 
@@ -1169,32 +1370,54 @@ void KernelBuilder::twinEpilogue(Value y, Value bm, Value bn, Value group,
   int64_t tilesM = t.warpM() / 16, tilesN = t.warpN() / 8;
   // Walk the accumulators the way the GPU threads hold them (lane, tile,
   // register), so the twin checks the fragment-to-output mapping too.
+  // The values lane `lane` of `warp` holds for mma tile (i, j).
+  auto tileValues = [&](Value warp, Value lane, int64_t i, int64_t j) {
+    SmallVector<Value> values;
+    for (int64_t v = 0; v < 4; ++v) {
+      auto [row, col] = fragmentPosition(lane, i, j, v);
+      Value value =
+          memref::LoadOp::create(b, loc, acc, ValueRange{warp, row, col});
+      Value rowSum, columnSum;
+      if (p.needsRowSums())
+        rowSum = memref::LoadOp::create(
+            b, loc, twinRowSums,
+            ValueRange{warp, row, fragmentPosition(lane, i, 0, v).second});
+      if (p.needsColumnSums())
+        columnSum = memref::LoadOp::create(
+            b, loc, twinColumnSums,
+            ValueRange{warp, fragmentPosition(lane, 0, j, v).first, col});
+      values.push_back(applyZeroPoints(value, rowSum, columnSum));
+    }
+    return values;
+  };
   forEach(t.warpsM * t.warpsN, nullptr, [&](Value warp) {
     Value warpRow, warpCol; // captured below: no structured binding (C++17)
     std::tie(warpRow, warpCol) = warpOrigin(warp);
-    forEach(kThreadsPerWarp, nullptr, [&](Value lane) {
-      for (int64_t i = 0; i < tilesM; ++i)
-        for (int64_t j = 0; j < tilesN; ++j) {
-          SmallVector<Value> values;
-          for (int64_t v = 0; v < 4; ++v) {
-            auto [row, col] = fragmentPosition(lane, i, j, v);
-            Value value =
-                memref::LoadOp::create(b, loc, acc, ValueRange{warp, row, col});
-            Value rowSum, columnSum;
-            if (p.needsRowSums())
-              rowSum = memref::LoadOp::create(
-                  b, loc, twinRowSums,
-                  ValueRange{warp, row, fragmentPosition(lane, i, 0, v).second});
-            if (p.needsColumnSums())
-              columnSum = memref::LoadOp::create(
-                  b, loc, twinColumnSums,
-                  ValueRange{warp, fragmentPosition(lane, 0, j, v).first, col});
-            values.push_back(applyZeroPoints(value, rowSum, columnSum));
-          }
-          storeFragment(y, lane, i, j, add(mul(bm, t.blockM), warpRow),
-                        add(mul(bn, t.blockN), warpCol), group, values);
-        }
-    });
+    Value rowBase = add(mul(bm, t.blockM), warpRow);
+    Value colBase = add(mul(bn, t.blockN), warpCol);
+    if (!staging) {
+      forEach(kThreadsPerWarp, nullptr, [&](Value lane) {
+        for (int64_t i = 0; i < tilesM; ++i)
+          for (int64_t j = 0; j < tilesN; ++j)
+            storeFragment(y, lane, i, j, rowBase, colBase, group,
+                          tileValues(warp, lane, i, j));
+      });
+      return;
+    }
+    // The staged epilogue, a row of tiles at a time: every lane writes its
+    // values, then every lane reads and stores its vectors (the GPU's warp
+    // barrier between them).
+    for (int64_t i = 0; i < tilesM; ++i) {
+      forEach(kThreadsPerWarp, nullptr, [&](Value lane) {
+        SmallVector<Value> values;
+        for (int64_t j = 0; j < tilesN; ++j)
+          llvm::append_range(values, tileValues(warp, lane, i, j));
+        stageRow(warp, lane, colBase, group, values);
+      });
+      forEach(kThreadsPerWarp, nullptr, [&](Value lane) {
+        storeStagedRow(y, warp, lane, add(rowBase, i * 16), colBase, group);
+      });
+    }
   });
 }
 

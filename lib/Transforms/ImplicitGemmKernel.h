@@ -119,6 +119,41 @@ struct TileConfig {
   }
 };
 
+/// Without dynamic shared memory (an opt-in per kernel at launch), a CTA gets
+/// 48 KiB on every supported chip.
+constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+
+/// The staged epilogue: each warp writes one mma row of its tiles (16
+/// accumulator rows x warpN columns), finished, into its own part of shared
+/// memory (the rings, free after the main loop), and reads it back as
+/// 16-byte vectors (else 8 or 4) along the output's contiguous dimension,
+/// which consecutive lanes store to global memory. The direct stores it
+/// replaces are pairs of 4- or 8-byte stores at the fragment positions: an
+/// f16 NHWC warp store half-filled its 32-byte sectors.
+struct EpilogueStaging {
+  /// Output elements per vector store; 0: no staging (direct stores).
+  int64_t vector = 0;
+  /// Pixels contiguous in the output (NCHW): a staged row per channel, of
+  /// 16 pixels; else a staged row per pixel, of warpN channels.
+  bool pixelsInner = false;
+  /// One warp's staged tile: rows x stride elements, the stride being a row
+  /// plus the padding with the fewest shared-memory wavefronts.
+  int64_t rows = 0, stride = 0;
+  /// The elements of a staged row that hold values (16 or warpN).
+  int64_t width = 0;
+};
+
+/// The staging `p` and `t` take: 0 vectors where the output's contiguous
+/// dimension is not aligned to a vector of at least two elements, or where
+/// the staged tiles would not fit in static shared memory.
+EpilogueStaging epilogueStaging(const struct GemmProblem &p,
+                                const struct TileConfig &t);
+
+/// The kernel's one shared buffer: the A ring, the B ring after it, and the
+/// staged epilogue's tiles over both once the main loop is done.
+int64_t sharedBufferBytes(const struct GemmProblem &p,
+                          const struct TileConfig &t);
+
 /// A kernel's grid: pixel tiles x filter tiles x groups.
 struct Launch {
   int64_t gridX, gridY, gridZ;
@@ -209,6 +244,11 @@ public:
   /// Explicit mode's first kernel, for one element: X_col[idx] = the image
   /// element it gathers, or zero (idx < im2colElements()).
   void emitIm2colElement(Value idx, Value x, Value xcol);
+
+  /// The staged epilogue's tiles ([warps, rows, stride] of the output type,
+  /// epilogueStaging's), when the problem takes them: the GPU's view of the
+  /// shared buffer, or the twin's own memory.
+  void setStaging(Value tiles) { staging = tiles; }
 
   /// The flat bias the epilogue adds, when the problem has one.
   void setBias(Value bias) { biasBuffer = bias; }
@@ -442,6 +482,19 @@ private:
   std::pair<Value, Value> ldmatrixAddressB(Value lane, Value warpCol,
                                            int64_t j, int64_t kk);
 
+  /// The staged epilogue for mma row `i` of warp `warp`'s tiles: `lane`
+  /// writes its finished values of tiles (i, 0), (i, 1), ... (`values`: four
+  /// a tile, zero-point corrected) into the warp's staged tile; then reads
+  /// back its vectors of it and stores each inside the output.
+  void stageRow(Value warp, Value lane, Value colBase, Value group,
+                ArrayRef<Value> values);
+  void storeStagedRow(Value y, Value warp, Value lane, Value rowBase,
+                      Value colBase, Value group);
+  /// The channel whose bias the value of output column f (within the group)
+  /// takes: f itself, or a column inside the group for a tile's overhang
+  /// (staged there, never stored).
+  Value biasChannel(Value group, Value f);
+
   // GPU pieces.
   SmallVector<Value> gpuComputeStage(Value smemA, Value smemB, Value stage,
                                      Value tid, ValueRange accs);
@@ -463,7 +516,7 @@ private:
   const TileConfig &t;
   bool twin;
   Value biasBuffer, tapTable, twinFragA, twinFragB, twinRowSums,
-      twinColumnSums;
+      twinColumnSums, staging;
 };
 
 } // namespace mlir::conv_lower::igemm

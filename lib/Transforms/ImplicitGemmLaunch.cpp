@@ -192,7 +192,7 @@ Value twinIm2col(OpBuilder &b, Location loc, const GemmProblem &p,
 /// What a CTA keeps on chip, as stack buffers (at most 48 KiB + the
 /// accumulators; the deallocation pipeline accepts no explicit frees).
 struct TwinScratch {
-  Value smemA, smemB, acc, fragA, fragB, rowSums, columnSums;
+  Value smemA, smemB, acc, fragA, fragB, rowSums, columnSums, staging;
 };
 
 TwinScratch allocateTwinScratch(OpBuilder &b, Location loc,
@@ -206,6 +206,9 @@ TwinScratch allocateTwinScratch(OpBuilder &b, Location loc,
   };
   s.smemA = ring(Operand::A);
   s.smemB = ring(Operand::B);
+  if (epilogueStaging(p, t).vector)
+    s.staging = memref::AllocaOp::create(b, loc, stagingType(p, t, true),
+                                         b.getI64IntegerAttr(16));
   int64_t warps = t.warpsM * t.warpsN;
   auto accumulators = [&](int64_t rows, int64_t cols) -> Value {
     return memref::AllocaOp::create(
@@ -263,6 +266,7 @@ TwinLoops igemm::buildTwin(OpBuilder &b, Location loc, const GemmProblem &p,
         kb.setTwinFragments(s.fragA, s.fragB);
         kb.setTwinSums(s.rowSums, s.columnSums);
         kb.setTapTable(tapTable);
+        kb.setStaging(s.staging);
         kb.emitBlock(ivs[2], ivs[1], ivs[0], x, w, y, s.smemA, s.smemB, s.acc);
       });
   return {toTensor(b, loc, outputType, output), grid.loops.front()};

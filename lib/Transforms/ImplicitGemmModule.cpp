@@ -93,6 +93,17 @@ MemRefType igemm::sharedType(const GemmProblem &p, const TileConfig &t,
                          space);
 }
 
+MemRefType igemm::stagingType(const GemmProblem &p, const TileConfig &t,
+                              bool twin) {
+  Attribute space;
+  if (!twin)
+    space = gpu::AddressSpaceAttr::get(p.elementType.getContext(),
+                                       gpu::AddressSpace::Workgroup);
+  EpilogueStaging s = epilogueStaging(p, t);
+  return MemRefType::get({t.warpsM * t.warpsN, s.rows, s.stride}, p.outputType,
+                         MemRefLayoutAttrInterface{}, space);
+}
+
 /// Records the tiles and the launch on the kernel, for readers of the IR and
 /// for conv-run, which launches the binary itself.
 static void annotateKernel(gpu::GPUFuncOp kernel, const GemmProblem &p,
@@ -121,6 +132,9 @@ static void annotateKernel(gpu::GPUFuncOp kernel, const GemmProblem &p,
       b.getNamedAttr("a_vectorized", b.getBoolAttr(kb.isVectorized(Operand::A))),
       b.getNamedAttr("b_vectorized", b.getBoolAttr(kb.isVectorized(Operand::B))),
   };
+  // The staged epilogue's vector stores, when it is the one built.
+  if (int64_t v = epilogueStaging(p, t).vector)
+    tiles.push_back(b.getNamedAttr("store_vector", b.getI64IntegerAttr(v)));
   // The pixel-run gather into an M-major A tile, when it is the one built.
   if (int64_t run = pixelRun(p, t))
     tiles.push_back(b.getNamedAttr("a_pixel_run", b.getI64IntegerAttr(run)));
@@ -178,11 +192,15 @@ gpu::GPUFuncOp igemm::buildGpuKernel(RewriterBase &b, ModuleOp module,
                                      const TileConfig &t, Location loc) {
   OpBuilder::InsertionGuard guard(b);
   SmallVector<Type> args = gemmKernelArguments(p);
-  // The direct depthwise kernel keeps everything in registers.
+  // The direct depthwise kernel keeps everything in registers; the others
+  // have one shared buffer, the rings and the staged epilogue's tiles being
+  // views of it.
   SmallVector<Type> workgroup;
   if (!t.directVector)
-    workgroup = {sharedType(p, t, Operand::A, false),
-                 sharedType(p, t, Operand::B, false)};
+    workgroup = {MemRefType::get(
+        {sharedBufferBytes(p, t)}, b.getI8Type(), MemRefLayoutAttrInterface{},
+        gpu::AddressSpaceAttr::get(b.getContext(),
+                                   gpu::AddressSpace::Workgroup))};
   gpu::GPUFuncOp fn = createKernel(b, module, gemmKernelName(index), args,
                                    workgroup, t.threads(), loc);
   // cp.async and ldmatrix need 16-byte aligned shared addresses, and the
@@ -208,11 +226,23 @@ gpu::GPUFuncOp igemm::buildGpuKernel(RewriterBase &b, ModuleOp module,
     kb.setBias(body.getArgument(2));
   kb.setTapTable(createTapTable(b, fn->getParentOp(), p, t, /*memorySpace=*/4,
                                 kConstantBudgetBytes, loc));
-  ArrayRef<BlockArgument> rings = fn.getWorkgroupAttributions();
+  Value smemA, smemB;
+  if (!t.directVector) {
+    Value buffer = fn.getWorkgroupAttributions()[0];
+    auto view = [&](int64_t offset, MemRefType type) -> Value {
+      return memref::ViewOp::create(
+          b, loc, type, buffer, arith::ConstantIndexOp::create(b, loc, offset),
+          ValueRange{});
+    };
+    MemRefType typeA = sharedType(p, t, Operand::A, false);
+    smemA = view(0, typeA);
+    smemB = view(typeA.getNumElements() * p.elementBytes(),
+                 sharedType(p, t, Operand::B, false));
+    if (epilogueStaging(p, t).vector)
+      kb.setStaging(view(0, stagingType(p, t, false)));
+  }
   kb.emitBlock(bm, bn, group, body.getArgument(0), body.getArgument(1),
-               body.getArgument(args.size() - 1),
-               rings.empty() ? Value() : Value(rings[0]),
-               rings.empty() ? Value() : Value(rings[1]), nullptr);
+               body.getArgument(args.size() - 1), smemA, smemB, nullptr);
   gpu::ReturnOp::create(b, loc);
   annotateKernel(fn, p, t, kb);
   return fn;

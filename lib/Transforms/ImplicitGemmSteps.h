@@ -88,6 +88,11 @@ constexpr int64_t kIm2colThreads = 256;
 MemRefType sharedType(const GemmProblem &p, const TileConfig &t, Operand op,
                       bool twin);
 
+/// The staged epilogue's tiles ([warps, rows, stride] of the output type,
+/// epilogueStaging's): a view of the shared buffer on the GPU, plain memory
+/// for the twin.
+MemRefType stagingType(const GemmProblem &p, const TileConfig &t, bool twin);
+
 /// The GEMM kernel for `p` in the module's kernel module, named
 /// `conv2d_implicit_gemm_<index>`, with its launch recorded on it.
 gpu::GPUFuncOp buildGpuKernel(RewriterBase &b, ModuleOp module, int64_t index,

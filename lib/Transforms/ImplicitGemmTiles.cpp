@@ -15,10 +15,6 @@ using namespace mlir;
 using namespace mlir::conv_lower;
 using namespace mlir::conv_lower::igemm;
 
-// Without dynamic shared memory (an opt-in per kernel at launch), a CTA gets
-// 48 KiB on every supported chip.
-static constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
-
 /// 2x2 warps, a 64-byte K step, three stages; the block shrinks along a
 /// dimension the problem cannot fill (few filters per group, few pixels), so
 /// small and depthwise layers do not spend most of each tile on padding

@@ -19,6 +19,8 @@ SASS of its kernel. The main loop is the backward branch whose body holds the mo
                 a gathered element stored there waits for its global load before the
                 stage's MMAs can start (register-staged prefetch stores after them)
   spills        local memory traffic (LDL/STL) anywhere in the kernel
+  stg, stg128   global stores anywhere in the kernel (the epilogue's), and how many of
+                them are 16-byte (STG.E.128: the staged epilogue's vectors)
 
 and prints one row per kernel (--json: one object per line). With --bounds, a JSON file
 {"NAME": {"metric": [min, max], ...}, ...}, every named kernel must lie inside its bounds
@@ -89,13 +91,22 @@ def main_loop(instructions):
     return best
 
 
+def kernel_wide(instructions):
+    """What is counted over the whole kernel: spills and the global stores."""
+    stores = [t for _, t in instructions if opcode(t) == "STG"]
+    return {"spills": sum(opcode(t) in ("LDL", "STL") for _, t in instructions),
+            "stg": len(stores),
+            "stg128": sum(".128" in t.split()[1 if t.startswith("@") else 0]
+                          for t in stores)}
+
+
 def measure(instructions):
     body = main_loop(instructions)
     if not body:
         # A K that fits one tile (depthwise 3x3): the loop was unrolled away.
         return {"instructions": None, "mma": 0, "other_per_mma": None, "ldg": None,
                 "ldgsts": None, "sts": None, "ldsm": None, "sts_before_ldsm": None,
-                "spills": sum(opcode(t) in ("LDL", "STL") for _, t in instructions)}
+                **kernel_wide(instructions)}
     ops = [opcode(t) for t in body]
     mma = sum(o in ("HMMA", "IMMA") for o in ops)
     first_barrier = next((i for i, o in enumerate(ops) if o == "BAR"), 0)
@@ -109,7 +120,7 @@ def measure(instructions):
         "sts": ops.count("STS"),
         "ldsm": ops.count("LDSM"),
         "sts_before_ldsm": ops[first_barrier:first_ldsm].count("STS"),
-        "spills": sum(opcode(t) in ("LDL", "STL") for _, t in instructions),
+        **kernel_wide(instructions),
     }
 
 
@@ -140,7 +151,8 @@ def main():
     problems = []
     if not args.json:
         print(f"{'kernel':<28} {'instr':>6} {'mma':>4} {'other/mma':>9} {'ldg':>4} "
-              f"{'ldgsts':>6} {'sts':>4} {'ldsm':>4} {'sts<ldsm':>8} {'spills':>6}")
+              f"{'ldgsts':>6} {'sts':>4} {'ldsm':>4} {'sts<ldsm':>8} {'spills':>6} "
+              f"{'stg':>4} {'stg128':>6}")
     for item in args.kernels:
         name, _, cubin = item.partition("=")
         metrics = measure(disassemble(cuobjdump, cubin))
@@ -148,12 +160,13 @@ def main():
             print(json.dumps({"kernel": name, **metrics}))
         elif metrics["instructions"] is None:
             print(f"{name:<28} no K loop (one K tile: unrolled) {'':>30} "
-                  f"{metrics['spills']:>6}")
+                  f"{metrics['spills']:>6} {metrics['stg']:>4} {metrics['stg128']:>6}")
         else:
             m = metrics
             print(f"{name:<28} {m['instructions']:>6} {m['mma']:>4} {m['other_per_mma']:>9} "
                   f"{m['ldg']:>4} {m['ldgsts']:>6} {m['sts']:>4} {m['ldsm']:>4} "
-                  f"{m['sts_before_ldsm']:>8} {m['spills']:>6}")
+                  f"{m['sts_before_ldsm']:>8} {m['spills']:>6} {m['stg']:>4} "
+                  f"{m['stg128']:>6}")
         if name in bounds:
             problems += check_bounds(name, metrics, bounds[name])
     missing = sorted(set(bounds) - {k.partition("=")[0] for k in args.kernels})

@@ -24,7 +24,7 @@
 // CHECK: gpu.launch_func @conv_lower_kernels::@conv2d_implicit_gemm_0 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in
 // CHECK-SAME: args(%{{.*}} : memref<12544xi8>, %{{.*}} : memref<36864xi8>, %{{.*}} : memref<12544xi32>)
 // CHECK: gpu.func @conv2d_implicit_gemm_0
-// CHECK-SAME: a_vectorized = true, b_vectorized = true, block = array<i64: 128, 64, 64>, stages = 3 : i64, warps = array<i64: 2, 4>
+// CHECK-SAME: a_vectorized = true, b_vectorized = true, block = array<i64: 128, 64, 64>, stages = 3 : i64, store_vector = 4 : i64, warps = array<i64: 2, 4>
 // CHECK: scf.for {{.*}} -> (vector<4xi32>, vector<4xi32>
 // CHECK: nvgpu.device_async_copy {{.*}}, 16, %{{.*}} {bypassL1} : memref<12544xi8> to memref<3x128x64xi8, #gpu.address_space<workgroup>>
 // CHECK: arith.constant dense<1> : vector<4x4xi8>
@@ -44,7 +44,8 @@
 // CHECK: %[[KZZ:.*]] = arith.constant -8640 : i32
 // CHECK: %[[T3:.*]] = arith.addi %[[T2]], %[[KZZ]] : i32
 // CHECK: %[[PAIR:.*]] = vector.from_elements %[[T3]], %{{.*}} : vector<2xi32>
-// CHECK: vector.store %[[PAIR]], %{{.*}}[%{{.*}}] {alignment = 8 : i64} : memref<12544xi32>, vector<2xi32>
+// CHECK: vector.store %[[PAIR]], %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<8x16x{{[0-9]+}}xi32, #gpu.address_space<workgroup>>, vector<2xi32>
+// CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}] {alignment = 16 : i64} : memref<12544xi32>, vector<4xi32>
 // CHECK: gpu.return
 // TWIN-LABEL: func.func @nhwc_fhwc_q
 // TWIN-NOT: linalg.conv

@@ -7,9 +7,12 @@
 // kernel cannot be built with are errors that say why.
 
 // CHECK: gpu.launch_func @conv_lower_kernels::@conv2d_implicit_gemm_0
-// CHECK: workgroup(%{{.*}} : memref<2x64x32xf16, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}, %{{.*}} : memref<2x64x32xf16, #gpu.address_space<workgroup>> {llvm.align = 128 : i64})
+// The two 2-stage rings (2 x 64 x 64 bytes each) in one buffer.
+// CHECK: workgroup(%{{.*}} : memref<16384xi8, #gpu.address_space<workgroup>> {llvm.align = 128 : i64})
 // CHECK-SAME: conv_lower.block = array<i64: 64, 1, 1>, conv_lower.grid = array<i64: 5, 2, 1>
-// CHECK-SAME: block = array<i64: 64, 64, 32>, stages = 2 : i64, warps = array<i64: 1, 2>
+// CHECK-SAME: block = array<i64: 64, 64, 32>, stages = 2 : i64, store_vector = 4 : i64, warps = array<i64: 1, 2>
+// CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<16384xi8, #gpu.address_space<workgroup>> to memref<2x64x32xf16, #gpu.address_space<workgroup>>
+// CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<16384xi8, #gpu.address_space<workgroup>> to memref<2x64x32xf16, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
 // BAD-M: error: conv-lower-implicit-gemm: invalid tiles: block-m (48) must be a multiple of 16 x warps-m (32)
 // BAD-SMEM: error: conv-lower-implicit-gemm: invalid tiles: the stages need 81920 bytes of shared memory (at most 49152)

@@ -21,11 +21,17 @@
 // CHECK: gpu.launch_func @conv_lower_kernels::@conv2d_implicit_gemm_0 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) args(%{{.*}} : memref<3200xf16>, %{{.*}} : memref<4608xf16>, %{{.*}} : memref<6400xf32>)
 // CHECK: gpu.module @conv_lower_kernels
 // CHECK: gpu.func @conv2d_implicit_gemm_0(%{{.*}}: memref<3200xf16>, %{{.*}}: memref<4608xf16>, %{{.*}}: memref<6400xf32>)
-// CHECK-SAME: workgroup(%[[SA:[a-z0-9]+]] : memref<3x128x32xf16, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}, %[[SB:[a-z0-9]+]] : memref<3x32x32xf16, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}) kernel
+// CHECK-SAME: workgroup(%[[BUF:[a-z0-9]+]] : memref<30720xi8, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}) kernel
 // CHECK-SAME: conv_lower.block = array<i64: 128, 1, 1>, conv_lower.grid = array<i64: 2, 1, 1>
-// CHECK-SAME: conv_lower.tiles = {a_vectorized = true, b_vectorized = true, block = array<i64: 128, 32, 32>, stages = 3 : i64, warps = array<i64: 2, 2>}
+// CHECK-SAME: conv_lower.tiles = {a_vectorized = true, b_vectorized = true, block = array<i64: 128, 32, 32>, stages = 3 : i64, store_vector = 4 : i64, warps = array<i64: 2, 2>}
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
 // CHECK: %[[TAPS:.*]] = memref.get_global @conv_lower_taps : memref<20x2xi32, 4>
+// One shared buffer: the A ring, the B ring after it (3 x 128 x 64 bytes on), and
+// the staged epilogue's tiles over both (4 warps x 16 rows x 16 f32: one m16 row of
+// each warp's 64x16 tile).
+// CHECK: %[[SA:.*]] = memref.view %[[BUF]][%c0][] : memref<30720xi8, #gpu.address_space<workgroup>> to memref<3x128x32xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[SB:.*]] = memref.view %[[BUF]][%c24576][] : memref<30720xi8, #gpu.address_space<workgroup>> to memref<3x32x32xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[STAGED:.*]] = memref.view %[[BUF]][%c0][] : memref<30720xi8, #gpu.address_space<workgroup>> to memref<4x16x16xf32, #gpu.address_space<workgroup>>
 // CHECK: vector.load %[[TAPS]][%{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<20x2xi32, 4>, vector<2xi32>
 // CHECK: nvgpu.device_async_copy %{{.*}}, %[[SA]][%{{.*}}], 8, %{{.*}} {bypassL1} : memref<3200xf16> to memref<3x128x32xf16, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.device_async_copy %{{.*}}, %[[SB]][%{{.*}}], 8, %{{.*}} {bypassL1} : memref<4608xf16> to memref<3x32x32xf16, #gpu.address_space<workgroup>>
@@ -50,11 +56,21 @@
 // CHECK-NOT: nvgpu.device_async_copy
 // CHECK: nvgpu.ldmatrix %[[SA]][%c1, {{.*}}]
 // CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
-// The epilogue: channels are innermost and Fg even, so the two adjacent columns a
-// lane holds go out as one aligned 8-byte store (four lanes: 32 contiguous bytes).
+// The staged epilogue: after a CTA barrier (the tiles lie over the rings), each warp
+// writes a row of its fragments, the two adjacent columns a lane holds as one pair,
+// then (after a warp barrier) reads 16-byte vectors of 4 channels back, consecutive
+// lanes along a pixel's channels, each stored when its pixel is inside M.
+// CHECK: gpu.barrier
+// CHECK-NEXT: arith.divui
+// CHECK: %[[PAIR:.*]] = vector.from_elements %{{.*}}, %{{.*}} : vector<2xf32>
+// CHECK: vector.store %[[PAIR]], %[[STAGED]][%{{.*}}, %{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<4x16x16xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK: nvvm.bar.warp.sync %{{.*}} : i32
+// CHECK: %[[VEC:.*]] = vector.load %[[STAGED]][%{{.*}}, %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<4x16x16xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: arith.cmpi slt, %{{.*}}, %c200 : index
 // CHECK: scf.if
-// CHECK:   %[[PAIR:.*]] = vector.from_elements %{{.*}}, %{{.*}} : vector<2xf32>
-// CHECK:   vector.store %[[PAIR]], %{{.*}}[%{{.*}}] {alignment = 8 : i64} : memref<6400xf32>, vector<2xf32>
+// CHECK: vector.store %[[VEC]], %{{.*}}[%{{.*}}] {alignment = 16 : i64} : memref<6400xf32>, vector<4xf32>
+// CHECK: nvvm.bar.warp.sync %{{.*}} : i32
+// CHECK-NOT: vector<2xf32>, vector<2xf32>
 // CHECK: gpu.return
 // The twin: the same copies on the host, ldmatrix emulated into per-lane
 // fragment registers, mma.sync as the ISA's fragment layout says.
@@ -70,7 +86,9 @@
 // TWIN: memref.store %{{.*}} : memref<4x32x4x2xf16>
 // TWIN: scf.for {{.*}} iter_args
 // TWIN: arith.mulf
-// TWIN: vector.store %{{.*}} {alignment = 8 : i64} : memref<6400xf32>, vector<2xf32>
+// TWIN: vector.store %{{.*}} {alignment = 8 : i64} : memref<4x16x16xf32>, vector<2xf32>
+// TWIN: vector.load %{{.*}} {alignment = 16 : i64} : memref<4x16x16xf32>, vector<4xf32>
+// TWIN: vector.store %{{.*}} {alignment = 16 : i64} : memref<6400xf32>, vector<4xf32>
 // TWIN: return
 func.func @nhwc_f16(%x: tensor<2x10x10x16xf16>, %w: tensor<32x3x3x16xf16>) -> tensor<2x10x10x32xf32> {
   %c0 = arith.constant 0.0 : f16
@@ -101,10 +119,16 @@ func.func @nhwc_f16(%x: tensor<2x10x10x16xf16>, %w: tensor<32x3x3x16xf16>) -> te
 // CHECK: memref.global "private" constant @conv_lower_taps : memref<80x2xi32, 4> = dense<"0x00000000010000000100000002000000020000000400000008000000080000000900
 // CHECK-SAME: 0000000000000000">
 // CHECK: gpu.func @conv2d_implicit_gemm_0(%{{.*}}: memref<1664xf32>, %{{.*}}: memref<1152xf32>, %{{.*}}: memref<1152xf32>)
-// CHECK-SAME: workgroup(%[[SA:[a-z0-9]+]] : memref<3x128x16xf32, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}, %[[SB:[a-z0-9]+]] : memref<3x16x16xf32, #gpu.address_space<workgroup>> {llvm.align = 128 : i64})
-// CHECK-SAME: a_vectorized = false, b_vectorized = true, block = array<i64: 128, 16, 16>, stages = 3 : i64, warps = array<i64: 2, 1>
+// CHECK-SAME: workgroup(%[[BUF:[a-z0-9]+]] : memref<27648xi8, #gpu.address_space<workgroup>> {llvm.align = 128 : i64})
+// CHECK-SAME: a_vectorized = false, b_vectorized = true, block = array<i64: 128, 16, 16>, stages = 3 : i64, store_vector = 4 : i64, warps = array<i64: 2, 1>
 // CHECK: %[[INIT:.*]] = arith.constant 1.500000e+00 : f32
 // CHECK: %[[TAPS:.*]] = memref.get_global @conv_lower_taps : memref<80x2xi32, 4>
+// CHECK: %[[SA:.*]] = memref.view %[[BUF]][%c0][] : {{.*}} to memref<3x128x16xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[SB:.*]] = memref.view %[[BUF]][%c24576][] : {{.*}} to memref<3x16x16xf32, #gpu.address_space<workgroup>>
+// The NCHW output's planes (36 pixels) hold whole 16-byte vectors: the staged
+// tile is a row of 16 pixels per channel, padded to 20 f32 (the lanes' scalar
+// writes, channels 2 apart, then fall in distinct banks).
+// CHECK: %[[STAGED:.*]] = memref.view %[[BUF]][%c0][] : {{.*}} to memref<2x16x20xf32, #gpu.address_space<workgroup>>
 // CHECK-NOT: nvgpu.device_async_copy %{{.*}}, %[[SA]]
 // CHECK: vector.load %[[TAPS]][%{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<80x2xi32, 4>, vector<2xi32>
 // CHECK: memref.load %{{.*}}[%{{.*}}] : memref<1664xf32>
@@ -113,6 +137,10 @@ func.func @nhwc_f16(%x: tensor<2x10x10x16xf16>, %w: tensor<32x3x3x16xf16>) -> te
 // CHECK: nvgpu.ldmatrix %[[SA]][{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<3x128x16xf32, #gpu.address_space<workgroup>> -> vector<4x1xf32>
 // CHECK: nvvm.mma.sync {{.*}} multiplicandAPtxType = #nvvm.mma_type<tf32>, multiplicandBPtxType = #nvvm.mma_type<tf32>, shape = #nvvm.shape<m = 16, n = 8, k = 8>} : (i32, i32, f32)
 // CHECK: arith.addf %{{.*}}, %[[INIT]] : f32
+// CHECK: memref.store %{{.*}}, %[[STAGED]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<2x16x20xf32, #gpu.address_space<workgroup>>
+// CHECK: nvvm.bar.warp.sync
+// CHECK: vector.load %[[STAGED]]{{.*}} : memref<2x16x20xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}] {alignment = 16 : i64} : memref<1152xf32>, vector<4xf32>
 func.func @nchw_tf32(%x: tensor<2x8x13x8xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<2x16x6x6xf32> {
   %z = arith.constant 1.5 : f32
   %e = tensor.empty() : tensor<2x16x6x6xf32>
@@ -238,8 +266,9 @@ func.func @grouped_pad_before_expand(%x: tensor<1x6x6x8xf16>, %w: tensor<2x4x3x3
 // step and the two-step drain after it.
 // CHECK-LABEL: func.func @nchw_pixel_runs
 // CHECK: gpu.func @conv2d_implicit_gemm_0
-// CHECK-SAME: workgroup(%[[SA:[a-z0-9]+]] : memref<3x32x128xf16, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}
-// CHECK-SAME: conv_lower.tiles = {a_pixel_run = 8 : i64, a_vectorized = false, b_vectorized = true, block = array<i64: 128, 64, 32>, stages = 3 : i64, warps = array<i64: 4, 2>}
+// CHECK-SAME: workgroup(%[[BUF:[a-z0-9]+]] : memref<{{[0-9]+}}xi8, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}
+// CHECK-SAME: conv_lower.tiles = {a_pixel_run = 8 : i64, a_vectorized = false, b_vectorized = true, block = array<i64: 128, 64, 32>, stages = 3 : i64, store_vector = 4 : i64, warps = array<i64: 4, 2>}
+// CHECK: %[[SA:.*]] = memref.view %[[BUF]][%c0][] : {{.*}} to memref<3x32x128xf16, #gpu.address_space<workgroup>>
 // CHECK: %[[PIXELS:.*]] = vector.from_elements {{.*}} : vector<8xf16>
 // CHECK: vector.store %[[PIXELS]], %[[SA]][%c0, %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<3x32x128xf16, #gpu.address_space<workgroup>>, vector<8xf16>
 // CHECK: scf.for %{{.*}} = %c0_i32 to %c2_i32 step %c1_i32 iter_args

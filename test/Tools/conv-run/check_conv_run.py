@@ -81,6 +81,7 @@ class Context:
     conv_run: str
     tmp: Path
     seed: int
+    conv_opt: str = ""   # conv-opt, for the cases that check which kernel was built
 
 
 def run_conv_run(ctx, args):
@@ -675,6 +676,139 @@ def twin_set():
     return implicit + explicit
 
 
+# Set "twin-narrow": the twin on .mlir convolutions whose output is f16 or bf16 (what
+# conv-run's flags never build: their f16 output is f32), narrowed in the kernel's
+# epilogue. Channels-last outputs are staged through shared memory and stored as
+# vectors of 8 (Fg = 40: a 64-wide N tile's overhang carries the bias of a channel
+# inside the group), or 4 (Fg = 20); NCHW outputs as vectors of 8 pixels (planes of
+# 192, with an M tail: 3 images of 192 rows in 128-row tiles) or 4 (planes of 36); a
+# plane of 49 pixels keeps the direct scalar stores. Data on a grid exact in bf16;
+# the tolerance is the narrowed output's rounding (1e-2).
+@dataclasses.dataclass
+class NarrowConv:
+    name: str
+    layout: str          # "nhwc" (FHWC filter) or "nchw" (FCHW filter)
+    dtype: str           # "f16" or "bf16": data, bias and output
+    n: int
+    c: int
+    h: int
+    w: int
+    f: int
+    k: int               # square taps, padding k // 2, stride 1
+    store_vector: int    # the staged epilogue's elements per store; 0: direct stores
+    bias: bool = False
+
+    def shapes(self):
+        if self.layout == "nhwc":
+            return ((self.n, self.h, self.w, self.c), (self.f, self.k, self.k, self.c),
+                    (self.n, self.h, self.w, self.f))
+        return ((self.n, self.c, self.h, self.w), (self.f, self.c, self.k, self.k),
+                (self.n, self.f, self.h, self.w))
+
+    def mlir(self):
+        (x, w, y), e, p = self.shapes(), self.dtype, self.k // 2
+        t = lambda shape: "tensor<" + "x".join(map(str, shape)) + "x" + e + ">"
+        padded = list(x)
+        hw = (1, 2) if self.layout == "nhwc" else (2, 3)
+        for d in hw:
+            padded[d] += 2 * p
+        low = ", ".join(str(p if d in hw else 0) for d in range(4))
+        op = "conv_2d_nhwc_fhwc" if self.layout == "nhwc" else "conv_2d_nchw_fchw"
+        channel = 3 if self.layout == "nhwc" else 1
+        dims = "(n, a, b, c)"
+        bias_arg = f", %b: tensor<{self.f}x{e}>" if self.bias else ""
+        lines = [
+            f"func.func @conv(%x: {t(x)}, %w: {t(w)}{bias_arg}) -> {t(y)} {{",
+            f"  %z = arith.constant 0.0 : {e}",
+            f"  %p = tensor.pad %x low[{low}] high[{low}] {{",
+            "  ^bb0(%i: index, %j: index, %k: index, %l: index):",
+            f"    tensor.yield %z : {e}",
+            f"  }} : {t(x)} to {t(padded)}",
+            f"  %e = tensor.empty() : {t(y)}",
+            f"  %f = linalg.fill ins(%z : {e}) outs(%e : {t(y)}) -> {t(y)}",
+            f"  %y = linalg.{op} {{dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}}",
+            f"    ins(%p, %w : {t(padded)}, {t(w)}) outs(%f : {t(y)}) -> {t(y)}",
+        ]
+        if not self.bias:
+            return "\n".join(lines + [f"  return %y : {t(y)}", "}"]) + "\n"
+        index = "nabc"[channel]
+        lines += [
+            "  %r = linalg.generic {indexing_maps = [affine_map<" + dims + " -> " + dims +
+            ">, affine_map<" + dims + f" -> ({index})>, affine_map<" + dims + " -> " + dims +
+            ">], iterator_types = [\"parallel\", \"parallel\", \"parallel\", \"parallel\"]}",
+            f"      ins(%y, %b : {t(y)}, tensor<{self.f}x{e}>) outs(%y : {t(y)}) {{",
+            f"  ^bb0(%a: {e}, %c: {e}, %o: {e}):",
+            f"    %s = arith.addf %a, %c : {e}",
+            f"    linalg.yield %s : {e}",
+            f"  }} -> {t(y)}",
+            f"  return %r : {t(y)}",
+            "}",
+        ]
+        return "\n".join(lines) + "\n"
+
+
+TWIN_NARROW = [
+    NarrowConv("narrow-bf16-nhwc-fg40-bias", "nhwc", "bf16", 2, 32, 9, 11, 40, 3, 8,
+               bias=True),
+    NarrowConv("narrow-f16-nhwc-fg20", "nhwc", "f16", 1, 16, 7, 10, 20, 3, 4),
+    NarrowConv("narrow-f16-nchw-plane192-tail", "nchw", "f16", 3, 16, 12, 16, 32, 3, 8),
+    NarrowConv("narrow-bf16-nchw-plane36-bias", "nchw", "bf16", 2, 8, 6, 6, 24, 3, 4,
+               bias=True),
+    NarrowConv("narrow-f16-nchw-plane49-direct", "nchw", "f16", 2, 8, 7, 7, 16, 3, 0),
+]
+
+
+def kernel_store_vector(ctx, path):
+    """The store_vector the GPU kernel of `path` records (conv-opt's rewrite), 0 if none."""
+    r = subprocess.run([ctx.conv_opt, str(path), "--conv-lower-implicit-gemm"],
+                       capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+    expect(r.returncode == 0, f"conv-opt failed on {path.name}: {r.stderr.strip()[-400:]}")
+    tiles = re.search(r"conv_lower\.tiles = \{([^}]*)\}", r.stdout)
+    expect(tiles is not None, f"no conv_lower.tiles on the kernel of {path.name}")
+    vector = re.search(r"store_vector = (\d+)", tiles.group(1))
+    return int(vector.group(1)) if vector else 0
+
+
+def narrow_case(conv):
+    def body(ctx):
+        rng = case_rng(ctx, conv.name)
+        x_shape, w_shape, y_shape = conv.shapes()
+        # Multiples of 1/8 and 1/16 in [-2, 2]: exact in f16 and bf16, and conv-run's
+        # f32 -> bf16 conversion of them is exact too.
+        x = (rng.integers(-16, 17, size=x_shape) / 8).astype(np.float32)
+        w = (rng.integers(-16, 17, size=w_shape) / 16).astype(np.float32)
+        bias = (rng.integers(-16, 17, size=(conv.f,)) / 4).astype(np.float32)
+        path = ctx.tmp / f"{conv.name}.mlir"
+        path.write_text(conv.mlir())
+        # The case is about its epilogue: it must still be the one built.
+        if ctx.conv_opt:
+            vector = kernel_store_vector(ctx, path)
+            expect(vector == conv.store_vector,
+                   f"the kernel stores {vector or 'no'} vectors, expected "
+                   f"{conv.store_vector or 'direct stores'}")
+        y_path = ctx.tmp / f"{conv.name}-y.npy"
+        args = [path, "--target", "cpu-twin", "--repeat", "1",
+                "--input", save(ctx, f"{conv.name}-x.npy", x),
+                "--filter", save(ctx, f"{conv.name}-w.npy", w), "--output", y_path]
+        if conv.bias:
+            args += ["--bias-file", save(ctx, f"{conv.name}-b.npy", bias)]
+        run_ok(ctx, args)
+        y = load_output(y_path, y_shape)
+        nhwc = conv.layout == "nhwc"
+        xr, wr = (x.transpose(0, 3, 1, 2), w.transpose(0, 3, 1, 2)) if nhwc else (x, w)
+        p = conv.k // 2
+        ref = conv2d_nchw_reference(xr, wr, bias if conv.bias else None, (1, 1), (1, 1),
+                                    (p, p, p, p), 1)
+        ref = ref.transpose(0, 2, 3, 1) if nhwc else ref
+        max_diff, scale = compare(y, ref, 1e-2)
+        return f"max|Y-ref|/max|ref| = {max_diff / scale:.1e}"
+    return body
+
+
+def twin_narrow_set():
+    return [(c.name, narrow_case(c)) for c in TWIN_NARROW]
+
+
 # The sm_90a kernels' twin (--chip sm_90a): TMA im2col and tiled boxes, the 128-byte
 # swizzle, the mbarrier ring and wgmma's descriptors and fragments emulated from the
 # kernel's own values. NHWC with FHWC filters and channels in multiples of 64 (what
@@ -1232,7 +1366,7 @@ def bad_input_set():
 
 SETS = {"numerics": numerics_set, "quantized": quantized_set,
         "volumetric": volumetric_set, "twin": twin_set,
-        "twin-sm90a": twin_sm90a_set,
+        "twin-sm90a": twin_sm90a_set, "twin-narrow": twin_narrow_set,
         "json": json_set,
         "bad-input": bad_input_set}
 SETUP = {"bad-input": write_bad_input_files}
@@ -1243,6 +1377,8 @@ def parse_args(argv):
     ap.add_argument("--set", required=True, choices=sorted(SETS))
     ap.add_argument("--conv-run", default=str(DEFAULT_CONV_RUN),
                     help="the conv-run binary (default: %(default)s)")
+    ap.add_argument("--conv-opt", default="",
+                    help="conv-opt, to check which kernel form a case reaches (twin-narrow)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the numpy data")
     ap.add_argument("--keep-temp", action="store_true",
                     help="keep the temp dir (printed) with the .npy/.mlir files")
@@ -1255,7 +1391,7 @@ def main(argv=None):
         print(f"error: conv-run not found or not executable: {args.conv_run}")
         return 2
     tmp = Path(tempfile.mkdtemp(prefix=f"conv-run-{args.set}-"))
-    ctx = Context(args.conv_run, tmp, args.seed)
+    ctx = Context(args.conv_run, tmp, args.seed, args.conv_opt)
     try:
         SETUP.get(args.set, lambda ctx: None)(ctx)
         passed, failed = run_cases(SETS[args.set](), ctx)
