@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "HopperKernel.h"
+#include "ImplicitGemmSteps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -96,6 +97,18 @@ HopperTiles igemm::chooseHopperTiles(const GemmProblem &p) {
   return t;
 }
 
+TileConfig igemm::hopperEpilogueTiles(const HopperTiles &t) {
+  int64_t warps = t.consumers * kWarpgroupThreads / kThreadsPerWarp;
+  return TileConfig{t.blockM, t.blockN, t.blockK, warps, 1, 1};
+}
+
+EpilogueStaging igemm::hopperStaging(const GemmProblem &p,
+                                     const HopperTiles &t) {
+  int64_t rings = t.stages * (t.aBytes(p.elementBytes()) +
+                              t.bBytes(p.elementBytes()));
+  return epilogueStaging(p, hopperEpilogueTiles(t), rings);
+}
+
 Launch igemm::hopperLaunchShape(const GemmProblem &p, const HopperTiles &t) {
   return {llvm::divideCeilSigned(p.m(), t.blockM),
           llvm::divideCeilSigned(p.fg, t.blockN), p.groups};
@@ -169,11 +182,11 @@ convrt::TensorMapSpec igemm::filterTensorMap(const GemmProblem &p,
 HopperKernelBuilder::HopperKernelBuilder(OpBuilder &b, Location loc,
                                          const GemmProblem &p,
                                          const HopperTiles &t, bool twin)
-    : b(b), loc(loc), p(p), t(t), twin(twin),
-      // The epilogue's fold and output math are the mma.sync family's; its
-      // tile shape is not read there.
-      epilogue(b, loc, p, TileConfig{t.blockM, t.blockN, t.blockK, 1, 1, 1},
-               twin) {}
+    : b(b), loc(loc), p(p), t(t), twin(twin), staged(hopperStaging(p, t)),
+      epilogueTiles(hopperEpilogueTiles(t)),
+      // The epilogue's fold, output math and staging are the mma.sync
+      // family's, on the consumers' warps.
+      epilogue(b, loc, p, epilogueTiles, twin) {}
 
 Value HopperKernelBuilder::i32(int64_t v) {
   return arith::ConstantIntOp::create(b, loc, v, 32);
@@ -315,6 +328,19 @@ void HopperKernelBuilder::emitEpilogue(Value consumer, Value tidInGroup,
       b, loc, arith::MulIOp::create(b, loc, bm, idx(t.blockM)),
       arith::MulIOp::create(b, loc, consumer, idx(64)));
   Value colBase = arith::MulIOp::create(b, loc, bn, idx(t.blockN));
+  if (staged.vector) {
+    // Both consumers' last wgmma have been waited for (wait_group 0) when
+    // they pass this barrier of the 256 consumer threads: only then may a
+    // warp's staged tile overwrite ring slots the other one reads. (The
+    // producer warpgroup takes no part: its loads were all consumed.)
+    NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(1),
+                            i32(t.consumerThreads()), /*reductionOp=*/nullptr,
+                            Value());
+    stageEpilogue(consumer, tidInGroup, bn, group, accs);
+    NVVM::SyncWarpOp::create(b, loc, i32(-1));
+    storeStagedEpilogue(consumer, tidInGroup, bm, bn, group, ops);
+    return;
+  }
   // Adjacent columns r, r+1 go out as one vector where the output allows.
   int64_t step = epilogue.pairsOutputs() ? 2 : 1;
   for (int64_t r = 0; r < int64_t(accs.size()); r += step) {
@@ -323,6 +349,36 @@ void HopperKernelBuilder::emitEpilogue(Value consumer, Value tidInGroup,
     Value f = arith::AddIOp::create(b, loc, colBase, col);
     epilogue.storeOutputs(ops.y, m, f, group, accs.slice(r, step));
   }
+}
+
+void HopperKernelBuilder::stageEpilogue(Value consumer, Value tidInGroup,
+                                        Value bn, Value group,
+                                        ArrayRef<Value> accs) {
+  // Register r = 4j + v of a lane is element v of its m16n8 tile j, as
+  // stageRow takes them.
+  Value warp = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, consumer, idx(4)),
+      arith::DivUIOp::create(b, loc, tidInGroup, idx(kThreadsPerWarp)));
+  Value lane = arith::RemUIOp::create(b, loc, tidInGroup, idx(kThreadsPerWarp));
+  epilogue.stageRow(warp, lane, arith::MulIOp::create(b, loc, bn, idx(t.blockN)),
+                    group, accs);
+}
+
+void HopperKernelBuilder::storeStagedEpilogue(Value consumer, Value tidInGroup,
+                                              Value bm, Value bn, Value group,
+                                              const HopperOperands &ops) {
+  Value warpInGroup =
+      arith::DivUIOp::create(b, loc, tidInGroup, idx(kThreadsPerWarp));
+  Value warp = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, consumer, idx(4)), warpInGroup);
+  Value lane = arith::RemUIOp::create(b, loc, tidInGroup, idx(kThreadsPerWarp));
+  // Warp w's 16 rows: the block's, then 64 a consumer, 16 a warp.
+  Value rowBase = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, bm, idx(t.blockM)),
+      arith::MulIOp::create(b, loc, warp, idx(16)));
+  epilogue.storeStagedRow(ops.y, warp, lane, rowBase,
+                          arith::MulIOp::create(b, loc, bn, idx(t.blockN)),
+                          group);
 }
 
 //===----------------------------------------------------------------------===//
@@ -513,6 +569,16 @@ void HopperKernelBuilder::emitGpuBlock(Value bm, Value bn, Value group,
   ops.sharedBase = arith::AndIOp::create(
       b, loc, arith::AddIOp::create(b, loc, raw, i64(kSwizzleAtomBytes - 1)),
       i64(~(kSwizzleAtomBytes - 1)));
+  // The staged epilogue's tiles start at the aligned base, over the rings.
+  if (staged.vector) {
+    Value offset = arith::IndexCastUIOp::create(
+        b, loc, b.getIndexType(),
+        arith::SubIOp::create(b, loc, ops.sharedBase, raw));
+    auto type = stagingType(p, epilogueTiles, staged, /*twin=*/false);
+    epilogue.setStaging(
+        memref::ViewOp::create(b, loc, type, smem, offset, ValueRange{}),
+        staged);
+  }
   Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
                                       idx(0));
   auto ifFirst = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
@@ -589,12 +655,26 @@ void HopperKernelBuilder::emitTwinBlock(Value bm, Value bn, Value group,
     });
   }
   twinForEach(t.consumers, [&](Value c) {
-    twinForEach(kWarpgroupThreads, [&](Value tid) {
+    auto threadAccumulators = [&](Value tid) {
       SmallVector<Value> accs;
       for (int64_t r = 0; r < accumulatorsPerThread(); ++r)
         accs.push_back(memref::LoadOp::create(b, loc, ops.twinAcc,
                                               ValueRange{c, tid, idx(r)}));
-      emitEpilogue(c, tid, bm, bn, group, accs, ops);
+      return accs;
+    };
+    if (!staged.vector) {
+      twinForEach(kWarpgroupThreads, [&](Value tid) {
+        emitEpilogue(c, tid, bm, bn, group, threadAccumulators(tid), ops);
+      });
+      return;
+    }
+    // The staged epilogue's two halves, every thread's writes before any
+    // thread's reads (the GPU's warp barrier between them).
+    twinForEach(kWarpgroupThreads, [&](Value tid) {
+      stageEpilogue(c, tid, bn, group, threadAccumulators(tid));
+    });
+    twinForEach(kWarpgroupThreads, [&](Value tid) {
+      storeStagedEpilogue(c, tid, bm, bn, group, ops);
     });
   });
 }
@@ -603,6 +683,8 @@ void HopperKernelBuilder::emitBlock(Value bm, Value bn, Value group,
                                     const HopperOperands &ops) {
   if (ops.bias)
     epilogue.setBias(ops.bias);
+  if (ops.staging)
+    epilogue.setStaging(ops.staging, staged);
   if (twin)
     emitTwinBlock(bm, bn, group, ops);
   else

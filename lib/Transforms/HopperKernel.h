@@ -103,6 +103,15 @@ std::string hopperWhyNot(const GemmProblem &p);
 
 HopperTiles chooseHopperTiles(const GemmProblem &p);
 
+/// The epilogue's view of the CTA: one 16-row warp tile per warp of the
+/// consumer warpgroups (wgmma's D fragment is mma.sync's m16n8 layout per
+/// warp), blockN wide.
+TileConfig hopperEpilogueTiles(const HopperTiles &t);
+/// The staged epilogue (ImplicitGemmKernel.h) of the sm_90a kernel, over its
+/// rings (they are free once both consumers have waited for their last
+/// wgmma).
+EpilogueStaging hopperStaging(const GemmProblem &p, const HopperTiles &t);
+
 /// The grid: pixel tiles x filter tiles x groups.
 Launch hopperLaunchShape(const GemmProblem &p, const HopperTiles &t);
 
@@ -121,11 +130,13 @@ convrt::TensorMapSpec filterTensorMap(const GemmProblem &p,
 /// as a buffer of elements (byte address a is element a / element size;
 /// address 0, the first, is 1024-byte aligned), the mbarriers' emulated
 /// state [2 * stages][4], the consumers' registers [2][128][blockN / 2] and a
-/// poison flag.
+/// poison flag. `staging`: the staged epilogue's tiles (a view of shared
+/// memory over the rings, or the twin's buffer), when it is built.
 struct HopperOperands {
   Value x, w, y, bias;
   Value imageMap, filterMap, sharedBase;
   Value twinShared, twinBarriers, twinAcc, twinPoison;
+  Value staging;
 };
 
 class HopperKernelBuilder {
@@ -199,9 +210,19 @@ private:
   /// The accumulator's (row, col) within the warpgroup's 64 x blockN tile
   /// of register `r` of thread `tidInGroup`.
   std::pair<Value, Value> accumulatorPosition(Value tidInGroup, int64_t r);
+  /// The direct epilogue (stores at the fragment positions), or on the GPU
+  /// the staged one: a barrier of the consumer threads (the staged tiles lie
+  /// over the rings), stageEpilogue, a warp barrier, storeStagedEpilogue.
   void emitEpilogue(Value consumer, Value tidInGroup, Value bm, Value bn,
                     Value group, ArrayRef<Value> accs,
                     const HopperOperands &ops);
+  /// The staged epilogue's halves for thread `tidInGroup` of consumer
+  /// `consumer`: its accumulators into its warp's staged tile; its vectors
+  /// of that tile out to the output.
+  void stageEpilogue(Value consumer, Value tidInGroup, Value bn, Value group,
+                     ArrayRef<Value> accs);
+  void storeStagedEpilogue(Value consumer, Value tidInGroup, Value bm,
+                           Value bn, Value group, const HopperOperands &ops);
 
   // GPU-only instructions.
   void gpuInitBarriers(const HopperOperands &ops);
@@ -247,6 +268,8 @@ private:
   const GemmProblem &p;
   const HopperTiles &t;
   bool twin;
+  EpilogueStaging staged;
+  TileConfig epilogueTiles;
   KernelBuilder epilogue;
 };
 

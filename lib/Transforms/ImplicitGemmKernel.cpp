@@ -795,8 +795,16 @@ static int64_t stagingWavefronts(const EpilogueStaging &s, int64_t stride,
   return tilesN * writes + reads;
 }
 
+int64_t conv_lower::igemm::stagedBytes(const GemmProblem &p,
+                                       const TileConfig &t,
+                                       const EpilogueStaging &s) {
+  return t.warpsM * t.warpsN * s.rows * s.stride *
+         (p.outputType.getIntOrFloatBitWidth() / 8);
+}
+
 EpilogueStaging conv_lower::igemm::epilogueStaging(const GemmProblem &p,
-                                                   const TileConfig &t) {
+                                                   const TileConfig &t,
+                                                   int64_t budgetBytes) {
   EpilogueStaging s;
   if (t.directVector)
     return s;
@@ -841,19 +849,15 @@ EpilogueStaging conv_lower::igemm::epilogueStaging(const GemmProblem &p,
       s.stride = stride;
     }
   }
-  int64_t stagedBytes = t.warpsM * t.warpsN * s.rows * s.stride * bytes;
-  if (std::max(stagedBytes, t.sharedBytes(p.elementBytes())) >
-      kMaxStaticSharedBytes)
+  if (stagedBytes(p, t, s) > budgetBytes)
     return EpilogueStaging{};
   return s;
 }
 
 int64_t conv_lower::igemm::sharedBufferBytes(const GemmProblem &p,
                                              const TileConfig &t) {
-  EpilogueStaging s = epilogueStaging(p, t);
-  int64_t bytes = p.outputType.getIntOrFloatBitWidth() / 8;
   return std::max(t.sharedBytes(p.elementBytes()),
-                  t.warpsM * t.warpsN * s.rows * s.stride * bytes);
+                  stagedBytes(p, t, epilogueStaging(p, t)));
 }
 
 std::pair<Value, Value> KernelBuilder::fragmentPosition(Value lane, int64_t i,
@@ -938,7 +942,7 @@ Value KernelBuilder::biasChannel(Value group, Value f) {
 
 void KernelBuilder::stageRow(Value warp, Value lane, Value colBase,
                              Value group, ArrayRef<Value> values) {
-  EpilogueStaging s = epilogueStaging(p, t);
+  const EpilogueStaging &s = stagingShape;
   for (int64_t j = 0; j < t.warpN() / 8; ++j) {
     SmallVector<Value> finished;
     for (int64_t v = 0; v < 4; ++v) {
@@ -968,7 +972,7 @@ void KernelBuilder::stageRow(Value warp, Value lane, Value colBase,
 
 void KernelBuilder::storeStagedRow(Value y, Value warp, Value lane,
                                    Value rowBase, Value colBase, Value group) {
-  EpilogueStaging s = epilogueStaging(p, t);
+  const EpilogueStaging &s = stagingShape;
   int64_t perRow = s.width / s.vector;
   int64_t bytes = s.vector * (p.outputType.getIntOrFloatBitWidth() / 8);
   auto vectorType = VectorType::get({s.vector}, p.outputType);

@@ -145,9 +145,14 @@ struct EpilogueStaging {
 
 /// The staging `p` and `t` take: 0 vectors where the output's contiguous
 /// dimension is not aligned to a vector of at least two elements, or where
-/// the staged tiles would not fit in static shared memory.
+/// the staged tiles would not fit in `budgetBytes` (static shared memory for
+/// the mma.sync kernels; the sm_90a kernel stages over its rings).
 EpilogueStaging epilogueStaging(const struct GemmProblem &p,
-                                const struct TileConfig &t);
+                                const struct TileConfig &t,
+                                int64_t budgetBytes = kMaxStaticSharedBytes);
+/// The staged tiles' bytes: warps x rows x stride output elements.
+int64_t stagedBytes(const struct GemmProblem &p, const struct TileConfig &t,
+                    const EpilogueStaging &s);
 
 /// The kernel's one shared buffer: the A ring, the B ring after it, and the
 /// staged epilogue's tiles over both once the main loop is done.
@@ -248,7 +253,21 @@ public:
   /// The staged epilogue's tiles ([warps, rows, stride] of the output type,
   /// epilogueStaging's), when the problem takes them: the GPU's view of the
   /// shared buffer, or the twin's own memory.
-  void setStaging(Value tiles) { staging = tiles; }
+  void setStaging(Value tiles, const EpilogueStaging &shape) {
+    staging = tiles;
+    stagingShape = shape;
+  }
+
+  /// The staged epilogue for mma row `i` of warp `warp`'s tiles: `lane`
+  /// writes its finished values of tiles (i, 0), (i, 1), ... (`values`: four
+  /// a tile, zero-point corrected) into the warp's staged tile; then, after
+  /// the warp's lanes are all done (bar.warp.sync on the GPU), reads back
+  /// its vectors of it and stores each inside the output (the 16 rows from
+  /// `rowBase`). The sm_90a family stages through them too.
+  void stageRow(Value warp, Value lane, Value colBase, Value group,
+                ArrayRef<Value> values);
+  void storeStagedRow(Value y, Value warp, Value lane, Value rowBase,
+                      Value colBase, Value group);
 
   /// The flat bias the epilogue adds, when the problem has one.
   void setBias(Value bias) { biasBuffer = bias; }
@@ -482,14 +501,6 @@ private:
   std::pair<Value, Value> ldmatrixAddressB(Value lane, Value warpCol,
                                            int64_t j, int64_t kk);
 
-  /// The staged epilogue for mma row `i` of warp `warp`'s tiles: `lane`
-  /// writes its finished values of tiles (i, 0), (i, 1), ... (`values`: four
-  /// a tile, zero-point corrected) into the warp's staged tile; then reads
-  /// back its vectors of it and stores each inside the output.
-  void stageRow(Value warp, Value lane, Value colBase, Value group,
-                ArrayRef<Value> values);
-  void storeStagedRow(Value y, Value warp, Value lane, Value rowBase,
-                      Value colBase, Value group);
   /// The channel whose bias the value of output column f (within the group)
   /// takes: f itself, or a column inside the group for a tile's overhang
   /// (staged there, never stored).
@@ -517,6 +528,7 @@ private:
   bool twin;
   Value biasBuffer, tapTable, twinFragA, twinFragB, twinRowSums,
       twinColumnSums, staging;
+  EpilogueStaging stagingShape;
 };
 
 } // namespace mlir::conv_lower::igemm

@@ -206,9 +206,9 @@ TwinScratch allocateTwinScratch(OpBuilder &b, Location loc,
   };
   s.smemA = ring(Operand::A);
   s.smemB = ring(Operand::B);
-  if (epilogueStaging(p, t).vector)
-    s.staging = memref::AllocaOp::create(b, loc, stagingType(p, t, true),
-                                         b.getI64IntegerAttr(16));
+  if (EpilogueStaging staged = epilogueStaging(p, t); staged.vector)
+    s.staging = memref::AllocaOp::create(
+        b, loc, stagingType(p, t, staged, true), b.getI64IntegerAttr(16));
   int64_t warps = t.warpsM * t.warpsN;
   auto accumulators = [&](int64_t rows, int64_t cols) -> Value {
     return memref::AllocaOp::create(
@@ -266,7 +266,8 @@ TwinLoops igemm::buildTwin(OpBuilder &b, Location loc, const GemmProblem &p,
         kb.setTwinFragments(s.fragA, s.fragB);
         kb.setTwinSums(s.rowSums, s.columnSums);
         kb.setTapTable(tapTable);
-        kb.setStaging(s.staging);
+        if (s.staging)
+          kb.setStaging(s.staging, epilogueStaging(p, t));
         kb.emitBlock(ivs[2], ivs[1], ivs[0], x, w, y, s.smemA, s.smemB, s.acc);
       });
   return {toTensor(b, loc, outputType, output), grid.loops.front()};
@@ -391,6 +392,10 @@ TwinLoops igemm::buildHopperTwin(OpBuilder &b, Location loc,
       {t.consumers, kWarpgroupThreads, sizes.accumulatorsPerThread()},
       b.getF32Type());
   ops.twinPoison = stackBuffer({1}, b.getI32Type());
+  if (EpilogueStaging staged = hopperStaging(p, t); staged.vector)
+    ops.staging = stackBuffer(
+        stagingType(p, hopperEpilogueTiles(t), staged, true).getShape(),
+        p.outputType);
   auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
   memref::StoreOp::create(b, loc, arith::ConstantIntOp::create(b, loc, 0, 32),
                           ops.twinPoison, ValueRange{c(0)});

@@ -94,12 +94,11 @@ MemRefType igemm::sharedType(const GemmProblem &p, const TileConfig &t,
 }
 
 MemRefType igemm::stagingType(const GemmProblem &p, const TileConfig &t,
-                              bool twin) {
+                              const EpilogueStaging &s, bool twin) {
   Attribute space;
   if (!twin)
     space = gpu::AddressSpaceAttr::get(p.elementType.getContext(),
                                        gpu::AddressSpace::Workgroup);
-  EpilogueStaging s = epilogueStaging(p, t);
   return MemRefType::get({t.warpsM * t.warpsN, s.rows, s.stride}, p.outputType,
                          MemRefLayoutAttrInterface{}, space);
 }
@@ -238,8 +237,8 @@ gpu::GPUFuncOp igemm::buildGpuKernel(RewriterBase &b, ModuleOp module,
     smemA = view(0, typeA);
     smemB = view(typeA.getNumElements() * p.elementBytes(),
                  sharedType(p, t, Operand::B, false));
-    if (epilogueStaging(p, t).vector)
-      kb.setStaging(view(0, stagingType(p, t, false)));
+    if (EpilogueStaging staged = epilogueStaging(p, t); staged.vector)
+      kb.setStaging(view(0, stagingType(p, t, staged, false)), staged);
   }
   kb.emitBlock(bm, bn, group, body.getArgument(0), body.getArgument(1),
                body.getArgument(args.size() - 1), smemA, smemB, nullptr);
@@ -346,15 +345,17 @@ gpu::GPUFuncOp igemm::buildHopperGpuKernel(RewriterBase &b, ModuleOp module,
       fn, b.getDenseI64ArrayAttr({l.gridX, l.gridY, l.gridZ}));
   ConvLowerDialect::BlockAttrHelper(ctx).setAttr(
       fn, b.getDenseI64ArrayAttr({t.threads(), 1, 1}));
-  ConvLowerDialect::TilesAttrHelper(ctx).setAttr(
-      fn, b.getDictionaryAttr({
-              b.getNamedAttr("family", b.getStringAttr(kHopperFamily)),
-              b.getNamedAttr("block", b.getDenseI64ArrayAttr(
-                                          {t.blockM, t.blockN, t.blockK})),
-              b.getNamedAttr("warpgroups",
-                             b.getDenseI64ArrayAttr({1, t.consumers})),
-              b.getNamedAttr("stages", b.getI64IntegerAttr(t.stages)),
-          }));
+  SmallVector<NamedAttribute> tiles = {
+      b.getNamedAttr("family", b.getStringAttr(kHopperFamily)),
+      b.getNamedAttr("block",
+                     b.getDenseI64ArrayAttr({t.blockM, t.blockN, t.blockK})),
+      b.getNamedAttr("warpgroups", b.getDenseI64ArrayAttr({1, t.consumers})),
+      b.getNamedAttr("stages", b.getI64IntegerAttr(t.stages)),
+  };
+  if (int64_t v = hopperStaging(p, t).vector)
+    tiles.push_back(b.getNamedAttr("store_vector", b.getI64IntegerAttr(v)));
+  ConvLowerDialect::TilesAttrHelper(ctx).setAttr(fn,
+                                                 b.getDictionaryAttr(tiles));
   ConvLowerDialect::SharedMemoryAttrHelper(ctx).setAttr(
       fn, b.getI64IntegerAttr(t.sharedBytes(p.elementBytes())));
   ConvLowerDialect::TensorMapsAttrHelper(ctx).setAttr(

@@ -91,7 +91,8 @@ MemRefType sharedType(const GemmProblem &p, const TileConfig &t, Operand op,
 /// The staged epilogue's tiles ([warps, rows, stride] of the output type,
 /// epilogueStaging's): a view of the shared buffer on the GPU, plain memory
 /// for the twin.
-MemRefType stagingType(const GemmProblem &p, const TileConfig &t, bool twin);
+MemRefType stagingType(const GemmProblem &p, const TileConfig &t,
+                       const EpilogueStaging &s, bool twin);
 
 /// The GEMM kernel for `p` in the module's kernel module, named
 /// `conv2d_implicit_gemm_<index>`, with its launch recorded on it.

@@ -20,8 +20,9 @@
 // CHECK-SAME: conv_lower.block = array<i64: 384, 1, 1>, conv_lower.grid = array<i64: 1, 1, 1>, conv_lower.shared_memory = 148576 : i64
 // CHECK-SAME: {argument = "input", box = array<i64: 64, 128>, dims = array<i64: 64, 8, 8, 1>, dtype = "f16", element_strides = array<i64: 1, 1, 1, 1>, lower_corner = array<i64: -1, -1>, mode = "im2col", name = "input_im2col", strides_bytes = array<i64: 128, 1024, 8192>, swizzle = "128B", upper_corner = array<i64: -1, -1>}
 // CHECK-SAME: {argument = "filter", box = array<i64: 64, 64>, dims = array<i64: 576, 64>, dtype = "f16", element_strides = array<i64: 1, 1>, mode = "tiled", name = "filter_tiled", strides_bytes = array<i64: 1152>, swizzle = "128B"}
-// CHECK-SAME: conv_lower.tiles = {block = array<i64: 128, 64, 64>, family = "sm90a_tma_wgmma", stages = 6 : i64, warpgroups = array<i64: 1, 2>}
-// CHECK: gpu.dynamic_shared_memory
+// CHECK-SAME: conv_lower.tiles = {block = array<i64: 128, 64, 64>, family = "sm90a_tma_wgmma", stages = 6 : i64, store_vector = 4 : i64, warpgroups = array<i64: 1, 2>}
+// CHECK: %[[SMEM:.*]] = gpu.dynamic_shared_memory
+// CHECK: %[[STAGED:.*]] = memref.view %[[SMEM]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<8x16x72xf32, #gpu.address_space<workgroup>>
 // CHECK-COUNT-12: nvvm.mbarrier.init
 // CHECK: nvvm.fence.mbarrier.init
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
@@ -42,7 +43,14 @@
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK: nvvm.mbarrier.arrive
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK: vector.store %{{.*}} : memref<4096xf32>, vector<2xf32>
+// The staged epilogue over the rings: a barrier of the 256 consumer threads, each
+// warp's 16 x 64 accumulators into its staged tile (rows of 64 + 8 f32), a warp
+// barrier, 16-byte vectors out.
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c256_i32
+// CHECK: vector.store %{{.*}}, %[[STAGED]][%{{.*}}, %{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<8x16x72xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK: nvvm.bar.warp.sync
+// CHECK: vector.load %[[STAGED]]{{.*}} : memref<8x16x72xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<4096xf32>, vector<4xf32>
 // CHECK: gpu.return
 // The twin: host loops, no NVVM.
 // TWIN-LABEL: func.func @nhwc_f16

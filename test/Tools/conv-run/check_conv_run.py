@@ -837,6 +837,12 @@ TWIN_SM90A = [
             layout="nhwc"),
     Problem("sm90a-tf32-groups-bias-stride2", "1,128,11,10", "144,64,3,3", groups=2,
             stride="2", padding="1,0,2,1", layout="nhwc", bias=True),
+    # The epilogue: staged into 8-byte vectors (Fg = 50 holds no 16-byte one), and
+    # the direct stores of an odd Fg (the other cases stage 16-byte vectors).
+    Problem("sm90a-f16-fg50-staged-pairs", "2,64,6,7", "50,64,3,3", padding="1",
+            layout="nhwc", dtype="f16", bias=True),
+    Problem("sm90a-bf16-fg45-direct", "1,64,7,6", "45,64,3,3", padding="1",
+            layout="nhwc", dtype="bf16"),
 ]
 
 
