@@ -34,16 +34,34 @@ func.func @nhwc_grouped(%x: tensor<1x10x10x32x1xf32>, %w: tensor<32x1x3x3x1xf32>
 }
 
 // Channels first, padded, strided, f16 into an f32 init that is not a fill:
-// the image is transposed to channels last and padded, the init transposed
-// too (the convolution accumulates into it), the result transposed back.
+// the image is transposed to channels last, the init transposed too (the
+// convolution accumulates into it in place), the result transposed back. The
+// image is not padded whole: the interior (output rows and columns 1..3, whose
+// windows lie inside the 9x9 image) reads it directly; the top and bottom
+// rows and the left and right columns pad their own small windows.
 // CHECK-LABEL: func.func @nchw_padded_strided
-// CHECK: linalg.transpose ins(%arg0 : tensor<2x16x9x9xf16>) {{.*}} permutation = [0, 2, 3, 1]
-// CHECK: tensor.pad {{.*}} low[0, 1, 1, 0] high[0, 1, 1, 0]
+// CHECK: %[[IMAGE:.*]] = linalg.transpose ins(%arg0 : tensor<2x16x9x9xf16>) {{.*}} permutation = [0, 2, 3, 1]
 // CHECK: %[[INIT:.*]] = linalg.transpose ins(%arg2 : tensor<2x16x5x5xf32>) {{.*}} permutation = [0, 2, 3, 1]
-// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (2, 5) shared_outs(%{{.*}} = %[[INIT]])
+// CHECK: %[[ACC:.*]] = tensor.extract_slice %[[INIT]][0, 1, 1, 0] [2, 3, 3, 16]
+// CHECK: tensor.extract_slice %[[IMAGE]][0, 1, 1, 0] [2, 7, 7, 16] [1, 1, 1, 1] : tensor<2x9x9x16xf16> to tensor<2x7x7x16xf16>
+// CHECK-NOT: tensor.pad
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (2, 3) shared_outs(%{{.*}} = %[[ACC]])
 // CHECK:   arith.extf {{.*}} : vector<1x1x16xf16> to vector<1x1x16xf32>
 // CHECK:   vector.fma {{.*}} : vector<1x1x16xf32>
-// CHECK: linalg.transpose ins(%{{.*}} : tensor<2x5x5x16xf32>) {{.*}} permutation = [0, 3, 1, 2]
+// CHECK: %[[Y0:.*]] = tensor.insert_slice %{{.*}} into %[[INIT]][0, 1, 1, 0] [2, 3, 3, 16]
+// CHECK: tensor.extract_slice %[[IMAGE]][0, 0, 0, 0] [2, 2, 9, 16]
+// CHECK: tensor.pad %{{.*}} low[0, 1, 1, 0] high[0, 0, 1, 0]
+// CHECK: %[[Y1:.*]] = tensor.insert_slice %{{.*}} into %[[Y0]][0, 0, 0, 0] [2, 1, 5, 16]
+// CHECK: tensor.extract_slice %[[IMAGE]][0, 7, 0, 0] [2, 2, 9, 16]
+// CHECK: tensor.pad %{{.*}} low[0, 0, 1, 0] high[0, 1, 1, 0]
+// CHECK: %[[Y2:.*]] = tensor.insert_slice %{{.*}} into %[[Y1]][0, 4, 0, 0] [2, 1, 5, 16]
+// CHECK: tensor.extract_slice %[[IMAGE]][0, 1, 0, 0] [2, 7, 2, 16]
+// CHECK: tensor.pad %{{.*}} low[0, 0, 1, 0] high[0, 0, 0, 0]
+// CHECK: %[[Y3:.*]] = tensor.insert_slice %{{.*}} into %[[Y2]][0, 1, 0, 0] [2, 3, 1, 16]
+// CHECK: tensor.extract_slice %[[IMAGE]][0, 1, 7, 0] [2, 7, 2, 16]
+// CHECK: tensor.pad %{{.*}} low[0, 0, 0, 0] high[0, 0, 1, 0]
+// CHECK: %[[Y4:.*]] = tensor.insert_slice %{{.*}} into %[[Y3]][0, 1, 4, 0] [2, 3, 1, 16]
+// CHECK: linalg.transpose ins(%[[Y4]] : tensor<2x5x5x16xf32>) {{.*}} permutation = [0, 3, 1, 2]
 
 func.func @nchw_padded_strided(%x: tensor<2x16x9x9xf16>, %w: tensor<16x3x3xf16>, %init: tensor<2x16x5x5xf32>) -> tensor<2x16x5x5xf32> {
   %cst = arith.constant 0.0 : f16

@@ -34,6 +34,30 @@ func.func @image(%x: tensor<1x24x7x14xf32>) -> tensor<1x7x14x24xf32> {
   return %t : tensor<1x7x14x24xf32>
 }
 
+// Large transposes (here 1.8 MB, the MobileNetV2 depthwise layer's image, and
+// a 2.4 MB filter) spread their outermost multi-tile dimension over the threads
+// first: an scf.forall over rows of H (tiles of 1), or over 16-row strips.
+// CHECK-LABEL: func.func @large_image
+// CHECK: scf.forall (%{{.*}}) in (56)
+// CHECK:   scf.for %{{.*}} = %c0 to %c56 step %c14
+// CHECK:     scf.for %{{.*}} = %c0 to %c144 step %c16
+// CHECK:       vector.transpose %{{.*}}, [0, 2, 3, 1] : vector<1x16x1x14xf32> to vector<1x1x14x16xf32>
+// CHECK-NOT: linalg.transpose
+func.func @large_image(%x: tensor<1x144x56x56xf32>) -> tensor<1x56x56x144xf32> {
+  %e = tensor.empty() : tensor<1x56x56x144xf32>
+  %t = linalg.transpose ins(%x : tensor<1x144x56x56xf32>) outs(%e : tensor<1x56x56x144xf32>) permutation = [0, 2, 3, 1]
+  return %t : tensor<1x56x56x144xf32>
+}
+// CHECK-LABEL: func.func @large_filter
+// CHECK: scf.forall (%{{.*}}) = (0) to (576) step (16)
+// CHECK:   scf.for %{{.*}} = %c0 to %c1024 step %c16
+// CHECK:     vector.transpose %{{.*}}, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
+func.func @large_filter(%w: tensor<1024x576xf32>) -> tensor<576x1024xf32> {
+  %e = tensor.empty() : tensor<576x1024xf32>
+  %t = linalg.transpose ins(%w : tensor<1024x576xf32>) outs(%e : tensor<576x1024xf32>) permutation = [1, 0]
+  return %t : tensor<576x1024xf32>
+}
+
 // bf16 is left for the loop lowering: x86 cannot lower its vector shuffles
 // without AVX512-BF16.
 // CHECK-LABEL: func.func @bf16

@@ -118,8 +118,11 @@ def ConvLowerDepthwiseDirect : Pass<"conv-lower-depthwise-direct"> {
     Cg = Fg = 1, or a generic spelling of one) with float data and static
     shapes is rewritten as `linalg.depthwise_conv_2d_nhwc_hwc` on a
     channels-last image (channels-first images and outputs transposed),
-    the filter as [KH, KW, C], the padding as a `tensor.pad`, and tiled:
-    an `scf.forall` over (image, output row), then register tiles of
+    the filter as [KH, KW, C], one per piece of the output: the interior,
+    whose windows lie inside the image, reads it directly, and the border
+    strips (top and bottom rows, left and right columns) pad only their own
+    windows (`tensor.pad`), all accumulating in place into one result. Each
+    is tiled: an `scf.forall` over (image, output row), then register tiles of
     `tile-columns` output columns x `tile-channels` channels (the largest
     divisors not above them) and one kernel row, which become 1-D depthwise
     convolutions (upstream's DownscaleDepthwiseConv2DNhwcHwcOp) and are
