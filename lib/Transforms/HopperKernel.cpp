@@ -351,15 +351,21 @@ void HopperKernelBuilder::emitEpilogue(Value consumer, Value tidInGroup,
   }
 }
 
+std::pair<Value, Value> HopperKernelBuilder::epilogueWarp(Value consumer,
+                                                         Value tidInGroup) {
+  Value warp = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, consumer, idx(4)),
+      arith::DivUIOp::create(b, loc, tidInGroup, idx(kThreadsPerWarp)));
+  return {warp,
+          arith::RemUIOp::create(b, loc, tidInGroup, idx(kThreadsPerWarp))};
+}
+
 void HopperKernelBuilder::stageEpilogue(Value consumer, Value tidInGroup,
                                         Value bn, Value group,
                                         ArrayRef<Value> accs) {
   // Register r = 4j + v of a lane is element v of its m16n8 tile j, as
   // stageRow takes them.
-  Value warp = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, consumer, idx(4)),
-      arith::DivUIOp::create(b, loc, tidInGroup, idx(kThreadsPerWarp)));
-  Value lane = arith::RemUIOp::create(b, loc, tidInGroup, idx(kThreadsPerWarp));
+  auto [warp, lane] = epilogueWarp(consumer, tidInGroup);
   epilogue.stageRow(warp, lane, arith::MulIOp::create(b, loc, bn, idx(t.blockN)),
                     group, accs);
 }
@@ -367,11 +373,7 @@ void HopperKernelBuilder::stageEpilogue(Value consumer, Value tidInGroup,
 void HopperKernelBuilder::storeStagedEpilogue(Value consumer, Value tidInGroup,
                                               Value bm, Value bn, Value group,
                                               const HopperOperands &ops) {
-  Value warpInGroup =
-      arith::DivUIOp::create(b, loc, tidInGroup, idx(kThreadsPerWarp));
-  Value warp = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, consumer, idx(4)), warpInGroup);
-  Value lane = arith::RemUIOp::create(b, loc, tidInGroup, idx(kThreadsPerWarp));
+  auto [warp, lane] = epilogueWarp(consumer, tidInGroup);
   // Warp w's 16 rows: the block's, then 64 a consumer, 16 a warp.
   Value rowBase = arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, bm, idx(t.blockM)),

@@ -221,6 +221,9 @@ private:
   /// of that tile out to the output.
   void stageEpilogue(Value consumer, Value tidInGroup, Value bn, Value group,
                      ArrayRef<Value> accs);
+  /// The staged tile's warp (0..7 over both consumers) and lane of thread
+  /// `tidInGroup` of consumer `consumer`.
+  std::pair<Value, Value> epilogueWarp(Value consumer, Value tidInGroup);
   void storeStagedEpilogue(Value consumer, Value tidInGroup, Value bm,
                            Value bn, Value group, const HopperOperands &ops);
 

@@ -946,8 +946,7 @@ void KernelBuilder::stageRow(Value warp, Value lane, Value colBase,
   for (int64_t j = 0; j < t.warpN() / 8; ++j) {
     SmallVector<Value> finished;
     for (int64_t v = 0; v < 4; ++v) {
-      auto [row, col] = fragmentPosition(lane, 0, j, v);
-      (void)row;
+      Value col = fragmentPosition(lane, 0, j, v).second;
       finished.push_back(
           finishOutput(values[4 * j + v], biasChannel(group, add(colBase, col))));
     }
