@@ -945,13 +945,14 @@ void KernelBuilder::stageRow(Value warp, Value lane, Value colBase,
   const EpilogueStaging &s = stagingShape;
   for (int64_t j = 0; j < t.warpN() / 8; ++j) {
     SmallVector<Value> finished;
+    SmallVector<std::pair<Value, Value>> places;
     for (int64_t v = 0; v < 4; ++v) {
-      Value col = fragmentPosition(lane, 0, j, v).second;
-      finished.push_back(
-          finishOutput(values[4 * j + v], biasChannel(group, add(colBase, col))));
+      places.push_back(fragmentPosition(lane, 0, j, v));
+      finished.push_back(finishOutput(
+          values[4 * j + v], biasChannel(group, add(colBase, places[v].second))));
     }
     for (int64_t v = 0; v < 4; v += s.pixelsInner ? 1 : 2) {
-      auto [row, col] = fragmentPosition(lane, 0, j, v);
+      auto [row, col] = places[v];
       if (s.pixelsInner) {
         memref::StoreOp::create(b, loc, finished[v], staging,
                                 ValueRange{warp, col, row});

@@ -193,6 +193,7 @@ Value twinIm2col(OpBuilder &b, Location loc, const GemmProblem &p,
 /// accumulators; the deallocation pipeline accepts no explicit frees).
 struct TwinScratch {
   Value smemA, smemB, acc, fragA, fragB, rowSums, columnSums, staging;
+  EpilogueStaging stagingShape;
 };
 
 TwinScratch allocateTwinScratch(OpBuilder &b, Location loc,
@@ -206,9 +207,11 @@ TwinScratch allocateTwinScratch(OpBuilder &b, Location loc,
   };
   s.smemA = ring(Operand::A);
   s.smemB = ring(Operand::B);
-  if (EpilogueStaging staged = epilogueStaging(p, t); staged.vector)
+  s.stagingShape = epilogueStaging(p, t);
+  if (s.stagingShape.vector)
     s.staging = memref::AllocaOp::create(
-        b, loc, stagingType(p, t, staged, true), b.getI64IntegerAttr(16));
+        b, loc, stagingType(p, t, s.stagingShape, true),
+        b.getI64IntegerAttr(16));
   int64_t warps = t.warpsM * t.warpsN;
   auto accumulators = [&](int64_t rows, int64_t cols) -> Value {
     return memref::AllocaOp::create(
@@ -267,7 +270,7 @@ TwinLoops igemm::buildTwin(OpBuilder &b, Location loc, const GemmProblem &p,
         kb.setTwinSums(s.rowSums, s.columnSums);
         kb.setTapTable(tapTable);
         if (s.staging)
-          kb.setStaging(s.staging, epilogueStaging(p, t));
+          kb.setStaging(s.staging, s.stagingShape);
         kb.emitBlock(ivs[2], ivs[1], ivs[0], x, w, y, s.smemA, s.smemB, s.acc);
       });
   return {toTensor(b, loc, outputType, output), grid.loops.front()};

@@ -135,13 +135,9 @@ TEST_F(FakeCubinTest, LaunchIsRecordedWithItsParameters) {
   EXPECT_EQ(launch.at("param_count"), 6);
   const JsonValue &p = launch.at("params");
   ASSERT_EQ(p.size(), 6u);
-  std::vector<int> offsets, sizes;
-  for (const JsonValue &param : p) {
-    offsets.push_back(param.at("offset").get<int>());
-    sizes.push_back(param.at("size").get<int>());
-  }
-  EXPECT_EQ(offsets, (std::vector<int>{0, 8, 16, 20, 40, 48}));
-  EXPECT_EQ(sizes, (std::vector<int>{8, 8, 4, 16, 8, 1}));
+  ParamLayout layout = paramLayout(p);
+  EXPECT_EQ(layout.offsets, (std::vector<int>{0, 8, 16, 20, 40, 48}));
+  EXPECT_EQ(layout.sizes, (std::vector<int>{8, 8, 4, 16, 8, 1}));
   // Device pointers resolve to their allocations (in: 16 bytes past its base).
   EXPECT_EQ(p[0].at("allocation").at("offset"), 0);
   EXPECT_EQ(p[0].at("allocation").at("bytes"), 4000);

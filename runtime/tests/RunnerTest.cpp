@@ -254,13 +254,9 @@ void expectTmaLaunch(const JsonValue &launch, const Manifest &m) {
   EXPECT_EQ(launch.at("param_count"), 6);
   const JsonValue &p = launch.at("params");
   ASSERT_EQ(p.size(), 6u);
-  std::vector<int> offsets, sizes;
-  for (const JsonValue &param : p) {
-    offsets.push_back(param.at("offset").get<int>());
-    sizes.push_back(param.at("size").get<int>());
-  }
-  EXPECT_EQ(offsets, (std::vector<int>{0, 8, 16, 24, 48, 176}));
-  EXPECT_EQ(sizes, (std::vector<int>{8, 8, 8, 8, 128, 128}));
+  ParamLayout layout = paramLayout(p);
+  EXPECT_EQ(layout.offsets, (std::vector<int>{0, 8, 16, 24, 48, 176}));
+  EXPECT_EQ(layout.sizes, (std::vector<int>{8, 8, 8, 8, 128, 128}));
   for (int i = 0; i < 4; ++i) {
     EXPECT_EQ(p[i].at("allocation").at("offset"), 0) << i;
     EXPECT_FALSE(p[i].contains("tensor_map")) << i;

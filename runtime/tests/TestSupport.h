@@ -21,6 +21,20 @@
 
 namespace convrt::test {
 
+/// The (offset, size) of each kernel parameter of a fake launch record's
+/// "params", in order.
+struct ParamLayout {
+  std::vector<int> offsets, sizes;
+};
+inline ParamLayout paramLayout(const JsonValue &params) {
+  ParamLayout layout;
+  for (const JsonValue &param : params) {
+    layout.offsets.push_back(param.at("offset").get<int>());
+    layout.sizes.push_back(param.at("size").get<int>());
+  }
+  return layout;
+}
+
 /// `path` with symlinks resolved (as Driver records a library's file).
 inline std::string canonicalPath(const std::string &path) {
   char resolved[PATH_MAX];
