@@ -84,16 +84,18 @@ emit mbv2_dw_c576_14_n128_f16_nhwc 128,576,14,14 576,1,3,3 --groups 576 --dtype 
 
 # The sm_90a family (TMA im2col + mbarrier ring + wgmma, warp-specialized) beside
 # the mma.sync kernels above, on the same problems: f16, bf16 and f32 (tf32
-# math) NHWC (FHWC filters), named *_sm90a, so that one run on an H200 puts both families next
-# to cuDNN. Only for an sm_90 run (the sm_90a code runs on compute capability
-# 9.0 only).
+# math) NHWC (FHWC filters), and f16 and f32 NCHW (FCHW filters: the producer
+# warpgroup gathers the A tiles), named *_sm90a, so that one run on an H200 puts
+# both families next to cuDNN. Only for an sm_90 run (the sm_90a code runs on
+# compute capability 9.0 only).
 if [ "$CHIP" = sm_90 ]; then
   for p in "${problems[@]}"; do
     read -r name input filter <<<"$p"
-    for dtype in f16 bf16 f32; do
+    for form in "f16 nhwc" "bf16 nhwc" "f32 nhwc" "f16 nchw" "f32 nchw"; do
+      read -r dtype layout <<<"$form"
       "$CONV_RUN" --input-shape "$input" --filter-shape "$filter" --padding 1 \
-        --dtype "$dtype" --layout nhwc --chip sm_90a \
-        --emit-bundle "$OUT/${name}_${dtype/f32/tf32}_nhwc_sm90a" | sed -n 2p
+        --dtype "$dtype" --layout "$layout" --chip sm_90a \
+        --emit-bundle "$OUT/${name}_${dtype/f32/tf32}_${layout}_sm90a" | sed -n 2p
     done
   done
 fi

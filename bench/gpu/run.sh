@@ -98,14 +98,16 @@ if command -v compute-sanitizer >/dev/null && [ "${#bundles[@]}" -gt 0 ]; then
   compute-sanitizer --tool memcheck "$BUILD/bin/convrt-run" "${bundles[0]}" \
     --repeat 1 --warmup 0 --no-cudnn >"$OUT/memcheck.txt" 2>&1
   tail -3 "$OUT/memcheck.txt" | tee -a "$OUT/run.log"
-  # The sm_90a family (TMA, mbarriers, wgmma) on its smallest bench layer.
-  tma="$ROOT/bench/gpu/bundles/seed_n16_c64_56_f128_f16_nhwc_sm90a"
-  if [ -f "$tma/manifest.json" ]; then
+  # The sm_90a family (TMA, mbarriers, wgmma) on its smallest bench layer, with
+  # TMA's im2col loads (NHWC) and with the producer's gather (NCHW).
+  for form in nhwc nchw; do
+    tma="$ROOT/bench/gpu/bundles/seed_n16_c64_56_f128_f16_${form}_sm90a"
+    [ -f "$tma/manifest.json" ] || continue
     log "compute-sanitizer memcheck on $tma"
     compute-sanitizer --tool memcheck "$BUILD/bin/convrt-run" "$tma" \
-      --repeat 1 --warmup 0 --no-cudnn >"$OUT/memcheck-sm90a.txt" 2>&1
-    tail -3 "$OUT/memcheck-sm90a.txt" | tee -a "$OUT/run.log"
-  fi
+      --repeat 1 --warmup 0 --no-cudnn >"$OUT/memcheck-sm90a-$form.txt" 2>&1
+    tail -3 "$OUT/memcheck-sm90a-$form.txt" | tee -a "$OUT/run.log"
+  done
 fi
 
 { nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv 2>/dev/null || true; } >"$OUT/gpu.txt"

@@ -60,6 +60,11 @@ struct ConvLowerImplicitGemmPass
                         << result->family
                         << " kernel, not the TMA + wgmma one: "
                         << result->whyNotSm90a;
+      if (emitRemarks && !result->whyGatheredSm90a.empty())
+        emitRemark(loc) << "conv-lower-implicit-gemm: sm_90a: the TMA + "
+                           "wgmma kernel, its A tiles gathered by the "
+                           "producer warpgroup (not TMA im2col): "
+                        << result->whyGatheredSm90a;
     }
   }
 

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::conv_lower;
@@ -55,15 +56,30 @@ std::string igemm::hopperWhyNot(const GemmProblem &p) {
     return "explicit im2col runs on the mma.sync kernels";
   if (directDepthwiseVector(p))
     return "depthwise convolutions run on the direct kernel";
+  // B: the filter as [G*Fg rows][K] for a tiled TMA box.
+  int64_t k = p.k();
+  if (!(filterFlatAlongK(p) && p.wF == k &&
+        (p.groups == 1 || p.wG == p.fg * k)))
+    return "the filter rows are not contiguous along K in the GEMM's K order "
+           "((kh, kw, c) for a channels-last image: FHWC; (c, kh, kw) "
+           "otherwise: FCHW), which the K-major B tile's TMA load needs";
+  if (k * p.elementBytes() % 16 != 0)
+    return "the filter rows (K = " + std::to_string(k) +
+           " elements) are not a multiple of 16 bytes, which TMA's global "
+           "strides need";
+  // A: TMA im2col, else the producer warpgroup's gather.
+  std::string image = hopperImageWhyNotTma(p);
+  if (!image.empty() && !tapTableFits(p))
+    return image + ", and the gather's tap table does not fit its 16-bit "
+                   "window terms and 32-bit offsets";
+  return "";
+}
+
+std::string igemm::hopperImageWhyNotTma(const GemmProblem &p) {
   int64_t c = p.groups * p.cg;
   if (!(p.xC == 1 && p.xW == c && p.xH == p.w * c && p.xN == p.h * p.w * c))
     return "the image is not a dense channels-last (NHWC) tensor, which TMA's "
            "im2col mode needs";
-  int64_t k = p.k();
-  if (!(p.wC == 1 && p.wKW == p.cg && p.wKH == p.kw * p.cg && p.wF == k &&
-        (p.groups == 1 || p.wG == p.fg * k)))
-    return "the filter rows are not contiguous along K in (kh, kw, c) order "
-           "(FHWC), which the K-major B tile needs";
   if (p.cg % tileChannels(p) != 0)
     return "channels per group are not a multiple of " +
            std::to_string(tileChannels(p)) +
@@ -84,6 +100,7 @@ std::string igemm::hopperWhyNot(const GemmProblem &p) {
 
 HopperTiles igemm::chooseHopperTiles(const GemmProblem &p) {
   HopperTiles t;
+  t.gatherA = !hopperImageWhyNotTma(p).empty();
   t.blockK = tileChannels(p);
   // One wgmma per 64 rows: N = 128, or 64 when the group's filters fit
   // it (half of a wider tile would idle).
@@ -92,9 +109,24 @@ HopperTiles igemm::chooseHopperTiles(const GemmProblem &p) {
   // 384 threads and 64+ accumulators each), at most 6, at least 2.
   constexpr int64_t kSharedLimit = 227 * 1024;
   int64_t stageBytes = t.aBytes(p.elementBytes()) + t.bBytes(p.elementBytes());
+  // A gathering producer reads each image element once per tap through
+  // L1: at most 4 slots leave it ~100 KiB of the SM's 256 (a prediction for
+  // the device to check, docs/performance.md).
+  int64_t most = t.gatherA ? 4 : 6;
   t.stages = std::clamp<int64_t>(
-      (kSharedLimit - kSwizzleAtomBytes - 128) / stageBytes, 2, 6);
+      (kSharedLimit - kSwizzleAtomBytes - 128) / stageBytes, 2, most);
   return t;
+}
+
+int64_t igemm::hopperKTiles(const GemmProblem &p, const HopperTiles &t) {
+  return llvm::divideCeilSigned(p.k(), t.blockK);
+}
+
+std::vector<int32_t> igemm::hopperTapTable(const GemmProblem &p,
+                                           const HopperTiles &t) {
+  // One entry per k: each element's (channel, tap) is the entry's, read
+  // alike by all 128 threads (their rows differ, their k does not).
+  return buildTapTable(p, /*step=*/1, hopperKTiles(p, t) * t.blockK);
 }
 
 TileConfig igemm::hopperEpilogueTiles(const HopperTiles &t) {
@@ -175,6 +207,15 @@ convrt::TensorMapSpec igemm::filterTensorMap(const GemmProblem &p,
   return s;
 }
 
+SmallVector<convrt::TensorMapSpec>
+igemm::hopperTensorMaps(const GemmProblem &p, const HopperTiles &t) {
+  SmallVector<convrt::TensorMapSpec> maps;
+  if (!t.gatherA)
+    maps.push_back(imageTensorMap(p, t));
+  maps.push_back(filterTensorMap(p, t));
+  return maps;
+}
+
 //===----------------------------------------------------------------------===//
 // Shared helpers
 //===----------------------------------------------------------------------===//
@@ -204,10 +245,14 @@ Value HopperKernelBuilder::toIndex(Value v) {
   return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v);
 }
 
-int64_t HopperKernelBuilder::kTiles() const { return p.k() / t.blockK; }
+int64_t HopperKernelBuilder::kTiles() const { return hopperKTiles(p, t); }
 
 int64_t HopperKernelBuilder::tileBytes() const {
-  return t.aBytes(p.elementBytes()) + t.bBytes(p.elementBytes());
+  return boxBytes(imageTensorMap(p, t), p.elementBytes()) + filterTileBytes();
+}
+
+int64_t HopperKernelBuilder::filterTileBytes() const {
+  return boxBytes(filterTensorMap(p, t), p.elementBytes());
 }
 
 int64_t HopperKernelBuilder::twinSharedBytes() const {
@@ -401,58 +446,150 @@ Value HopperKernelBuilder::sharedAddress64(Value offset,
   return twin ? wide : arith::AddIOp::create(b, loc, ops.sharedBase, wide);
 }
 
-void HopperKernelBuilder::emitProducerStep(Value kt, Value bn, Value group,
-                                           ArrayRef<Value> pixel,
-                                           const HopperOperands &ops) {
+void HopperKernelBuilder::waitForSlot(Value kt, const HopperOperands &ops) {
   auto [stage, parity] = ringSlot(kt);
-  Value full = barrierAddress(stage, ops);
   Value empty = barrierAddress(
       arith::AddIOp::create(b, loc, stage, i32(t.stages)), ops);
-  // From the second pass on, the slot holds tile kt - S until both
-  // consumers have freed it: the empty barrier's previous phase.
   Value reused = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, kt,
                                        i32(t.stages));
   auto ifReused = scf::IfOp::create(b, loc, reused, /*withElseRegion=*/false);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifReused.getThenRegion().front());
-    Value previous = arith::XOrIOp::create(b, loc, parity, i32(1));
-    if (twin)
-      twinWaitParity(empty, previous, ops);
-    else
-      NVVM::MBarrierTryWaitParityOp::create(b, loc, empty, previous,
-                                            i32(kTryWaitTicks));
-  }
-  Value dstA = arith::MulIOp::create(b, loc, stage,
-                                     i32(t.aBytes(p.elementBytes())));
-  Value dstB = arith::AddIOp::create(
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&ifReused.getThenRegion().front());
+  Value previous = arith::XOrIOp::create(b, loc, parity, i32(1));
+  if (twin)
+    twinWaitParity(empty, previous, ops);
+  else
+    NVVM::MBarrierTryWaitParityOp::create(b, loc, empty, previous,
+                                          i32(kTryWaitTicks));
+}
+
+void HopperKernelBuilder::tmaCopy(Value dst, Value map, ValueRange coordinates,
+                                  ValueRange offsets, Value full,
+                                  const HopperOperands &ops) {
+  auto cluster = LLVM::LLVMPointerType::get(b.getContext(), 7);
+  Value dstCluster = LLVM::AddrSpaceCastOp::create(b, loc, cluster,
+                                                   sharedAddress(dst, ops));
+  NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+      b, loc, dstCluster, map, coordinates, full, offsets, Value(), Value(),
+      offsets.empty() ? NVVM::TMALoadMode::TILE : NVVM::TMALoadMode::IM2COL,
+      false, nullptr, Value());
+}
+
+void HopperKernelBuilder::copyFilterTile(Value kt, Value bn, Value group,
+                                         Value full,
+                                         const HopperOperands &ops) {
+  Value stage = ringSlot(kt).first;
+  Value dst = arith::AddIOp::create(
       b, loc,
       arith::MulIOp::create(b, loc, stage, i32(t.bBytes(p.elementBytes()))),
       i32(t.bOffset(0, p.elementBytes())));
+  SmallVector<Value> coordinates = filterCopy(kt, bn, group);
+  if (twin)
+    twinFilterCopy(dst, coordinates, full, ops);
+  else
+    tmaCopy(dst, ops.filterMap, coordinates, ValueRange{}, full, ops);
+}
+
+void HopperKernelBuilder::emitProducerStep(Value kt, Value bn, Value group,
+                                           ArrayRef<Value> pixel,
+                                           const HopperOperands &ops) {
+  waitForSlot(kt, ops);
+  Value stage = ringSlot(kt).first;
+  Value full = barrierAddress(stage, ops);
+  Value dstA = arith::MulIOp::create(b, loc, stage,
+                                     i32(t.aBytes(p.elementBytes())));
   ImageCopy image = imageCopy(kt, group, pixel);
-  SmallVector<Value> filter = filterCopy(kt, bn, group);
   if (twin) {
     twinArrive(full, i32(tileBytes()), 1, ops);
     twinImageCopy(dstA, image, full, ops);
-    twinFilterCopy(dstB, filter, full, ops);
+  } else {
+    NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full,
+                                           i32(tileBytes()),
+                                           NVVM::MemScopeKind::CTA, false,
+                                           Value());
+    tmaCopy(dstA, ops.imageMap, image.coordinates, image.offsets, full, ops);
+  }
+  copyFilterTile(kt, bn, group, full, ops);
+}
+
+void HopperKernelBuilder::armFilterTile(Value kt, Value bn, Value group,
+                                        const HopperOperands &ops) {
+  Value full = barrierAddress(ringSlot(kt).first, ops);
+  if (twin)
+    twinArrive(full, i32(filterTileBytes()), /*count=*/0, ops);
+  else
+    NVVM::MBarrierExpectTxOp::create(b, loc, full, i32(filterTileBytes()));
+  copyFilterTile(kt, bn, group, full, ops);
+}
+
+SmallVector<Value>
+HopperKernelBuilder::gatherRow(Value kt, const KernelBuilder::RowPlace &place,
+                               Value group, const HopperOperands &ops) {
+  Value first = arith::MulIOp::create(b, loc, toIndex(kt), idx(t.blockK));
+  Value zero =
+      arith::ConstantOp::create(b, loc, b.getZeroAttr(p.elementType));
+  SmallVector<Value> values;
+  // All loads first, then the stores: the row's blockK loads are in flight
+  // together.
+  for (int64_t j = 0; j < t.blockK; ++j) {
+    auto [entryOffset, window] =
+        epilogue.tapEntry(arith::AddIOp::create(b, loc, first, idx(j)));
+    Value inside = epilogue.tapInside(place, window);
+    Value offset = epilogue.clampOffset(
+        Operand::A, epilogue.tapOffset(place, group, idx(0), entryOffset),
+        inside);
+    Value v = memref::LoadOp::create(b, loc, ops.x, ValueRange{offset});
+    values.push_back(arith::SelectOp::create(b, loc, inside, v, zero));
+  }
+  return values;
+}
+
+void HopperKernelBuilder::storeGatheredRow(Value kt, Value row,
+                                           ArrayRef<Value> values,
+                                           const HopperOperands &ops) {
+  int64_t e = p.elementBytes(), perChunk = kChunkBytes / e;
+  Value stage = ringSlot(kt).first;
+  Value row32 = toI32(row);
+  // Row r of the tile is 128 bytes at r * 128 of the 1024-byte aligned
+  // slot; the swizzle's XOR key is r % 8.
+  Value rowStart = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, stage, i32(t.aBytes(e))),
+      arith::MulIOp::create(b, loc, row32, i32(kSwizzleRowBytes)));
+  Value key = arith::RemUIOp::create(b, loc, row32, i32(8));
+  for (int64_t q = 0; q < t.blockK / perChunk; ++q) {
+    Value chunk = arith::XOrIOp::create(b, loc, key, i32(q));
+    Value offset = arith::AddIOp::create(
+        b, loc, rowStart, arith::MulIOp::create(b, loc, chunk, i32(kChunkBytes)));
+    ArrayRef<Value> elements = values.slice(q * perChunk, perChunk);
+    if (twin) {
+      Value first = arith::DivUIOp::create(b, loc, toIndex(offset), idx(e));
+      for (int64_t i = 0; i < perChunk; ++i)
+        memref::StoreOp::create(
+            b, loc, elements[i], ops.twinShared,
+            ValueRange{arith::AddIOp::create(b, loc, first, idx(i))});
+      continue;
+    }
+    Value vector = vector::FromElementsOp::create(
+        b, loc, VectorType::get({perChunk}, p.elementType), elements);
+    LLVM::StoreOp::create(b, loc, vector, sharedAddress(offset, ops),
+                          /*alignment=*/kChunkBytes);
+  }
+}
+
+void HopperKernelBuilder::publishGatheredRow(Value kt,
+                                             const HopperOperands &ops) {
+  Value full = barrierAddress(ringSlot(kt).first, ops);
+  if (twin) {
+    twinArrive(full, i32(0), 1, ops);
     return;
   }
-  NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full,
-                                         i32(tileBytes()),
-                                         NVVM::MemScopeKind::CTA, false,
-                                         Value());
-  auto cluster = LLVM::LLVMPointerType::get(b.getContext(), 7);
-  auto copy = [&](Value dst, Value map, ValueRange coords, ValueRange offsets,
-                  NVVM::TMALoadMode mode) {
-    Value dstCluster = LLVM::AddrSpaceCastOp::create(
-        b, loc, cluster, sharedAddress(dst, ops));
-    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-        b, loc, dstCluster, map, coords, full, offsets, Value(), Value(), mode,
-        false, nullptr, Value());
-  };
-  copy(dstA, ops.imageMap, image.coordinates, image.offsets,
-       NVVM::TMALoadMode::IM2COL);
-  copy(dstB, ops.filterMap, filter, ValueRange{}, NVVM::TMALoadMode::TILE);
+  // Generic-proxy stores that wgmma (the async proxy) reads: each writer
+  // fences its own before its release-arrival on the barrier the consumers
+  // acquire (PTX ISA, "Proxies").
+  NVVM::FenceProxyOp::create(
+      b, loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+  NVVM::MBarrierArriveOp::create(b, loc, b.getI64Type(), full, Value());
 }
 
 Value HopperKernelBuilder::emitConsumerStep(Value kt, Value consumer,
@@ -531,8 +668,8 @@ Value HopperKernelBuilder::emitConsumerStep(Value kt, Value consumer,
 
 void HopperKernelBuilder::gpuInitBarriers(const HopperOperands &ops) {
   for (int64_t s = 0; s < t.stages; ++s) {
-    NVVM::MBarrierInitOp::create(b, loc, barrierAddress(i32(s), ops), i32(1),
-                                 Value());
+    NVVM::MBarrierInitOp::create(b, loc, barrierAddress(i32(s), ops),
+                                 i32(fullArrivals()), Value());
     NVVM::MBarrierInitOp::create(b, loc,
                                  barrierAddress(i32(t.stages + s), ops),
                                  i32(t.consumerThreads()), Value());
@@ -597,13 +734,18 @@ void HopperKernelBuilder::emitGpuBlock(Value bm, Value bn, Value group,
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&roles.getThenRegion().front());
-    auto ifIssuer = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
-    b.setInsertionPointToStart(&ifIssuer.getThenRegion().front());
-    SmallVector<Value> pixel = firstPixel(bm);
-    auto loop = scf::ForOp::create(b, loc, i32(0), i32(kTiles()), i32(1));
-    b.setInsertionPointToStart(loop.getBody());
-    emitProducerStep(loop.getInductionVar(), toI32(bn), toI32(group), pixel,
-                     ops);
+    if (t.gatherA) {
+      emitGatheringProducer(tid, first, bm, bn, group, ops);
+    } else {
+      auto ifIssuer =
+          scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+      b.setInsertionPointToStart(&ifIssuer.getThenRegion().front());
+      SmallVector<Value> pixel = firstPixel(bm);
+      auto loop = scf::ForOp::create(b, loc, i32(0), i32(kTiles()), i32(1));
+      b.setInsertionPointToStart(loop.getBody());
+      emitProducerStep(loop.getInductionVar(), toI32(bn), toI32(group), pixel,
+                       ops);
+    }
   }
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&roles.getElseRegion().front());
@@ -629,6 +771,30 @@ void HopperKernelBuilder::emitGpuBlock(Value bm, Value bn, Value group,
   emitEpilogue(consumer, tidInGroup, bm, bn, group, accs, ops);
 }
 
+void HopperKernelBuilder::emitGatheringProducer(Value tid, Value first,
+                                                Value bm, Value bn,
+                                                Value group,
+                                                const HopperOperands &ops) {
+  // Thread tid (< 128 here) gathers row tid of every A tile.
+  KernelBuilder::RowPlace place = epilogue.rowPlace(arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, bm, idx(t.blockM)), tid));
+  auto loop = scf::ForOp::create(b, loc, i32(0), i32(kTiles()), i32(1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value kt = loop.getInductionVar();
+  // The loads need no slot: they are issued before the wait.
+  SmallVector<Value> values = gatherRow(kt, place, group, ops);
+  waitForSlot(kt, ops);
+  auto ifFirst = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard inFirst(b);
+    b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
+    armFilterTile(kt, toI32(bn), toI32(group), ops);
+  }
+  storeGatheredRow(kt, tid, values, ops);
+  publishGatheredRow(kt, ops);
+}
+
 void HopperKernelBuilder::emitTwinBlock(Value bm, Value bn, Value group,
                                         const HopperOperands &ops) {
   twinInitBarriers(ops);
@@ -651,7 +817,20 @@ void HopperKernelBuilder::emitTwinBlock(Value bm, Value bn, Value group,
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value kt = loop.getInductionVar();
-    emitProducerStep(kt, toI32(bn), toI32(group), pixel, ops);
+    if (t.gatherA) {
+      // Thread 0's slot wait, expect_tx and B copy, then every thread's row
+      // (their waits are thread 0's, already satisfied).
+      waitForSlot(kt, ops);
+      armFilterTile(kt, toI32(bn), toI32(group), ops);
+      twinForEach(kWarpgroupThreads, [&](Value tid) {
+        KernelBuilder::RowPlace place = epilogue.rowPlace(arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, bm, idx(t.blockM)), tid));
+        storeGatheredRow(kt, tid, gatherRow(kt, place, group, ops), ops);
+        publishGatheredRow(kt, ops);
+      });
+    } else {
+      emitProducerStep(kt, toI32(bn), toI32(group), pixel, ops);
+    }
     twinForEach(t.consumers, [&](Value c) {
       emitConsumerStep(kt, toI32(c), Value(), ops);
     });
@@ -687,6 +866,8 @@ void HopperKernelBuilder::emitBlock(Value bm, Value bn, Value group,
     epilogue.setBias(ops.bias);
   if (ops.staging)
     epilogue.setStaging(ops.staging, staged);
+  if (ops.tapTable)
+    epilogue.setTapTable(ops.tapTable);
   if (twin)
     emitTwinBlock(bm, bn, group, ops);
   else
@@ -726,7 +907,7 @@ void HopperKernelBuilder::twinSetBarrierWord(Value barrier, int64_t word,
 void HopperKernelBuilder::twinInitBarriers(const HopperOperands &ops) {
   for (int64_t i = 0; i < 2 * t.stages; ++i) {
     // mbarrier.init: phase 0, pending = expected = count, tx-count 0.
-    int64_t count = i < t.stages ? 1 : t.consumerThreads();
+    int64_t count = i < t.stages ? fullArrivals() : t.consumerThreads();
     twinSetBarrierWord(i32(i), Pending, i32(count), ops);
     twinSetBarrierWord(i32(i), Expected, i32(count), ops);
     twinSetBarrierWord(i32(i), TxCount, i32(0), ops);

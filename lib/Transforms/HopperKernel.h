@@ -13,6 +13,13 @@
 //       tensor map holds padding, strides and dilation, the copy's im2col
 //       offsets are the tap) and the filter's B tile in tiled mode; both
 //       land 128-byte swizzled;
+//       where TMA's im2col mode cannot load the image (NCHW, channels per
+//       group not a multiple of the tile, padding or strides past its
+//       ranges) the producer's 128 threads gather the A tile instead, one
+//       row (output pixel) each, through the tap table of the mma.sync
+//       family, write it 128-byte swizzled with 16-byte stores, and publish
+//       it to the async proxy (fence.proxy.async, then an arrival each on
+//       `full`); thread 0 still loads B by TMA (expect_tx, no arrival);
 //     warpgroups 1 and 2, the consumers (64 rows of the tile each): per
 //       tile wait on `full`, four wgmma.mma_async
 //       m64nNk16 (f16, bf16; m64nNk8 for f32 data, tf32 math) from
@@ -60,6 +67,10 @@ struct HopperTiles {
   int64_t blockM = 128, blockN = 128, blockK = 64, stages = 4;
   /// Consumer warpgroups, each computing 64 rows (m64) of the tile.
   int64_t consumers = 2;
+  /// The A tiles gathered by the producer warpgroup (one row a thread, the
+  /// K order the filter's) instead of loaded by TMA im2col
+  /// (hopperImageWhyNotTma says why).
+  bool gatherA = false;
   // No setmaxnreg: a warp's setmaxnreg.inc waits for registers that other
   // warps of the CTA release, and a CTA holds what ptxas allocated at launch
   // (58 registers a thread for the n64 kernel): the consumers' requests
@@ -100,8 +111,18 @@ struct HopperTiles {
 /// one tap's 128 bytes of channels), and padding, strides, dilation and taps
 /// within the TMA's im2col ranges.
 std::string hopperWhyNot(const GemmProblem &p);
+/// Why TMA's im2col mode cannot load `p`'s image (then the producer
+/// warpgroup gathers the A tiles), or "" when it can: a dense channels-last
+/// image, channels per group a multiple of the tile, strides, padding and
+/// dilated taps within the map's ranges.
+std::string hopperImageWhyNotTma(const GemmProblem &p);
 
 HopperTiles chooseHopperTiles(const GemmProblem &p);
+
+/// The K tiles (the last one partial where the gather pads K with zeros).
+int64_t hopperKTiles(const GemmProblem &p, const HopperTiles &t);
+/// The gathered A tiles' tap table: one entry per k of every K tile.
+std::vector<int32_t> hopperTapTable(const GemmProblem &p, const HopperTiles &t);
 
 /// The epilogue's view of the CTA: one 16-row warp tile per warp of the
 /// consumer warpgroups (wgmma's D fragment is mma.sync's m16n8 layout per
@@ -124,6 +145,11 @@ convrt::TensorMapSpec imageTensorMap(const GemmProblem &p,
 convrt::TensorMapSpec filterTensorMap(const GemmProblem &p,
                                       const HopperTiles &t);
 
+/// The kernel's tensor maps, in parameter order: the image's (unless the
+/// producer gathers A), then the filter's.
+SmallVector<convrt::TensorMapSpec> hopperTensorMaps(const GemmProblem &p,
+                                                    const HopperTiles &t);
+
 /// Where one CTA's operands and shared memory are: on the GPU, flat memrefs
 /// of the input/filter/output, the tensor maps' generic pointers and the
 /// shared base's i64 address; on the twin, the flat operands, shared memory
@@ -134,7 +160,8 @@ convrt::TensorMapSpec filterTensorMap(const GemmProblem &p,
 /// memory over the rings, or the twin's buffer), when it is built.
 struct HopperOperands {
   Value x, w, y, bias;
-  Value imageMap, filterMap, sharedBase;
+  /// imageMap is null when the producer gathers A (then tapTable is set).
+  Value imageMap, filterMap, sharedBase, tapTable;
   Value twinShared, twinBarriers, twinAcc, twinPoison;
   Value staging;
 };
@@ -175,8 +202,9 @@ private:
   /// The B copy's coordinates {k, row}.
   SmallVector<Value> filterCopy(Value kt, Value bn, Value group);
   /// The bytes both copies of a tile write (the full boxes: zero fill
-  /// counts).
+  /// counts), and B's alone.
   int64_t tileBytes() const;
+  int64_t filterTileBytes() const;
   /// Offset of shared region `offset` from the aligned base (i32 on the
   /// twin, a shared pointer on the GPU).
   Value sharedAddress(Value offset, const HopperOperands &ops);
@@ -198,6 +226,33 @@ private:
   /// both copies.
   void emitProducerStep(Value kt, Value bn, Value group,
                         ArrayRef<Value> pixel, const HopperOperands &ops);
+  /// From the second pass on, waits until both consumers have freed K tile
+  /// kt's slot (it holds tile kt - S until then: the empty barrier's
+  /// previous phase).
+  void waitForSlot(Value kt, const HopperOperands &ops);
+  /// One TMA copy into shared region `dst`, completing on `full`: im2col
+  /// mode with `offsets`, tiled without.
+  void tmaCopy(Value dst, Value map, ValueRange coordinates,
+               ValueRange offsets, Value full, const HopperOperands &ops);
+  /// The B tile of K tile kt into its slot, completing on `full`.
+  void copyFilterTile(Value kt, Value bn, Value group, Value full,
+                      const HopperOperands &ops);
+  /// The gathering producer's thread 0: arm the slot's `full` barrier with
+  /// the B tile's bytes (expect_tx, no arrival: the 128 threads' arrivals
+  /// complete the phase) and issue B's copy.
+  void armFilterTile(Value kt, Value bn, Value group, const HopperOperands &ops);
+  /// Producer thread `row`'s A row of K tile kt (row = the thread in the
+  /// warpgroup, `place` its output pixel's), blockK elements through the
+  /// tap table, zero in the padding and past K or M.
+  SmallVector<Value> gatherRow(Value kt, const KernelBuilder::RowPlace &place,
+                               Value group, const HopperOperands &ops);
+  /// The row into the slot's A tile as TMA's 128-byte swizzle would place
+  /// it: 16-byte chunk q of row r at chunk q ^ (r % 8).
+  void storeGatheredRow(Value kt, Value row, ArrayRef<Value> values,
+                        const HopperOperands &ops);
+  /// The thread's row visible to wgmma (the async proxy), then its arrival
+  /// on the slot's `full` barrier.
+  void publishGatheredRow(Value kt, const HopperOperands &ops);
   /// Consumer `consumer`'s K tile kt: wait for it, four wgmma into `acc`
   /// (the GPU's accumulator struct; null on the twin, whose accumulators are
   /// memory), commit, wait until only this tile's group is in flight, free
@@ -205,6 +260,15 @@ private:
   Value emitConsumerStep(Value kt, Value consumer, Value acc,
                          const HopperOperands &ops);
   void emitGpuBlock(Value bm, Value bn, Value group, const HopperOperands &ops);
+  /// The gathering producer warpgroup on the GPU: thread `tid`'s row of
+  /// every A tile, and (`first`: thread 0) the B tiles.
+  void emitGatheringProducer(Value tid, Value first, Value bm, Value bn,
+                             Value group, const HopperOperands &ops);
+  /// The arrivals that complete a `full` phase: the TMA thread's one, or the
+  /// gathering producer's 128.
+  int64_t fullArrivals() const {
+    return t.gatherA ? kWarpgroupThreads : 1;
+  }
   void emitTwinBlock(Value bm, Value bn, Value group,
                      const HopperOperands &ops);
   /// The accumulator's (row, col) within the warpgroup's 64 x blockN tile

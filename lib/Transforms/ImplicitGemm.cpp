@@ -261,6 +261,8 @@ FailureOr<ImplicitGemmResult> mlir::conv_lower::rewriteToImplicitGemm(
                   : d->tiles.directVector ? "direct_depthwise"
                                           : "mma_sync";
   result.whyNotSm90a = d->whyNotSm90a;
+  if (d->hopper && d->hopper->gatherA)
+    result.whyGatheredSm90a = hopperImageWhyNotTma(d->problem);
   if (options.target == ImplicitGemmTarget::CpuTwin && d->hopper) {
     TwinLoops twin = buildHopperTwin(rewriter, conv.getLoc(), d->problem,
                                      *d->hopper, d->plan.input, filter,

@@ -26,10 +26,7 @@ using namespace mlir::conv_lower::igemm;
 
 namespace mlir::conv_lower::igemm {
 
-/// Whether consecutive k of a filter row are consecutive elements (k is the
-/// filter's own flat index past the row): the B offset is then f*wF + k, with
-/// no decomposition of k.
-static bool filterFlatAlongK(const GemmProblem &p) {
+bool filterFlatAlongK(const GemmProblem &p) {
   if (p.channelsInnermost)
     return p.wC == 1 && p.wKW == p.cg && p.wKH == p.kw * p.cg &&
            (!p.hasDepth || p.wKD == p.kh * p.kw * p.cg);
@@ -116,17 +113,21 @@ int64_t pixelRun(const GemmProblem &p, const TileConfig &t) {
   return 0;
 }
 
-int64_t tapTableBytes(const GemmProblem &p, const TileConfig &t) {
-  int64_t step = tapTableStep(p, t);
-  if (step == 0)
-    return 0;
+bool tapTableFits(const GemmProblem &p) {
   // The packed window terms are signed 16-bit; a row must stay far from the
   // invalid marker.
   int64_t span = std::max((p.kh - 1) * p.dilationH, (p.kw - 1) * p.dilationW);
   if (span >= 8192 || p.h + p.padTop >= 8192 || p.w + p.padLeft >= 8192)
-    return 0;
+    return false;
   // The gather's offsets are 32-bit.
-  if (p.inputElements >= (int64_t(1) << 31))
+  return p.inputElements < (int64_t(1) << 31);
+}
+
+int64_t tapTableBytes(const GemmProblem &p, const TileConfig &t) {
+  int64_t step = tapTableStep(p, t);
+  if (step == 0)
+    return 0;
+  if (!tapTableFits(p))
     return 0;
   // Every K tile the loop loads (none past the last: the drain loads
   // nothing).
@@ -135,9 +136,15 @@ int64_t tapTableBytes(const GemmProblem &p, const TileConfig &t) {
 }
 
 std::vector<int32_t> buildTapTable(const GemmProblem &p, const TileConfig &t) {
-  int64_t bytes = tapTableBytes(p, t), step = tapTableStep(p, t);
-  std::vector<int32_t> table(bytes / sizeof(int32_t), 0);
-  for (int64_t e = 0; e < int64_t(table.size() / 2); ++e) {
+  int64_t bytes = tapTableBytes(p, t);
+  return buildTapTable(p, tapTableStep(p, t),
+                       bytes / int64_t(2 * sizeof(int32_t)));
+}
+
+std::vector<int32_t> buildTapTable(const GemmProblem &p, int64_t step,
+                                   int64_t entries) {
+  std::vector<int32_t> table(2 * entries, 0);
+  for (int64_t e = 0; e < entries; ++e) {
     int32_t row = kTapTableInvalid, col = 0, offset = 0;
     uint32_t bit = 0;
     if (int64_t k = e * step; k < p.k()) {

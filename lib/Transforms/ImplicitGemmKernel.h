@@ -201,9 +201,21 @@ int64_t pixelRun(const struct GemmProblem &p, const struct TileConfig &t);
 int64_t tapTableStep(const struct GemmProblem &p, const struct TileConfig &t);
 std::vector<int32_t> buildTapTable(const struct GemmProblem &p,
                                    const struct TileConfig &t);
+/// The table's `entries` entries, one per `step` k, for any gather that reads
+/// it (tapTableFits must hold).
+std::vector<int32_t> buildTapTable(const struct GemmProblem &p, int64_t step,
+                                   int64_t entries);
+/// Whether the table's terms fit its words: the packed 16-bit window terms
+/// and 32-bit input offsets.
+bool tapTableFits(const struct GemmProblem &p);
 /// The table's size in bytes, or 0 when the gather does not use one (no
 /// step, or sizes beyond the packed 16-bit window terms and 32-bit offsets).
 int64_t tapTableBytes(const struct GemmProblem &p, const struct TileConfig &t);
+
+/// Whether consecutive k of a filter row are consecutive elements (k is the
+/// filter's own flat index past the row, in the GEMM's K order): the B offset
+/// is then f*wF + k, with no decomposition of k.
+bool filterFlatAlongK(const GemmProblem &p);
 
 /// Whether an operand's 16-byte chunks are contiguous and aligned in global
 /// memory (then one cp.async moves each); otherwise elements are gathered
@@ -301,6 +313,31 @@ public:
     twinColumnSums = columns;
   }
 
+  // The tap-table gather's pieces, public for the sm_90a family's producer
+  // warpgroup, which gathers the A tiles TMA cannot load with them.
+
+  /// What the tap-table gather computes once per A row (the thread's own:
+  /// outside the main loop): its image offset without the group's channels,
+  /// its window origin (i32), whether it is inside the GEMM, and (filters of
+  /// at most 32 taps) its mask of the taps inside the image, none past M.
+  struct RowPlace {
+    Value base, ih0, iw0, inGemm, tapMask;
+  };
+  RowPlace rowPlace(Value row);
+  /// 0 <= v < size for an i32 v, as one unsigned compare.
+  Value insideImage(Value v, int64_t size);
+  /// Tap-table entry `entryIndex`: (offset, tap bit or packed window).
+  std::pair<Value, Value> tapEntry(Value entryIndex);
+  /// Whether the row reads the image at the entry's tap (false past K).
+  Value tapInside(const RowPlace &place, Value window);
+  /// The input offset the row reads at the entry (+ `inEntry`: channels of k
+  /// past the entry's first k), computed in 32 bits.
+  Value tapOffset(const RowPlace &place, Value group, Value inEntry,
+                  Value entryOffset);
+  /// `offset` where `valid`, else 0 (an address inside the operand), in 32
+  /// bits when every offset of the operand fits.
+  Value clampOffset(Operand op, Value offset, Value valid);
+
 private:
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value add(Value a, Value c) { return arith::AddIOp::create(b, loc, a, c); }
@@ -349,24 +386,6 @@ private:
   std::pair<Value, Value> gatherOffset(Value row, Value c, Value kdi,
                                        Value khi, Value kwi, Value group,
                                        Value valid, Value *padding);
-  /// What the tap-table gather computes once per A row (the thread's own:
-  /// outside the main loop): its image offset without the group's channels,
-  /// its window origin (i32), whether it is inside the GEMM, and (filters of
-  /// at most 32 taps) its mask of the taps inside the image, none past M.
-  struct RowPlace {
-    Value base, ih0, iw0, inGemm, tapMask;
-  };
-  RowPlace rowPlace(Value row);
-  /// 0 <= v < size for an i32 v, as one unsigned compare.
-  Value insideImage(Value v, int64_t size);
-  /// Tap-table entry `entryIndex`: (offset, tap bit or packed window).
-  std::pair<Value, Value> tapEntry(Value entryIndex);
-  /// Whether the row reads the image at the entry's tap (false past K).
-  Value tapInside(const RowPlace &place, Value window);
-  /// The input offset the row reads at the entry (+ `inEntry`: channels of k
-  /// past the entry's first k), computed in 32 bits.
-  Value tapOffset(const RowPlace &place, Value group, Value inEntry,
-                  Value entryOffset);
   /// elementOffset through the tap table: row `row` at table entry
   /// `entryIndex` (the one holding k) and `inEntry`.
   std::pair<Value, Value> tableGatherOffset(Value row, Value k,
@@ -381,9 +400,6 @@ private:
   /// row < rows for a row of a grid of `tileRows`-row tiles (true when rows
   /// fill whole tiles).
   Value withinRows(Value row, int64_t rows, int64_t tileRows);
-  /// `offset` where `valid`, else 0 (an address inside the operand), in 32
-  /// bits when every offset of the operand fits.
-  Value clampOffset(Operand op, Value offset, Value valid);
   /// Whether `inImage` is padding inside the GEMM (`inGemm`), when the pad
   /// value is not zero (else null).
   Value paddingPredicate(Value inGemm, Value inImage);

@@ -352,10 +352,10 @@ GpuLaunch igemm::buildHopperGpuLaunch(OpBuilder &b, Location loc,
       managedOperands(b, loc, p, input, filter, bias);
   auto module = kernel->getParentOfType<ModuleOp>();
   SmallVector<Value> operands(buffers);
-  operands.push_back(
-      encodeTensorMap(b, loc, module, imageTensorMap(p, t), buffers[0]));
-  operands.push_back(
-      encodeTensorMap(b, loc, module, filterTensorMap(p, t), buffers[1]));
+  SmallVector<convrt::TensorMapSpec> maps = hopperTensorMaps(p, t);
+  for (const convrt::TensorMapSpec &map : maps)
+    operands.push_back(encodeTensorMap(
+        b, loc, module, map, map.argument == "input" ? buffers[0] : buffers[1]));
   auto [grid, block] =
       launchDims(b, loc, hopperLaunchShape(p, t), t.threads());
   Value shared = arith::ConstantIntOp::create(
@@ -364,7 +364,7 @@ GpuLaunch igemm::buildHopperGpuLaunch(OpBuilder &b, Location loc,
                                             shared, operands);
   // The launch has completed when it returns (a synchronous launch_func):
   // the maps' device copies go back now (mgpuMemFree, as the runtime asks).
-  for (Value map : ArrayRef<Value>(operands).take_back(2))
+  for (Value map : ArrayRef<Value>(operands).take_back(maps.size()))
     freeTensorMap(b, loc, module, map);
   result.result =
       copyBackAndFree(b, loc, buffers.back(), buffers, outputType);
@@ -379,6 +379,10 @@ TwinLoops igemm::buildHopperTwin(OpBuilder &b, Location loc,
   ops.x = flatBuffer(b, loc, input);
   ops.w = flatBuffer(b, loc, filter);
   ops.bias = bias ? flatBuffer(b, loc, bias) : Value();
+  if (t.gatherA)
+    ops.tapTable = createTapTable(
+        b, b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>(),
+        hopperTapTable(p, t), /*memorySpace=*/0, /*budgetBytes=*/0, loc);
   Value output;
   std::tie(output, ops.y) = allocateResult(b, loc, outputType);
   HopperKernelBuilder sizes(b, loc, p, t, /*twin=*/true);

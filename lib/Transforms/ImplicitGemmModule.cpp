@@ -35,20 +35,28 @@ Value igemm::createTapTable(OpBuilder &b, Operation *symbolTableOp,
                             const GemmProblem &p, const TileConfig &t,
                             unsigned memorySpace, int64_t budgetBytes,
                             Location loc) {
-  int64_t bytes = tapTableBytes(p, t);
-  if (bytes == 0)
+  if (tapTableBytes(p, t) == 0)
     return nullptr;
+  return createTapTable(b, symbolTableOp, buildTapTable(p, t), memorySpace,
+                        budgetBytes, loc);
+}
+
+Value igemm::createTapTable(OpBuilder &b, Operation *symbolTableOp,
+                            ArrayRef<int32_t> table, unsigned memorySpace,
+                            int64_t budgetBytes, Location loc) {
+  int64_t bytes = int64_t(table.size()) * int64_t(sizeof(int32_t));
   Region &region = symbolTableOp->getRegion(0);
-  int64_t used = 0;
-  for (auto global : region.getOps<memref::GlobalOp>())
-    if (global.getSymName().starts_with(kTapTablePrefix))
-      used += global.getType().getNumElements() * 4;
-  if (budgetBytes > 0 && used + bytes > budgetBytes)
-    return nullptr;
-  std::vector<int32_t> table = buildTapTable(p, t);
   auto type = MemRefType::get(
       {int64_t(table.size() / 2), 2}, b.getI32Type(), MemRefLayoutAttrInterface(),
       memorySpace ? b.getI64IntegerAttr(memorySpace) : Attribute());
+  // The budget is the memory space's (the constant space's 64 KiB).
+  int64_t used = 0;
+  for (auto global : region.getOps<memref::GlobalOp>())
+    if (global.getSymName().starts_with(kTapTablePrefix) &&
+        global.getType().getMemorySpace() == type.getMemorySpace())
+      used += global.getType().getNumElements() * 4;
+  if (budgetBytes > 0 && used + bytes > budgetBytes)
+    return nullptr;
   auto tensorType = RankedTensorType::get(type.getShape(), b.getI32Type());
   // Built detached: SymbolTable::insert places it first in the module and
   // renames it past the tables already there.
@@ -316,11 +324,13 @@ gpu::GPUFuncOp igemm::buildHopperGpuKernel(RewriterBase &b, ModuleOp module,
                                            Location loc) {
   OpBuilder::InsertionGuard guard(b);
   SmallVector<Type> args = gemmKernelArguments(p);
-  // The two tensor maps, last: generic pointers to 128-byte CUtensorMaps
+  // The tensor maps, last: generic pointers to 128-byte CUtensorMaps
   // (by value, as __grid_constant__ parameters, once
-  // conv-lower-grid-constant-tensor-maps has marked them).
+  // conv-lower-grid-constant-tensor-maps has marked them). A gathering
+  // producer has the filter's only.
+  SmallVector<convrt::TensorMapSpec> maps = hopperTensorMaps(p, t);
   auto pointer = LLVM::LLVMPointerType::get(b.getContext());
-  args.append({pointer, pointer});
+  args.append(maps.size(), pointer);
   gpu::GPUFuncOp fn = createKernel(b, module, gemmKernelName(index), args,
                                    /*workgroup=*/{}, t.threads(), loc);
   Block &body = fn.getBody().front();
@@ -329,9 +339,22 @@ gpu::GPUFuncOp igemm::buildHopperGpuKernel(RewriterBase &b, ModuleOp module,
   ops.w = body.getArgument(1);
   if (p.biasType)
     ops.bias = body.getArgument(2);
-  ops.y = body.getArgument(args.size() - 3);
-  ops.imageMap = body.getArgument(args.size() - 2);
+  ops.y = body.getArgument(args.size() - maps.size() - 1);
+  if (!t.gatherA)
+    ops.imageMap = body.getArgument(args.size() - 2);
   ops.filterMap = body.getArgument(args.size() - 1);
+  // The gather's tap table: the 128 producer threads read the same entry,
+  // in the constant space a uniform load (ULDC, off the vector pipe), else
+  // in global memory where the budget has no room (one entry per k: C =
+  // 1024, 3x3 takes 72 KiB).
+  if (t.gatherA) {
+    std::vector<int32_t> table = hopperTapTable(p, t);
+    ops.tapTable = createTapTable(b, fn->getParentOp(), table,
+                                  /*memorySpace=*/4, kConstantBudgetBytes, loc);
+    if (!ops.tapTable)
+      ops.tapTable = createTapTable(b, fn->getParentOp(), table,
+                                    /*memorySpace=*/1, /*budgetBytes=*/0, loc);
+  }
   Value bm = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value bn = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
   Value group = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
@@ -354,12 +377,16 @@ gpu::GPUFuncOp igemm::buildHopperGpuKernel(RewriterBase &b, ModuleOp module,
   };
   if (int64_t v = hopperStaging(p, t).vector)
     tiles.push_back(b.getNamedAttr("store_vector", b.getI64IntegerAttr(v)));
+  if (t.gatherA)
+    tiles.push_back(b.getNamedAttr("a_gathered", b.getUnitAttr()));
   ConvLowerDialect::TilesAttrHelper(ctx).setAttr(fn,
                                                  b.getDictionaryAttr(tiles));
   ConvLowerDialect::SharedMemoryAttrHelper(ctx).setAttr(
       fn, b.getI64IntegerAttr(t.sharedBytes(p.elementBytes())));
+  SmallVector<Attribute> mapAttrs;
+  for (const convrt::TensorMapSpec &map : maps)
+    mapAttrs.push_back(tensorMapAttr(b, map));
   ConvLowerDialect::TensorMapsAttrHelper(ctx).setAttr(
-      fn, b.getArrayAttr({tensorMapAttr(b, imageTensorMap(p, t)),
-                          tensorMapAttr(b, filterTensorMap(p, t))}));
+      fn, b.getArrayAttr(mapAttrs));
   return fn;
 }

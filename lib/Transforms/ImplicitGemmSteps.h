@@ -124,6 +124,11 @@ int64_t nextKernelIndex(ModuleOp module);
 Value createTapTable(OpBuilder &b, Operation *symbolTableOp,
                      const GemmProblem &p, const TileConfig &t,
                      unsigned memorySpace, int64_t budgetBytes, Location loc);
+/// The same for a table built by the caller (the sm_90a producer's); 1 (PTX
+/// .global) is a memory space too.
+Value createTapTable(OpBuilder &b, Operation *symbolTableOp,
+                     ArrayRef<int32_t> table, unsigned memorySpace,
+                     int64_t budgetBytes, Location loc);
 
 //===----------------------------------------------------------------------===//
 // Host side (ImplicitGemmLaunch.cpp)

@@ -6,10 +6,11 @@
 For each cubin, `cuobjdump -sass` (with nvdisasm beside it or on PATH; both are on PyPI as
 nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm, which scripts/setup.sh installs) gives the
 SASS of its kernel. The main loop is the backward branch whose body holds the most MMAs
-(HMMA/IMMA): the K loop, everything else is prologue and epilogue. In it the script counts
+(HMMA/IMMA, HGMMA for wgmma): the K loop, everything else is prologue and epilogue (in an
+sm_90a kernel the consumers' loop). In it the script counts
 
   instructions  everything between the branch target and the branch
-  mma           HMMA / IMMA
+  mma           HMMA / IMMA / HGMMA
   other/mma     (instructions - mma) / mma: the integer and memory work per MMA
   ldg           global loads (LDG), the element gathers
   ldgsts        cp.async (LDGSTS)
@@ -21,6 +22,13 @@ SASS of its kernel. The main loop is the backward branch whose body holds the mo
   spills        local memory traffic (LDL/STL) anywhere in the kernel
   stg, stg128   global stores anywhere in the kernel (the epilogue's), and how many of
                 them are 16-byte (STG.E.128: the staged epilogue's vectors)
+
+and, in an sm_90a kernel whose producer warpgroup gathers A, its loop (the backward
+branch with no MMA whose body holds the most shared stores):
+
+  producer      its instructions per K tile
+  producer_uniform  those on the uniform datapath (U*: the tap table's ULDC among them)
+  producer_ldg  its global loads (the gathered elements)
 
 and prints one row per kernel (--json: one object per line). With --bounds, a JSON file
 {"NAME": {"metric": [min, max], ...}, ...}, every named kernel must lie inside its bounds
@@ -85,16 +93,50 @@ def main_loop(instructions):
             continue
         target = int(m.group(1), 16)
         body = [t for a, t in instructions[:index + 1] if a >= target]
-        mma = sum(opcode(t) in ("HMMA", "IMMA") for t in body)
+        # An mbarrier wait's retry block sits past the end of the kernel and
+        # branches back to the wait: its "body" holds an EXIT.
+        if any(opcode(t) == "EXIT" for t in body):
+            continue
+        mma = sum(opcode(t) in MMA_OPCODES for t in body)
         if mma > best_mma:
             best, best_mma = body, mma
     return best
 
 
+MMA_OPCODES = ("HMMA", "IMMA", "HGMMA")
+
+
+def producer_loop(instructions):
+    """The body of the backward branch with no MMA and the most shared stores."""
+    best, best_sts = None, 0
+    for index, (address, text) in enumerate(instructions):
+        m = BRANCH_TARGET.search(text) if opcode(text) == "BRA" else None
+        if not m or int(m.group(1), 16) >= address:
+            continue
+        body = [t for a, t in instructions[:index + 1] if a >= int(m.group(1), 16)]
+        ops = [opcode(t) for t in body]
+        if any(o in MMA_OPCODES for o in ops):
+            continue
+        if ops.count("STS") > best_sts:
+            best, best_sts = body, ops.count("STS")
+    return best
+
+
+def producer_metrics(instructions):
+    body = producer_loop(instructions)
+    if not body:
+        return {"producer": None, "producer_uniform": None, "producer_ldg": None}
+    ops = [opcode(t) for t in body]
+    return {"producer": len(ops),
+            "producer_uniform": sum(o.startswith("U") for o in ops),
+            "producer_ldg": ops.count("LDG")}
+
+
 def kernel_wide(instructions):
     """What is counted over the whole kernel: spills and the global stores."""
     stores = [t for _, t in instructions if opcode(t) == "STG"]
-    return {"spills": sum(opcode(t) in ("LDL", "STL") for _, t in instructions),
+    return {**producer_metrics(instructions),
+            "spills": sum(opcode(t) in ("LDL", "STL") for _, t in instructions),
             "stg": len(stores),
             "stg128": sum(".128" in t.split()[1 if t.startswith("@") else 0]
                           for t in stores)}
@@ -108,7 +150,7 @@ def measure(instructions):
                 "ldgsts": None, "sts": None, "ldsm": None, "sts_before_ldsm": None,
                 **kernel_wide(instructions)}
     ops = [opcode(t) for t in body]
-    mma = sum(o in ("HMMA", "IMMA") for o in ops)
+    mma = sum(o in MMA_OPCODES for o in ops)
     first_barrier = next((i for i, o in enumerate(ops) if o == "BAR"), 0)
     first_ldsm = next((i for i, o in enumerate(ops) if o == "LDSM"), len(ops))
     return {
@@ -152,21 +194,25 @@ def main():
     if not args.json:
         print(f"{'kernel':<28} {'instr':>6} {'mma':>4} {'other/mma':>9} {'ldg':>4} "
               f"{'ldgsts':>6} {'sts':>4} {'ldsm':>4} {'sts<ldsm':>8} {'spills':>6} "
-              f"{'stg':>4} {'stg128':>6}")
+              f"{'stg':>4} {'stg128':>6} {'producer':>8}")
     for item in args.kernels:
         name, _, cubin = item.partition("=")
         metrics = measure(disassemble(cuobjdump, cubin))
         if args.json:
             print(json.dumps({"kernel": name, **metrics}))
-        elif metrics["instructions"] is None:
-            print(f"{name:<28} no K loop (one K tile: unrolled) {'':>30} "
-                  f"{metrics['spills']:>6} {metrics['stg']:>4} {metrics['stg128']:>6}")
         else:
             m = metrics
-            print(f"{name:<28} {m['instructions']:>6} {m['mma']:>4} {m['other_per_mma']:>9} "
-                  f"{m['ldg']:>4} {m['ldgsts']:>6} {m['sts']:>4} {m['ldsm']:>4} "
-                  f"{m['sts_before_ldsm']:>8} {m['spills']:>6} {m['stg']:>4} "
-                  f"{m['stg128']:>6}")
+            producer = ("-" if m["producer"] is None else
+                        f"{m['producer']} ({m['producer_uniform']} U, "
+                        f"{m['producer_ldg']} ldg)")
+            if m["instructions"] is None:
+                print(f"{name:<28} no K loop (one K tile: unrolled) {'':>30} "
+                      f"{m['spills']:>6} {m['stg']:>4} {m['stg128']:>6} {producer:>8}")
+            else:
+                print(f"{name:<28} {m['instructions']:>6} {m['mma']:>4} "
+                      f"{m['other_per_mma']:>9} {m['ldg']:>4} {m['ldgsts']:>6} "
+                      f"{m['sts']:>4} {m['ldsm']:>4} {m['sts_before_ldsm']:>8} "
+                      f"{m['spills']:>6} {m['stg']:>4} {m['stg128']:>6} {producer:>8}")
         if name in bounds:
             problems += check_bounds(name, metrics, bounds[name])
     missing = sorted(set(bounds) - {k.partition("=")[0] for k in args.kernels})

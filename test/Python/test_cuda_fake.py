@@ -4,9 +4,10 @@ CONVRT_LIBCUDA points at the fake driver (a compute capability 9.0 device that
 records every module load, launch and copy into FAKE_CUDA_RECORD and computes
 nothing). A Conv compiled for target "cuda" (and "auto", which must choose the
 device) is the real tensor-core kernel for sm_90a, the default chip there
-(conv-lower-to-nvvm, ptxas; this C = 32 problem takes the mma.sync family);
-the record must show one cubin load when it is compiled and, per run, one
-launch with one pointer per kernel argument, the operands uploaded with their
+(conv-lower-to-nvvm, ptxas; this C = 32 problem takes the TMA + wgmma family
+with a gathered A tile, the filter loaded by TMA); the record must show one
+cubin load when it is compiled and, per run, one launch with one pointer per
+kernel argument and the filter's tensor map by value, the operands uploaded with their
 exact byte counts (f16: 2 bytes an element; bias included) and the output's
 bytes downloaded: the handle keeps its module and buffers across runs.
 """
@@ -63,8 +64,10 @@ for target in ("cuda", "auto"):
     ev = events()
     launches = [e for e in ev if e["event"] == "launch"]
     expect(len(launches) == 3, f"{target}: {len(launches)} launches for 3 runs")
-    expect(all(len(e.get("params", [])) == 4 for e in launches),
-           f"{target}: launch parameters {[len(e.get('params', [])) for e in launches]}")
+    expect(all([p.get("size") for p in e.get("params", [])] == [8, 8, 8, 8, 128] and
+               e["params"][4].get("tensor_map", {}).get("mode") == "tiled"
+               for e in launches),
+           f"{target}: launch parameters {[e.get('params') for e in launches]}")
     expect(len([e for e in ev if e["event"] == "module_load"]) == 1,
            f"{target}: the module was loaded again for a run")
     copies = [e for e in ev if e["event"] == "memcpy"]

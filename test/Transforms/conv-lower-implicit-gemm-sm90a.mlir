@@ -96,15 +96,56 @@ func.func @nhwc_bf16_stride2(%x: tensor<2x14x14x64xbf16>, %w: tensor<128x3x3x64x
 
 // -----
 
-// What the family does not take goes to the mma.sync kernel, with a remark.
+// NCHW: TMA's im2col mode cannot load the image, so the producer warpgroup's 128
+// threads gather the A tiles (a remark says so), one row (output pixel) each: K in
+// the FCHW filter's (c, kh, kw) order, one tap-table entry per k in the constant
+// space (576 x 2 words), 64 loads a row, eight 16-byte stores into the 128-byte
+// swizzled slot, a proxy fence and an arrival each on `full` (128 of them complete
+// it); thread 0 arms it with B's 8 KiB (expect_tx, no arrival) and loads B by TMA.
+// One tensor map (the filter's); the ring has 4 slots.
 // CHECK-LABEL: func.func @nchw_f16
-// CHECK: conv_lower.tiles = {a_pixel_run
+// CHECK-COUNT-1: call @mgpuConvLowerEncodeTensorMap
+// CHECK-NOT: call @mgpuConvLowerEncodeTensorMap
+// CHECK: gpu.launch_func {{.*}} args(%{{.*}} : memref<4096xf16>, %{{.*}} : memref<36864xf16>, %{{.*}} : memref<2304xf32>, %{{.*}} : !llvm.ptr)
+// CHECK: memref.global "private" constant @conv_lower_taps : memref<576x2xi32, 4>
+// CHECK: gpu.func @conv2d_implicit_gemm_0(%{{.*}}: memref<4096xf16>, %{{.*}}: memref<36864xf16>, %{{.*}}: memref<2304xf32>, %[[FILTER:.*]]: !llvm.ptr) kernel
+// CHECK-SAME: conv_lower.tensor_maps = [{argument = "filter", box = array<i64: 64, 64>, dims = array<i64: 576, 64>, dtype = "f16", element_strides = array<i64: 1, 1>, mode = "tiled", name = "filter_tiled", strides_bytes = array<i64: 1152>, swizzle = "128B"}]
+// CHECK-SAME: conv_lower.tiles = {a_gathered, block = array<i64: 128, 64, 64>, family = "sm90a_tma_wgmma", stages = 4 : i64
+// CHECK: memref.get_global @conv_lower_taps
+// CHECK-COUNT-4: nvvm.mbarrier.init %{{.*}}, %c128_i32
+// CHECK: gpu.barrier
+// CHECK: scf.for %{{.*}} = %c0_i32 to %c9_i32 step %c1_i32  : i32 {
+// CHECK-COUNT-64: memref.load %{{.*}}[%{{.*}}] : memref<4096xf16>
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.mbarrier.expect_tx %{{.*}}, %c8192_i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[FILTER]], %{{.*}}, box[%{{.*}}, %{{.*}}] :
+// CHECK-COUNT-8: llvm.store %{{.*}}, %{{.*}} {alignment = 16 : i64} : vector<8xf16>, !llvm.ptr<3>
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: nvvm.mbarrier.arrive
+// CHECK: nvvm.wgmma.mma_async
 func.func @nchw_f16(%x: tensor<1x64x8x8xf16>, %w: tensor<64x64x3x3xf16>) -> tensor<1x64x6x6xf32> {
   %f0 = arith.constant 0.000000e+00 : f32
   %e = tensor.empty() : tensor<1x64x6x6xf32>
   %init = linalg.fill ins(%f0 : f32) outs(%e : tensor<1x64x6x6xf32>) -> tensor<1x64x6x6xf32>
-  // expected-remark @below {{sm_90a: the mma_sync kernel, not the TMA + wgmma one: the image is not a dense channels-last (NHWC) tensor}}
+  // expected-remark @below {{sm_90a: the TMA + wgmma kernel, its A tiles gathered by the producer warpgroup (not TMA im2col): the image is not a dense channels-last (NHWC) tensor}}
   %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x64x8x8xf16>, tensor<64x64x3x3xf16>) outs(%init : tensor<1x64x6x6xf32>) -> tensor<1x64x6x6xf32>
+  return %y : tensor<1x64x6x6xf32>
+}
+
+// -----
+
+// What the family does not take goes to the mma.sync kernel, with a remark: three
+// input channels make 27-element filter rows, 54 bytes (TMA's strides are multiples
+// of 16).
+// CHECK-LABEL: func.func @nchw_c3
+// CHECK: conv_lower.tiles = {a_pixel_run
+// CHECK-NOT: sm90a_tma_wgmma
+func.func @nchw_c3(%x: tensor<1x3x8x8xf16>, %w: tensor<64x3x3x3xf16>) -> tensor<1x64x6x6xf32> {
+  %f0 = arith.constant 0.000000e+00 : f32
+  %e = tensor.empty() : tensor<1x64x6x6xf32>
+  %init = linalg.fill ins(%f0 : f32) outs(%e : tensor<1x64x6x6xf32>) -> tensor<1x64x6x6xf32>
+  // expected-remark @below {{sm_90a: the mma_sync kernel, not the TMA + wgmma one: the filter rows (K = 27 elements) are not a multiple of 16 bytes, which TMA's global strides need}}
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x3x8x8xf16>, tensor<64x3x3x3xf16>) outs(%init : tensor<1x64x6x6xf32>) -> tensor<1x64x6x6xf32>
   return %y : tensor<1x64x6x6xf32>
 }
 
@@ -128,12 +169,17 @@ func.func @nhwc_f32(%x: tensor<1x8x8x32xf32>, %w: tensor<64x3x3x32xf32>) -> tens
 
 // -----
 
+// NHWC with 32 channels: a K tile (64 k) spans two taps, which no im2col box
+// holds; the producer gathers it, its last tile padded (K = 288: 4.5 tiles).
 // CHECK-LABEL: func.func @nhwc_c32
+// CHECK: memref.global "private" constant @conv_lower_taps : memref<320x2xi32, 4>
+// CHECK: conv_lower.tiles = {a_gathered
+// CHECK: scf.for %{{.*}} = %c0_i32 to %c5_i32 step %c1_i32  : i32 {
 func.func @nhwc_c32(%x: tensor<1x8x8x32xf16>, %w: tensor<64x3x3x32xf16>) -> tensor<1x6x6x64xf32> {
   %f0 = arith.constant 0.000000e+00 : f32
   %e = tensor.empty() : tensor<1x6x6x64xf32>
   %init = linalg.fill ins(%f0 : f32) outs(%e : tensor<1x6x6x64xf32>) -> tensor<1x6x6x64xf32>
-  // expected-remark @below {{sm_90a: the mma_sync kernel, not the TMA + wgmma one: channels per group are not a multiple of 64}}
+  // expected-remark @below {{sm_90a: the TMA + wgmma kernel, its A tiles gathered by the producer warpgroup (not TMA im2col): channels per group are not a multiple of 64}}
   %y = linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x8x8x32xf16>, tensor<64x3x3x32xf16>) outs(%init : tensor<1x6x6x64xf32>) -> tensor<1x6x6x64xf32>
   return %y : tensor<1x6x6x64xf32>
 }

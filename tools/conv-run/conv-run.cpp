@@ -153,7 +153,8 @@ const std::string chipHelp =
     "GPU architecture for --target cuda, --emit-bundle and the cpu-twin: " +
     convrt::archList() +
     " (default: the device's, sm_90a on compute capability 9.0, where f16/bf16/"
-    "f32 NHWC convolutions take the TMA + wgmma kernels; else sm_80)";
+    "f32 convolutions take the TMA + wgmma kernels, NCHW ones with a gathered "
+    "A tile; else sm_80)";
 cl::opt<std::string> chipOpt("chip", cl::init(""), cl::cat(runCat),
                              cl::desc(chipHelp));
 cl::opt<std::string> emitBundleDir(

@@ -129,6 +129,9 @@ struct ImplicitGemmResult {
   /// chip=sm_90a and another family built: why the sm_90a kernels do not
   /// take this convolution ("" otherwise).
   std::string whyNotSm90a;
+  /// The sm_90a family built with its A tiles gathered by the producer
+  /// warpgroup: why TMA's im2col mode could not load them ("" otherwise).
+  std::string whyGatheredSm90a;
 };
 
 /// Rewrites `conv` (any convolution the im2col rewrite accepts, with

@@ -843,6 +843,24 @@ TWIN_SM90A = [
             layout="nhwc", dtype="f16", bias=True),
     Problem("sm90a-bf16-fg45-direct", "1,64,7,6", "45,64,3,3", padding="1",
             layout="nhwc", dtype="bf16"),
+    # The producer warpgroup's gather where TMA im2col cannot load the image: NCHW
+    # (K in the FCHW filter's (c, kh, kw) order, the tap table's entries and
+    # masks), stride 2 with asymmetric padding and a partial n128 tile, groups with
+    # a bias in tf32, 5x5 taps with the 4-slot ring wrapping six times, a pointwise
+    # layer, and a channels-last image whose 24 channels split K tiles across taps
+    # (its last tile padded with zeros).
+    Problem("sm90a-gather-f16-nchw-images", "2,64,9,11", "64,64,3,3", padding="1",
+            dtype="f16"),
+    Problem("sm90a-gather-bf16-nchw-stride2-asymmetric", "1,64,13,12", "136,64,3,3",
+            stride="2", padding="1,0,2,1", dtype="bf16"),
+    Problem("sm90a-gather-tf32-nchw-groups-bias", "1,64,11,10", "144,32,3,3",
+            groups=2, stride="2", padding="1", bias=True),
+    Problem("sm90a-gather-f16-nchw-5x5-ring-wraps", "1,64,8,8", "64,64,5,5",
+            padding="2", dtype="f16"),
+    Problem("sm90a-gather-bf16-nchw-pointwise-batch3", "3,128,7,7", "200,128,1,1",
+            dtype="bf16"),
+    Problem("sm90a-gather-f16-nhwc-c24-dilation2", "2,24,10,9", "40,24,3,3",
+            dilation="2", padding="2", layout="nhwc", dtype="f16"),
 ]
 
 
@@ -875,10 +893,45 @@ def random_sm90a_problems(count, seed):
     return problems
 
 
+def random_sm90a_gather_problems(count, seed):
+    """Random convolutions the sm_90a family takes with a gathered A tile: NCHW
+    images, or channels-last ones whose channels per group are no multiple of the
+    64 (f32: 32) a TMA im2col box holds; channels per group keep K a multiple of 16
+    bytes (TMA's filter strides). Otherwise drawn as random_sm90a_problems. A soak
+    of 200 such configurations passed when written (seed 5)."""
+    rng = random.Random(seed)
+    problems = []
+    while len(problems) < count:
+        dtype = rng.choice(["f16", "bf16", "f32"])
+        layout = rng.choice(["nchw", "nchw", "nhwc"])
+        groups = rng.choice([1, 1, 1, 2])
+        cgs = [4, 8, 12, 20, 32, 48] if dtype == "f32" else [8, 16, 24, 40, 64, 96]
+        cg = rng.choice(cgs)
+        if layout == "nhwc" and cg % (32 if dtype == "f32" else 64) == 0:
+            continue
+        fg = rng.choice([8, 16, 40, 64, 72, 96, 128, 136, 200])
+        kh, kw = rng.choice([1, 2, 3, 3, 5]), rng.choice([1, 2, 3, 3, 4])
+        sh, sw = rng.choice([1, 1, 2, 3]), rng.choice([1, 1, 2, 4])
+        dh, dw = rng.choice([1, 1, 2]), rng.choice([1, 1, 3])
+        h, w = rng.randint(1, 14), rng.randint(1, 14)
+        pads = [rng.randint(0, 3) for _ in range(4)]
+        if ((h + pads[0] + pads[2] - dh * (kh - 1) - 1) < 0 or
+                (w + pads[1] + pads[3] - dw * (kw - 1) - 1) < 0):
+            continue
+        problems.append(Problem(
+            f"sm90a-gather-random-{seed}-{len(problems)}",
+            f"{rng.choice([1, 2, 3])},{groups * cg},{h},{w}",
+            f"{groups * fg},{cg},{kh},{kw}", stride=f"{sh},{sw}", dilation=f"{dh},{dw}",
+            padding=",".join(map(str, pads)), groups=groups, layout=layout,
+            dtype=dtype, bias=rng.random() < 0.3))
+    return problems
+
+
 def twin_sm90a_set():
     return [(p.name, numerics_case(p, ["--target", "cpu-twin", "--chip", "sm_90a"],
                                    mode="implicit"))
-            for p in TWIN_SM90A + random_sm90a_problems(16, seed=12)]
+            for p in TWIN_SM90A + random_sm90a_problems(16, seed=12) +
+            random_sm90a_gather_problems(8, seed=21)]
 
 
 # ----------------------------------------------------------------------------------------

@@ -12,10 +12,13 @@ nothing. The script asserts the recorded launch against the manifest: kernel
 name, grid, block, dynamic shared memory, parameter count and sizes, each pointer
 parameter landing on a buffer of its argument's byte size in manifest order, the
 bytes copied each way. The sm_90a TMA + wgmma kernels (the *-tma cases: f16 and
-tf32) also take their two tensor maps by value after the pointers: each must be a 128-byte parameter
+tf32) also take their two tensor maps by value after the pointers, and those
+whose producer gathers A (the *-gather cases: NCHW f16 and tf32) the filter's
+alone: each must be a 128-byte parameter
 holding a map the fake encoded (cuTensorMapEncodeIm2col / Tiled) for the buffer of
 the manifest argument it names, with the manifest's mode, dims, byte strides, box,
-corners and traversal strides. The fake leaves the output as the runtime poisoned it
+corners and traversal strides. The mma.sync cases ask for sm_90 (on sm_90a the
+Hopper family takes most of them). The fake leaves the output as the runtime poisoned it
 (NaN), so the check must fail honestly: exit 1 and check_passed false in the
 JSON. Finally `conv-run --doctor` must call the fake's device usable although
 the machine has no /dev/nvidia* nodes (the driver is trusted; the nodes are a
@@ -32,28 +35,35 @@ import subprocess
 import sys
 from pathlib import Path
 
+# case: (flags, chip, tensor maps in the manifest)
 CASES = {
-    "f16-nhwc": ["--input-shape", "2,32,10,10", "--filter-shape", "64,32,3,3",
-                 "--padding", "1", "--layout", "nhwc", "--dtype", "f16"],
-    "f16-nchw": ["--input-shape", "2,16,9,9", "--filter-shape", "32,16,3,3",
-                 "--stride", "2", "--padding", "1", "--dtype", "f16"],
-    "tf32-nhwc": ["--input-shape", "1,8,12,12", "--filter-shape", "16,8,3,3",
-                  "--dilation", "2", "--padding", "2", "--layout", "nhwc"],
-    "grouped-bf16-bias": ["--input-shape", "2,16,8,8", "--filter-shape", "32,4,3,3",
-                          "--groups", "4", "--padding", "1", "--layout", "nhwc",
-                          "--dtype", "bf16", "--bias"],
-    "f16-nhwc-tma": ["--input-shape", "2,64,9,11", "--filter-shape", "96,64,3,3",
-                     "--stride", "1,2", "--padding", "1", "--layout", "nhwc",
-                     "--dtype", "f16", "--bias"],
-    "tf32-nhwc-tma": ["--input-shape", "1,32,10,10", "--filter-shape", "64,32,3,3",
-                      "--padding", "1", "--layout", "nhwc"],
-    "i8-quantized-nhwc": ["--input-shape", "2,32,9,9", "--filter-shape", "64,32,3,3",
-                          "--padding", "1", "--layout", "nhwc", "--dtype", "i8",
-                          "--zero-points", "5,-3"],
+    "f16-nhwc": (["--input-shape", "2,32,10,10", "--filter-shape", "64,32,3,3",
+                  "--padding", "1", "--layout", "nhwc", "--dtype", "f16"], "sm_90", 0),
+    "f16-nchw": (["--input-shape", "2,16,9,9", "--filter-shape", "32,16,3,3",
+                  "--stride", "2", "--padding", "1", "--dtype", "f16"], "sm_90", 0),
+    "tf32-nhwc": (["--input-shape", "1,8,12,12", "--filter-shape", "16,8,3,3",
+                   "--dilation", "2", "--padding", "2", "--layout", "nhwc"], "sm_90", 0),
+    # Four channels per group: 72-byte filter rows, no TMA box; mma.sync on sm_90a.
+    "grouped-bf16-bias": (["--input-shape", "2,16,8,8", "--filter-shape", "32,4,3,3",
+                           "--groups", "4", "--padding", "1", "--layout", "nhwc",
+                           "--dtype", "bf16", "--bias"], "sm_90a", 0),
+    "f16-nhwc-tma": (["--input-shape", "2,64,9,11", "--filter-shape", "96,64,3,3",
+                      "--stride", "1,2", "--padding", "1", "--layout", "nhwc",
+                      "--dtype", "f16", "--bias"], "sm_90a", 2),
+    "tf32-nhwc-tma": (["--input-shape", "1,32,10,10", "--filter-shape", "64,32,3,3",
+                       "--padding", "1", "--layout", "nhwc"], "sm_90a", 2),
+    "f16-nchw-gather": (["--input-shape", "2,64,9,11", "--filter-shape", "96,64,3,3",
+                         "--stride", "1,2", "--padding", "1", "--dtype", "f16", "--bias"],
+                        "sm_90a", 1),
+    "tf32-nchw-gather": (["--input-shape", "1,32,10,10", "--filter-shape", "64,32,3,3",
+                          "--padding", "1"], "sm_90a", 1),
+    "i8-quantized-nhwc": (["--input-shape", "2,32,9,9", "--filter-shape", "64,32,3,3",
+                           "--padding", "1", "--layout", "nhwc", "--dtype", "i8",
+                           "--zero-points", "5,-3"], "sm_90a", 0),
 }
 WARMUP, REPEAT = 1, 2
 DTYPE_BYTES = {"f32": 4, "tf32": 4, "f16": 2, "bf16": 2, "i8": 1, "i32": 4}
-FAKE_CHIP = "sm_90a"  # the fake device is compute capability 9.0
+# The fake device is compute capability 9.0: sm_90a is conv-run's default there.
 
 failures = []
 
@@ -167,9 +177,10 @@ def check_tensor_maps(where, arguments, maps, params):
                                   f"{want}")
 
 
-def run_case(args, case, flags, tmp):
+def run_case(args, case, flags, chip, map_count, tmp):
     bundle = tmp / case
-    emitted = run([args.conv_run, *flags, "--emit-bundle", str(bundle), "--chip", FAKE_CHIP,
+    flags = flags + ([] if chip == "sm_90a" else ["--chip", chip])
+    emitted = run([args.conv_run, *flags, "--emit-bundle", str(bundle), "--chip", chip,
                    "--json"])
     if not expect(emitted.returncode == 0,
                   f"{case}: --emit-bundle failed ({emitted.returncode}): {emitted.stderr}"):
@@ -178,12 +189,12 @@ def run_case(args, case, flags, tmp):
     manifest = json.loads((bundle / "manifest.json").read_text())
     expect(summary.get("kernel") == manifest["kernel"]["name"] and
            summary.get("grid") == manifest["kernel"]["grid"] and
-           summary.get("chip") == FAKE_CHIP,
+           summary.get("chip") == chip,
            f"{case}: --emit-bundle --json {summary} disagrees with manifest.json")
     cubin_size = (bundle / manifest["kernel"]["binary"]).stat().st_size
-    expect((len(manifest.get("tensor_maps", [])) == 2) == case.endswith("-tma"),
-           f"{case}: {len(manifest.get('tensor_maps', []))} tensor maps in the manifest "
-           f"(only the sm_90a TMA cases have them, two)")
+    expect(len(manifest.get("tensor_maps", [])) == map_count,
+           f"{case}: {len(manifest.get('tensor_maps', []))} tensor maps in the manifest, "
+           f"expected {map_count}")
 
     for target in ["cuda", "auto"]:
         record = tmp / f"{case}-{target}.jsonl"
@@ -201,7 +212,7 @@ def run_case(args, case, flags, tmp):
             expect(False, f"{where}: no JSON report: {ran.stdout!r} {ran.stderr!r}")
             continue
         expect(report.get("target") == "cuda", f"{where}: ran on {report.get('target')!r}")
-        expect(report.get("chip") == FAKE_CHIP, f"{where}: chip {report.get('chip')!r}")
+        expect(report.get("chip") == chip, f"{where}: chip {report.get('chip')!r}")
         expect(report.get("check_passed") is False,
                f"{where}: check_passed {report.get('check_passed')}, expected false")
         expect(report.get("total_outputs") == nbytes(manifest["arguments"][-1]) // 4,
@@ -230,8 +241,8 @@ def main():
         return 1
     tmp = Path(args.tmp)
     tmp.mkdir(parents=True, exist_ok=True)
-    for case, flags in CASES.items():
-        run_case(args, case, flags, tmp)
+    for case, (flags, chip, map_count) in CASES.items():
+        run_case(args, case, flags, chip, map_count, tmp)
     check_doctor(args)
     for failure in failures:
         print("FAIL:", failure)
