@@ -60,6 +60,7 @@ static void addTileAndVectorize(OpPassManager &pm,
   if (options.im2col && options.im2colPanels && !options.implicitGemmTwin) {
     ConvLowerIm2ColPanelsOptions panels;
     panels.minBlocks = 4 * options.threads;
+    panels.threads = options.threads;
     panels.tileM = options.tileM;
     panels.tileN = options.tileN;
     pm.addPass(createConvLowerIm2ColPanels(panels));

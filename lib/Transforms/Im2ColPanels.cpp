@@ -230,9 +230,15 @@ struct Blocks {
 /// `rowAlign` rows (or the smallest such bh over the budget), that still
 /// leaves `minBlocks` blocks; where none leaves that many, the smallest, and
 /// the filters are split too, into chunks that stay a multiple of `filterAlign` (the
-/// register tile along them; 0: never split).
+/// register tile along them; 0: never split). `streamed`: the filter every
+/// row block reads whole, the cache budget it is measured against and the
+/// threads (see below).
+struct Streamed {
+  int64_t bytes = 0, cacheBytes = 0, threads = 1;
+};
 Blocks chooseBlocks(PanelGemm &m, int64_t panelBytes, int64_t minBlocks,
-                    int64_t rowAlign, int64_t filterAlign) {
+                    int64_t rowAlign, int64_t filterAlign,
+                    Streamed streamed = {}) {
   RankedTensorType col = m.colType();
   int64_t d = m.spatialRank();
   Blocks blocks{col.getDimSize(1), col.getDimSize(2), 1, 1, 0, 1, 0};
@@ -276,6 +282,25 @@ Blocks chooseBlocks(PanelGemm &m, int64_t panelBytes, int64_t minBlocks,
       blocks.rowsPerBlock = bh;
       break;
     }
+  // A filter past the cache budget comes from memory again for every
+  // row block (a block's GEMM reads all of it, K-blocked but whole): then
+  // the fewest row blocks whose panels fit twice the budget, and only as
+  // many blocks as the threads need. r50 512 7x7 N1 NHWC (a 9.4 MB filter):
+  // 7 one-row blocks x 2 filter chunks read 66 MB of it, 1 x 2 read 9.4 MB,
+  // 4.1 -> 2.9 ms (docs/performance.md).
+  // With W first (rowAlign: the rows are the vector dimension) only where
+  // that block has at least 4 vectors of rows: NCHW 256 14x14 N1 went from
+  // 1.26 to 1.0 ms with 98-row blocks, 512 7x7 from 2.0 to 2.5 ms with
+  // 49-row ones (measured, not modelled: their 48 + 1 column tiles).
+  if (streamed.cacheBytes > 0 && streamed.bytes > streamed.cacheBytes) {
+    int64_t bh = blocks.outer;
+    while (bh > 1 && (blocks.outer % bh != 0 || bh * rowBytes > 2 * panelBytes))
+      --bh;
+    if (rowAlign == 1 || bh * blocks.innerRows >= 4 * rowAlign) {
+      blocks.rowsPerBlock = bh;
+      minBlocks = std::max<int64_t>(1, streamed.threads);
+    }
+  }
   blocks.blocksPerImage = blocks.outer / blocks.rowsPerBlock;
   int64_t fg = m.filtersPerGroup();
   blocks.filtersPerChunk = fg;
@@ -472,12 +497,12 @@ Value sliceOf(OpBuilder &b, Location loc, Value source,
 /// the block's rows and filters of the GEMM's [(G,) M, Fg] result.
 LogicalResult rewriteRowsMajor(RewriterBase &rewriter, PanelGemm &m,
                                int64_t panelBytes, int64_t minBlocks,
-                               int64_t filterAlign) {
+                               int64_t filterAlign, Streamed streamed) {
   // The row sums (quantized) are computed per block too: the sums of a
   // block's rows read its panel only. Filter chunks would each compute and
   // write them: the filters are not split then.
   Blocks blocks = chooseBlocks(m, panelBytes, minBlocks, /*rowAlign=*/1,
-                               m.rowSums ? 0 : filterAlign);
+                               m.rowSums ? 0 : filterAlign, streamed);
   Location loc = m.gemm.getLoc();
   MLIRContext *ctx = rewriter.getContext();
   Value init = m.gemm.getDpsInitOperand(0)->get();
@@ -578,9 +603,9 @@ LogicalResult rewriteRowsMajor(RewriterBase &rewriter, PanelGemm &m,
 /// that the fold's transpose wrote.
 LogicalResult rewriteFilterFirst(RewriterBase &rewriter, PanelGemm &m,
                                  int64_t panelBytes, int64_t minBlocks,
-                                 int64_t filterAlign) {
-  Blocks blocks =
-      chooseBlocks(m, panelBytes, minBlocks, kRowLanes, filterAlign);
+                                 int64_t filterAlign, Streamed streamed) {
+  Blocks blocks = chooseBlocks(m, panelBytes, minBlocks, kRowLanes, filterAlign,
+                               streamed);
   Location loc = m.gemm.getLoc();
   MLIRContext *ctx = rewriter.getContext();
   int64_t d = m.spatialRank();
@@ -675,6 +700,13 @@ LogicalResult rewriteFilterFirst(RewriterBase &rewriter, PanelGemm &m,
 struct ConvLowerIm2ColPanelsPass
     : conv_lower::impl::ConvLowerIm2ColPanelsBase<ConvLowerIm2ColPanelsPass> {
   using Base::Base;
+  /// The filter's bytes (every group) that each row block of `m` reads.
+  Streamed streamedFilter(PanelGemm &m) const {
+    int64_t bytes = m.colType().getDimSize(0) * m.reductionSize() *
+                    m.filtersPerGroup() *
+                    (m.colType().getElementTypeBitWidth() / 8);
+    return {bytes, filterCacheBytes, threads};
+  }
   void runOnOperation() override {
     if (panelBytes < 1 || minBlocks < 1 || tileM < 1 || tileN < 1) {
       getOperation()->emitError()
@@ -693,13 +725,14 @@ struct ConvLowerIm2ColPanelsPass
       // N (tile-n) with the rows first, its M (tile-m) with W first.
       Operation *expand = m.fold ? *m.gemm->getUsers().begin() : nullptr;
       if (m.fold && succeeded(rewriteFilterFirst(rewriter, m, panelBytes,
-                                                 minBlocks, tileM))) {
+                                                 minBlocks, tileM,
+                                                 streamedFilter(m)))) {
         // The whole GEMM and its reshape are dead (pack-rhs's transpose of W
         // and the fill go with the next canonicalization).
         rewriter.eraseOp(expand);
         rewriter.eraseOp(m.gemm);
       } else if (failed(rewriteRowsMajor(rewriter, m, panelBytes, minBlocks,
-                                         tileN))) {
+                                         tileN, streamedFilter(m)))) {
         continue;
       }
       // The whole-image copy and its reshape are dead now.

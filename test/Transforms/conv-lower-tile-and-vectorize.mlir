@@ -1,5 +1,7 @@
 // RUN: conv-opt %s --conv-lower-tile-and-vectorize="tile-m=8 tile-n=16 tile-k=4" --canonicalize | FileCheck %s
 // RUN: not conv-opt %s --conv-lower-tile-and-vectorize="tile-m=0" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: conv-opt %s --conv-lower-tile-and-vectorize="tile-m=8 tile-n=16 tile-k=4" --canonicalize | FileCheck %s --check-prefix=KC
+// RUN: conv-opt %s --conv-lower-tile-and-vectorize="tile-m=8 tile-n=16 tile-k=4 cache-block-bytes=0" --canonicalize | FileCheck %s --check-prefix=NOKC
 
 // BAD: conv-lower-tile-and-vectorize: tile sizes must be positive
 
@@ -117,4 +119,22 @@ func.func @narrowing_accumulator(%a: tensor<8x16xf32>, %b: tensor<16x16xf32>, %c
 func.func @int_to_float_accumulator(%a: tensor<8x16xi8>, %b: tensor<16x16xi8>, %c: tensor<8x16xf32>) -> tensor<8x16xf32> {
   %r = linalg.matmul ins(%a, %b : tensor<8x16xi8>, tensor<16x16xi8>) outs(%c : tensor<8x16xf32>) -> tensor<8x16xf32>
   return %r : tensor<8x16xf32>
+}
+
+// K blocked for the cache: B is [1024, 160] f32 (640 KiB), past the default
+// cache-block-bytes (512 KiB), so K is split into blocks of 512 (the largest
+// divisor of 1024 whose [kc, 160] slice fits: 320 KiB); the register tiles
+// run inside each block, their accumulators read and written once per block.
+// With cache-block-bytes=0 (NOKC) K is one loop.
+// KC-LABEL: func.func @k_blocked
+// KC: scf.for %{{.*}} = %c0 to %c1024 step %c512 iter_args
+// KC: scf.for %{{.*}} = %c0 to %c160 step %c16
+// KC: vector.transfer_read {{.*}} : tensor<8x16xf32>, vector<8x16xf32>
+// KC: scf.for %{{.*}} = %c0 to %c512 step %c4
+// NOKC-LABEL: func.func @k_blocked
+// NOKC-NOT: step %c512
+// NOKC: scf.for %{{.*}} = %c0 to %c1024 step %c4
+func.func @k_blocked(%a: tensor<8x1024xf32>, %b: tensor<1024x160xf32>, %c: tensor<8x160xf32>) -> tensor<8x160xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<8x1024xf32>, tensor<1024x160xf32>) outs(%c : tensor<8x160xf32>) -> tensor<8x160xf32>
+  return %0 : tensor<8x160xf32>
 }

@@ -203,7 +203,10 @@ def ConvLowerIm2ColPanels : Pass<"conv-lower-im2col-panels"> {
     the largest divisor of the outer output size whose panel fits
     `panel-bytes` and that leaves at least `min-blocks` blocks; where even
     bh = 1 leaves fewer, the filters are split into chunks of whole register
-    tiles as well. The forall is what threads share (conv-lower-to-llvm
+    tiles as well. Where the filter is past `filter-cache-bytes` (every
+    row block streams all of it from memory), the row blocks
+    are instead the largest whose panels fit twice the budget, and the
+    filters are split only as far as `threads` needs. The forall is what threads share (conv-lower-to-llvm
     lowers it to OpenMP, or to a loop with one thread).
 
     Channels-last outputs get the GEMM X_panel [rows, K] x W^T [K, F].
@@ -226,6 +229,15 @@ def ConvLowerIm2ColPanels : Pass<"conv-lower-im2col-panels"> {
     Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"1",
            "Blocks wanted at least (the pipeline asks for 4 per thread): "
            "where the output rows are too few, the filters are split too">,
+    Option<"threads", "threads", "int64_t", /*default=*/"1",
+           "The threads that share the blocks: where the filter is too large "
+           "for the cache (every row block streams it), the blocks are the "
+           "fewest that keep this many busy">,
+    Option<"filterCacheBytes", "filter-cache-bytes", "int64_t",
+           /*default=*/"1048576",
+           "A filter larger than this (a core's L2 share) streams from memory "
+           "for every row block: then the row blocks are the fewest whose "
+           "panels fit twice panel-bytes">,
     GemmTileMOption,
     GemmTileNOption,
   ];
@@ -243,6 +255,12 @@ def ConvLowerTileAndVectorize : Pass<"conv-lower-tile-and-vectorize"> {
     loop is left for the GEMM. The accumulator tiles are then hoisted out of
     the K loops (`hoistLoopInvariantSubsets`): carried as vectors, not read
     and written back on every K step.
+
+    Where the operand the register tiles stream (the [K, N] one: each row
+    tile reads all of it) is larger than `cache-block-bytes`, K is first
+    split into blocks (BLIS's kc) whose [kc, N] slice fits that budget: the
+    row tiles then read it from the L2 cache, and the accumulators go back
+    to the output once per block.
   }];
   let dependentDialects = [
     "::mlir::scf::SCFDialect",
@@ -254,6 +272,10 @@ def ConvLowerTileAndVectorize : Pass<"conv-lower-tile-and-vectorize"> {
     GemmTileMOption,
     GemmTileNOption,
     GemmTileKOption<"8">,
+    Option<"cacheBlockBytes", "cache-block-bytes", "int64_t",
+           /*default=*/"524288",
+           "The budget of the [kc, N] slice of the streamed GEMM operand "
+           "that one block of K reads (0: K is not blocked)">,
     Option<"parallelBlocks", "parallel-blocks", "int64_t", /*default=*/"0",
            "When positive, first split the innermost M dimension into about "
            "this many blocks of rows (a multiple of tile-m each; batch and "
