@@ -864,6 +864,18 @@ TWIN_SM90A = [
 ]
 
 
+def random_sm90a_window(rng):
+    """Filters per group, kernel size, strides, dilations, image size and the
+    four paddings of a random sm_90a problem, drawn in this order."""
+    fg = rng.choice([8, 16, 40, 64, 72, 96, 128, 136, 200])
+    kh, kw = rng.choice([1, 2, 3, 3, 5]), rng.choice([1, 2, 3, 3, 4])
+    sh, sw = rng.choice([1, 1, 2, 3]), rng.choice([1, 1, 2, 4])
+    dh, dw = rng.choice([1, 1, 2]), rng.choice([1, 1, 3])
+    h, w = rng.randint(1, 14), rng.randint(1, 14)
+    pads = [rng.randint(0, 3) for _ in range(4)]
+    return fg, kh, kw, sh, sw, dh, dw, h, w, pads
+
+
 def random_sm90a_problems(count, seed):
     """Random convolutions of the kind the sm_90a family takes (NHWC f16/bf16 with 64
     or 128 channels per group, f32 with 32 or 64; FHWC filters): kernel sizes 1-5, strides 1-4 (W) and 1-3 (H),
@@ -876,12 +888,7 @@ def random_sm90a_problems(count, seed):
         dtype = rng.choice(["f16", "bf16", "f32"])
         groups = rng.choice([1, 1, 1, 2])
         cg = rng.choice([32, 64] if dtype == "f32" else [64, 64, 128])
-        fg = rng.choice([8, 16, 40, 64, 72, 96, 128, 136, 200])
-        kh, kw = rng.choice([1, 2, 3, 3, 5]), rng.choice([1, 2, 3, 3, 4])
-        sh, sw = rng.choice([1, 1, 2, 3]), rng.choice([1, 1, 2, 4])
-        dh, dw = rng.choice([1, 1, 2]), rng.choice([1, 1, 3])
-        h, w = rng.randint(1, 14), rng.randint(1, 14)
-        pads = [rng.randint(0, 3) for _ in range(4)]
+        fg, kh, kw, sh, sw, dh, dw, h, w, pads = random_sm90a_window(rng)
         if ((h + pads[0] + pads[2] - dh * (kh - 1) - 1) < 0 or
                 (w + pads[1] + pads[3] - dw * (kw - 1) - 1) < 0):
             continue
@@ -909,12 +916,7 @@ def random_sm90a_gather_problems(count, seed):
         cg = rng.choice(cgs)
         if layout == "nhwc" and cg % (32 if dtype == "f32" else 64) == 0:
             continue
-        fg = rng.choice([8, 16, 40, 64, 72, 96, 128, 136, 200])
-        kh, kw = rng.choice([1, 2, 3, 3, 5]), rng.choice([1, 2, 3, 3, 4])
-        sh, sw = rng.choice([1, 1, 2, 3]), rng.choice([1, 1, 2, 4])
-        dh, dw = rng.choice([1, 1, 2]), rng.choice([1, 1, 3])
-        h, w = rng.randint(1, 14), rng.randint(1, 14)
-        pads = [rng.randint(0, 3) for _ in range(4)]
+        fg, kh, kw, sh, sw, dh, dw, h, w, pads = random_sm90a_window(rng)
         if ((h + pads[0] + pads[2] - dh * (kh - 1) - 1) < 0 or
                 (w + pads[1] + pads[3] - dw * (kw - 1) - 1) < 0):
             continue
