@@ -522,6 +522,11 @@ void HopperKernelBuilder::armFilterTile(Value kt, Value bn, Value group,
   copyFilterTile(kt, bn, group, full, ops);
 }
 
+KernelBuilder::RowPlace HopperKernelBuilder::gatherPlace(Value bm, Value tid) {
+  return epilogue.rowPlace(arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, bm, idx(t.blockM)), tid));
+}
+
 SmallVector<Value>
 HopperKernelBuilder::gatherRow(Value kt, const KernelBuilder::RowPlace &place,
                                Value group, const HopperOperands &ops) {
@@ -776,8 +781,7 @@ void HopperKernelBuilder::emitGatheringProducer(Value tid, Value first,
                                                 Value group,
                                                 const HopperOperands &ops) {
   // Thread tid (< 128 here) gathers row tid of every A tile.
-  KernelBuilder::RowPlace place = epilogue.rowPlace(arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, bm, idx(t.blockM)), tid));
+  KernelBuilder::RowPlace place = gatherPlace(bm, tid);
   auto loop = scf::ForOp::create(b, loc, i32(0), i32(kTiles()), i32(1));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
@@ -823,8 +827,7 @@ void HopperKernelBuilder::emitTwinBlock(Value bm, Value bn, Value group,
       waitForSlot(kt, ops);
       armFilterTile(kt, toI32(bn), toI32(group), ops);
       twinForEach(kWarpgroupThreads, [&](Value tid) {
-        KernelBuilder::RowPlace place = epilogue.rowPlace(arith::AddIOp::create(
-            b, loc, arith::MulIOp::create(b, loc, bm, idx(t.blockM)), tid));
+        KernelBuilder::RowPlace place = gatherPlace(bm, tid);
         storeGatheredRow(kt, tid, gatherRow(kt, place, group, ops), ops);
         publishGatheredRow(kt, ops);
       });

@@ -241,6 +241,9 @@ private:
   /// the B tile's bytes (expect_tx, no arrival: the 128 threads' arrivals
   /// complete the phase) and issue B's copy.
   void armFilterTile(Value kt, Value bn, Value group, const HopperOperands &ops);
+  /// Where producer thread `tid` (< 128) of block bm gathers: its row's
+  /// output pixel, once per block.
+  KernelBuilder::RowPlace gatherPlace(Value bm, Value tid);
   /// Producer thread `row`'s A row of K tile kt (row = the thread in the
   /// warpgroup, `place` its output pixel's), blockK elements through the
   /// tap table, zero in the padding and past K or M.
