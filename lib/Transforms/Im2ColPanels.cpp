@@ -707,6 +707,22 @@ struct ConvLowerIm2ColPanelsPass
                     (m.colType().getElementTypeBitWidth() / 8);
     return {bytes, filterCacheBytes, threads};
   }
+  /// Whether the W-first block GEMM suits `m`: one image's output pixels
+  /// are its vector dimension (a block never spans images), so they must
+  /// be whole vectors enough, unless the batch is too small to pay for the
+  /// rows-first GEMM's per-call transpose of W (pack-rhs's, 9.4 MB on a
+  /// 512-channel 3x3 filter). NCHW r50 512 7x7 (49 pixels: three vectors
+  /// and one lane) W first / rows first: N1 2.1 / 2.8 ms, N4 8.0 / 7.6,
+  /// N8 20 / 11-15 (docs/performance.md).
+  bool filtersFirstSuits(PanelGemm &m) const {
+    RankedTensorType col = m.colType();
+    int64_t pixels = 1;
+    for (int64_t i = 2; i < m.spatialRank() + 2; ++i)
+      pixels *= col.getDimSize(i);
+    int64_t batch = col.getDimSize(1);
+    return pixels >= channelsFirstMinRows ||
+           batch * pixels < 4 * channelsFirstMinRows;
+  }
   void runOnOperation() override {
     if (panelBytes < 1 || minBlocks < 1 || tileM < 1 || tileN < 1) {
       getOperation()->emitError()
@@ -724,7 +740,7 @@ struct ConvLowerIm2ColPanelsPass
       // Filter chunks stay whole register tiles: the filters are the GEMM's
       // N (tile-n) with the rows first, its M (tile-m) with W first.
       Operation *expand = m.fold ? *m.gemm->getUsers().begin() : nullptr;
-      if (m.fold && succeeded(rewriteFilterFirst(rewriter, m, panelBytes,
+      if (m.fold && filtersFirstSuits(m) && succeeded(rewriteFilterFirst(rewriter, m, panelBytes,
                                                  minBlocks, tileM,
                                                  streamedFilter(m)))) {
         // The whole GEMM and its reshape are dead (pack-rhs's transpose of W

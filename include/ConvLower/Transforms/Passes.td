@@ -214,7 +214,13 @@ def ConvLowerIm2ColPanels : Pass<"conv-lower-im2col-panels"> {
     [M, F] result), the panel is written [K, rows], its copy's innermost
     loop along the output row, and the block computes W [F, K] x
     X_panel^T straight into its [F, rows] of the output: the fold and
-    pack-rhs's transpose of W go away. Every other GEMM is left as it is.
+    pack-rhs's transpose of W go away. That needs rows enough for whole
+    vectors: an image of fewer than `channels-first-min-rows` output pixels
+    (a 7x7 one: 49, three vectors and one lane), in a batch of at least
+    four times that many pixels (enough to pay for pack-rhs's per-call
+    transpose of W), takes the channels-last block GEMM, its filters as the
+    vector dimension, and the fold's transpose stays after it. Every other
+    GEMM is left as it is.
   }];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
@@ -238,6 +244,11 @@ def ConvLowerIm2ColPanels : Pass<"conv-lower-im2col-panels"> {
            "A filter larger than this (a core's L2 share) streams from memory "
            "for every row block: then the row blocks are the fewest whose "
            "panels fit twice panel-bytes">,
+    Option<"channelsFirstMinRows", "channels-first-min-rows", "int64_t",
+           /*default=*/"64",
+           "Channels first: an image of fewer output pixels than this (the "
+           "W-first GEMM's vector dimension) in a batch of at least 4x as "
+           "many takes the rows-first block GEMM and keeps the fold">,
     GemmTileMOption,
     GemmTileNOption,
   ];
