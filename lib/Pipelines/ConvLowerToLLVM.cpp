@@ -143,6 +143,9 @@ void mlir::conv_lower::buildConvLowerToLLVMPipeline(
   addConvRewrite(pm, options);
   addTileAndVectorize(pm, options);
   addBufferize(pm);
+  // On buffers: on tensors, a vector read of a slice written whole into
+  // another folds back into a slice copy (a scalar loop again).
+  pm.addPass(createConvLowerVectorizeGathers());
   addLowerToLLVM(pm, options);
 }
 

@@ -26,6 +26,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TilingUtils.h"
+
 #include "ConvLower/Transforms/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -85,20 +87,6 @@ struct PanelGemm {
         .back();
   }
 };
-
-/// The im2col copy as conv-lower-decompose writes it: every loop parallel,
-/// one input (the padded image), the body yields the input element.
-bool isIm2ColCopy(linalg::GenericOp op) {
-  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
-      op.getNumParallelLoops() != op.getNumLoops() ||
-      !op.hasPureTensorSemantics())
-    return false;
-  Block &body = op.getRegion().front();
-  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
-  return body.getOperations().size() == 1 && yield &&
-         yield.getNumOperands() == 1 &&
-         yield.getOperand(0) == body.getArgument(0);
-}
 
 /// The reassociation that collapses the copy's result into the GEMM's A:
 /// [[0 .. d+1], [d+2 ..]] (one group: G joins the rows) or
@@ -196,7 +184,8 @@ FailureOr<PanelGemm> matchPanelGemm(linalg::LinalgOp gemm) {
     rowSums = sums;
   }
   auto copy = rows.getSrc().getDefiningOp<linalg::GenericOp>();
-  if (!copy || !copy->hasOneUse() || !isIm2ColCopy(copy) ||
+  if (!copy || !copy->hasOneUse() || !conv_lower::isPlainCopy(copy) ||
+      !copy.hasPureTensorSemantics() ||
       copy.hasDynamicShape())
     return failure();
   PanelGemm match{gemm, rows, copy, grouped, {}, {}, rowSums};

@@ -1,7 +1,8 @@
 //===- TilingUtils.h - small helpers of the CPU tiling passes ----*- C++ -*-===//
 //
 // What the passes that tile and vectorize for the CPU (tile-and-vectorize,
-// im2col-panels, depthwise-direct, vectorize-transposes) share.
+// im2col-panels, depthwise-direct, vectorize-transposes, vectorize-gathers)
+// share.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +26,20 @@ inline int64_t largestDividingTile(int64_t extent, int64_t size) {
     if (extent % t == 0)
       return t;
   return 1;
+}
+
+/// A copy as conv-lower-decompose writes the im2col (on tensors, or the
+/// same op bufferized): every loop parallel, one input and one init, the
+/// body yields the input element.
+inline bool isPlainCopy(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumParallelLoops() != op.getNumLoops())
+    return false;
+  Block &body = op.getRegion().front();
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  return body.getOperations().size() == 1 && yield &&
+         yield.getNumOperands() == 1 &&
+         yield.getOperand(0) == body.getArgument(0);
 }
 
 /// Tiles `op` by `sizes` (0: untiled) with loops of `loopType` and replaces
