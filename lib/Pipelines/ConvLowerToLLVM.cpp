@@ -93,6 +93,9 @@ static void addBufferize(OpPassManager &pm) {
 /// OpenMP worksharing loop.
 static void addLowerToLLVM(OpPassManager &pm,
                            const ConvLowerToLLVMOptions &options) {
+  // The im2col copies in vector runs, on buffers (on tensors, a vector read
+  // of a slice written whole into another folds back into a slice copy).
+  pm.addPass(createConvLowerVectorizeGathers());
   if (options.threads > 1) {
     // Only the GEMMs' row blocks (an scf.forall) run in parallel: a copy
     // lowered to one collapsed 7-D parallel loop recomputes every index per
@@ -143,9 +146,6 @@ void mlir::conv_lower::buildConvLowerToLLVMPipeline(
   addConvRewrite(pm, options);
   addTileAndVectorize(pm, options);
   addBufferize(pm);
-  // On buffers: on tensors, a vector read of a slice written whole into
-  // another folds back into a slice copy (a scalar loop again).
-  pm.addPass(createConvLowerVectorizeGathers());
   addLowerToLLVM(pm, options);
 }
 

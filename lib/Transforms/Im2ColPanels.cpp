@@ -185,8 +185,7 @@ FailureOr<PanelGemm> matchPanelGemm(linalg::LinalgOp gemm) {
   }
   auto copy = rows.getSrc().getDefiningOp<linalg::GenericOp>();
   if (!copy || !copy->hasOneUse() || !conv_lower::isPlainCopy(copy) ||
-      !copy.hasPureTensorSemantics() ||
-      copy.hasDynamicShape())
+      !copy.hasPureTensorSemantics() || copy.hasDynamicShape())
     return failure();
   PanelGemm match{gemm, rows, copy, grouped, {}, {}, rowSums};
   // Without a group dimension in the GEMM the copy's G must be 1: a row
@@ -729,9 +728,9 @@ struct ConvLowerIm2ColPanelsPass
       // Filter chunks stay whole register tiles: the filters are the GEMM's
       // N (tile-n) with the rows first, its M (tile-m) with W first.
       Operation *expand = m.fold ? *m.gemm->getUsers().begin() : nullptr;
-      if (m.fold && filtersFirstSuits(m) && succeeded(rewriteFilterFirst(rewriter, m, panelBytes,
-                                                 minBlocks, tileM,
-                                                 streamedFilter(m)))) {
+      if (m.fold && filtersFirstSuits(m) &&
+          succeeded(rewriteFilterFirst(rewriter, m, panelBytes, minBlocks,
+                                       tileM, streamedFilter(m)))) {
         // The whole GEMM and its reshape are dead (pack-rhs's transpose of W
         // and the fill go with the next canonicalization).
         rewriter.eraseOp(expand);

@@ -11,11 +11,12 @@
 // Where the output's innermost index steps the input's innermost one by one
 // element too (c, g * C + c, ow + kw), each run along that loop is
 // contiguous on both sides: the copy is tiled by 1 along every other loop
-// and by a run of at most `run` elements along that one; with the unit loops dropped, each tile
-// is a plain 1-D copy, which vectorizes into one transfer_read and one
-// transfer_write. NHWC's runs are channels, channels-first panels' runs are
-// output rows (stride 1 only: a strided row is not contiguous and stays
-// scalar).
+// and by a run of at most `run` elements along that one, and each tile
+// becomes one transfer_read and one transfer_write of the run. NHWC's runs
+// are channels, channels-first panels' runs are output rows (stride 1 only:
+// a strided row is not contiguous and stays scalar). It runs on buffers: on
+// tensors, a vector read of a slice written whole into another folds back
+// into a slice copy.
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,9 +53,7 @@ bool isDimPlusOthers(AffineExpr expr, AffineExpr dim) {
   auto other = [&](AffineExpr e) {
     return !e.isFunctionOfDim(cast<AffineDimExpr>(dim).getPosition());
   };
-  return (sum.getLHS() == dim && other(sum.getRHS())) ||
-         (sum.getRHS() == dim && other(sum.getLHS())) ||
-         (isDimPlusOthers(sum.getLHS(), dim) && other(sum.getRHS())) ||
+  return (isDimPlusOthers(sum.getLHS(), dim) && other(sum.getRHS())) ||
          (isDimPlusOthers(sum.getRHS(), dim) && other(sum.getLHS()));
 }
 

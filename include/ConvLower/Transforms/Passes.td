@@ -189,23 +189,27 @@ def ConvLowerVectorizeTransposes : Pass<"conv-lower-vectorize-transposes"> {
 def ConvLowerVectorizeGathers : Pass<"conv-lower-vectorize-gathers"> {
   let summary = "Vectorize im2col copies along their contiguous runs";
   let description = [{
-    An im2col copy (a `linalg.generic` on static tensors whose body yields
-    its input element, every loop parallel, the output map the identity)
+    An im2col copy (a `linalg.generic` on static buffers whose body yields
+    its input element, every loop parallel, its output map a permutation)
     indexes its input with sums such as `oh + kh`: linalg's vectorizer
     rejects such maps, and the loops it lowers to moved one element per
     load and store (a third of r50's 64-channel 3x3 layer at N = 1, NHWC).
-    Where the copy's innermost loop is the input's innermost index alone
-    (channels in NHWC, the output row in a stride-1 channels-first panel),
-    each run along it is contiguous on both sides: the copy is tiled by 1
-    along every other loop and by the largest divisor of that extent up to
-    `run` along it, the unit loops are dropped and each tile becomes one
+    Where the output's innermost index steps the input's innermost by one
+    element too (`c`, `g * C + c`, `ow + kw`) and no other input index uses
+    it (channels in NHWC, the output row in a stride-1 channels-first
+    panel), each run along that loop is contiguous on both sides: the copy
+    is tiled by 1 along every other loop and by the largest divisor of its
+    extent up to `run` along it, and each tile becomes one
     `vector.transfer_read` and one `vector.transfer_write`. Other copies,
-    and runs shorter than 4 elements, are left as they are.
+    and runs shorter than 4 elements, are left as they are. It runs after
+    bufferization: on tensors, a vector read of a slice written whole into
+    another folds back into a slice copy.
   }];
   let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect",
-    "::mlir::tensor::TensorDialect",
   ];
   let options = [
     Option<"run", "run", "int64_t", /*default=*/"64",
