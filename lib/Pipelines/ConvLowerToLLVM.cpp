@@ -45,6 +45,12 @@ static void addConvRewrite(OpPassManager &pm,
   } else if (options.im2col) {
     if (options.depthwiseDirect)
       pm.addPass(createConvLowerDepthwiseDirect());
+    if (options.winograd) {
+      ConvLowerWinogradOptions winograd;
+      winograd.minTiles = options.winogradMinTiles;
+      winograd.threads = options.threads;
+      pm.addPass(createConvLowerWinograd(winograd));
+    }
     pm.addPass(createConvLowerIm2Col());
   }
   pm.addPass(createCanonicalizerPass());
@@ -167,6 +173,8 @@ struct ConvLowerToLLVMPass
     options.im2col = im2col;
     options.im2colPanels = im2colPanels;
     options.depthwiseDirect = depthwiseDirect;
+    options.winograd = winograd;
+    options.winogradMinTiles = winogradMinTiles;
     options.implicitGemmTwin = implicitGemmTwin;
     options.twinExplicitIm2col = twinExplicitIm2col;
     options.twinChip = twinChip;

@@ -53,6 +53,10 @@ ConvLowerToLLVMOptions runner::pipelineOptions(const RunOptions &options,
   o.im2col = route == CpuRoute::Im2col || route == CpuRoute::Im2colPanels;
   o.im2colPanels = route == CpuRoute::Im2colPanels;
   o.depthwiseDirect = route == CpuRoute::Im2colPanels;
+  o.winograd = route == CpuRoute::Im2colPanels &&
+               options.winograd != WinogradChoice::Off;
+  if (options.winograd == WinogradChoice::Always)
+    o.winogradMinTiles = 0;
   o.implicitGemmTwin =
       route == CpuRoute::Twin || route == CpuRoute::TwinExplicit;
   o.twinExplicitIm2col = route == CpuRoute::TwinExplicit;

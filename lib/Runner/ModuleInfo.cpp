@@ -93,3 +93,22 @@ ModuleInfo mlir::conv_lower::analyzeConvModule(ModuleOp module,
   }
   return info;
 }
+
+int64_t mlir::conv_lower::countWinogradConvs(ModuleOp module,
+                                             llvm::StringRef function,
+                                             int64_t minTiles) {
+  OwningOpRef<ModuleOp> copy(module.clone());
+  auto func = copy->lookupSymbol<func::FuncOp>(function);
+  if (!func)
+    return 0;
+  PassManager pm(copy->getContext());
+  ConvLowerWinogradOptions options;
+  options.minTiles = minTiles;
+  pm.addPass(createConvLowerWinograd(options));
+  if (failed(pm.run(*copy)))
+    return 0;
+  ConvLowerDialect::WinogradAttrHelper winograd(copy->getContext());
+  int64_t count = 0;
+  func.walk([&](Operation *op) { count += winograd.isAttrPresent(op); });
+  return count;
+}

@@ -227,7 +227,8 @@ llvm::StringRef runner::pipelineName(CpuRoute route) {
   case CpuRoute::TwinExplicit:
     return "conv-lower-to-llvm{implicit-gemm-twin twin-explicit-im2col}";
   case CpuRoute::Im2col:
-    return "conv-lower-to-llvm{im2col-panels=false depthwise-direct=false}";
+    return "conv-lower-to-llvm{im2col-panels=false depthwise-direct=false "
+           "winograd=false}";
   default:
     return "conv-lower-to-llvm";
   }
@@ -331,6 +332,12 @@ llvm::Expected<RunReport> mlir::conv_lower::run(MLIRContext &context,
   }
   CpuRoute route = cpuRoute(*target, *implicit);
   report.pipeline = pipelineName(route).str();
+  // Which convolutions take Winograd is the pass's cost rule: asked of it.
+  ConvLowerToLLVMOptions pipeline = pipelineOptions(o, route);
+  if (pipeline.winograd &&
+      countWinogradConvs(*prepared->module, prepared->function,
+                         pipeline.winogradMinTiles) > 0)
+    report.im2col = "winograd";
   report.threads = o.threads;
   if (llvm::Error e = runOnCpu(*prepared, o, route, flops, report))
     return std::move(e);

@@ -16,7 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ConvAnalysis.h"
+#include "ChannelsLast.h"
 #include "TilingUtils.h"
 
 #include "ConvLower/Transforms/Passes.h"
@@ -55,47 +55,6 @@ bool isDirectDepthwise(const ConvPlan &plan) {
          floating(op.getDpsInputOperand(0)->get()) &&
          floating(op.getDpsInputOperand(1)->get()) &&
          floating(op.getDpsInitOperand(0)->get());
-}
-
-Value transposed(OpBuilder &b, Location loc, Value v,
-                 ArrayRef<int64_t> perm) {
-  auto type = cast<RankedTensorType>(v.getType());
-  SmallVector<int64_t> shape;
-  for (int64_t p : perm)
-    shape.push_back(type.getDimSize(p));
-  Value empty = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
-  return linalg::TransposeOp::create(b, loc, v, empty, perm).getResult()[0];
-}
-
-Value collapsed(OpBuilder &b, Location loc, Value v,
-                ArrayRef<ReassociationIndices> groups) {
-  return groups.empty() ? v
-                        : tensor::CollapseShapeOp::create(b, loc, v, groups)
-                              .getResult();
-}
-
-/// The image as [N, H, W, C], cropped to what the output reads (not
-/// padded: each piece of the output pads its own window).
-Value channelsLastImage(OpBuilder &b, Location loc, ConvPlan &plan) {
-  const ConvForm &form = *plan.form;
-  Value image = plan.inputIsImage
-                    ? plan.input
-                    : collapsed(b, loc, plan.input, form.inputToImage);
-  auto type = cast<RankedTensorType>(image.getType());
-  SpatialImageDims dims = getImageDims(form.layout, 2);
-  if (llvm::any_of(plan.crop, [](int64_t c) { return c != 0; })) {
-    SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)),
-        strides(4, b.getIndexAttr(1));
-    SmallVector<OpFoldResult> sizes =
-        getAsIndexOpFoldResult(b.getContext(), type.getShape());
-    for (auto [dim, crop] : llvm::zip(dims.spatial, plan.crop))
-      sizes[dim] = b.getIndexAttr(type.getDimSize(dim) - crop);
-    image = tensor::ExtractSliceOp::create(b, loc, image, offsets, sizes,
-                                           strides);
-  }
-  if (form.layout == ImageLayout::nchw)
-    image = transposed(b, loc, image, {0, 2, 3, 1});
-  return image;
 }
 
 /// A block of output pixels: rows [begin[0], end[0]) x columns [begin[1],

@@ -148,6 +148,18 @@ EnumOpt<Im2colChoice> im2colOpt(
                           "GEMM's parallel loop (panels, never whole); "
                           "cpu-twin, cuda: the gather fused into the GEMM's "
                           "loads")));
+EnumOpt<WinogradChoice> winogradOpt(
+    "winograd", cl::init(WinogradChoice::Auto), cl::cat(runCat),
+    cl::desc("cpu: compute 3x3 stride-1 f32 convolutions by Winograd "
+             "F(4x4, 3x3) instead of a GEMM (4x fewer multiplies; relative "
+             "error a few 1e-6 instead of ~3e-7)"),
+    cl::values(clEnumValN(WinogradChoice::Auto, "auto",
+                          "where it is faster: at least 32 4x4 output tiles "
+                          "per call (conv-lower-winograd's cost rule)"),
+               clEnumValN(WinogradChoice::Always, "always",
+                          "every convolution it can take"),
+               clEnumValN(WinogradChoice::Off, "off",
+                          "never: the im2col panels and GEMM")));
 // cl::desc keeps a StringRef: the text must outlive the option.
 const std::string chipHelp =
     "GPU architecture for --target cuda, --emit-bundle and the cpu-twin: " +
@@ -251,6 +263,7 @@ llvm::Expected<RunOptions> runOptionsFromFlags() {
   o.outputNpy = outputNpy;
   o.target = targetOpt;
   o.im2col = im2colOpt;
+  o.winograd = winogradOpt;
   o.reference = referenceOpt;
   o.check = checkOpt;
   if (!chipOpt.empty()) {

@@ -45,6 +45,13 @@ def ConvLowerToLLVM : Pass<"conv-lower-to-llvm", "::mlir::ModuleOp"> {
     Option<"depthwiseDirect", "depthwise-direct", "bool", "true",
            "With im2col: depthwise convolutions computed directly on "
            "vectors (conv-lower-depthwise-direct) instead of a K = 9 GEMM">,
+    Option<"winograd", "winograd", "bool", "true",
+           "With im2col: 3x3 stride-1 f32 convolutions with enough output "
+           "tiles computed by Winograd F(4x4, 3x3) (conv-lower-winograd; "
+           "its min-tiles cost rule decides) instead of a GEMM">,
+    Option<"winogradMinTiles", "winograd-min-tiles", "int64_t", "32",
+           "With winograd: the fewest 4x4 output tiles for which it is "
+           "chosen (0: every convolution it can take)">,
     Option<"im2colPanels", "im2col-panels", "bool", "true",
            "With im2col: compute X_col per block of output rows inside the "
            "GEMM's parallel loop (conv-lower-im2col-panels; off: X_col is "

@@ -28,6 +28,11 @@ struct ModuleInfo {
 /// ranges. Unknown (dynamic) quantities stay empty.
 ModuleInfo analyzeConvModule(ModuleOp module, llvm::StringRef function);
 
+/// How many of `function`'s convolutions conv-lower-winograd rewrites with
+/// `minTiles` (its cost rule), counted on a copy of `module`.
+int64_t countWinogradConvs(ModuleOp module, llvm::StringRef function,
+                           int64_t minTiles);
+
 } // namespace mlir::conv_lower
 
 #endif

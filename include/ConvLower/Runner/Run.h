@@ -44,6 +44,13 @@ enum class Im2colChoice {
   Implicit, ///< the gather fused into the GEMM's operand loads (cpu: X_col
             ///< per block of output rows, in the GEMM's parallel loop)
 };
+/// Whether the CPU computes 3x3 stride-1 f32 convolutions by Winograd
+/// F(4x4, 3x3) (conv-lower-winograd) instead of a GEMM.
+enum class WinogradChoice {
+  Auto,   ///< where its cost rule says it is faster (enough output tiles)
+  Always, ///< every convolution it can take
+  Off,    ///< never
+};
 /// What the lowered convolution is timed next to on the CPU.
 enum class ReferenceMode { Direct, None };
 
@@ -67,6 +74,7 @@ struct RunOptions {
   // Compilation and running.
   Target target = Target::Auto;
   Im2colChoice im2col = Im2colChoice::Default;
+  WinogradChoice winograd = WinogradChoice::Auto;
   /// default: the device's (sm_90a on compute capability 9.0), else sm_80;
   /// the cpu-twin runs this chip's kernel family too.
   std::optional<convrt::Arch> chip;

@@ -12,6 +12,9 @@ Sets (each one lit test):
              form, batch, bias; torch's conv1d shapes) on numpy data given as .npy
              files; Y.npy against numpy, and the JSON's check, byte counts and rates
              against the problem
+  winograd   3x3 stride-1 f32 problems on conv-lower-winograd (forced, and by its cost
+             rule): Y.npy within Winograd's stated bound, the report's route; what it
+             leaves to the GEMM route
   quantized  --dtype i8 with --zero-points (every group form and layout, padding that
              reads as the input's zero point): Y.npy (i32) exactly equal to numpy's
   volumetric torch's conv3d shapes on the CPU and on the GPU kernel's twin: Y.npy
@@ -476,6 +479,84 @@ def numerics_set():
                  numerics_case(p, ["--im2col", "explicit"], mode="explicit"))
                 for p in NUMERICS]
     return panels + explicit
+
+
+# ----------------------------------------------------------------------------------------
+# Set "winograd": 3x3 stride-1 f32 layers on conv-lower-winograd's F(4x4, 3x3).
+# ----------------------------------------------------------------------------------------
+
+# Winograd's transforms amplify f32 rounding (entries up to 8 in A^T, 5 in B^T): on
+# uniform [-1, 1) data its max|Y - ref| reaches ~1.5e-5 · max|ref| at C = 512 (the GEMM
+# route: ~1e-6), its relative L2 error ~4e-6. The bound this set holds it to:
+WINOGRAD_REL_TOLERANCE = 5e-5
+
+WINOGRAD = [
+    # Output sizes that are not multiples of 4 (a cropped last tile row and column),
+    # padding read through clamped loads, NCHW transposed both ways.
+    Problem("wino-nchw-pad1-odd-size", "2,16,10,9", "24,16,3,3", padding="1"),
+    Problem("wino-nhwc-asympad-batch3", "3,32,11,13", "16,32,3,3", padding="0,1,2,1",
+            layout="nhwc"),
+    # 8-lane vectors (channels and filters not multiples of 16), no padding.
+    Problem("wino-nhwc-c8-f40", "1,8,14,14", "40,8,3,3", layout="nhwc"),
+    # Padding wider than the taps reach: whole window rows outside the image.
+    Problem("wino-nchw-pad3", "1,16,6,6", "16,16,3,3", padding="3"),
+    # The error bound at the most channels the cost rule allows before max-channels.
+    Problem("wino-nhwc-c512", "1,512,8,8", "16,512,3,3", padding="1", layout="nhwc"),
+]
+
+
+def winograd_case(problem, extra, mode):
+    def body(ctx):
+        rng = case_rng(ctx, problem.name)
+        x_shape, w_shape, y_shape = problem.shapes()
+        x = random_values(rng, x_shape, problem.dtype)
+        w = random_values(rng, w_shape, problem.dtype)
+        bias = random_values(rng, (w_shape[0],), problem.dtype) if problem.bias else None
+        args = problem.flags() + FAST + list(extra) + [
+            "--check", "--input", save(ctx, f"{problem.name}-x.npy", x),
+            "--filter", save(ctx, f"{problem.name}-w.npy", w)]
+        if bias is not None:
+            args += ["--bias-file", save(ctx, f"{problem.name}-b.npy", bias)]
+        y_path = ctx.tmp / f"{problem.name}-y.npy"
+        report = run_json(ctx, args + ["--output", y_path])
+        y = load_output(y_path, y_shape)
+        ref = reference_for(problem, x, w, bias)
+        max_diff, scale = compare(y, ref, WINOGRAD_REL_TOLERANCE)
+        expect(report.get("im2col") == mode,
+               f"im2col {report.get('im2col')!r}, expected {mode!r}")
+        expect(report.get("check_passed") is True,
+               f"check_passed is {report.get('check_passed')}")
+        rel_l2 = report.get("rel_l2_error")
+        expect(isinstance(rel_l2, (int, float)) and rel_l2 <= 1e-5,
+               f"rel_l2_error {rel_l2} above f32's 1e-5")
+        return f"max|Y-ref|/max|ref| = {max_diff / scale:.1e}, rel L2 {rel_l2:.1e}"
+    return body
+
+
+def winograd_set():
+    """Each problem forced onto Winograd (--winograd always); the cost rule's choice
+    (auto: 32 tiles or more) and what it leaves to the GEMM route."""
+    always = [(p.name, winograd_case(p, ["--winograd", "always"], "winograd"))
+              for p in WINOGRAD]
+    rule = [
+        # 2 x 3 x 3 = 18 tiles: below min-tiles, the GEMM route.
+        ("auto-18-tiles-panels", winograd_case(WINOGRAD[0], [], "panels")),
+        # 3 x 3 x 4 = 36 tiles: Winograd.
+        ("auto-36-tiles-winograd", winograd_case(WINOGRAD[1], [], "winograd")),
+        ("off-panels", winograd_case(WINOGRAD[1], ["--winograd", "off"], "panels")),
+        # A bias is added after the convolution (its accumulator is still a fill).
+        ("always-bias-winograd", winograd_case(
+            Problem("bias", "2,16,12,12", "16,16,3,3", padding="1", bias=True),
+            ["--winograd", "always"], "winograd")),
+        # What Winograd does not take, even when asked: a stride, 12 channels.
+        ("always-stride2-panels", winograd_case(
+            Problem("stride2", "1,16,12,12", "16,16,3,3", stride="2", padding="1"),
+            ["--winograd", "always"], "panels")),
+        ("always-c12-panels", winograd_case(
+            Problem("c12", "1,12,12,12", "16,12,3,3", padding="1", layout="nhwc"),
+            ["--winograd", "always"], "panels")),
+    ]
+    return always + rule
 
 
 # ----------------------------------------------------------------------------------------
@@ -1425,7 +1506,8 @@ def bad_input_set():
 
 # ----------------------------------------------------------------------------------------
 
-SETS = {"numerics": numerics_set, "quantized": quantized_set,
+SETS = {"numerics": numerics_set, "winograd": winograd_set,
+        "quantized": quantized_set,
         "volumetric": volumetric_set, "twin": twin_set,
         "twin-sm90a": twin_sm90a_set, "twin-narrow": twin_narrow_set,
         "json": json_set,

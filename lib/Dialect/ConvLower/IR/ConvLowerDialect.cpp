@@ -75,5 +75,10 @@ ConvLowerDialect::verifyOperationAttribute(Operation *op,
                 "argument, mode, dims and box)";
     return success();
   }
+  if (name == WinogradAttrHelper::getNameStr()) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitOpError() << "'" << name << "' must be a unit attribute";
+    return success();
+  }
   return op->emitOpError() << "unknown conv_lower attribute '" << name << "'";
 }

@@ -37,12 +37,16 @@ def ConvLower_Dialect : Dialect {
   //    name, argument, mode, dtype, dims, strides_bytes, box,
   //    element_strides[, lower_corner, upper_corner], swizzle), which the
   //    runtime encodes for the caller's buffers.
+  // The CPU's conv-lower-winograd marks the scf.forall of each convolution it
+  // rewrites (conv-run's report counts them to name the route):
+  //  - winograd: a unit attribute.
   let discardableAttrs = (ins
     "::mlir::DenseI64ArrayAttr":$grid,
     "::mlir::DenseI64ArrayAttr":$block,
     "::mlir::DictionaryAttr":$tiles,
     "::mlir::IntegerAttr":$shared_memory,
-    "::mlir::ArrayAttr":$tensor_maps
+    "::mlir::ArrayAttr":$tensor_maps,
+    "::mlir::UnitAttr":$winograd
   );
   // Checks the shapes above wherever the attributes appear.
   let hasOperationAttrVerify = 1;
