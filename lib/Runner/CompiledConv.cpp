@@ -16,6 +16,7 @@
 #include "RunSteps.h"
 
 #include "ConvLower/Runner/ConvModule.h"
+#include "ConvLower/Runner/ModuleInfo.h"
 #include "ConvLower/Runner/CpuRunner.h"
 #include "ConvLower/Runner/Device.h"
 
@@ -86,7 +87,7 @@ llvm::Expected<Target> chooseTarget(const ConvSpec &spec, RunReport &report) {
 
 llvm::Expected<std::unique_ptr<CpuRunner>>
 compileForCpu(MLIRContext &ctx, const ConvSpec &spec, Target target,
-              int64_t threads, RunReport &report) {
+              int64_t threads, RunReport &report, bool &winograd) {
   const ConvProblem &p = spec.problem;
   OwningOpRef<ModuleOp> module = buildConvModule(ctx, p, spec.relu);
   Type element = elementType(ctx, p.dtype);
@@ -102,9 +103,12 @@ compileForCpu(MLIRContext &ctx, const ConvSpec &spec, Target target,
   options.threads = threads;
   report.pipeline = pipelineName(route).str();
   report.threads = threads;
+  ConvLowerToLLVMOptions pipeline = pipelineOptions(options, route);
+  winograd = pipeline.winograd &&
+             countWinogradConvs(*module, kConvFunctionName,
+                                pipeline.winogradMinTiles) > 0;
   auto runner = CpuRunner::create(std::move(module), kConvFunctionName,
-                                  inputs, output,
-                                  pipelineOptions(options, route));
+                                  inputs, output, pipeline);
   if (!runner)
     return asFailure(runner.takeError());
   report.compileMs = (*runner)->compileMs();
@@ -179,11 +183,14 @@ CompiledConv::compile(const ConvSpec &spec) {
     *target = Target::Cpu; // the kernel's fields were never recorded
   }
   int64_t threads = spec.threads ? spec.threads : defaultCpuThreads();
-  auto runner = compileForCpu(*ctx, spec, *target, threads, report);
+  bool winograd = false;
+  auto runner = compileForCpu(*ctx, spec, *target, threads, report, winograd);
   if (!runner)
     return runner.takeError();
   conv->impl_->cpu = std::move(*runner);
   settle(*target);
+  if (winograd)
+    report.im2col = "winograd";
   return conv;
 }
 

@@ -11,10 +11,12 @@
 // The image to channels last, the filter to [3, 3, C, F].
 // CHECK: linalg.transpose ins(%{{.*}} : tensor<1x16x10x9xf32>) outs(%{{.*}} : tensor<1x10x9x16xf32>) permutation = [0, 2, 3, 1]
 // CHECK: %[[HWCF:.*]] = linalg.transpose ins(%{{.*}} : tensor<24x16x3x3xf32>) outs(%{{.*}} : tensor<3x3x16x24xf32>) permutation = [2, 3, 1, 0]
-// U = G g G^T once: per channel and 8-filter vector, 9 taps in, 36 out.
-// CHECK: %[[U:.*]] = scf.forall (%{{.*}}, %{{.*}}) in (16, 3) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<36x16x24xf32>)
+// U = G g G^T once: per channel, its 36 rows of U, an 8-filter vector at a
+// time (9 taps in, 36 out).
+// CHECK: %[[U:.*]] = scf.forall (%{{.*}}) in (16) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<36x16x24xf32>)
+// CHECK:   scf.for %{{.*}} = %c0 to %c24 step %c8 iter_args(%{{.*}} = %{{.*}}) -> (tensor<36x1x24xf32>)
 // CHECK-COUNT-9: vector.transfer_read %[[HWCF]]{{.*}} : tensor<3x3x16x24xf32>, vector<8xf32>
-// CHECK-COUNT-36: vector.transfer_write {{.*}} : vector<8xf32>, tensor<36x1x8xf32>
+// CHECK-COUNT-36: vector.transfer_write {{.*}} : vector<8xf32>, tensor<36x1x24xf32>
 // The blocks: one tile row each (3 blocks; one thread asks for 2 at least).
 // CHECK: scf.forall (%[[BLK:.*]]) in (3) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x24x12x12xf32>)
 // Input transform: the 6x6 window read at clamped places, zero where outside.
@@ -126,4 +128,21 @@ func.func @untouched(%x: tensor<1x16x12x12xf32>, %w: tensor<16x16x3x3xf32>,
   return %strided, %dilated, %grouped, %half, %twelve, %accumulating, %five
       : tensor<1x16x5x5xf32>, tensor<1x16x8x8xf32>, tensor<1x2x8x10x10xf32>, tensor<1x16x10x10xf16>,
         tensor<1x16x10x10xf32>, tensor<1x16x10x10xf32>, tensor<1x16x8x8xf32>
+}
+
+// r50's deep layer on a batch of 7x7 images: 32 tiles, but U [36, 512, 512]
+// would take 38 MB (past 16 MiB) and each image only 4 tiles: the default rule
+// keeps the GEMM route; min-tiles=0 takes it all the same.
+// CHECK-LABEL: func.func @deep_small_images
+// CHECK: } {conv_lower.winograd}
+// RULE-LABEL: func.func @deep_small_images
+// RULE: linalg.conv_2d_nhwc_fhwc
+// RULE-NOT: conv_lower.winograd
+func.func @deep_small_images(%x: tensor<8x9x9x512xf32>, %w: tensor<512x3x3x512xf32>) -> tensor<8x7x7x512xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x7x7x512xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<8x7x7x512xf32>) -> tensor<8x7x7x512xf32>
+  %y = linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%x, %w : tensor<8x9x9x512xf32>, tensor<512x3x3x512xf32>) outs(%init : tensor<8x7x7x512xf32>) -> tensor<8x7x7x512xf32>
+  return %y : tensor<8x7x7x512xf32>
 }

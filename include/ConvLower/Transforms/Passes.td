@@ -179,7 +179,9 @@ def ConvLowerWinograd : Pass<"conv-lower-winograd"> {
     images: r50's 512-channel 7x7 layer has 4 per image) the GEMM route is
     faster. Each block also reads all of U: where U is past 4 MiB, an image
     of fewer than 16 tiles (a block holds one image's at most) would make the
-    blocks memory-bound, and keeps the GEMM route. The forall carries the
+    blocks memory-bound, and keeps the GEMM route; past 16 MiB (C = F = 512)
+    U's buffer, mapped fresh by every call, costs more in page faults than
+    Winograd saves. The forall carries the
     dialect's `conv_lower.winograd` unit attribute. Error: Winograd's transforms amplify rounding; on f32 data
     uniform in [-1, 1] its relative L2 error against a float64 direct
     convolution grows from ~1e-6 (C = 16) to ~4e-6 (C = 512), against
@@ -199,7 +201,8 @@ def ConvLowerWinograd : Pass<"conv-lower-winograd"> {
   let options = [
     Option<"minTiles", "min-tiles", "int64_t", /*default=*/"32",
            "The fewest 4x4 output tiles per call (N * ceil(Ho/4) * "
-           "ceil(Wo/4)) for which Winograd is chosen">,
+           "ceil(Wo/4)) for which Winograd is chosen (0: every convolution "
+           "it can take, the cost rule off)">,
     Option<"maxChannels", "max-channels", "int64_t", /*default=*/"1024",
            "The most input channels for which Winograd's f32 error stays "
            "within 1e-5">,
