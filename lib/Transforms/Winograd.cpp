@@ -549,50 +549,6 @@ struct WinogradOptions {
 };
 
 /// Why `plan` does not take the Winograd route ("" when it does).
-std::string winogradRejection(ConvPlan &plan, const WinogradOptions &options);
-
-struct ConvLowerWinogradPass
-    : conv_lower::impl::ConvLowerWinogradBase<ConvLowerWinogradPass> {
-  using Base::Base;
-  void runOnOperation() override {
-    if (minTiles < 0 || maxChannels < 1 || blockTiles < 1 || threads < 1) {
-      getOperation()->emitError()
-          << "conv-lower-winograd: min-tiles must be >= 0, and max-channels, "
-             "block-tiles and threads positive";
-      return signalPassFailure();
-    }
-    WinogradOptions options{minTiles, maxChannels};
-    SmallVector<std::pair<ConvPlan, WinogradShape>, 2> chosen;
-    getOperation()->walk([&](linalg::LinalgOp op) {
-      if (!looksLikeConvolution(op))
-        return;
-      std::string whyNot;
-      FailureOr<ConvPlan> plan = analyzeConv(op, whyNot);
-      if (failed(plan) || !winogradRejection(*plan, options).empty())
-        return;
-      auto image = cast<RankedTensorType>(plan->input.getType());
-      SpatialImageDims dims = getImageDims(plan->form->layout, 2);
-      WinogradShape s;
-      s.n = image.getDimSize(0);
-      s.height = image.getDimSize(dims.spatial[0]) - plan->crop[0];
-      s.width = image.getDimSize(dims.spatial[1]) - plan->crop[1];
-      s.channels = plan->channels;
-      s.filters = plan->filtersPerGroup;
-      s.tileRows = llvm::divideCeil(plan->outSize[0], kOut);
-      s.tileCols = llvm::divideCeil(plan->outSize[1], kOut);
-      s.rowsPerBlock =
-          rowsPerBlock(s.n, s.tileRows, s.tileCols, blockTiles, threads);
-      s.lanesC = vectorLanes(s.channels);
-      s.lanesF = vectorLanes(s.filters);
-      s.channelsFirst = plan->form->layout == ImageLayout::nchw;
-      chosen.emplace_back(*plan, s);
-    });
-    IRRewriter rewriter(&getContext());
-    for (auto &[plan, shape] : chosen)
-      rewriteWinograd(rewriter, plan, shape);
-  }
-};
-
 std::string winogradRejection(ConvPlan &plan, const WinogradOptions &options) {
   linalg::LinalgOp op = plan.op;
   auto all = [](ArrayRef<int64_t> values, int64_t v) {
@@ -634,5 +590,53 @@ std::string winogradRejection(ConvPlan &plan, const WinogradOptions &options) {
     return "too few tiles per image to stream the transformed filters";
   return "";
 }
+
+struct ConvLowerWinogradPass
+    : conv_lower::impl::ConvLowerWinogradBase<ConvLowerWinogradPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (minTiles < 0 || maxChannels < 1 || blockTiles < 1 || threads < 1) {
+      getOperation()->emitError()
+          << "conv-lower-winograd: min-tiles must be >= 0, and max-channels, "
+             "block-tiles and threads positive";
+      return signalPassFailure();
+    }
+    WinogradOptions options{minTiles, maxChannels};
+    SmallVector<std::pair<ConvPlan, WinogradShape>, 2> chosen;
+    getOperation()->walk([&](linalg::LinalgOp op) {
+      if (!looksLikeConvolution(op))
+        return;
+      std::string whyNot;
+      FailureOr<ConvPlan> plan = analyzeConv(op, whyNot);
+      if (succeeded(plan))
+        whyNot = winogradRejection(*plan, options);
+      if (!whyNot.empty()) {
+        if (emitRemarks)
+          op.emitRemark() << "conv-lower-winograd: left to the GEMM route: "
+                          << whyNot;
+        return;
+      }
+      auto image = cast<RankedTensorType>(plan->input.getType());
+      SpatialImageDims dims = getImageDims(plan->form->layout, 2);
+      WinogradShape s;
+      s.n = image.getDimSize(0);
+      s.height = image.getDimSize(dims.spatial[0]) - plan->crop[0];
+      s.width = image.getDimSize(dims.spatial[1]) - plan->crop[1];
+      s.channels = plan->channels;
+      s.filters = plan->filtersPerGroup;
+      s.tileRows = llvm::divideCeil(plan->outSize[0], kOut);
+      s.tileCols = llvm::divideCeil(plan->outSize[1], kOut);
+      s.rowsPerBlock =
+          rowsPerBlock(s.n, s.tileRows, s.tileCols, blockTiles, threads);
+      s.lanesC = vectorLanes(s.channels);
+      s.lanesF = vectorLanes(s.filters);
+      s.channelsFirst = plan->form->layout == ImageLayout::nchw;
+      chosen.emplace_back(*plan, s);
+    });
+    IRRewriter rewriter(&getContext());
+    for (auto &[plan, shape] : chosen)
+      rewriteWinograd(rewriter, plan, shape);
+  }
+};
 
 } // namespace

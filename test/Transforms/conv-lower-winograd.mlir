@@ -1,5 +1,7 @@
 // RUN: conv-opt %s --conv-lower-winograd="min-tiles=0" --canonicalize | FileCheck %s
 // RUN: conv-opt %s --conv-lower-winograd | FileCheck %s --check-prefix=RULE
+// RUN: conv-opt %s --conv-lower-winograd="emit-remarks" -o /dev/null 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=REMARK
 // RUN: not conv-opt %s --conv-lower-winograd="block-tiles=0" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BAD
 // BAD: conv-lower-winograd: min-tiles must be >= 0, and max-channels, block-tiles and threads positive
@@ -40,6 +42,14 @@
 // CHECK-NOT: linalg.conv
 // CHECK-NOT: linalg.transpose
 // The cost rule: 9 tiles are fewer than min-tiles (32): left to the GEMM route.
+// REMARK-DAG: remark: conv-lower-winograd: left to the GEMM route: fewer 4x4 output tiles than min-tiles (the GEMM route is faster)
+// REMARK-DAG: remark: conv-lower-winograd: left to the GEMM route: strides or dilations are not 1
+// REMARK-DAG: remark: conv-lower-winograd: left to the GEMM route: grouped or quantized
+// REMARK-DAG: remark: conv-lower-winograd: left to the GEMM route: not f32
+// REMARK-DAG: remark: conv-lower-winograd: left to the GEMM route: channels or filters not a multiple of 8
+// REMARK-DAG: remark: conv-lower-winograd: left to the GEMM route: the accumulator is not a linalg.fill
+// REMARK-DAG: remark: conv-lower-winograd: left to the GEMM route: not a 2-D 3x3 convolution
+// REMARK-DAG: remark: conv-lower-winograd: left to the GEMM route: the transformed filters would take more than 16 MiB
 // RULE-LABEL: func.func @nchw_padded
 // RULE: linalg.conv_2d_nchw_fchw
 // RULE-NOT: conv_lower.winograd

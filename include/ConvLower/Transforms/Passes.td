@@ -212,6 +212,9 @@ def ConvLowerWinograd : Pass<"conv-lower-winograd"> {
     Option<"threads", "threads", "int64_t", /*default=*/"1",
            "Threads that share the blocks: at least two blocks each where "
            "the image has as many tile rows">,
+    Option<"emitRemarks", "emit-remarks", "bool", /*default=*/"false",
+           "Emit a remark on every convolution left to the GEMM route, "
+           "saying why (the cost rule's reason included)">,
   ];
 }
 
@@ -233,8 +236,11 @@ def ConvLowerVectorizeTransposes : Pass<"conv-lower-vectorize-transposes"> {
   let summary = "Tile static linalg.transpose ops into square vector tiles";
   let description = [{
     Every `linalg.transpose` on static tensors (not bf16, whose vector
-    shuffles LLVM's x86 backend cannot lower without AVX512-BF16) is tiled
-    with `scf.for`
+    shuffles LLVM's x86 backend cannot lower without AVX512-BF16) first has
+    the runs of dimensions it moves together collapsed (NCHW -> NHWC is
+    [N, C, H*W] -> [N, H*W, C], reshaped back; not for a slice, which is not
+    contiguous), so a 56x56 image's tiles are 16 wide instead of 14; then it
+    is tiled with `scf.for`
     loops: the output's innermost dimension and the one the input's
     innermost becomes by `tile` (the largest divisors not above it), every
     other dimension by 1; each tile is vectorized (a `vector.transfer_read`

@@ -449,23 +449,28 @@ def check_report(problem, report, y, own_max_diff, scale, mode=None):
            f"gflops {gflops} is not a positive number")
 
 
+def run_on_random_data(ctx, problem, extra):
+    """conv-run --check on the problem with fresh random .npy data: (JSON report, Y,
+    float64 reference)."""
+    rng = case_rng(ctx, problem.name)
+    x_shape, w_shape, y_shape = problem.shapes()
+    x = random_values(rng, x_shape, problem.dtype)
+    w = random_values(rng, w_shape, problem.dtype)
+    bias = random_values(rng, (w_shape[0],), problem.dtype) if problem.bias else None
+    args = problem.flags() + FAST + list(extra) + ["--check",
+                                     "--input", save(ctx, f"{problem.name}-x.npy", x),
+                                     "--filter", save(ctx, f"{problem.name}-w.npy", w)]
+    if bias is not None:
+        args += ["--bias-file", save(ctx, f"{problem.name}-b.npy", bias)]
+    y_path = ctx.tmp / f"{problem.name}-y.npy"
+    report = run_json(ctx, args + ["--output", y_path])
+    y = load_output(y_path, y_shape, np.int32 if problem.dtype == "i8" else np.float32)
+    return report, y, reference_for(problem, x, w, bias)
+
+
 def numerics_case(problem, extra=(), mode=None):
     def body(ctx):
-        rng = case_rng(ctx, problem.name)
-        x_shape, w_shape, y_shape = problem.shapes()
-        x = random_values(rng, x_shape, problem.dtype)
-        w = random_values(rng, w_shape, problem.dtype)
-        bias = random_values(rng, (w_shape[0],), problem.dtype) if problem.bias else None
-        args = problem.flags() + FAST + list(extra) + ["--check",
-                                         "--input", save(ctx, f"{problem.name}-x.npy", x),
-                                         "--filter", save(ctx, f"{problem.name}-w.npy", w)]
-        if bias is not None:
-            args += ["--bias-file", save(ctx, f"{problem.name}-b.npy", bias)]
-        y_path = ctx.tmp / f"{problem.name}-y.npy"
-        report = run_json(ctx, args + ["--output", y_path])
-        y = load_output(y_path, y_shape,
-                        np.int32 if problem.dtype == "i8" else np.float32)
-        ref = reference_for(problem, x, w, bias)
+        report, y, ref = run_on_random_data(ctx, problem, extra)
         max_diff, scale = compare(y, ref, REL_TOLERANCE[problem.dtype])
         check_report(problem, report, y, max_diff, scale, mode)
         return f"max|Y-ref|/max|ref| = {max_diff / scale:.1e}"
@@ -507,20 +512,7 @@ WINOGRAD = [
 
 def winograd_case(problem, extra, mode):
     def body(ctx):
-        rng = case_rng(ctx, problem.name)
-        x_shape, w_shape, y_shape = problem.shapes()
-        x = random_values(rng, x_shape, problem.dtype)
-        w = random_values(rng, w_shape, problem.dtype)
-        bias = random_values(rng, (w_shape[0],), problem.dtype) if problem.bias else None
-        args = problem.flags() + FAST + list(extra) + [
-            "--check", "--input", save(ctx, f"{problem.name}-x.npy", x),
-            "--filter", save(ctx, f"{problem.name}-w.npy", w)]
-        if bias is not None:
-            args += ["--bias-file", save(ctx, f"{problem.name}-b.npy", bias)]
-        y_path = ctx.tmp / f"{problem.name}-y.npy"
-        report = run_json(ctx, args + ["--output", y_path])
-        y = load_output(y_path, y_shape)
-        ref = reference_for(problem, x, w, bias)
+        report, y, ref = run_on_random_data(ctx, problem, extra)
         max_diff, scale = compare(y, ref, WINOGRAD_REL_TOLERANCE)
         expect(report.get("im2col") == mode,
                f"im2col {report.get('im2col')!r}, expected {mode!r}")
