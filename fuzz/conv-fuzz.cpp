@@ -80,6 +80,10 @@ const std::vector<Pipeline> &pipelines() {
       {"to-llvm", "conv-lower-to-llvm"},
       {"to-llvm-threads", "conv-lower-to-llvm{threads=2 tile-k=4}"},
       {"to-llvm-no-im2col", "conv-lower-to-llvm{im2col=0}"},
+      // Winograd's cost rule off, so that every convolution it can take
+      // (3x3, stride 1, f32, whole 8-lane channel vectors) goes through it.
+      {"winograd", "conv-lower-winograd{min-tiles=0 emit-remarks}"},
+      {"to-llvm-winograd", "conv-lower-to-llvm{winograd-min-tiles=0 threads=2}"},
       // The twin routes run every convolution through the kernel, and say
       // so when one does not fit it (the option's documented failure).
       {"twin", "conv-lower-to-llvm{implicit-gemm-twin}",

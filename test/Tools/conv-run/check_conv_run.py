@@ -525,11 +525,31 @@ def winograd_case(problem, extra, mode):
     return body
 
 
+def random_winograd_problems(count, seed):
+    """Problems Winograd takes, drawn at random: 1-3 images as small as one output
+    pixel (a window mostly padding) up to 4 tiles across, 8-40 channels and filters
+    in whole 8-lane vectors, any 4-sided padding up to 3, either layout."""
+    rng = random.Random(seed)
+    problems = []
+    for i in range(count):
+        n, c, f = rng.randint(1, 3), 8 * rng.randint(1, 5), 8 * rng.randint(1, 5)
+        pads = [rng.randint(0, 3) for _ in range(4)]
+        # At least one output pixel: H + pt + pb >= 3.
+        h = rng.randint(max(1, 3 - pads[0] - pads[2]), 17)
+        w = rng.randint(max(1, 3 - pads[1] - pads[3]), 17)
+        problems.append(Problem(f"wino-random-{i}", f"{n},{c},{h},{w}", f"{f},{c},3,3",
+                                padding=",".join(map(str, pads)),
+                                layout=rng.choice(["nchw", "nhwc"]),
+                                bias=rng.random() < 0.3))
+    return problems
+
+
 def winograd_set():
-    """Each problem forced onto Winograd (--winograd always); the cost rule's choice
-    (auto: 32 tiles or more) and what it leaves to the GEMM route."""
+    """Each problem forced onto Winograd (--winograd always), the fixed ones and 8
+    random ones; the cost rule's choice (auto: 32 tiles or more) and what it leaves
+    to the GEMM route."""
     always = [(p.name, winograd_case(p, ["--winograd", "always"], "winograd"))
-              for p in WINOGRAD]
+              for p in WINOGRAD + random_winograd_problems(8, seed=20261203)]
     rule = [
         # 2 x 3 x 3 = 18 tiles: below min-tiles, the GEMM route.
         ("auto-18-tiles-panels", winograd_case(WINOGRAD[0], [], "panels")),
