@@ -154,8 +154,9 @@ EnumOpt<WinogradChoice> winogradOpt(
              "F(4x4, 3x3) instead of a GEMM (4x fewer multiplies; relative "
              "error a few 1e-6 instead of ~3e-7)"),
     cl::values(clEnumValN(WinogradChoice::Auto, "auto",
-                          "where it is faster: at least 32 4x4 output tiles "
-                          "per call (conv-lower-winograd's cost rule)"),
+                          "where conv-lower-winograd's cost rule says it is "
+                          "faster: at least 32 4x4 output tiles per call, the "
+                          "transformed filters within 16 MiB"),
                clEnumValN(WinogradChoice::Always, "always",
                           "every convolution it can take"),
                clEnumValN(WinogradChoice::Off, "off",
