@@ -616,12 +616,17 @@ struct ConvLowerWinogradPass
                           << whyNot;
         return;
       }
-      auto image = cast<RankedTensorType>(plan->input.getType());
+      // The image as the rewrite reads it: a grouped form's (g, c) collapsed
+      // first, as channelsLastImage does.
+      SmallVector<int64_t> image = collapseShape(
+          cast<RankedTensorType>(plan->input.getType()).getShape(),
+          plan->inputIsImage ? ArrayRef<ReassociationIndices>()
+                             : ArrayRef(plan->form->inputToImage));
       SpatialImageDims dims = getImageDims(plan->form->layout, 2);
       WinogradShape s;
-      s.n = image.getDimSize(0);
-      s.height = image.getDimSize(dims.spatial[0]) - plan->crop[0];
-      s.width = image.getDimSize(dims.spatial[1]) - plan->crop[1];
+      s.n = image[0];
+      s.height = image[dims.spatial[0]] - plan->crop[0];
+      s.width = image[dims.spatial[1]] - plan->crop[1];
       s.channels = plan->channels;
       s.filters = plan->filtersPerGroup;
       s.tileRows = llvm::divideCeil(plan->outSize[0], kOut);
