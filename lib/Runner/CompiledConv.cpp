@@ -16,7 +16,6 @@
 #include "RunSteps.h"
 
 #include "ConvLower/Runner/ConvModule.h"
-#include "ConvLower/Runner/ModuleInfo.h"
 #include "ConvLower/Runner/CpuRunner.h"
 #include "ConvLower/Runner/Device.h"
 
@@ -104,9 +103,7 @@ compileForCpu(MLIRContext &ctx, const ConvSpec &spec, Target target,
   report.pipeline = pipelineName(route).str();
   report.threads = threads;
   ConvLowerToLLVMOptions pipeline = pipelineOptions(options, route);
-  winograd = pipeline.winograd &&
-             countWinogradConvs(*module, kConvFunctionName,
-                                pipeline.winogradMinTiles) > 0;
+  winograd = takesWinograd(*module, kConvFunctionName, pipeline);
   auto runner = CpuRunner::create(std::move(module), kConvFunctionName,
                                   inputs, output, pipeline);
   if (!runner)

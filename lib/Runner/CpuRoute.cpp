@@ -8,6 +8,8 @@
 
 #include "RunSteps.h"
 
+#include "ConvLower/Runner/ModuleInfo.h"
+
 #include <algorithm>
 #include <chrono>
 
@@ -63,6 +65,12 @@ ConvLowerToLLVMOptions runner::pipelineOptions(const RunOptions &options,
   // The twin runs the kernel of the chip asked for (no device: sm_80's).
   o.twinChip = options.chip.value_or(convrt::Arch::SM80);
   return o;
+}
+
+bool runner::takesWinograd(ModuleOp module, llvm::StringRef function,
+                           const ConvLowerToLLVMOptions &pipeline) {
+  return pipeline.winograd &&
+         countWinogradConvs(module, function, pipeline.winogradMinTiles) > 0;
 }
 
 llvm::Expected<Execution>

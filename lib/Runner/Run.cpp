@@ -332,11 +332,8 @@ llvm::Expected<RunReport> mlir::conv_lower::run(MLIRContext &context,
   }
   CpuRoute route = cpuRoute(*target, *implicit);
   report.pipeline = pipelineName(route).str();
-  // Which convolutions take Winograd is the pass's cost rule: asked of it.
-  ConvLowerToLLVMOptions pipeline = pipelineOptions(o, route);
-  if (pipeline.winograd &&
-      countWinogradConvs(*prepared->module, prepared->function,
-                         pipeline.winogradMinTiles) > 0)
+  if (takesWinograd(*prepared->module, prepared->function,
+                    pipelineOptions(o, route)))
     report.im2col = "winograd";
   report.threads = o.threads;
   if (llvm::Error e = runOnCpu(*prepared, o, route, flops, report))

@@ -68,6 +68,10 @@ CpuRoute cpuRoute(Target target, bool implicit);
 llvm::StringRef pipelineName(CpuRoute route);
 ConvLowerToLLVMOptions pipelineOptions(const RunOptions &options,
                                        CpuRoute route);
+/// Whether `pipeline` computes a convolution of `function` by Winograd:
+/// the pass's own cost rule, asked of it on a copy of `module`.
+bool takesWinograd(ModuleOp module, llvm::StringRef function,
+                   const ConvLowerToLLVMOptions &pipeline);
 /// How the report says the GEMM's A operand was formed: explicit,
 /// implicit (the GPU kernel and its twin), panels or direct (the CPU).
 std::string im2colMode(const std::optional<ConvProblem> &problem,

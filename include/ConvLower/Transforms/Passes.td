@@ -167,11 +167,12 @@ def ConvLowerWinograd : Pass<"conv-lower-winograd"> {
       V x U -> M[36, T, F] (36 GEMMs, which conv-lower-tile-and-vectorize
       register-tiles like every other GEMM), and the output transform
       A^T M A (+ the fill's value) into the block's 4 rows of output per
-      tile row.
+      tile row, in the output's own layout (channels first through a
+      register transpose of each tile's 16 pixels).
 
-    Channels-first images and outputs are transposed to channels last and
-    back; the filter is transposed to [3, 3, C, F]; an output whose size is
-    not a multiple of 4 is computed padded and cropped.
+    A channels-first image is transposed to channels last; the filter to
+    [3, 3, C, F]; an output whose size is not a multiple of 4 is computed
+    padded and cropped.
 
     The cost rule: 36 multiplies per tile and channel pair instead of 144,
     against a filter transform that reads the filters and writes 4x their
