@@ -12,8 +12,9 @@
 |* Compilations are cached by problem: a second identical layer reuses the    *|
 |* first one's code. Every function is safe to call from several threads.    *|
 |*                                                                            *|
-|* Semantics: DESIGN.md's convolution (torch's conv1d/2d/3d with zero         *|
-|* padding, dilation and groups). Buffers are dense, in the layout's order:   *|
+|* Semantics: the convolution of docs/design.md, "Convolution semantics"      *|
+|* (torch's conv1d/2d/3d with zero padding, dilation and groups). Buffers     *|
+|* are dense, in the layout's order:                                          *|
 |* NCHW images with FCHW (torch's) filters, or NHWC images with FHWC filters; *|
 |* 1-D problems are the 2-D ones with H = KH = 1; 3-D ones add D (NCDHW /     *|
 |* NDHWC, filters FCDHW / FDHWC).                                             *|
@@ -126,7 +127,8 @@ CONVLOWER_CAPI_EXPORTED int convlowerGetApiVersion(void);
 CONVLOWER_CAPI_EXPORTED void convlowerConvDescInit(ConvLowerConvDesc *desc);
 
 /// The output's size in each spatial dimension (spatialRank entries), by
-/// DESIGN.md's formula; fails on an invalid description.
+/// the formula of docs/design.md ("Convolution semantics"); fails on an
+/// invalid description.
 CONVLOWER_CAPI_EXPORTED ConvLowerStatus
 convlowerConvDescOutputSize(const ConvLowerConvDesc *desc, int64_t *sizes);
 

@@ -154,7 +154,8 @@ static int64_t imageIndex(int nhwc, const int64_t *sp, int64_t ch, int64_t n,
   return nhwc ? (n * pixels + pixel) * ch + c : (n * ch + c) * pixels + pixel;
 }
 
-/* DESIGN.md's convolution in float64: FCHW filters for NCHW, FHWC for NHWC. */
+/* The convolution of docs/design.md ("Convolution semantics") in float64:
+   FCHW filters for NCHW, FHWC for NHWC. */
 static double *reference(const ConvLowerConvDesc *desc, const Tensor *x,
                          const Tensor *w, const Tensor *b) {
   Dims g = dimsOf(desc);

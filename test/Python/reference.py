@@ -1,9 +1,9 @@
 """An independent float64 convolution for the Python package's tests (numpy only).
 
-DESIGN.md's semantics: zero padding (before, after) per spatial dimension,
-strides, dilations, groups; an int8 problem subtracts its zero points (a padded
-position reads as zx, so it adds 0). NCHW operands are [N, C, *S] / [F, C/G, *K],
-NHWC ones [N, *S, C] / [F, *K, C/G].
+docs/design.md, "Convolution semantics": zero padding (before, after) per
+spatial dimension, strides, dilations, groups; an int8 problem subtracts its
+zero points (a padded position reads as zx, so it adds 0). NCHW operands are
+[N, C, *S] / [F, C/G, *K], NHWC ones [N, *S, C] / [F, *K, C/G].
 """
 
 import itertools

@@ -1,10 +1,10 @@
 //===- ConvProblem.h - a 2-D convolution in torch's terms -------*- C++ -*-===//
 //
 // The problem conv-run builds, checks and reports is runtime/'s
-// convrt::ConvProblem (DESIGN.md's semantics: it owns the output-size
-// formula, the shapes in memory order and the float64 reference, and it is
-// what a bundle's manifest describes). This header adds what only the MLIR
-// side needs: parsing torch-style flags, the report's one-line description
+// convrt::ConvProblem (docs/design.md, "Convolution semantics": it owns the
+// output-size formula, the shapes in memory order and the float64 reference,
+// and it is what a bundle's manifest describes). This header adds what only the
+// MLIR side needs: parsing torch-style flags, the report's one-line description
 // and the byte counts of the memory report.
 //
 //===----------------------------------------------------------------------===//

@@ -1,10 +1,10 @@
 //===- Reference.h - checks against the float64 reference -------*- C++ -*-===//
 //
-// The independent reference: DESIGN.md's formula evaluated in float64 (by
-// runtime/'s convrt::referenceOutput), one output element at a time, on the
-// same (dtype-rounded) inputs. The verdict is runtime/'s one comparison
-// (convrt::compareResults) at runtime/'s tolerances, so the CPU routes, the
-// twin and the CUDA route pass or fail by the same rule.
+// The independent reference: the formula of docs/design.md ("Convolution
+// semantics") evaluated in float64 (by runtime/'s convrt::referenceOutput), one
+// output element at a time, on the same (dtype-rounded) inputs. The verdict is
+// runtime/'s one comparison (convrt::compareResults) at runtime/'s tolerances,
+// so the CPU routes, the twin and the CUDA route pass or fail by the same rule.
 //
 //===----------------------------------------------------------------------===//
 

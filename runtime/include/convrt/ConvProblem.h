@@ -1,9 +1,10 @@
 //===- ConvProblem.h - A 2-D convolution problem ----------------*- C++ -*-===//
 //
-// The convolution of DESIGN.md: input X [N, C, H, W] (NCHW) or [N, H, W, C]
-// (NHWC); filter [F, C/G, KH, KW] (FCHW), [KH, KW, C/G, F] (HWCF) or
-// [F, KH, KW, C/G] (FHWC); optional bias [F]; output in the input's layout;
-// zero padding (top, left, bottom, right), strides, dilations, G groups.
+// The convolution of docs/design.md, "Convolution semantics": input X
+// [N, C, H, W] (NCHW) or [N, H, W, C] (NHWC); filter [F, C/G, KH, KW]
+// (FCHW), [KH, KW, C/G, F] (HWCF) or [F, KH, KW, C/G] (FHWC); optional bias
+// [F]; output in the input's layout; zero padding (top, left, bottom,
+// right), strides, dilations, G groups.
 //
 //     Ho = floor((H + pt + pb - dh*(KH-1) - 1) / sh) + 1      (Wo alike)
 //

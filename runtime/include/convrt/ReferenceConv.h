@@ -2,7 +2,8 @@
 //-*-===//
 //
 // The oracle every kernel is checked against: a direct convolution in float64
-// that spells out DESIGN.md's formula, independent of im2col or any GPU code.
+// that spells out the formula of docs/design.md ("Convolution semantics"),
+// independent of im2col or any GPU code.
 //
 //     Y[n, g*Fg+f, oh, ow] = bias[g*Fg+f] + sum_{c<Cg, kh<KH, kw<KW}
 //         W[g*Fg+f, c, kh, kw] * X[n, g*Cg+c, oh*sh - pt + kh*dh,

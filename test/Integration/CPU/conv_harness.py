@@ -4,7 +4,7 @@
 Each case is a small convolution problem. The harness emits an MLIR module that runs the
 convolution on seeded random data, executes it through one or more routes, and compares
 what mlir-runner prints against a float64 numpy direct convolution written from the
-formula in DESIGN.md ("Convolution semantics"), never from the code under test:
+formula in docs/design.md ("Convolution semantics"), never from the code under test:
 
   upstream   mlir-opt UPSTREAM_PIPELINE | mlir-runner          (the original linalg conv)
   decompose  conv-opt --conv-lower-im2col --conv-lower-decompose | mlir-opt UPSTREAM_PIPELINE
@@ -44,7 +44,8 @@ import numpy as np
 # ----------------------------------------------------------------------------------------
 # Layouts as data.
 #
-# Every form is the grouped convolution of DESIGN.md written over logical dimensions:
+# Every form is the grouped convolution of docs/design.md ("Convolution semantics")
+# written over logical dimensions:
 #   n batch, g group, c input channel within a group, f output channel within a group
 #   (the multiplier M for depthwise_conv_2d_nhwc_hwcm), h/w rows/columns (the input's in
 #   X, the output's in Y), r/s filter rows/columns.
@@ -290,7 +291,7 @@ def from_canonical(arr, axes, sizes, canon):
 
 
 def reference_conv(p, x, w):
-    """Y in p's output layout, float64, straight from DESIGN.md's formula:
+    """Y in p's output layout, float64, straight from docs/design.md's formula:
     Y[n,g,f,oh,ow] = sum_{c,r,s} W[g,f,c,r,s] * X[n,g,c, oh*sh - pt + r*dh, ow*sw - pl + s*dw]
     with X zero outside its bounds (done by padding, so the padded row is oh*sh + r*dh).
     A quantized case subtracts the zero points from the padded X and from W first, as

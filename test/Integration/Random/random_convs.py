@@ -19,12 +19,12 @@ MLIR module with seeded data, and each is checked through:
              static shapes: what the GPU kernel takes; a named "unsupported convolution"
              diagnostic is a skip)                                                       (c)
 
-Every numeric route is compared with a float64 numpy convolution written from DESIGN.md
-(conv_harness.reference_conv) and with the reference route's numbers, within
-conv_harness.DTYPES' bounds (relative to max(1, max|Y|): f32 and f16/bf16 accumulating in
-f32 1e-5, as the data are exact in their types; f16 accumulating in f16 1e-2; i8 exact).
-conv-opt verifies the IR after every pass (nested pipelines included), so an invalid IR
-is a failed conv-opt run. Each check ends as
+Every numeric route is compared with a float64 numpy convolution written from
+docs/design.md, "Convolution semantics" (conv_harness.reference_conv) and with the
+reference route's numbers, within conv_harness.DTYPES' bounds (relative to max(1,
+max|Y|): f32 and f16/bf16 accumulating in f32 1e-5, as the data are exact in their types;
+f16 accumulating in f16 1e-2; i8 exact). conv-opt verifies the IR after every pass
+(nested pipelines included), so an invalid IR is a failed conv-opt run. Each check ends as
 
   pass | skip | mismatch (numbers) | invalid-ir (a pass failed or the verifier rejected
   its output, on valid input) | crash (a signal or LLVM's crash report, at compile or

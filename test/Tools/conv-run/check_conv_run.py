@@ -4,8 +4,8 @@
 conv-run builds a convolution from torch-style flags (or reads a .mlir file), compiles it
 with ConvLower's CPU pipeline, runs it and reports. This script only drives the binary
 and reads what it writes (Y.npy, the JSON and human reports, stderr, the exit status);
-the numbers are checked against a float64 numpy convolution written from DESIGN.md's
-formula, never from conv-run's own reference.
+the numbers are checked against a float64 numpy convolution written from the formula of
+docs/design.md ("Convolution semantics"), never from conv-run's own reference.
 
 Sets (each one lit test):
   numerics   random problems (every layout, dtype, group form, stride, dilation, padding
@@ -254,7 +254,7 @@ class Problem:
 
 
 # ----------------------------------------------------------------------------------------
-# The float64 reference (DESIGN.md, "Convolution semantics").
+# The float64 reference (docs/design.md, "Convolution semantics").
 # ----------------------------------------------------------------------------------------
 
 def conv2d_nchw_reference(x, w, bias, stride, dilation, pads, groups):
