@@ -6,7 +6,9 @@ include(CMakePackageConfigHelpers)
 
 set(CONV_LOWER_INSTALLED_LIBRARIES
   MLIRConvLowerDialect
-  MLIRConvLowerTransforms
+  MLIRConvLowerCommonTransforms
+  MLIRConvLowerCPUTransforms
+  MLIRConvLowerGPUTransforms
   MLIRConvLowerTransformOps
   MLIRConvLowerPipelines
   MLIRConvLowerRunner

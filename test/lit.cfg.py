@@ -43,6 +43,8 @@ for lib in ["mlir_runner_utils", "mlir_c_runner_utils"]:
 config.substitutions.append(("%conv_opt", tool_path("conv-opt")))
 config.substitutions.append(("%conv_run", tool_path("conv-run")))
 config.substitutions.append(("%conv_lower_obj_root", config.conv_lower_obj_root))
+config.substitutions.append(("%conv_lower_src_root",
+                             os.path.dirname(config.test_source_root)))
 config.substitutions.append(("%convlower_capi_test", tool_path("convlower-capi-test")))
 # The Python package as the build tree holds it (python_packages/convlower,
 # with libConvLowerCAPI.so inside): PYTHONPATH=%convlower_python_path.

@@ -3,7 +3,7 @@
 #ifndef CONVLOWER_PIPELINES_BUFFERIZE_H
 #define CONVLOWER_PIPELINES_BUFFERIZE_H
 
-#include "ConvLower/Transforms/Passes.h"
+#include "ConvLower/Transforms/Common/Passes.h"
 
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"

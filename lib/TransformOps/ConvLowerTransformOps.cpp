@@ -10,8 +10,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "ConvLower/TransformOps/ConvLowerTransformOps.h"
-#include "ConvLower/Transforms/Im2Col.h"
-#include "ConvLower/Transforms/ImplicitGemm.h"
+#include "ConvLower/Transforms/Common/Im2Col.h"
+#include "ConvLower/Transforms/GPU/ImplicitGemm.h"
 #include "ConvLower/Transforms/Passes.h"
 
 #include "mlir/Dialect/Transform/IR/TransformDialect.h"

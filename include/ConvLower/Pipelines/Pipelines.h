@@ -13,7 +13,7 @@
 #define CONVLOWER_PIPELINES_PIPELINES_H
 
 #include "ConvLower/Transforms/EnumOptionParser.h"
-#include "ConvLower/Transforms/ImplicitGemm.h"
+#include "ConvLower/Transforms/GPU/ImplicitGemm.h"
 #include "convrt/Arch.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

@@ -8,7 +8,7 @@
 //
 // Modes are enums with their values listed (llvm::cl::values): a bad value
 // is the option parser's error, naming the allowed values, before any pass
-// runs. The C++ enums live in ConvLower/Transforms/ImplicitGemm.h; the chips
+// runs. The C++ enums live in ConvLower/Transforms/GPU/ImplicitGemm.h; the chips
 // are runtime/'s table (convrt/Arch.h), listed by archOptionValues().
 //
 //===----------------------------------------------------------------------===//
@@ -54,7 +54,8 @@ def ImplicitGemmWarpsNOption : Option<"warpsN", "warps-n", "int64_t", "0",
 def ImplicitGemmStagesOption : Option<"stages", "stages", "int64_t", "0",
     "Shared-memory pipeline stages (>= 2); 0: heuristic">;
 
-// The kernel is the same for every chip; the pass checks chip and features
+// sm_90a builds the TMA + wgmma family where it applies, every other chip
+// the mma.sync family; the pass checks chip and features
 // because LLVM's NVPTX backend aborts (instead of reporting an error) on a
 // PTX version below the chip's floor.
 def ImplicitGemmChipOption : Option<"chip", "chip", "::convrt::Arch",
@@ -95,7 +96,7 @@ def GemmTileNOption : Option<"tileN", "tile-n", "int64_t", "32",
     "Tile size along the innermost N (filter) dimension">;
 // The default is given where the option is listed: the pass has always
 // defaulted to 8 and conv-lower-to-llvm to 1, and unifying them would change
-// the CPU code; measure (docs/performance.md) before doing so.
+// the CPU code; measure (docs/performance-journal.md) before doing so.
 class GemmTileKOption<string default> : Option<"tileK", "tile-k", "int64_t",
     default, "Tile size along the innermost K (reduction) dimension">;
 

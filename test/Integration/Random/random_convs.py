@@ -205,7 +205,7 @@ class KnownDefect:
 KNOWN_DEFECTS = [
     # Issue 15's defects 1-3 (grouped forms with a dynamic batch, a crop past the
     # input's start, an input cropped to nothing) are fixed; their configurations run
-    # as plain checks (test/Transforms/conv-lower-im2col-regressions.mlir pins them).
+    # as plain checks (test/Transforms/Common/conv-lower-im2col-regressions.mlir pins them).
     # Found by this harness, issue 14's "any generic spelling" (a commuted multiply or
     # accumulate, loops in another order) is fixed: the analysis matches generics by
     # their maps and body (ConvAnalysis.cpp, matchGenericConvolution).

@@ -1,4 +1,4 @@
-// The sm_90a kernels of test/Transforms/conv-lower-implicit-gemm-sm90a.mlir
+// The sm_90a kernels of test/Transforms/GPU/conv-lower-implicit-gemm-sm90a.mlir
 // (f16 m64n64, bf16 stride 2 m64n128, f32 data with tf32 math m64n64k8), and two
 // whose producer gathers the A tiles (NCHW f16 m64n128 with padding, NCHW f32 with
 // tf32 math), for test/Pipelines/implicit-gemm-sm90a.test.

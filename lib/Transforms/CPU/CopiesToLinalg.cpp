@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ConvLower/Transforms/Passes.h"
+#include "ConvLower/Transforms/CPU/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -19,7 +19,7 @@
 
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERCOPIESTOLINALG
-#include "ConvLower/Transforms/Passes.h.inc"
+#include "ConvLower/Transforms/CPU/Passes.h.inc"
 } // namespace mlir::conv_lower
 
 using namespace mlir;

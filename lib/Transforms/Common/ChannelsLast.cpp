@@ -1,6 +1,6 @@
 //===- ChannelsLast.cpp - convolution operands as channels-last tensors ---===//
 
-#include "ChannelsLast.h"
+#include "Transforms/Common/ChannelsLast.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

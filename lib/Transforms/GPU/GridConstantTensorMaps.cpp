@@ -6,14 +6,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "ConvLower/Dialect/ConvLower/IR/ConvLowerDialect.h"
-#include "ConvLower/Transforms/Passes.h"
+#include "ConvLower/Transforms/GPU/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERGRIDCONSTANTTENSORMAPS
-#include "ConvLower/Transforms/Passes.h.inc"
+#include "ConvLower/Transforms/GPU/Passes.h.inc"
 } // namespace mlir::conv_lower
 
 using namespace mlir;

@@ -19,11 +19,11 @@
 #ifndef CONVLOWER_TRANSFORMS_IMPLICITGEMMSTEPS_H
 #define CONVLOWER_TRANSFORMS_IMPLICITGEMMSTEPS_H
 
-#include "ConvAnalysis.h"
+#include "Transforms/Common/ConvAnalysis.h"
 #include "HopperKernel.h"
 #include "ImplicitGemmKernel.h"
 
-#include "ConvLower/Transforms/ImplicitGemm.h"
+#include "ConvLower/Transforms/GPU/ImplicitGemm.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"

@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ConvLower/Dialect/ConvLower/IR/ConvLowerOps.h"
-#include "ConvLower/Transforms/Passes.h"
+#include "ConvLower/Transforms/Common/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -21,7 +21,7 @@
 
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERDECOMPOSE
-#include "ConvLower/Transforms/Passes.h.inc"
+#include "ConvLower/Transforms/Common/Passes.h.inc"
 } // namespace mlir::conv_lower
 
 using namespace mlir;

@@ -20,9 +20,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "TilingUtils.h"
+#include "Transforms/CPU/TilingUtils.h"
 
-#include "ConvLower/Transforms/Passes.h"
+#include "ConvLower/Transforms/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -34,7 +34,7 @@
 
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERVECTORIZEGATHERS
-#include "ConvLower/Transforms/Passes.h.inc"
+#include "ConvLower/Transforms/CPU/Passes.h.inc"
 } // namespace mlir::conv_lower
 
 using namespace mlir;

@@ -1,98 +1,16 @@
-//===- Passes.td - ConvLower passes ------------------------*- tablegen -*-===//
+//===- CPU/Passes.td - ConvLower CPU passes ---*- tablegen -*-===//
+//
+// The CPU room: direct depthwise, Winograd, im2col panels,
+// register tiling + vectorization and the copies and transposes around
+// them. Nothing here names a GPU dialect.
+//
+//===----------------------------------------------------------------------===//
 
-#ifndef CONVLOWER_TRANSFORMS_PASSES_TD
-#define CONVLOWER_TRANSFORMS_PASSES_TD
+#ifndef CONVLOWER_TRANSFORMS_CPU_PASSES_TD
+#define CONVLOWER_TRANSFORMS_CPU_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
 include "ConvLower/Transforms/PassOptions.td"
-
-def ConvLowerIm2Col : Pass<"conv-lower-im2col"> {
-  let summary = "Rewrite linalg 2-D convolutions into im2col + matmul + fold";
-  let description = [{
-    Rewrites every supported linalg 2-D convolution (named NCHW/NHWC, grouped
-    and depthwise forms, and convolution-shaped linalg.generic ops) into
-    `conv_lower.im2col`, a linalg contraction and `conv_lower.fold`.
-
-    - A zero `tensor.pad` producing the input is absorbed into the im2col's
-      padding; the padded image is never materialized.
-    - The filter becomes the GEMM's B operand by a reshape only: the im2col's
-      K order follows the filter layout.
-    - A 1x1, stride-1, unpadded convolution needs no im2col: the input is
-      reshaped (NHWC) or transposed (NCHW) into the A operand.
-    - Convolutions it cannot handle are left untouched; with
-      `emit-remarks` a remark on each says why. The pass never fails on
-      valid IR.
-  }];
-  let dependentDialects = [
-    "::mlir::conv_lower::ConvLowerDialect",
-    "::mlir::linalg::LinalgDialect",
-    "::mlir::tensor::TensorDialect",
-    "::mlir::arith::ArithDialect",
-  ];
-  let options = [
-    Option<"emitRemarks", "emit-remarks", "bool", /*default=*/"false",
-           "Emit a remark on every convolution left untouched, saying why">,
-  ];
-}
-
-def ConvLowerLiftTo2D : Pass<"conv-lower-lift-to-2d"> {
-  let summary = "Rewrite 1-D and batchless convolutions as 2-D (or 3-D) "
-                "convolutions with unit dimensions";
-  let description = [{
-    Frontends emit `linalg.conv_1d_nwc_wcf` / `conv_1d_ncw_fcw` (torch's
-    conv1d), `depthwise_conv_1d_nwc_wc` / `_ncw_cw` / `_nwc_wcm`, and the
-    batchless, channel-less `linalg.conv_1d`, `linalg.conv_2d` and
-    `linalg.conv_3d`. Each is the convolution of the matching form
-    (`conv_2d_nhwc_hwcf`, `conv_2d_nchw_fchw`, `depthwise_conv_2d_*`,
-    `conv_3d_ndhwc_dhwcf`) with a height, batch or channel of one: this pass
-    writes it so, with `tensor.expand_shape` of
-    the operands and a `tensor.collapse_shape` of the result, so that the
-    im2col rewrite and the implicit-GEMM kernel take it like any 2-D
-    convolution. A zero `tensor.pad` of the input is carried through the
-    reshape (the 2-D rewrites absorb it). The reshapes add or drop unit
-    dimensions only: no data moves.
-
-    Runs first in both ConvLower pipelines; run it before
-    `--conv-lower-im2col` or `--conv-lower-implicit-gemm` on their own.
-    Everything else is left untouched.
-  }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect",
-                           "::mlir::tensor::TensorDialect"];
-}
-
-def ConvLowerDecompose : Pass<"conv-lower-decompose"> {
-  let summary = "Lower conv_lower.im2col and conv_lower.fold to linalg/tensor";
-  let description = [{
-    Expresses `conv_lower.im2col` as a zero `tensor.pad` plus a copy-like
-    `linalg.generic` with affine (strided, dilated) indexing, reshaped to
-    `[G, M, K]`, and `conv_lower.fold` as a reshape plus `linalg.transpose`.
-    After it, any linalg backend (including upstream's loop lowering) can run
-    the module.
-  }];
-  let dependentDialects = [
-    "::mlir::linalg::LinalgDialect",
-    "::mlir::tensor::TensorDialect",
-    "::mlir::arith::ArithDialect",
-  ];
-}
-
-def ConvLowerFillEmptyPads : Pass<"conv-lower-fill-empty-pads"> {
-  let summary = "Rewrite a tensor.pad of an empty tensor into a fill";
-  let description = [{
-    A `tensor.pad` whose source has a dimension of size 0 produces nothing
-    but its padding value. MLIR 22's bufferization copies the (empty) source
-    into a subview of the result at the low padding's offset, and
-    `memref.subview` rejects that offset on a dimension of size 0 ("offset 2
-    is out-of-bounds: 0 >= 0") even for an empty view, so the module stops
-    compiling. This pass replaces such a pad with a `linalg.fill` of its
-    padding value (when it is one value) into a `tensor.empty` of the pad's
-    result size. Both ConvLower pipelines run it before bufferization; frontends
-    emit such pads for degenerate convolutions (no channels, an empty image).
-  }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect",
-                           "::mlir::tensor::TensorDialect",
-                           "::mlir::arith::ArithDialect"];
-}
 
 def ConvLowerPackRhs : Pass<"conv-lower-pack-rhs"> {
   let summary = "Transpose a GEMM's [N, K] right-hand side into [K, N] once";
@@ -103,7 +21,8 @@ def ConvLowerPackRhs : Pass<"conv-lower-pack-rhs"> {
     materializes B^T with one `linalg.transpose` before the GEMM — the packing
     step of every GEMM library, on the (small) filter — and gives the
     `linalg.matmul` / `linalg.batch_matmul` its default indexing maps.
-    A 50176x576x128 f32 GEMM ran 2.3x faster this way (docs/performance.md).
+    (Measured: docs/performance-journal.md, 2026-11-30, "CPU GEMM: pack the
+    transposed filter".)
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
@@ -183,10 +102,9 @@ def ConvLowerWinograd : Pass<"conv-lower-winograd"> {
     blocks memory-bound, and keeps the GEMM route; past 16 MiB (C = F = 512)
     U's buffer, mapped fresh by every call, costs more in page faults than
     Winograd saves. The forall carries the
-    dialect's `conv_lower.winograd` unit attribute. Error: Winograd's transforms amplify rounding; on f32 data
-    uniform in [-1, 1] its relative L2 error against a float64 direct
-    convolution grows from ~1e-6 (C = 16) to ~4e-6 (C = 512), against
-    ~3e-7 for the GEMM route, so channels above `max-channels` (1024) keep
+    dialect's `conv_lower.winograd` unit attribute. Error: Winograd's transforms amplify rounding, and the error
+    grows with the channel count (measured: docs/performance-journal.md,
+    2026-12-03), so channels above `max-channels` (1024) keep
     the GEMM route and stay inside f32's 1e-5 check. Other convolutions are
     left untouched (the im2col rewrite takes them); the pass never fails on
     valid IR.
@@ -225,8 +143,8 @@ def ConvLowerCopiesToLinalg : Pass<"conv-lower-copies-to-linalg"> {
     After bufferization a `tensor.pad` is a fill plus a `memref.copy` of the
     image into a strided subview of the padded buffer. A copy that is not
     one contiguous block lowers to a call of the runner utilities' generic
-    `memrefCopy` (every element's address recomputed: 1.2 ms for a 1.8 MB
-    image); as `linalg.copy` it becomes loops over a contiguous innermost
+    `memrefCopy` (every element's address recomputed; measured:
+    docs/performance-journal.md, 2026-12-01); as `linalg.copy` it becomes loops over a contiguous innermost
     dimension, which LLVM vectorizes. Copies between contiguous memrefs stay
     `memref.copy` (a memcpy). The CPU pipeline runs it after bufferization.
   }];
@@ -270,7 +188,7 @@ def ConvLowerVectorizeGathers : Pass<"conv-lower-vectorize-gathers"> {
     its input element, every loop parallel, its output map a permutation)
     indexes its input with sums such as `oh + kh`: linalg's vectorizer
     rejects such maps, and the loops it lowers to moved one element per
-    load and store (a third of r50's 64-channel 3x3 layer at N = 1, NHWC).
+    load and store (measured: docs/performance-journal.md, 2026-12-02).
     Where the output's innermost index steps the input's innermost by one
     element too (`c`, `g * C + c`, `ow + kw`) and no other input index uses
     it (channels in NHWC, the output row in a stride-1 channels-first
@@ -404,85 +322,4 @@ def ConvLowerTileAndVectorize : Pass<"conv-lower-tile-and-vectorize"> {
   ];
 }
 
-def ConvLowerGridConstantTensorMaps
-    : Pass<"conv-lower-grid-constant-tensor-maps", "::mlir::LLVM::LLVMFuncOp"> {
-  let summary = "Pass a kernel's TMA tensor maps by value, as __grid_constant__ parameters";
-  let description = [{
-    The sm_90a kernels of --conv-lower-implicit-gemm take their tensor maps
-    as the last `conv_lower.tensor_maps`-many arguments, generic pointers
-    that `cp.async.bulk.tensor` reads the 128-byte CUtensorMap through. MLIR
-    host code (gpu.launch_func) passes pointers to device copies, which is
-    what the arguments are by default. The runtime (bundles, conv-run)
-    passes the maps by value instead, as CUTLASS does: no allocation or copy
-    per launch, and the map sits in the kernel's parameter (constant) bank.
-    This pass, run on the kernels after their conversion to the LLVM
-    dialect, marks those arguments `llvm.byval = !llvm.array<128 x i8>`,
-    `llvm.align = 64` and `nvvm.grid_constant`: NVPTX then declares each as
-    `.param .align 64 .b8 [128]` and takes its address with `cvta.param`.
-    (The attributes cannot be set on the gpu.func: NVVM accepts
-    `nvvm.grid_constant` on kernel llvm.funcs only, and gpu-to-nvvm drops
-    `llvm.byval`.)
-  }];
-  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
-                           "::mlir::NVVM::NVVMDialect"];
-}
-
-def ConvLowerImplicitGemm : Pass<"conv-lower-implicit-gemm", "::mlir::ModuleOp"> {
-  let summary = "Rewrite linalg 2-D convolutions into implicit-GEMM tensor-core kernels";
-  let description = [{
-    Every convolution the im2col rewrite accepts (same forms, same analysis:
-    strides, dilations, groups, depthwise, absorbed zero padding) with
-    f16/bf16 data (mma.sync m16n8k16, f32 accumulation) or f32 data (tf32,
-    m16n8k8), static shapes and a constant-fill init becomes one CTA-tiled
-    kernel: the im2col is fused into the global->shared copy of the A tile
-    (cp.async with zero-fill for padding and bounds, 16-byte chunks where
-    the layout allows, an element gather where not), a ring of `stages`
-    swizzled shared-memory buffers, ldmatrix + mma.sync per warp with the
-    accumulators in registers, and an epilogue that writes each result to
-    its place in the output layout (the fold) plus the init value.
-
-    `target=cuda`: the kernel goes into `gpu.module @conv_lower_kernels`
-    (attributes `conv_lower.grid`, `conv_lower.block`, `conv_lower.tiles`
-    record the launch) and the convolution becomes a `gpu.launch_func` on
-    managed copies of its operands. `target=cpu-twin`: the same block body
-    as host loops (threads and warps become loops, cp.async a predicated
-    vector copy, ldmatrix and mma.sync emulated lane by lane as the PTX ISA
-    defines them, from the GPU code's own addresses), so the kernel's
-    indexing can be run and checked on any machine.
-
-    A per-channel bias add (a `linalg.generic` reading `bias[channel]`,
-    also after the collapse of a grouped output) and a ReLU (`max(x, 0)`)
-    that only the convolution feeds are fused into the epilogue.
-    `im2col=explicit` instead emits an im2col kernel storing X_col [M, G, K]
-    and a GEMM kernel reading it, for comparison.
-
-    Depthwise convolutions (one channel and one filter per group) get a
-    direct kernel instead (`conv_lower.tiles = {direct_depthwise, ...}`):
-    CUDA cores, no K padding, each thread 16 bytes of channels of one
-    output pixel (one channel where channels are not innermost), the taps
-    unrolled, the same epilogue. Tile options select the GEMM kernel.
-
-    Tile sizes come from a per-problem heuristic (2x2 warps, blockK = 64
-    bytes, 3 stages; smaller blocks where the problem is narrow) unless
-    overridden. Other convolutions are left untouched (remarks with
-    `emit-remarks`).
-  }];
-  let dependentDialects = [
-    "::mlir::arith::ArithDialect",
-    "::mlir::bufferization::BufferizationDialect",
-    "::mlir::conv_lower::ConvLowerDialect",
-    "::mlir::gpu::GPUDialect",
-    "::mlir::LLVM::LLVMDialect",
-    "::mlir::memref::MemRefDialect",
-    "::mlir::NVVM::NVVMDialect",
-    "::mlir::nvgpu::NVGPUDialect",
-    "::mlir::scf::SCFDialect",
-    "::mlir::vector::VectorDialect",
-  ];
-  let options = !listconcat([ImplicitGemmTargetOption], ImplicitGemmKernelOptions, [
-    Option<"emitRemarks", "emit-remarks", "bool", /*default=*/"false",
-           "Emit a remark on every convolution left untouched, saying why">,
-  ]);
-}
-
-#endif // CONVLOWER_TRANSFORMS_PASSES_TD
+#endif // CONVLOWER_TRANSFORMS_CPU_PASSES_TD

@@ -16,10 +16,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ChannelsLast.h"
-#include "TilingUtils.h"
+#include "Transforms/Common/ChannelsLast.h"
+#include "Transforms/CPU/TilingUtils.h"
 
-#include "ConvLower/Transforms/Passes.h"
+#include "ConvLower/Transforms/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -33,7 +33,7 @@
 
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERDEPTHWISEDIRECT
-#include "ConvLower/Transforms/Passes.h.inc"
+#include "ConvLower/Transforms/CPU/Passes.h.inc"
 } // namespace mlir::conv_lower
 
 using namespace mlir;

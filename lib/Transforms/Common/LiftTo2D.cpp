@@ -5,9 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ConvLower/Transforms/Passes.h"
+#include "ConvLower/Transforms/Common/Passes.h"
 
-#include "ConvAnalysis.h"
+#include "Transforms/Common/ConvAnalysis.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -16,7 +16,7 @@
 
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERLIFTTO2D
-#include "ConvLower/Transforms/Passes.h.inc"
+#include "ConvLower/Transforms/Common/Passes.h.inc"
 } // namespace mlir::conv_lower
 
 using namespace mlir;

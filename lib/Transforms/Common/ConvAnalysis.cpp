@@ -1,6 +1,6 @@
 //===- ConvAnalysis.cpp - The convolution forms and their analysis --------===//
 
-#include "ConvAnalysis.h"
+#include "Transforms/Common/ConvAnalysis.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ConvLower/Transforms/Passes.h"
+#include "ConvLower/Transforms/Common/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -15,7 +15,7 @@
 
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERFILLEMPTYPADS
-#include "ConvLower/Transforms/Passes.h.inc"
+#include "ConvLower/Transforms/Common/Passes.h.inc"
 } // namespace mlir::conv_lower
 
 using namespace mlir;

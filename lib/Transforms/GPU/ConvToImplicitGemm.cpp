@@ -6,16 +6,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ConvAnalysis.h"
+#include "Transforms/Common/ConvAnalysis.h"
 
-#include "ConvLower/Transforms/ImplicitGemm.h"
-#include "ConvLower/Transforms/Passes.h"
+#include "ConvLower/Transforms/GPU/ImplicitGemm.h"
+#include "ConvLower/Transforms/GPU/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERIMPLICITGEMM
-#include "ConvLower/Transforms/Passes.h.inc"
+#include "ConvLower/Transforms/GPU/Passes.h.inc"
 } // namespace mlir::conv_lower
 
 using namespace mlir;

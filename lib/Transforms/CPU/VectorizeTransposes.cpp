@@ -12,9 +12,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "TilingUtils.h"
+#include "Transforms/CPU/TilingUtils.h"
 
-#include "ConvLower/Transforms/Passes.h"
+#include "ConvLower/Transforms/CPU/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -28,7 +28,7 @@
 
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERVECTORIZETRANSPOSES
-#include "ConvLower/Transforms/Passes.h.inc"
+#include "ConvLower/Transforms/CPU/Passes.h.inc"
 } // namespace mlir::conv_lower
 
 using namespace mlir;

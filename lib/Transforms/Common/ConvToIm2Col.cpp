@@ -22,10 +22,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ConvAnalysis.h"
+#include "Transforms/Common/ConvAnalysis.h"
 #include "ConvLower/Dialect/ConvLower/IR/ConvLowerOps.h"
-#include "ConvLower/Transforms/Im2Col.h"
-#include "ConvLower/Transforms/Passes.h"
+#include "ConvLower/Transforms/Common/Im2Col.h"
+#include "ConvLower/Transforms/Common/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -37,7 +37,7 @@
 
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERIM2COL
-#include "ConvLower/Transforms/Passes.h.inc"
+#include "ConvLower/Transforms/Common/Passes.h.inc"
 } // namespace mlir::conv_lower
 
 using namespace mlir;

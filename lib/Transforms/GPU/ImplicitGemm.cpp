@@ -44,7 +44,7 @@
 
 #include "ImplicitGemmSteps.h"
 
-#include "ConvLower/Transforms/ImplicitGemm.h"
+#include "ConvLower/Transforms/GPU/ImplicitGemm.h"
 
 #include <vector>
 

@@ -18,8 +18,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ChannelsLast.h"
-#include "ConvLower/Transforms/Passes.h"
+#include "Transforms/Common/ChannelsLast.h"
+#include "ConvLower/Transforms/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -31,7 +31,7 @@
 
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERWINOGRAD
-#include "ConvLower/Transforms/Passes.h.inc"
+#include "ConvLower/Transforms/CPU/Passes.h.inc"
 } // namespace mlir::conv_lower
 
 using namespace mlir;

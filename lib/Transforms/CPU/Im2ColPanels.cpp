@@ -26,9 +26,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "TilingUtils.h"
+#include "Transforms/CPU/TilingUtils.h"
 
-#include "ConvLower/Transforms/Passes.h"
+#include "ConvLower/Transforms/CPU/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -43,7 +43,7 @@
 
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERIM2COLPANELS
-#include "ConvLower/Transforms/Passes.h.inc"
+#include "ConvLower/Transforms/CPU/Passes.h.inc"
 } // namespace mlir::conv_lower
 
 using namespace mlir;

@@ -9,7 +9,7 @@
 #ifndef CONVLOWER_TRANSFORMS_CHANNELSLAST_H
 #define CONVLOWER_TRANSFORMS_CHANNELSLAST_H
 
-#include "ConvAnalysis.h"
+#include "Transforms/Common/ConvAnalysis.h"
 
 namespace mlir::conv_lower {
 

@@ -1,0 +1,33 @@
+//===- CPU/Passes.h - ConvLower's CPU passes --------------------*- C++ -*-===//
+//
+// The CPU room: direct depthwise, Winograd, im2col panels, register tiling
+// and vectorization, and the copies and transposes around them. Declared in
+// CPU/Passes.td; nothing here names a GPU dialect, so a CPU-only consumer
+// links no NVVM.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CONVLOWER_TRANSFORMS_CPU_PASSES_H
+#define CONVLOWER_TRANSFORMS_CPU_PASSES_H
+
+#include "ConvLower/Dialect/ConvLower/IR/ConvLowerDialect.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::conv_lower {
+
+#define GEN_PASS_DECL
+#include "ConvLower/Transforms/CPU/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "ConvLower/Transforms/CPU/Passes.h.inc"
+
+} // namespace mlir::conv_lower
+
+#endif // CONVLOWER_TRANSFORMS_CPU_PASSES_H

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""The house's rooms and who may include whom.
+
+Reads every C++ source and header under lib/, include/ConvLower/ and
+runtime/, maps each `#include "..."` of the project's own files to the room
+(folder) that holds it, and fails when
+  - a room includes a room it is not allowed to (the table below), or
+  - the rooms' include graph has a cycle (a file includes a header of a
+    folder that depends on its own).
+Prints the graph it checked, so a FileCheck can see the rooms exist.
+
+usage: check_layering.py SOURCE_ROOT
+"""
+
+import os
+import re
+import sys
+
+# Room -> the rooms it may include (itself always). A room is a folder; a
+# file belongs to the deepest room that holds it. Public headers under
+# include/ConvLower/X belong to the room of lib/X.
+ALLOWED = {
+    "Dialect": {"Shared"},
+    "Shared": set(),  # include/ConvLower/Transforms/*.{h,td}: option parsers
+    "Transforms/Common": {"Dialect", "Shared"},
+    "Transforms/CPU": {"Transforms/Common", "Dialect", "Shared"},
+    "Transforms/GPU": {"Transforms/Common", "Dialect", "Shared", "runtime"},
+    # include/ConvLower/Transforms/Passes.h: every room's passes, for drivers.
+    "Transforms/All": {"Transforms/Common", "Transforms/CPU",
+                       "Transforms/GPU"},
+    "TransformOps": {"Transforms/All", "Transforms/Common", "Transforms/GPU",
+                     "Dialect", "Shared", "runtime"},
+    "Pipelines": {"Transforms/All", "Transforms/Common", "Transforms/CPU",
+                  "Transforms/GPU", "Dialect", "Shared", "runtime"},
+    "Runner": {"Pipelines", "Transforms/All", "Transforms/Common",
+               "Transforms/CPU", "Transforms/GPU", "Dialect", "Shared",
+               "runtime"},
+    "CAPI": {"Runner", "Pipelines", "Transforms/GPU", "Dialect", "Shared",
+             "runtime", "CAPI-header"},
+    "CAPI-header": set(),
+    "runtime": set(),
+}
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def room_of_path(rel):
+    """The room of a file given by its path from the source root."""
+    parts = rel.split(os.sep)
+    if parts[0] == "runtime":
+        return "runtime"
+    if parts[:2] == ["include", "ConvLower-c"]:
+        return "CAPI-header"
+    if parts[0] == "include" and parts[1] == "ConvLower":
+        parts = ["lib"] + parts[2:]
+    if parts[0] != "lib" or len(parts) < 3:
+        return None
+    if parts[1] == "Transforms":
+        if parts[2] in ("Passes.h", "Passes.h.inc"):
+            return "Transforms/All"
+        if len(parts) == 3:
+            return "Shared"
+        return "Transforms/" + parts[2]
+    return parts[1]
+
+
+def room_of_include(name, including_dir, root):
+    """The room of an included file, or None when it is not ours."""
+    candidates = [
+        os.path.join(including_dir, name),
+        os.path.join(root, "lib", name),
+        os.path.join(root, "include", name),
+        os.path.join(root, "runtime", "include", name),
+    ]
+    for c in candidates:
+        if os.path.isfile(c):
+            return room_of_path(os.path.relpath(c, root))
+    # Generated files (Passes.h.inc, ...) belong to the header's room.
+    if name.startswith("ConvLower/"):
+        return room_of_path(os.path.join("include", name))
+    if name.startswith("ConvLower-c/"):
+        return "CAPI-header"
+    return None
+
+
+def main():
+    root = os.path.abspath(sys.argv[1])
+    edges = {}
+    errors = []
+    for top in ["lib", os.path.join("include", "ConvLower"),
+                os.path.join("include", "ConvLower-c"), "runtime"]:
+        for dirpath, _, files in os.walk(os.path.join(root, top)):
+            for f in files:
+                if not f.endswith((".h", ".cpp", ".c")):
+                    continue
+                path = os.path.join(dirpath, f)
+                rel = os.path.relpath(path, root)
+                src = room_of_path(rel)
+                if src is None:
+                    continue
+                text = open(path, encoding="utf-8").read()
+                if src == "runtime" and re.search(r'#\s*include\s+["<]mlir/',
+                                                  text):
+                    errors.append(f"{rel}: runtime/ includes MLIR")
+                for name in INCLUDE.findall(text):
+                    dst = room_of_include(name, dirpath, root)
+                    if dst is None or dst == src:
+                        continue
+                    edges.setdefault(src, {}).setdefault(dst, rel)
+                    if src not in ALLOWED:
+                        errors.append(f"{rel}: room {src} is not in the table")
+                    elif dst not in ALLOWED[src]:
+                        errors.append(f"{rel}: {src} includes {dst} "
+                                      f"(\"{name}\"), which it may not")
+    # A cycle among rooms, by depth-first search.
+    state = {}
+
+    def visit(n, stack):
+        state[n] = 1
+        for m in edges.get(n, {}):
+            if state.get(m) == 1:
+                cycle = stack[stack.index(m):] + [m]
+                errors.append("cycle: " + " -> ".join(cycle))
+            elif m not in state:
+                visit(m, stack + [m])
+        state[n] = 2
+
+    for n in sorted(edges):
+        if n not in state:
+            visit(n, [n])
+    for src in sorted(edges):
+        print(f"{src} -> {', '.join(sorted(edges[src]))}")
+    for e in errors:
+        print("error: " + e)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
