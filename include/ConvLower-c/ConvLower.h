@@ -166,9 +166,9 @@ CONVLOWER_CAPI_EXPORTED ConvLowerTarget
 convlowerConvGetTarget(ConvLowerConv conv);
 
 /// The report as JSON, conv-run's keys: target and why, pipeline, im2col
-/// mode, kernel tiles and chip (cuda/twin), threads (cpu), compile_ms,
-/// lowered_ms (the last run; the kernel's time on a GPU), repeat (runs so
-/// far), gflops, input_bytes, im2col_bytes.
+/// mode, kernel tiles, kernel_family and chip (cuda/twin), threads (cpu),
+/// compile_ms, lowered_ms (the last run; the kernel's time on a GPU), repeat
+/// (runs so far), gflops, input_bytes, im2col_bytes.
 CONVLOWER_CAPI_EXPORTED ConvLowerStatus
 convlowerConvPrintReport(ConvLowerConv conv, ConvLowerStringCallback callback,
                          void *userData);

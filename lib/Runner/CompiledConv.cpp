@@ -2,12 +2,13 @@
 //
 // The same steps as run() for one problem, split at the line between
 // compiling and running: the module built from the problem (with the
-// layer's ReLU), the target chosen from the devices runtime/ finds, then the
-// CPU JIT (conv-lower-to-llvm, the route conv-run's report names) or the
-// tensor-core kernel (conv-lower-to-nvvm) loaded once into a
-// convrt::KernelSession. Each compilation has its own MLIRContext, so
-// several threads compile at once; nothing of it outlives compile() but the
-// JIT'd code or the loaded kernel.
+// layer's ReLU), the route planned as run() plans it (RoutePlan.h) from the
+// devices runtime/ finds, then the CPU JIT (conv-lower-to-llvm, the route
+// conv-run's report names) or the tensor-core kernel (conv-lower-to-nvvm,
+// compiled as run() compiles it) loaded once into a convrt::KernelSession.
+// Each compilation has its own MLIRContext, so several threads compile at
+// once; nothing of it outlives compile() but the JIT'd code or the loaded
+// kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,21 +75,44 @@ std::unique_ptr<MLIRContext> compilationContext() {
   return context;
 }
 
-/// Where it runs and why. The devices are probed for cuda and auto only: a
-/// CPU compilation does not start the driver.
-llvm::Expected<Target> chooseTarget(const ConvSpec &spec, RunReport &report) {
-  std::optional<DeviceStatus> status;
-  if (spec.target == Target::Cuda || spec.target == Target::Auto)
-    status = probeDevices();
-  return resolveTarget(spec.target, status ? &*status : nullptr,
-                       gpuRouteRefusal(spec.problem), "target", report);
+/// What the spec asks of the route (RoutePlan.h).
+RouteRequest routeRequest(const ConvSpec &spec) {
+  RouteRequest r;
+  r.target = spec.target;
+  r.chip = spec.chip;
+  r.threads = spec.threads ? spec.threads : defaultCpuThreads();
+  r.targetFlag = "target";
+  return r;
 }
 
-llvm::Expected<std::unique_ptr<CpuRunner>>
-compileForCpu(MLIRContext &ctx, const ConvSpec &spec, Target target,
-              int64_t threads, RunReport &report, bool &winograd) {
+/// The plan for `target` (the devices are probed for cuda and auto only: a
+/// CPU compilation does not start the driver).
+llvm::Expected<RoutePlan> plan(const ConvSpec &spec, Target target,
+                               ModuleOp module, RunReport &report) {
+  std::optional<DeviceStatus> status;
+  if (target == Target::Cuda || target == Target::Auto)
+    status = probeDevices();
+  RouteRequest request = routeRequest(spec);
+  request.target = target;
+  RouteInputs inputs;
+  inputs.module = module;
+  inputs.function = kConvFunctionName;
+  inputs.problem = &spec.problem;
+  inputs.xcolSizeKnown = true;
+  std::string whyNot;
+  if (failed(checkGpuRoute(spec.problem, whyNot)))
+    inputs.gpuRefusal = whyNot;
+  inputs.devices = status ? &*status : nullptr;
+  return planRoute(request, inputs, report);
+}
+
+llvm::Expected<std::unique_ptr<CpuRunner>> compileForCpu(const ConvSpec &spec,
+                                                         ModuleOp module,
+                                                         const RoutePlan &plan,
+                                                         RunReport &report) {
+  assert(plan.cpuRoute && "a CPU plan");
+  MLIRContext &ctx = *module.getContext();
   const ConvProblem &p = spec.problem;
-  OwningOpRef<ModuleOp> module = buildConvModule(ctx, p, spec.relu);
   Type element = elementType(ctx, p.dtype);
   llvm::SmallVector<BufferSpec> inputs = {
       {llvm::to_vector(p.inputShape()), element},
@@ -97,15 +121,9 @@ compileForCpu(MLIRContext &ctx, const ConvSpec &spec, Target target,
     inputs.push_back({llvm::to_vector(p.biasShape()), element});
   BufferSpec output{llvm::to_vector(p.outputShape()),
                     elementType(ctx, p.outputType())};
-  CpuRoute route = cpuRoute(target, /*implicit=*/true);
-  RunOptions options;
-  options.threads = threads;
-  report.pipeline = pipelineName(route).str();
-  report.threads = threads;
-  ConvLowerToLLVMOptions pipeline = pipelineOptions(options, route);
-  winograd = takesWinograd(*module, kConvFunctionName, pipeline);
-  auto runner = CpuRunner::create(std::move(module), kConvFunctionName,
-                                  inputs, output, pipeline);
+  auto runner =
+      CpuRunner::create(OwningOpRef<ModuleOp>(module.clone()),
+                        kConvFunctionName, inputs, output, plan.pipeline);
   if (!runner)
     return asFailure(runner.takeError());
   report.compileMs = (*runner)->compileMs();
@@ -113,22 +131,14 @@ compileForCpu(MLIRContext &ctx, const ConvSpec &spec, Target target,
 }
 
 llvm::Expected<std::unique_ptr<convrt::KernelSession>>
-compileForCuda(MLIRContext &ctx, const ConvSpec &spec, RunReport &report) {
-  RunOptions options;
-  options.chip = spec.chip;
-  auto chip = chooseChip(options, report.devices);
-  if (!chip)
-    return chip.takeError();
-  OwningOpRef<ModuleOp> module = buildConvModule(ctx, spec.problem, spec.relu);
-  auto build = compileKernelFor(*module, kConvFunctionName, spec.problem, *chip);
-  if (!build)
-    return build.takeError();
-  recordKernel(*build, *chip, report);
-  auto driver = convrt::Driver::load();
-  if (!driver.ok())
-    return runner::failed(driver.error().message());
-  auto session = convrt::KernelSession::load(build->manifest, build->cubin,
-                                             build->ptx, *driver);
+compileForCuda(const ConvSpec &spec, ModuleOp module, RunReport &report) {
+  auto kernel = compileCudaKernel(module, kConvFunctionName, spec.problem,
+                                  spec.chip, /*progress=*/nullptr, report);
+  if (!kernel)
+    return kernel.takeError();
+  const GpuKernelBuild &build = kernel->build;
+  auto session = convrt::KernelSession::load(build.manifest, build.cubin,
+                                             build.ptx, kernel->driver);
   if (!session.ok())
     return runner::failed(session.error().message());
   return std::move(*session);
@@ -148,24 +158,19 @@ CompiledConv::compile(const ConvSpec &spec) {
   RunReport &report = conv->report_;
   report.problem = describeProblem(spec.problem);
   report.source = "ConvLower C API";
-  auto target = chooseTarget(spec, report);
-  if (!target)
-    return target.takeError();
   report.inputBytes = inputBytes(spec.problem);
   report.im2colBytes = 0; // no route here stores X_col whole
-  auto settle = [&](Target where) {
-    conv->target_ = where;
-    report.target = toString(where).str();
-    report.im2col = im2colMode(spec.problem, where, /*implicit=*/true,
-                               /*xcolSizeKnown=*/true);
-  };
 
   std::unique_ptr<MLIRContext> ctx = compilationContext();
-  if (*target == Target::Cuda) {
-    auto session = compileForCuda(*ctx, spec, report);
+  OwningOpRef<ModuleOp> module = buildConvModule(*ctx, spec.problem, spec.relu);
+  auto route = plan(spec, spec.target, *module, report);
+  if (!route)
+    return route.takeError();
+  if (route->target == Target::Cuda) {
+    auto session = compileForCuda(spec, *module, report);
     if (session) {
       conv->impl_->gpu = std::move(*session);
-      settle(Target::Cuda);
+      conv->target_ = Target::Cuda;
       return conv;
     }
     // Chosen, not requested: a problem the kernel does not take runs on the
@@ -174,20 +179,20 @@ CompiledConv::compile(const ConvSpec &spec) {
     if (spec.target != Target::Auto || !error.badInput)
       return error.badInput ? badInput(error.message)
                             : runner::failed(error.message);
+    // The kernel's fields are recorded only once it compiled.
+    assert(report.kernel.empty() && report.chip.empty());
+    route = plan(spec, Target::Cpu, *module, report);
+    if (!route)
+      return route.takeError();
     report.targetReason = "a CUDA device is usable, but the tensor-core "
                           "kernel does not take this problem (" +
                           error.message + "); the CPU JIT runs instead";
-    *target = Target::Cpu; // the kernel's fields were never recorded
   }
-  int64_t threads = spec.threads ? spec.threads : defaultCpuThreads();
-  bool winograd = false;
-  auto runner = compileForCpu(*ctx, spec, *target, threads, report, winograd);
+  auto runner = compileForCpu(spec, *module, *route, report);
   if (!runner)
     return runner.takeError();
   conv->impl_->cpu = std::move(*runner);
-  settle(*target);
-  if (winograd)
-    report.im2col = "winograd";
+  conv->target_ = route->target;
   return conv;
 }
 

@@ -1,14 +1,13 @@
 //===- CpuRoute.cpp - the CPU routes: compile, JIT, time ------------------===//
 //
-// conv-lower-to-llvm with the route's options (im2col + tiled GEMM, the
-// direct lowering of the original conv, or the GPU kernel's twin), loaded
-// into an ExecutionEngine, run warm-up + repeat times on the run's data.
+// conv-lower-to-llvm with the route's options (RoutePlan.h: im2col + tiled
+// GEMM, the direct lowering of the original conv, or the GPU kernel's twin),
+// loaded into an ExecutionEngine, run warm-up + repeat times on the run's
+// data.
 //
 //===----------------------------------------------------------------------===//
 
 #include "RunSteps.h"
-
-#include "ConvLower/Runner/ModuleInfo.h"
 
 #include <algorithm>
 #include <chrono>
@@ -45,41 +44,11 @@ llvm::Expected<double> timeRuns(CpuRunner &runner,
 
 } // namespace
 
-ConvLowerToLLVMOptions runner::pipelineOptions(const RunOptions &options,
-                                               CpuRoute route) {
-  ConvLowerToLLVMOptions o;
-  o.tileM = options.tileM;
-  o.tileN = options.tileN;
-  o.tileK = options.tileK;
-  o.threads = options.threads;
-  o.im2col = route == CpuRoute::Im2col || route == CpuRoute::Im2colPanels;
-  o.im2colPanels = route == CpuRoute::Im2colPanels;
-  o.depthwiseDirect = route == CpuRoute::Im2colPanels;
-  o.winograd = route == CpuRoute::Im2colPanels &&
-               options.winograd != WinogradChoice::Off;
-  if (options.winograd == WinogradChoice::Always)
-    o.winogradMinTiles = 0;
-  o.implicitGemmTwin =
-      route == CpuRoute::Twin || route == CpuRoute::TwinExplicit;
-  o.twinExplicitIm2col = route == CpuRoute::TwinExplicit;
-  // The twin runs the kernel of the chip asked for (no device: sm_80's).
-  o.twinChip = options.chip.value_or(convrt::Arch::SM80);
-  return o;
-}
-
-bool runner::takesWinograd(ModuleOp module, llvm::StringRef function,
-                           const ConvLowerToLLVMOptions &pipeline) {
-  return pipeline.winograd &&
-         countWinogradConvs(module, function, pipeline.winogradMinTiles) > 0;
-}
-
-llvm::Expected<Execution>
-runner::compileAndRun(ModuleOp module, llvm::StringRef func,
-                      const RunData &data, CpuRoute route,
-                      const RunOptions &options, int warmup, int repeat) {
+llvm::Expected<Execution> runner::compileAndRun(
+    ModuleOp module, llvm::StringRef func, const RunData &data,
+    const ConvLowerToLLVMOptions &pipeline, int warmup, int repeat) {
   auto runner = CpuRunner::create(OwningOpRef<ModuleOp>(module.clone()), func,
-                                  data.inputSpecs, data.outputSpec,
-                                  pipelineOptions(options, route));
+                                  data.inputSpecs, data.outputSpec, pipeline);
   if (!runner)
     return asFailure(runner.takeError());
   std::vector<std::vector<uint8_t>> storage;

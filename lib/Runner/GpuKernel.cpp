@@ -3,10 +3,13 @@
 #include "ConvLower/Runner/GpuKernel.h"
 
 #include "ConvLower/Dialect/ConvLower/IR/ConvLowerDialect.h"
+#include "ConvLower/Transforms/Passes.h"
+#include "Transforms/Common/ConvAnalysis.h"
 
 #include "convrt/Json.h"
 #include "convrt/TensorMap.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
@@ -102,6 +105,54 @@ tensorMaps(gpu::GPUFuncOp kernel) {
 
 } // namespace
 
+SmallVector<GpuKernelInfo>
+mlir::conv_lower::describeGpuKernels(ModuleOp module, llvm::StringRef function,
+                                     convrt::Arch chip, Im2colMode im2col) {
+  SmallVector<GpuKernelInfo> kernels;
+  OwningOpRef<ModuleOp> copy(module.clone());
+  MLIRContext *ctx = copy->getContext();
+  // Whatever the copy's rewrites find wrong, the pipeline that compiles the
+  // module says (as an error): nothing is printed here.
+  ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });
+  // The rewrite runs outside its pass here: load what the pass would (the
+  // GPU dialect's attributes, among others).
+  DialectRegistry dependencies;
+  createConvLowerImplicitGemm()->getDependentDialects(dependencies);
+  ctx->appendDialectRegistry(dependencies);
+  for (llvm::StringRef name : dependencies.getDialectNames())
+    ctx->getOrLoadDialect(name);
+  PassManager pm(ctx);
+  pm.addPass(createConvLowerLiftTo2D());
+  if (failed(pm.run(*copy)))
+    return kernels;
+  auto func = copy->lookupSymbol<func::FuncOp>(function);
+  if (!func)
+    return kernels;
+  SmallVector<linalg::LinalgOp> convs;
+  func.walk([&](linalg::LinalgOp op) {
+    if (looksLikeConvolution(op))
+      convs.push_back(op);
+  });
+  ImplicitGemmOptions options;
+  options.target = ImplicitGemmTarget::Cuda;
+  options.im2col = im2col;
+  options.chip = chip;
+  IRRewriter rewriter(ctx);
+  for (linalg::LinalgOp conv : convs) {
+    FailureOr<ImplicitGemmResult> result =
+        rewriteToImplicitGemm(rewriter, conv, options);
+    if (failed(result))
+      continue;
+    assert(result->kernel && "target=cuda builds a GEMM kernel");
+    GpuKernelInfo info;
+    info.family = result->family;
+    llvm::raw_string_ostream tiles(info.tiles);
+    tiles << ConvLowerDialect::TilesAttrHelper(ctx).getAttr(result->kernel);
+    kernels.push_back(std::move(info));
+  }
+  return kernels;
+}
+
 llvm::Expected<GpuKernelBuild>
 mlir::conv_lower::compileGpuKernel(ModuleOp module, llvm::StringRef function,
                                    const ConvProblem &problem,
@@ -146,6 +197,11 @@ mlir::conv_lower::compileGpuKernel(ModuleOp module, llvm::StringRef function,
   m.kernel.ptx = m.kernel.name + ".ptx";
   llvm::raw_string_ostream tiles(build.tiles);
   tiles << ConvLowerDialect::TilesAttrHelper(ctx).getAttr(kernel);
+  SmallVector<GpuKernelInfo> described =
+      describeGpuKernels(module, function, options.chip, options.im2col);
+  assert(described.size() == 1 && "the pipeline built one GEMM kernel");
+  if (!described.empty())
+    build.family = described.front().family;
 
   m.problem = problem;
   // f32 data runs on tensor cores as tf32: checked at tf32's tolerance.

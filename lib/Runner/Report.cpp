@@ -2,8 +2,9 @@
 
 #include "ConvLower/Runner/Report.h"
 
-#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
 #include <cmath>
@@ -11,6 +12,36 @@
 
 using namespace mlir::conv_lower;
 using llvm::formatv;
+
+llvm::StringRef mlir::conv_lower::toString(Target target) {
+  switch (target) {
+  case Target::Auto:
+    return "auto";
+  case Target::Cpu:
+    return "cpu";
+  case Target::CpuTwin:
+    return "cpu-twin";
+  case Target::Cuda:
+    return "cuda";
+  }
+  llvm_unreachable("unknown target");
+}
+
+llvm::StringRef mlir::conv_lower::toString(Im2colRoute route) {
+  switch (route) {
+  case Im2colRoute::Explicit:
+    return "explicit";
+  case Im2colRoute::Implicit:
+    return "implicit";
+  case Im2colRoute::Panels:
+    return "panels";
+  case Im2colRoute::Direct:
+    return "direct";
+  case Im2colRoute::Winograd:
+    return "winograd";
+  }
+  llvm_unreachable("unknown im2col route");
+}
 
 static std::string megabytes(int64_t bytes) {
   return formatv("{0:F2} MB", bytes / 1e6).str();
@@ -20,15 +51,16 @@ static std::string megabytes(int64_t bytes) {
 /// im2col is explicit; 1 when implicit (the input is read in place) or in
 /// panels (a block's rows at a time, never the whole X_col).
 static double inflation(const RunReport &r) {
-  if (r.im2col != "explicit")
+  if (r.im2col != Im2colRoute::Explicit)
     return 1.0;
   return *r.inputBytes > 0 ? static_cast<double>(*r.im2colBytes) / *r.inputBytes
                            : 0.0;
 }
 
 void mlir::conv_lower::printHuman(const RunReport &r, llvm::raw_ostream &os) {
+  assert(r.target != Target::Auto && "a report of a run names its target");
   os << "conv-run: " << r.problem << "  [" << r.source << "]\n";
-  os << "target    : " << r.target << " (" << r.targetReason << ")\n";
+  os << "target    : " << toString(r.target) << " (" << r.targetReason << ")\n";
   if (!r.devices.empty()) {
     os << "devices   : " << r.devices.size() << ", driver " << r.driverVersion
        << "\n";
@@ -40,7 +72,7 @@ void mlir::conv_lower::printHuman(const RunReport &r, llvm::raw_ostream &os) {
     os << "devices   : none usable (" << r.deviceProblem << ")\n";
   }
   os << formatv("compile   : {0:F0} ms ({1}, im2col {2})\n", r.compileMs,
-                r.pipeline, r.im2col);
+                r.pipeline, toString(r.im2col));
   if (!r.kernel.empty())
     os << "kernel    : " << (r.chip.empty() ? "" : r.chip + " ") << r.kernel
        << "\n";
@@ -80,7 +112,7 @@ void mlir::conv_lower::printHuman(const RunReport &r, llvm::raw_ostream &os) {
     os << formatv("memory    : input {0}, im2col {1} ({2}), inflation "
                   "{3:F2}x\n",
                   megabytes(*r.inputBytes), megabytes(*r.im2colBytes),
-                  r.im2col, inflation(r));
+                  toString(r.im2col), inflation(r));
   if (!r.outputPath.empty())
     os << "output    : " << r.outputPath << "\n";
 }
@@ -108,6 +140,7 @@ void mlir::conv_lower::writeDevicesJson(llvm::json::OStream &j,
 }
 
 void mlir::conv_lower::printJson(const RunReport &r, llvm::raw_ostream &os) {
+  assert(r.target != Target::Auto && "a report of a run names its target");
   llvm::json::OStream j(os, 2);
   // Six significant digits: measurements, not bit patterns.
   auto number = [&](llvm::StringRef key, double v) {
@@ -128,17 +161,19 @@ void mlir::conv_lower::printJson(const RunReport &r, llvm::raw_ostream &os) {
   j.object([&] {
     j.attribute("problem", r.problem);
     j.attribute("source", r.source);
-    j.attribute("target", r.target);
+    j.attribute("target", toString(r.target));
     j.attribute("target_reason", r.targetReason);
     j.attributeObject("device", [&] {
       writeDevicesJson(j, r.driverVersion, r.devices, r.deviceProblem);
     });
     j.attribute("pipeline", r.pipeline);
-    j.attribute("im2col", r.im2col);
+    j.attribute("im2col", toString(r.im2col));
     if (!r.kernel.empty())
       j.attribute("kernel", r.kernel);
     if (!r.chip.empty())
       j.attribute("chip", r.chip);
+    if (!r.kernelFamily.empty())
+      j.attribute("kernel_family", r.kernelFamily);
     optional("threads", r.threads);
     number("compile_ms", r.compileMs);
     j.attribute("repeat", r.repeat);

@@ -172,8 +172,8 @@ class Conv:
 
     def report(self):
         """The report as a dict (conv-run's JSON keys): target, pipeline, im2col,
-        kernel, chip, threads, compile_ms, lowered_ms (last run), repeat (runs),
-        gflops, input_bytes, im2col_bytes."""
+        kernel, kernel_family, chip (cuda, cpu-twin), threads, compile_ms, lowered_ms
+        (last run), repeat (runs), gflops, input_bytes, im2col_bytes."""
         status, text = _capi.collect_string(_lib.convlowerConvPrintReport, self._handle)
         _raise_for(status, "report")
         return json.loads(text)

@@ -410,6 +410,32 @@ static void report(void) {
   convlowerConvDestroy(conv);
 }
 
+/* The twin's report names the kernel it emulates, of the chip asked for:
+ * chip "sm_90a" the TMA + wgmma family, the default (sm_80) mma.sync. */
+static void twinReport(const char *chip, const char *family) {
+  ConvLowerConvDesc d = conv2d(2, 64, 7, 9, 72, 3);
+  d.layout = ConvLowerLayoutNHWC, d.dtype = ConvLowerDTypeBF16;
+  d.padBefore[0] = d.padBefore[1] = d.padAfter[0] = d.padAfter[1] = 1;
+  d.target = ConvLowerTargetCpuTwin;
+  d.chip = chip;
+  ConvLowerConv conv;
+  EXPECT(convlowerConvCreate(&d, &conv, NULL) == ConvLowerStatusOk, "%s",
+         convlowerGetLastErrorMessage());
+  char *json = NULL;
+  EXPECT(convlowerConvPrintReport(conv, collect, &json) == ConvLowerStatusOk,
+         "report failed");
+  char want[64];
+  snprintf(want, sizeof want, "\"chip\": \"%s\"", chip ? chip : "sm_80");
+  EXPECT(json && strstr(json, want), "twin report chip: %s", json);
+  snprintf(want, sizeof want, "\"kernel_family\": \"%s\"", family);
+  EXPECT(json && strstr(json, want), "twin report family: %s", json);
+  EXPECT(json && strstr(json, "\"kernel\": \"{"), "twin report tiles: %s",
+         json);
+  printf("twin report: chip %s, %s\n", chip ? chip : "default", family);
+  free(json);
+  convlowerConvDestroy(conv);
+}
+
 /* A failing create must give the status, a message with `needle`, and a
  * NULL handle. */
 static void expectCreateError(const char *name, ConvLowerConvDesc d,
@@ -482,6 +508,8 @@ int main(void) {
   cache();
   threads();
   report();
+  twinReport("sm_90a", "sm90a_tma_wgmma");
+  twinReport(NULL, "mma_sync");
   badInput();
   const char *omp = convlowerGetOpenMPRuntimePath();
   EXPECT(omp && (!*omp || strstr(omp, "libomp")), "OpenMP runtime path '%s'",

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ConvLower/Runner/Bundle.h"
 #include "ConvLower/Runner/Device.h"
 #include "ConvLower/Runner/Run.h"
 

@@ -13,6 +13,7 @@
 
 #include "ConvLower/Pipelines/Pipelines.h"
 #include "ConvLower/Runner/ConvProblem.h"
+#include "ConvLower/Transforms/GPU/ImplicitGemm.h"
 
 #include "convrt/Manifest.h"
 
@@ -28,8 +29,29 @@ struct GpuKernelBuild {
   std::string ptx;
   std::string cubin;
   std::string tiles; ///< The tile attributes, as printed in the IR.
+  /// The kernel family (ImplicitGemmResult::family).
+  std::string family;
   double compileMs = 0;
 };
+
+/// One kernel conv-lower-implicit-gemm builds: its family and its
+/// conv_lower.tiles, as printed in the IR.
+struct GpuKernelInfo {
+  // TODO: ImplicitGemmResult::family's enum once lib/Transforms/GPU has one.
+  std::string family;
+  std::string tiles;
+};
+
+/// The GEMM kernels conv-lower-implicit-gemm builds for `chip` from the
+/// convolutions of `function`, after conv-lower-lift-to-2d as both
+/// pipelines run them, read off a copy of `module`: the kernels the CUDA
+/// route compiles and the twin of the same chip emulates (the choice of
+/// family and tiles does not depend on the target). Convolutions the kernel
+/// does not take are left out.
+llvm::SmallVector<GpuKernelInfo> describeGpuKernels(ModuleOp module,
+                                                    llvm::StringRef function,
+                                                    convrt::Arch chip,
+                                                    Im2colMode im2col);
 
 /// Compiles the one convolution in `function` of `module` (left unchanged)
 /// for `options.chip`; the error names what the kernel cannot take.

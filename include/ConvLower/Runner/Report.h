@@ -4,6 +4,7 @@
 #define CONVLOWER_RUNNER_REPORT_H
 
 #include "ConvLower/Runner/Reference.h"
+#include "ConvLower/Runner/Routes.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -27,17 +28,21 @@ struct RunReport {
   std::string problem;             // one-line description
   std::string source;              // "flags" or the .mlir path
   // Where it ran and why.
-  std::string target;              // "cpu", "cpu-twin" or "cuda"
+  Target target = Target::Auto;    // cpu, cpu-twin or cuda once run
   std::string targetReason;
   std::string driverVersion;       // empty without a driver
   std::vector<DeviceInfo> devices; // empty without a usable device
   std::string deviceProblem;       // why no device is usable, if none is
   // Compilation.
   std::string pipeline;
-  std::string im2col;              // "explicit", "implicit", "panels", "direct"
+  Im2colRoute im2col = Im2colRoute::Implicit;
   double compileMs = 0;
   std::string kernel;              // GPU/twin: the kernel's tile attributes
-  std::string chip;                // GPU: the architecture compiled for
+  // GPU/twin: the kernel family (ImplicitGemmResult::family: "mma_sync",
+  // "sm90a_tma_wgmma" or "direct_depthwise").
+  // TODO: the family's enum once lib/Transforms/GPU has one.
+  std::string kernelFamily;
+  std::string chip;                // GPU/twin: the architecture compiled for
   std::optional<int64_t> threads;  // CPU: worker threads of the JIT code
   // Timing (medians).
   int repeat = 0, warmup = 0;

@@ -5,10 +5,11 @@
 // target, compiles it (CPU JIT, the CPU twin of the GPU kernel, or the
 // tensor-core kernel for a CUDA device through runtime/), times it, checks it
 // against the float64 reference and returns the report. emitBundle() writes
-// the GPU kernel as a runtime bundle; emitModule() prints the linalg module.
+// the GPU kernel as a runtime bundle (Bundle.h); emitModule() prints the
+// linalg module.
 //
-// Errors carry whether the input was bad (RunError::badInput) or the run
-// failed, so a front end can map them to its exit codes.
+// Errors carry whether the input was bad (RunError::badInput, RunErrors.h)
+// or the run failed, so a front end can map them to its exit codes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,9 +18,10 @@
 
 #include "ConvLower/Runner/ConvProblem.h"
 #include "ConvLower/Runner/Report.h"
+#include "ConvLower/Runner/Routes.h"
+#include "ConvLower/Runner/RunErrors.h"
 
 #include "convrt/Arch.h"
-#include "convrt/Manifest.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/Error.h"
@@ -30,13 +32,6 @@
 
 namespace mlir::conv_lower {
 
-/// Where the convolution runs.
-enum class Target {
-  Auto,    ///< cuda where a device is usable and the route applies, else cpu
-  Cpu,     ///< im2col + tiled GEMM, JIT'd on the host
-  CpuTwin, ///< the GPU kernel's tiled loop nest, JIT'd on the host
-  Cuda,    ///< the tensor-core kernel on a CUDA device
-};
 /// How the A operand of the GEMM is formed.
 enum class Im2colChoice {
   Default,  ///< implicit
@@ -53,8 +48,6 @@ enum class WinogradChoice {
 };
 /// What the lowered convolution is timed next to on the CPU.
 enum class ReferenceMode { Direct, None };
-
-llvm::StringRef toString(Target target);
 
 /// Threads the CPU code runs on unless told: every core this process may
 /// use (its affinity mask), or 1 where the build has no OpenMP runtime.
@@ -86,31 +79,6 @@ struct RunOptions {
   std::function<void(llvm::StringRef)> progress;
 };
 
-/// The error of a run: bad input (nothing ran) or a failure while running.
-class RunError : public llvm::ErrorInfo<RunError> {
-public:
-  static char ID;
-  RunError(std::string text, bool badInput)
-      : text(std::move(text)), badInput(badInput) {}
-  void log(llvm::raw_ostream &os) const override { os << text; }
-  std::error_code convertToErrorCode() const override {
-    return llvm::inconvertibleErrorCode();
-  }
-  bool isBadInput() const { return badInput; }
-
-private:
-  std::string text;
-  bool badInput;
-};
-
-/// A run library error taken apart for a front end's exit status or
-/// status code: whether it was bad input (any other error is a failure).
-struct ErrorText {
-  bool badInput = false;
-  std::string message;
-};
-ErrorText takeErrorText(llvm::Error error);
-
 /// Builds or reads, compiles, runs, times and (with check) checks the
 /// convolution. A failed check is a report with check->passed false, not
 /// an error.
@@ -119,22 +87,6 @@ llvm::Expected<RunReport> run(MLIRContext &context, const RunOptions &options);
 /// The linalg module the options describe (flags or file), as text.
 llvm::Expected<std::string> emitModule(MLIRContext &context,
                                        const RunOptions &options);
-
-/// What emitBundle wrote: manifest.json plus the kernel's files.
-struct BundleReport {
-  std::string directory;
-  convrt::KernelSpec kernel; ///< name, binary and PTX files, grid, block, chip
-  std::string tiles;
-  size_t cubinBytes = 0;
-};
-/// Compiles the tensor-core kernel for options.chip (default sm_80) and
-/// writes the runtime bundle into `directory`; needs ptxas, not a GPU.
-llvm::Expected<BundleReport> emitBundle(MLIRContext &context,
-                                        const RunOptions &options,
-                                        const std::string &directory);
-
-void printBundleHuman(const BundleReport &bundle, llvm::raw_ostream &os);
-void printBundleJson(const BundleReport &bundle, llvm::raw_ostream &os);
 
 /// Registers what run() needs in a context's registry.
 void registerRunDialects(DialectRegistry &registry);
