@@ -12,7 +12,7 @@
 // zero-fill predicate), and the epilogue writes Y[m, f] to its place in the
 // output layout (the fold). i8 data run on the s8 MMA; a quantized op's zero
 // points are applied in the epilogue from row and column sums that extra
-// MMAs against all-ones operands compute (ImplicitGemmKernel.cpp).
+// MMAs against all-ones operands compute (Sm80/Sm80Kernel.cpp).
 //
 // The kernel is built for one CTA of `warpsM x warpsN` warps owning a
 // blockM x blockN tile of C, stepping K by blockK through a ring of `stages`
@@ -35,14 +35,18 @@
 // on the host: threads and warps become loops, cp.async a predicated vector
 // copy, ldmatrix and mma.sync lane-by-lane emulations of the PTX ISA's
 // definitions fed by the GPU code's own addresses. It is how the kernel's
-// indexing is tested without a GPU. (The body itself: ImplicitGemmKernel.)
+// indexing is tested without a GPU. (The body itself: Sm80/Sm80Kernel.)
 //
-// This file is the order of the steps (ImplicitGemmSteps.h) and the chip
-// checks; each step has its own file.
+// This file is the order of the steps (Core/Core.h), the chip checks and
+// the one place that picks a kernel family: Sm90 (chip=sm_90a where it
+// takes the problem), Depthwise (directDepthwiseVector) or Sm80.
 //
 //===----------------------------------------------------------------------===//
 
-#include "ImplicitGemmSteps.h"
+#include "Transforms/GPU/Core/Core.h"
+#include "Transforms/GPU/Depthwise/DepthwiseKernel.h"
+#include "Transforms/GPU/Sm80/Sm80.h"
+#include "Transforms/GPU/Sm90/Sm90.h"
 
 #include "ConvLower/Transforms/GPU/ImplicitGemm.h"
 
@@ -122,7 +126,7 @@ struct Decision {
   FusedEpilogue epilogue;
   /// chip=sm_90a and the family takes the problem: its tiles (then `tiles`
   /// is unused).
-  std::optional<HopperTiles> hopper;
+  std::optional<Sm90Tiles> sm90;
   std::string whyNotSm90a;
 };
 
@@ -135,9 +139,9 @@ void chooseFamily(Decision &d, const ImplicitGemmOptions &options,
   if (tileOptions)
     d.whyNotSm90a = "tile options select the mma.sync kernels";
   else
-    d.whyNotSm90a = hopperWhyNot(d.problem);
+    d.whyNotSm90a = sm90WhyNot(d.problem);
   if (d.whyNotSm90a.empty())
-    d.hopper = chooseHopperTiles(d.problem);
+    d.sm90 = chooseSm90Tiles(d.problem);
 }
 
 /// Analysis, problem, tiles and epilogue for `conv`; failure (the IR
@@ -200,17 +204,20 @@ void buildGpu(RewriterBase &rewriter, const Decision &d, Value filter,
   Location loc = conv->getLoc();
   auto module = conv->getParentOfType<ModuleOp>();
   int64_t index = nextKernelIndex(module);
-  if (d.hopper) {
+  if (d.sm90) {
     result.kernel =
-        buildHopperGpuKernel(rewriter, module, index, p, *d.hopper, loc);
+        buildSm90GpuKernel(rewriter, module, index, p, *d.sm90, loc);
     GpuLaunch launch =
-        buildHopperGpuLaunch(rewriter, loc, result.kernel, p, *d.hopper,
+        buildSm90GpuLaunch(rewriter, loc, result.kernel, p, *d.sm90,
                              d.plan.input, filter, d.epilogue.bias, outputType);
     result.launch = launch.launch;
     result.replacement = launch.result;
     return;
   }
-  result.kernel = buildGpuKernel(rewriter, module, index, p, d.tiles, loc);
+  result.kernel =
+      d.tiles.directVector
+          ? buildDepthwiseGpuKernel(rewriter, module, index, p, d.tiles, loc)
+          : buildSm80GpuKernel(rewriter, module, index, p, d.tiles, loc);
   if (p.explicitIm2col)
     result.im2colKernel =
         buildIm2colKernel(rewriter, module, index, p, d.tiles, loc);
@@ -257,19 +264,21 @@ FailureOr<ImplicitGemmResult> mlir::conv_lower::rewriteToImplicitGemm(
   auto outputType = cast<RankedTensorType>(last->getResult(0).getType());
   Value filter = conv.getDpsInputOperand(1)->get();
   ImplicitGemmResult result;
-  result.family = d->hopper             ? kHopperFamily.str()
+  result.family = d->sm90             ? kSm90Family.str()
                   : d->tiles.directVector ? "direct_depthwise"
                                           : "mma_sync";
   result.whyNotSm90a = d->whyNotSm90a;
-  if (d->hopper && d->hopper->gatherA)
-    result.whyGatheredSm90a = hopperImageWhyNotTma(d->problem);
-  if (options.target == ImplicitGemmTarget::CpuTwin && d->hopper) {
-    TwinLoops twin = buildHopperTwin(rewriter, conv.getLoc(), d->problem,
-                                     *d->hopper, d->plan.input, filter,
-                                     d->epilogue.bias, outputType);
+  if (d->sm90 && d->sm90->gatherA)
+    result.whyGatheredSm90a = sm90ImageWhyNotTma(d->problem);
+  if (options.target == ImplicitGemmTarget::CpuTwin && d->sm90) {
+    TwinLoops twin = buildSm90Twin(rewriter, conv.getLoc(), d->problem,
+                                   *d->sm90, d->plan.input, filter,
+                                   d->epilogue.bias, outputType);
     result.twinGrid = twin.grid;
     result.replacement = twin.result;
   } else if (options.target == ImplicitGemmTarget::CpuTwin) {
+    auto buildTwin =
+        d->tiles.directVector ? buildDepthwiseTwin : buildSm80Twin;
     TwinLoops twin =
         buildTwin(rewriter, conv.getLoc(), d->problem, d->tiles, d->plan.input,
                   filter, d->epilogue.bias, outputType);

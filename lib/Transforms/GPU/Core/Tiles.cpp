@@ -1,4 +1,4 @@
-//===- ImplicitGemmTiles.cpp - the CTA tiles of the implicit-GEMM kernel --===//
+//===- Tiles.cpp - the CTA tiles of the mma.sync kernels --------------------===//
 //
 // One heuristic for every problem, options override it field by field, and
 // checkTiles rejects what cannot be built (so an override is an error that
@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ImplicitGemmSteps.h"
+#include "Transforms/GPU/Core/Core.h"
 
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
