@@ -598,8 +598,9 @@ void Sm90KernelBuilder::publishGatheredRow(Value kt,
 }
 
 Value Sm90KernelBuilder::emitConsumerStep(Value kt, Value consumer,
-                                            Value acc,
-                                            const Sm90Operands &ops) {
+                                          Value acc, const Sm90Operands &ops,
+                                          bool overwrite) {
+  assert((!overwrite || !twin) && "the twin zeroes its accumulators");
   auto [stage, parity] = ringSlot(kt);
   Value full = barrierAddress(stage, ops);
   if (twin)
@@ -643,7 +644,9 @@ Value Sm90KernelBuilder::emitConsumerStep(Value kt, Value consumer,
         NVVM::WGMMATypesAttr::get(ctx, type),
         NVVM::WGMMATypesAttr::get(ctx, type),
         NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
-        NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one),
+        NVVM::WGMMAScaleOutAttr::get(ctx, overwrite && ks == 0
+                                              ? NVVM::WGMMAScaleOut::zero
+                                              : NVVM::WGMMAScaleOut::one),
         NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
         NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
         NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
@@ -758,9 +761,16 @@ void Sm90KernelBuilder::emitGpuBlock(Value bm, Value bn, Value group,
   auto accType = LLVM::LLVMStructType::getLiteral(
       b.getContext(),
       SmallVector<Type>(accumulatorsPerThread(), b.getF32Type()));
-  Value zero = LLVM::ZeroOp::create(b, loc, accType);
-  auto loop =
-      scf::ForOp::create(b, loc, i32(0), i32(kTiles()), i32(1), ValueRange{zero});
+  // K tile 0 apart, its first wgmma overwriting the accumulators (scale-d
+  // 0), so that they need no zeroing: zeroed, their registers were written
+  // between wgmma.fence and the first wgmma (LLVM sinks the moves), which
+  // the PTX ISA forbids, and ptxas repaired that with a warpgroup.arrive of
+  // its own (C7519).
+  Value undefined = LLVM::PoisonOp::create(b, loc, accType);
+  Value firstAcc = emitConsumerStep(i32(0), toI32(consumer), undefined, ops,
+                                    /*overwrite=*/true);
+  auto loop = scf::ForOp::create(b, loc, i32(1), i32(kTiles()), i32(1),
+                                 ValueRange{firstAcc});
   {
     OpBuilder::InsertionGuard inLoop(b);
     b.setInsertionPointToStart(loop.getBody());

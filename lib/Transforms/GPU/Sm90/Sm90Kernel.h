@@ -260,9 +260,10 @@ private:
   /// Consumer `consumer`'s K tile kt: wait for it, four wgmma into `acc`
   /// (the GPU's accumulator struct; null on the twin, whose accumulators are
   /// memory), commit, wait until only this tile's group is in flight, free
-  /// the previous tile's slot. Returns the new accumulators.
+  /// the previous tile's slot. Returns the new accumulators. `overwrite`
+  /// (the GPU's K tile 0): the first wgmma ignores `acc` (scale-d = 0).
   Value emitConsumerStep(Value kt, Value consumer, Value acc,
-                         const Sm90Operands &ops);
+                         const Sm90Operands &ops, bool overwrite = false);
   void emitGpuBlock(Value bm, Value bn, Value group, const Sm90Operands &ops);
   /// The gathering producer warpgroup on the GPU: thread `tid`'s row of
   /// every A tile, and (`first`: thread 0) the B tiles.
