@@ -50,7 +50,11 @@
 
 #include "ConvLower/Transforms/GPU/ImplicitGemm.h"
 
+#include "llvm/Support/Debug.h"
+
 #include <vector>
+
+#define DEBUG_TYPE "conv-lower-implicit-gemm"
 
 using namespace mlir;
 using namespace mlir::conv_lower;
@@ -64,34 +68,54 @@ bool mlir::conv_lower::isSupportedChip(llvm::StringRef chip) {
   return convrt::parseArch(chip).has_value();
 }
 
-std::string mlir::conv_lower::checkPtxFeatures(convrt::Arch chip,
-                                               llvm::StringRef features) {
+LogicalResult mlir::conv_lower::checkPtxFeatures(convrt::Arch chip,
+                                                 llvm::StringRef features,
+                                                 Refusal &why) {
   const convrt::ArchInfo &info = convrt::archInfo(chip);
   SmallVector<StringRef> items;
   features.split(items, ',', -1, /*KeepEmpty=*/false);
   for (StringRef item : items) {
     int version = 0;
-    if (!item.consume_front("+ptx") || item.getAsInteger(10, version))
-      return ("unsupported PTX feature '" + item +
-              "' (expected +ptxNN, e.g. +ptx80)")
-          .str();
-    if (version < info.minPtxVersion)
-      return ("PTX " + Twine(version / 10) + "." + Twine(version % 10) +
-              " cannot target " + info.name + " (at least +ptx" +
-              Twine(info.minPtxVersion) + ")")
-          .str();
+    if (!item.consume_front("+ptx") || item.getAsInteger(10, version)) {
+      why.reason = ("unsupported PTX feature '" + item +
+                    "' (expected +ptxNN, e.g. +ptx80)")
+                       .str();
+      return failure();
+    }
+    if (version < info.minPtxVersion) {
+      why.reason = ("PTX " + Twine(version / 10) + "." + Twine(version % 10) +
+                    " cannot target " + info.name + " (at least +ptx" +
+                    Twine(info.minPtxVersion) + ")")
+                       .str();
+      return failure();
+    }
   }
-  return "";
+  return success();
 }
 
-std::string mlir::conv_lower::checkPtxFeatures(llvm::StringRef chip,
-                                               llvm::StringRef features) {
+LogicalResult mlir::conv_lower::checkPtxFeatures(llvm::StringRef chip,
+                                                 llvm::StringRef features,
+                                                 Refusal &why) {
   std::optional<convrt::Arch> arch = convrt::parseArch(chip);
-  if (!arch)
-    return ("unsupported chip '" + chip + "' (expected " + convrt::archList() +
-            ")")
-        .str();
-  return checkPtxFeatures(*arch, features);
+  if (!arch) {
+    why.reason = ("unsupported chip '" + chip + "' (expected " +
+                  convrt::archList() + ")")
+                     .str();
+    return failure();
+  }
+  return checkPtxFeatures(*arch, features, why);
+}
+
+StringRef mlir::conv_lower::stringifyKernelFamily(KernelFamily family) {
+  switch (family) {
+  case KernelFamily::Sm80MmaSync:
+    return "mma_sync";
+  case KernelFamily::Sm90TmaWgmma:
+    return "sm90a_tma_wgmma";
+  case KernelFamily::DirectDepthwise:
+    return "direct_depthwise";
+  }
+  llvm_unreachable("a kernel family with no name");
 }
 
 StringRef ArchOptionValues::describe(convrt::Arch arch) {
@@ -136,12 +160,23 @@ void chooseFamily(Decision &d, const ImplicitGemmOptions &options,
                   bool tileOptions) {
   if (options.chip != convrt::Arch::SM90a)
     return;
+  Refusal why;
   if (tileOptions)
     d.whyNotSm90a = "tile options select the mma.sync kernels";
+  else if (failed(checkSm90Problem(d.problem, why)))
+    d.whyNotSm90a = why.reason;
   else
-    d.whyNotSm90a = sm90WhyNot(d.problem);
-  if (d.whyNotSm90a.empty())
     d.sm90 = chooseSm90Tiles(d.problem);
+  LLVM_DEBUG({
+    if (d.sm90)
+      llvm::dbgs() << "[sm_90a] TMA + wgmma family: block " << d.sm90->blockM
+                   << "x" << d.sm90->blockN << "x" << d.sm90->blockK << ", "
+                   << d.sm90->stages << " stages, A "
+                   << (d.sm90->gatherA ? "gathered" : "by TMA im2col") << "\n";
+    else
+      llvm::dbgs() << "[sm_90a] not the TMA + wgmma family: " << d.whyNotSm90a
+                   << "\n";
+  });
 }
 
 /// Analysis, problem, tiles and epilogue for `conv`; failure (the IR
@@ -153,9 +188,8 @@ FailureOr<Decision> decide(linalg::LinalgOp conv,
     why = {kind, std::move(reason)};
     return failure();
   };
-  if (std::string bad = checkPtxFeatures(options.chip, options.features);
-      !bad.empty())
-    return fail(ImplicitGemmFailure::Kind::InvalidTarget, bad);
+  if (Refusal bad; failed(checkPtxFeatures(options.chip, options.features, bad)))
+    return fail(ImplicitGemmFailure::Kind::InvalidTarget, bad.reason);
   std::string whyNot;
   // The kernel fills absorbed padding with the pad's value, so a quantized
   // convolution's pad of its input zero point is absorbed too.
@@ -180,9 +214,15 @@ FailureOr<Decision> decide(linalg::LinalgOp conv,
                 options.im2col == Im2colMode::Implicit;
   TileConfig tiles =
       direct ? directTiles(*problem) : chooseTiles(*problem, options.tiles);
-  if (std::string bad = direct ? "" : checkTiles(tiles, *problem);
-      !bad.empty())
-    return fail(ImplicitGemmFailure::Kind::InvalidTiles, bad);
+  LLVM_DEBUG(llvm::dbgs() << "[tiles] "
+                          << (direct ? "direct depthwise, " : "mma.sync, ")
+                          << "block " << tiles.blockM << "x" << tiles.blockN
+                          << "x" << tiles.blockK << ", warps " << tiles.warpsM
+                          << "x" << tiles.warpsN << ", " << tiles.stages
+                          << " stages" << (tileOptions ? " (overridden)" : "")
+                          << "\n");
+  if (Refusal bad; !direct && failed(checkTiles(tiles, *problem, bad)))
+    return fail(ImplicitGemmFailure::Kind::InvalidTiles, bad.reason);
   Decision d{*plan, *problem, tiles, matchEpilogue(conv, *plan->form)};
   if (d.epilogue.bias) {
     auto biasType = cast<RankedTensorType>(d.epilogue.bias.getType());
@@ -264,12 +304,13 @@ FailureOr<ImplicitGemmResult> mlir::conv_lower::rewriteToImplicitGemm(
   auto outputType = cast<RankedTensorType>(last->getResult(0).getType());
   Value filter = conv.getDpsInputOperand(1)->get();
   ImplicitGemmResult result;
-  result.family = d->sm90             ? kSm90Family.str()
-                  : d->tiles.directVector ? "direct_depthwise"
-                                          : "mma_sync";
+  result.family = d->sm90                ? KernelFamily::Sm90TmaWgmma
+                  : d->tiles.directVector ? KernelFamily::DirectDepthwise
+                                          : KernelFamily::Sm80MmaSync;
   result.whyNotSm90a = d->whyNotSm90a;
-  if (d->sm90 && d->sm90->gatherA)
-    result.whyGatheredSm90a = sm90ImageWhyNotTma(d->problem);
+  if (Refusal why; d->sm90 && d->sm90->gatherA &&
+                   failed(checkSm90ImageTma(d->problem, why)))
+    result.whyGatheredSm90a = why.reason;
   if (options.target == ImplicitGemmTarget::CpuTwin && d->sm90) {
     TwinLoops twin = buildSm90Twin(rewriter, conv.getLoc(), d->problem,
                                    *d->sm90, d->plan.input, filter,

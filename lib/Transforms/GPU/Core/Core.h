@@ -59,8 +59,9 @@ FailureOr<GemmProblem> buildProblem(const ConvPlan &plan, std::string &whyNot);
 /// The heuristic's tiles for `p`, with the non-zero overrides applied.
 TileConfig chooseTiles(const GemmProblem &p, const ImplicitGemmTiles &o);
 
-/// Why `t` cannot be built for `p`, or "" when it can.
-std::string checkTiles(const TileConfig &t, const GemmProblem &p);
+/// Whether `t` can be built for `p`; failure says why in `why`.
+LogicalResult checkTiles(const TileConfig &t, const GemmProblem &p,
+                         Refusal &why);
 /// The direct depthwise kernel's configuration (directDepthwiseVector).
 TileConfig directTiles(const GemmProblem &p);
 

@@ -63,9 +63,10 @@ TileConfig igemm::chooseTiles(const GemmProblem &p,
   return t;
 }
 
-std::string igemm::checkTiles(const TileConfig &t, const GemmProblem &p) {
-  std::string why;
-  llvm::raw_string_ostream os(why);
+LogicalResult igemm::checkTiles(const TileConfig &t, const GemmProblem &p,
+                               Refusal &why) {
+  std::string reason;
+  llvm::raw_string_ostream os(reason);
   int64_t chunksPerRow = t.blockK / p.chunkElements();
   if (t.warpsM < 1 || t.warpsN < 1 || t.stages < 2)
     os << "warps must be >= 1 and stages >= 2";
@@ -88,7 +89,10 @@ std::string igemm::checkTiles(const TileConfig &t, const GemmProblem &p) {
   else if (llvm::divideCeilSigned(p.m(), t.blockM) > kMaxGridX)
     os << "the grid would need more than " << kMaxGridX
        << " blocks along the output pixels";
-  return why;
+  if (reason.empty())
+    return success();
+  why.reason = std::move(reason);
+  return failure();
 }
 
 TileConfig igemm::directTiles(const GemmProblem &p) {

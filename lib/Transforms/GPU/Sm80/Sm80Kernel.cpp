@@ -1183,6 +1183,7 @@ void Sm80KernelBuilder::emitBlock(Value bm, Value bn, Value group, Value x,
                               Value w, Value y, Value smemA, Value smemB,
                               Value twinAcc) {
   assert(!t.directVector && "the direct depthwise kernel is Depthwise's");
+  assert(t.stages >= 2 && "the ring needs two stages to overlap");
   int64_t kTiles = llvm::divideCeilSigned(p.k(), t.blockK);
   Value tid = twin ? nullptr : gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x)
                                    .getResult();

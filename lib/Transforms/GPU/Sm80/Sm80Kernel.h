@@ -29,7 +29,15 @@ class Sm80KernelBuilder {
 public:
   Sm80KernelBuilder(OpBuilder &b, Location loc, const GemmProblem &p,
                 const TileConfig &t, bool twin)
-      : b(b), loc(loc), p(p), t(t), twin(twin) {}
+      : b(b), loc(loc), p(p), t(t), twin(twin) {
+    // Whole mma tiles per warp, as checkTiles requires (the direct
+    // depthwise kernel's tiles have no GEMM; the sm_90a epilogue's are its
+    // consumers' warps, 16 rows each, with no ring).
+    assert((t.directVector || (t.warpsM >= 1 && t.warpsN >= 1 &&
+                               t.blockM % (16 * t.warpsM) == 0 &&
+                               t.blockN % (16 * t.warpsN) == 0)) &&
+           "tiles checkTiles would refuse");
+  }
 
   /// The block at (blockM, blockN, group) of the grid, reading the flat
   /// operands and the two shared buffers; `twinAcc` is the twin's

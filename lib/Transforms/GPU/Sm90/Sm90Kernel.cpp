@@ -46,61 +46,69 @@ static int64_t upperCorner(int64_t size, int64_t out, int64_t stride,
   return (out - 1) * stride + lower - (size - 1);
 }
 
-std::string igemm::sm90WhyNot(const GemmProblem &p) {
+/// Fills `why` and fails: the checks' one way to refuse.
+static LogicalResult refuse(Refusal &why, std::string reason) {
+  why.reason = std::move(reason);
+  return failure();
+}
+
+LogicalResult igemm::checkSm90Problem(const GemmProblem &p, Refusal &why) {
   if (p.kind == MmaKind::S8)
-    return "the sm_90a kernels take f16, bf16 and f32 data (tf32 math); i8 "
-           "runs on the mma.sync kernels";
+    return refuse(why, "the sm_90a kernels take f16, bf16 and f32 data "
+                       "(tf32 math); i8 runs on the mma.sync kernels");
   if (p.hasDepth)
-    return "3-D convolutions run on the mma.sync kernels";
+    return refuse(why, "3-D convolutions run on the mma.sync kernels");
   if (p.explicitIm2col)
-    return "explicit im2col runs on the mma.sync kernels";
+    return refuse(why, "explicit im2col runs on the mma.sync kernels");
   if (directDepthwiseVector(p))
-    return "depthwise convolutions run on the direct kernel";
+    return refuse(why, "depthwise convolutions run on the direct kernel");
   // B: the filter as [G*Fg rows][K] for a tiled TMA box.
   int64_t k = p.k();
   if (!(filterFlatAlongK(p) && p.wF == k &&
         (p.groups == 1 || p.wG == p.fg * k)))
-    return "the filter rows are not contiguous along K in the GEMM's K order "
-           "((kh, kw, c) for a channels-last image: FHWC; (c, kh, kw) "
-           "otherwise: FCHW), which the K-major B tile's TMA load needs";
+    return refuse(why, "the filter rows are not contiguous along K in the "
+                       "GEMM's K order ((kh, kw, c) for a channels-last "
+                       "image: FHWC; (c, kh, kw) otherwise: FCHW), which the "
+                       "K-major B tile's TMA load needs");
   if (k * p.elementBytes() % 16 != 0)
-    return "the filter rows (K = " + std::to_string(k) +
+    return refuse(why, "the filter rows (K = " + std::to_string(k) +
            " elements) are not a multiple of 16 bytes, which TMA's global "
-           "strides need";
+           "strides need");
   // A: TMA im2col, else the producer warpgroup's gather.
-  std::string image = sm90ImageWhyNotTma(p);
-  if (!image.empty() && !tapTableFits(p))
-    return image + ", and the gather's tap table does not fit its 16-bit "
-                   "window terms and 32-bit offsets";
-  return "";
+  if (Refusal image; failed(checkSm90ImageTma(p, image)) && !tapTableFits(p))
+    return refuse(why, image.reason +
+                           ", and the gather's tap table does not fit its "
+                           "16-bit window terms and 32-bit offsets");
+  return success();
 }
 
-std::string igemm::sm90ImageWhyNotTma(const GemmProblem &p) {
+LogicalResult igemm::checkSm90ImageTma(const GemmProblem &p, Refusal &why) {
   int64_t c = p.groups * p.cg;
   if (!(p.xC == 1 && p.xW == c && p.xH == p.w * c && p.xN == p.h * p.w * c))
-    return "the image is not a dense channels-last (NHWC) tensor, which TMA's "
-           "im2col mode needs";
+    return refuse(why, "the image is not a dense channels-last (NHWC) tensor, which TMA's "
+           "im2col mode needs");
   if (p.cg % tileChannels(p) != 0)
-    return "channels per group are not a multiple of " +
+    return refuse(why, "channels per group are not a multiple of " +
            std::to_string(tileChannels(p)) +
-           " (a K tile is one filter tap's 128 bytes of channels)";
+           " (a K tile is one filter tap's 128 bytes of channels)");
   if (p.strideH > kMaxTraversalStride || p.strideW > kMaxTraversalStride)
-    return "strides above 8 exceed TMA's traversal strides";
+    return refuse(why, "strides above 8 exceed TMA's traversal strides");
   int64_t upperW = upperCorner(p.w, p.wo, p.strideW, -p.padLeft);
   int64_t upperH = upperCorner(p.h, p.ho, p.strideH, -p.padTop);
   for (int64_t corner : {-p.padLeft, -p.padTop, upperW, upperH})
     if (corner < kCornerMin || corner > kCornerMax)
-      return "padding or dilated kernel extent beyond the im2col box's "
-             "corner range [-128, 127]";
+      return refuse(why, "padding or dilated kernel extent beyond the im2col box's "
+             "corner range [-128, 127]");
   if ((p.kw - 1) * p.dilationW > kOffsetMax ||
       (p.kh - 1) * p.dilationH > kOffsetMax)
-    return "dilated kernel taps beyond TMA's im2col offsets (255)";
-  return "";
+    return refuse(why, "dilated kernel taps beyond TMA's im2col offsets (255)");
+  return success();
 }
 
 Sm90Tiles igemm::chooseSm90Tiles(const GemmProblem &p) {
   Sm90Tiles t;
-  t.gatherA = !sm90ImageWhyNotTma(p).empty();
+  Refusal whyGathered;
+  t.gatherA = failed(checkSm90ImageTma(p, whyGathered));
   t.blockK = tileChannels(p);
   // One wgmma per 64 rows: N = 128, or 64 when the group's filters fit
   // it (half of a wider tile would idle).
@@ -227,7 +235,18 @@ Sm90KernelBuilder::Sm90KernelBuilder(OpBuilder &b, Location loc,
       epilogueTiles(sm90EpilogueTiles(t)),
       // The epilogue's fold, output math and staging are the mma.sync
       // family's, on the consumers' warps.
-      epilogue(b, loc, p, epilogueTiles, twin) {}
+      epilogue(b, loc, p, epilogueTiles, twin) {
+  // The builder's invariants (chooseSm90Tiles keeps them): one m64 wgmma
+  // row block per consumer warpgroup, a K tile of whole wgmma K steps and
+  // 128-byte swizzled rows, N a wgmma N, a ring of at least two slots.
+  assert(t.blockM == 64 * t.consumers && "one m64 block per consumer");
+  assert(t.blockK * p.elementBytes() == kSwizzleRowBytes &&
+         "a K tile is one 128-byte swizzled row");
+  assert(t.blockK % wgmmaK(p) == 0 && "whole wgmma K steps per K tile");
+  assert(t.blockN % 8 == 0 && t.blockN >= 8 && t.blockN <= 256 &&
+         "wgmma's N is a multiple of 8 up to 256");
+  assert(t.stages >= 2 && "the ring needs two slots to overlap");
+}
 
 Value Sm90KernelBuilder::i32(int64_t v) {
   return arith::ConstantIntOp::create(b, loc, v, 32);

@@ -46,6 +46,7 @@
 #include "Transforms/GPU/Core/GemmProblem.h"
 #include "Transforms/GPU/Sm80/Sm80Kernel.h"
 
+#include "ConvLower/Transforms/GPU/ImplicitGemm.h"
 #include "convrt/TensorMap.h"
 
 #include "mlir/IR/Builders.h"
@@ -55,9 +56,6 @@
 namespace mlir::conv_lower::igemm {
 
 constexpr int64_t kWarpgroupThreads = 128;
-/// The family's name in the kernel's conv_lower.tiles and in
-/// ImplicitGemmResult::family.
-constexpr llvm::StringLiteral kSm90Family = "sm90a_tma_wgmma";
 /// A 128-byte swizzle pattern repeats every 8 rows of 128 bytes.
 constexpr int64_t kSwizzleRowBytes = 128;
 constexpr int64_t kSwizzleAtomBytes = 1024;
@@ -70,7 +68,7 @@ struct Sm90Tiles {
   int64_t consumers = 2;
   /// The A tiles gathered by the producer warpgroup (one row a thread, the
   /// K order the filter's) instead of loaded by TMA im2col
-  /// (sm90ImageWhyNotTma says why).
+  /// (checkSm90ImageTma says why).
   bool gatherA = false;
   // No setmaxnreg: a warp's setmaxnreg.inc waits for registers that other
   // warps of the CTA release, and a CTA holds what ptxas allocated at launch
@@ -105,18 +103,18 @@ struct Sm90Tiles {
   }
 };
 
-/// Why the sm_90a family cannot take `p` (then the mma.sync family does), or
-/// "" when it can: f16/bf16 or f32 (tf32 math), a 2-D channels-last image
+/// Whether the sm_90a family can take `p` (else the mma.sync family does;
+/// `why` says why not): f16/bf16 or f32 (tf32 math), a 2-D channels-last image
 /// stored densely, a filter whose rows are contiguous along K in (kh, kw, c)
 /// order (FHWC), channels per group a multiple of 64 (32 for f32: a K tile is
 /// one tap's 128 bytes of channels), and padding, strides, dilation and taps
 /// within the TMA's im2col ranges.
-std::string sm90WhyNot(const GemmProblem &p);
-/// Why TMA's im2col mode cannot load `p`'s image (then the producer
-/// warpgroup gathers the A tiles), or "" when it can: a dense channels-last
+LogicalResult checkSm90Problem(const GemmProblem &p, Refusal &why);
+/// Whether TMA's im2col mode can load `p`'s image (else the producer
+/// warpgroup gathers the A tiles; `why` says why not): a dense channels-last
 /// image, channels per group a multiple of the tile, strides, padding and
 /// dilated taps within the map's ranges.
-std::string sm90ImageWhyNotTma(const GemmProblem &p);
+LogicalResult checkSm90ImageTma(const GemmProblem &p, Refusal &why);
 
 Sm90Tiles chooseSm90Tiles(const GemmProblem &p);
 

@@ -107,7 +107,8 @@ gpu::GPUFuncOp igemm::buildSm90GpuKernel(RewriterBase &b, ModuleOp module,
   ConvLowerDialect::BlockAttrHelper(ctx).setAttr(
       fn, b.getDenseI64ArrayAttr({t.threads(), 1, 1}));
   SmallVector<NamedAttribute> tiles = {
-      b.getNamedAttr("family", b.getStringAttr(kSm90Family)),
+      b.getNamedAttr("family", b.getStringAttr(
+                               stringifyKernelFamily(KernelFamily::Sm90TmaWgmma))),
       b.getNamedAttr("block",
                      b.getDenseI64ArrayAttr({t.blockM, t.blockN, t.blockK})),
       b.getNamedAttr("warpgroups", b.getDenseI64ArrayAttr({1, t.consumers})),
