@@ -16,7 +16,7 @@
 //   ../Sm80       mma.sync (sm_80 on): gather, ring main loop, staged epilogue
 //   ../Sm90       sm_90a: TMA, mbarrier ring, wgmma, warp specialization
 //   ../Depthwise  the direct depthwise kernel on CUDA cores
-//   ../Twin       the twin's emulations of the hardware operations
+//   (each family's twin emulations are still in its own builder)
 //
 // Nothing here includes a header of those folders.
 //
