@@ -18,25 +18,47 @@ import sys
 
 # Room -> the rooms it may include (itself always). A room is a folder; a
 # file belongs to the deepest room that holds it. Public headers under
-# include/ConvLower/X belong to the room of lib/X.
+# include/ConvLower/X belong to the room of lib/X, but for the GPU room's
+# (Transforms/GPU/API), which its core includes.
 ALLOWED = {
     "Dialect": {"Shared"},
     "Shared": set(),  # include/ConvLower/Transforms/*.{h,td}: option parsers
     "Transforms/Common": {"Dialect", "Shared"},
     "Transforms/CPU": {"Transforms/Common", "Dialect", "Shared"},
-    "Transforms/GPU": {"Transforms/Common", "Dialect", "Shared", "runtime"},
+    # include/ConvLower/Transforms/GPU: the GPU room's public interface
+    # (options, the rewrite's C++ API, the passes), what other rooms see.
+    "Transforms/GPU/API": {"Dialect", "Shared", "runtime"},
+    # The GPU room's folders, the core below the families (no folder includes
+    # one that depends on it).
+    "Transforms/GPU/Core": {"Transforms/GPU/API", "Transforms/Common",
+                            "Dialect", "Shared", "runtime"},
+    "Transforms/GPU/Sm80": {"Transforms/GPU/Core", "Transforms/GPU/API",
+                            "Transforms/Common", "Dialect", "Shared",
+                            "runtime"},
+    "Transforms/GPU/Depthwise": {"Transforms/GPU/Sm80", "Transforms/GPU/Core",
+                                 "Transforms/GPU/API", "Transforms/Common",
+                                 "Dialect", "Shared", "runtime"},
+    "Transforms/GPU/Sm90": {"Transforms/GPU/Sm80", "Transforms/GPU/Core",
+                            "Transforms/GPU/API", "Transforms/Common",
+                            "Dialect", "Shared", "runtime"},
+    # The passes and the rewrite driver, the one place that picks a family.
+    "Transforms/GPU": {"Transforms/GPU/Sm90", "Transforms/GPU/Sm80",
+                       "Transforms/GPU/Depthwise", "Transforms/GPU/Core",
+                       "Transforms/GPU/API", "Transforms/Common", "Dialect",
+                       "Shared", "runtime"},
     # include/ConvLower/Transforms/Passes.h: every room's passes, for drivers.
     "Transforms/All": {"Transforms/Common", "Transforms/CPU",
-                       "Transforms/GPU"},
+                       "Transforms/GPU", "Transforms/GPU/API"},
     "TransformOps": {"Transforms/All", "Transforms/Common", "Transforms/GPU",
-                     "Dialect", "Shared", "runtime"},
+                     "Transforms/GPU/API", "Dialect", "Shared", "runtime"},
     "Pipelines": {"Transforms/All", "Transforms/Common", "Transforms/CPU",
-                  "Transforms/GPU", "Dialect", "Shared", "runtime"},
+                  "Transforms/GPU", "Transforms/GPU/API", "Dialect", "Shared",
+                  "runtime"},
     "Runner": {"Pipelines", "Transforms/All", "Transforms/Common",
-               "Transforms/CPU", "Transforms/GPU", "Dialect", "Shared",
-               "runtime"},
-    "CAPI": {"Runner", "Pipelines", "Transforms/GPU", "Dialect", "Shared",
-             "runtime", "CAPI-header"},
+               "Transforms/CPU", "Transforms/GPU", "Transforms/GPU/API",
+               "Dialect", "Shared", "runtime"},
+    "CAPI": {"Runner", "Pipelines", "Transforms/GPU", "Transforms/GPU/API",
+             "Dialect", "Shared", "runtime", "CAPI-header"},
     "CAPI-header": set(),
     "runtime": set(),
 }
@@ -51,6 +73,8 @@ def room_of_path(rel):
         return "runtime"
     if parts[:2] == ["include", "ConvLower-c"]:
         return "CAPI-header"
+    if parts[:4] == ["include", "ConvLower", "Transforms", "GPU"]:
+        return "Transforms/GPU/API"
     if parts[0] == "include" and parts[1] == "ConvLower":
         parts = ["lib"] + parts[2:]
     if parts[0] != "lib" or len(parts) < 3:
@@ -60,6 +84,9 @@ def room_of_path(rel):
             return "Transforms/All"
         if len(parts) == 3:
             return "Shared"
+        # lib/Transforms/GPU/<Sub>/...: the GPU room's folders are rooms.
+        if parts[2] == "GPU" and len(parts) > 4:
+            return "Transforms/GPU/" + parts[3]
         return "Transforms/" + parts[2]
     return parts[1]
 

@@ -32,8 +32,8 @@ struct ConvLowerImplicitGemmPass
     // Once for the module, before anything changes (and even without
     // convolutions): a chip the kernels cannot be compiled for is a mistake
     // in the command, not in a convolution.
-    if (std::string bad = checkPtxFeatures(chip, features); !bad.empty()) {
-      module.emitError() << "conv-lower-implicit-gemm: " << bad;
+    if (Refusal bad; failed(checkPtxFeatures(chip, features, bad))) {
+      module.emitError() << "conv-lower-implicit-gemm: " << bad.reason;
       return signalPassFailure();
     }
     SmallVector<linalg::LinalgOp> convs;
@@ -57,7 +57,7 @@ struct ConvLowerImplicitGemmPass
       // mma.sync family, and why.
       if (emitRemarks && !result->whyNotSm90a.empty())
         emitRemark(loc) << "conv-lower-implicit-gemm: sm_90a: the "
-                        << result->family
+                        << stringifyKernelFamily(result->family)
                         << " kernel, not the TMA + wgmma one: "
                         << result->whyNotSm90a;
       if (emitRemarks && !result->whyGatheredSm90a.empty())

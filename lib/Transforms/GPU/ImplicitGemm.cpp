@@ -12,7 +12,7 @@
 // zero-fill predicate), and the epilogue writes Y[m, f] to its place in the
 // output layout (the fold). i8 data run on the s8 MMA; a quantized op's zero
 // points are applied in the epilogue from row and column sums that extra
-// MMAs against all-ones operands compute (ImplicitGemmKernel.cpp).
+// MMAs against all-ones operands compute (Sm80/Sm80Kernel.cpp).
 //
 // The kernel is built for one CTA of `warpsM x warpsN` warps owning a
 // blockM x blockN tile of C, stepping K by blockK through a ring of `stages`
@@ -35,18 +35,26 @@
 // on the host: threads and warps become loops, cp.async a predicated vector
 // copy, ldmatrix and mma.sync lane-by-lane emulations of the PTX ISA's
 // definitions fed by the GPU code's own addresses. It is how the kernel's
-// indexing is tested without a GPU. (The body itself: ImplicitGemmKernel.)
+// indexing is tested without a GPU. (The body itself: Sm80/Sm80Kernel.)
 //
-// This file is the order of the steps (ImplicitGemmSteps.h) and the chip
-// checks; each step has its own file.
+// This file is the order of the steps (Core/Core.h), the chip checks and
+// the one place that picks a kernel family: Sm90 (chip=sm_90a where it
+// takes the problem), Depthwise (directDepthwiseVector) or Sm80.
 //
 //===----------------------------------------------------------------------===//
 
-#include "ImplicitGemmSteps.h"
+#include "Transforms/GPU/Core/Core.h"
+#include "Transforms/GPU/Depthwise/DepthwiseKernel.h"
+#include "Transforms/GPU/Sm80/Sm80.h"
+#include "Transforms/GPU/Sm90/Sm90.h"
 
 #include "ConvLower/Transforms/GPU/ImplicitGemm.h"
 
+#include "llvm/Support/Debug.h"
+
 #include <vector>
+
+#define DEBUG_TYPE "conv-lower-implicit-gemm"
 
 using namespace mlir;
 using namespace mlir::conv_lower;
@@ -60,34 +68,54 @@ bool mlir::conv_lower::isSupportedChip(llvm::StringRef chip) {
   return convrt::parseArch(chip).has_value();
 }
 
-std::string mlir::conv_lower::checkPtxFeatures(convrt::Arch chip,
-                                               llvm::StringRef features) {
+LogicalResult mlir::conv_lower::checkPtxFeatures(convrt::Arch chip,
+                                                 llvm::StringRef features,
+                                                 Refusal &why) {
   const convrt::ArchInfo &info = convrt::archInfo(chip);
   SmallVector<StringRef> items;
   features.split(items, ',', -1, /*KeepEmpty=*/false);
   for (StringRef item : items) {
     int version = 0;
-    if (!item.consume_front("+ptx") || item.getAsInteger(10, version))
-      return ("unsupported PTX feature '" + item +
-              "' (expected +ptxNN, e.g. +ptx80)")
-          .str();
-    if (version < info.minPtxVersion)
-      return ("PTX " + Twine(version / 10) + "." + Twine(version % 10) +
-              " cannot target " + info.name + " (at least +ptx" +
-              Twine(info.minPtxVersion) + ")")
-          .str();
+    if (!item.consume_front("+ptx") || item.getAsInteger(10, version)) {
+      why.reason = ("unsupported PTX feature '" + item +
+                    "' (expected +ptxNN, e.g. +ptx80)")
+                       .str();
+      return failure();
+    }
+    if (version < info.minPtxVersion) {
+      why.reason = ("PTX " + Twine(version / 10) + "." + Twine(version % 10) +
+                    " cannot target " + info.name + " (at least +ptx" +
+                    Twine(info.minPtxVersion) + ")")
+                       .str();
+      return failure();
+    }
   }
-  return "";
+  return success();
 }
 
-std::string mlir::conv_lower::checkPtxFeatures(llvm::StringRef chip,
-                                               llvm::StringRef features) {
+LogicalResult mlir::conv_lower::checkPtxFeatures(llvm::StringRef chip,
+                                                 llvm::StringRef features,
+                                                 Refusal &why) {
   std::optional<convrt::Arch> arch = convrt::parseArch(chip);
-  if (!arch)
-    return ("unsupported chip '" + chip + "' (expected " + convrt::archList() +
-            ")")
-        .str();
-  return checkPtxFeatures(*arch, features);
+  if (!arch) {
+    why.reason = ("unsupported chip '" + chip + "' (expected " +
+                  convrt::archList() + ")")
+                     .str();
+    return failure();
+  }
+  return checkPtxFeatures(*arch, features, why);
+}
+
+StringRef mlir::conv_lower::stringifyKernelFamily(KernelFamily family) {
+  switch (family) {
+  case KernelFamily::Sm80MmaSync:
+    return "mma_sync";
+  case KernelFamily::Sm90TmaWgmma:
+    return "sm90a_tma_wgmma";
+  case KernelFamily::DirectDepthwise:
+    return "direct_depthwise";
+  }
+  llvm_unreachable("a kernel family with no name");
 }
 
 StringRef ArchOptionValues::describe(convrt::Arch arch) {
@@ -122,7 +150,7 @@ struct Decision {
   FusedEpilogue epilogue;
   /// chip=sm_90a and the family takes the problem: its tiles (then `tiles`
   /// is unused).
-  std::optional<HopperTiles> hopper;
+  std::optional<Sm90Tiles> sm90;
   std::string whyNotSm90a;
 };
 
@@ -132,12 +160,23 @@ void chooseFamily(Decision &d, const ImplicitGemmOptions &options,
                   bool tileOptions) {
   if (options.chip != convrt::Arch::SM90a)
     return;
+  Refusal why;
   if (tileOptions)
     d.whyNotSm90a = "tile options select the mma.sync kernels";
+  else if (failed(checkSm90Problem(d.problem, why)))
+    d.whyNotSm90a = why.reason;
   else
-    d.whyNotSm90a = hopperWhyNot(d.problem);
-  if (d.whyNotSm90a.empty())
-    d.hopper = chooseHopperTiles(d.problem);
+    d.sm90 = chooseSm90Tiles(d.problem);
+  LLVM_DEBUG({
+    if (d.sm90)
+      llvm::dbgs() << "[sm_90a] TMA + wgmma family: block " << d.sm90->blockM
+                   << "x" << d.sm90->blockN << "x" << d.sm90->blockK << ", "
+                   << d.sm90->stages << " stages, A "
+                   << (d.sm90->gatherA ? "gathered" : "by TMA im2col") << "\n";
+    else
+      llvm::dbgs() << "[sm_90a] not the TMA + wgmma family: " << d.whyNotSm90a
+                   << "\n";
+  });
 }
 
 /// Analysis, problem, tiles and epilogue for `conv`; failure (the IR
@@ -149,9 +188,8 @@ FailureOr<Decision> decide(linalg::LinalgOp conv,
     why = {kind, std::move(reason)};
     return failure();
   };
-  if (std::string bad = checkPtxFeatures(options.chip, options.features);
-      !bad.empty())
-    return fail(ImplicitGemmFailure::Kind::InvalidTarget, bad);
+  if (Refusal bad; failed(checkPtxFeatures(options.chip, options.features, bad)))
+    return fail(ImplicitGemmFailure::Kind::InvalidTarget, bad.reason);
   std::string whyNot;
   // The kernel fills absorbed padding with the pad's value, so a quantized
   // convolution's pad of its input zero point is absorbed too.
@@ -176,9 +214,15 @@ FailureOr<Decision> decide(linalg::LinalgOp conv,
                 options.im2col == Im2colMode::Implicit;
   TileConfig tiles =
       direct ? directTiles(*problem) : chooseTiles(*problem, options.tiles);
-  if (std::string bad = direct ? "" : checkTiles(tiles, *problem);
-      !bad.empty())
-    return fail(ImplicitGemmFailure::Kind::InvalidTiles, bad);
+  LLVM_DEBUG(llvm::dbgs() << "[tiles] "
+                          << (direct ? "direct depthwise, " : "mma.sync, ")
+                          << "block " << tiles.blockM << "x" << tiles.blockN
+                          << "x" << tiles.blockK << ", warps " << tiles.warpsM
+                          << "x" << tiles.warpsN << ", " << tiles.stages
+                          << " stages" << (tileOptions ? " (overridden)" : "")
+                          << "\n");
+  if (Refusal bad; !direct && failed(checkTiles(tiles, *problem, bad)))
+    return fail(ImplicitGemmFailure::Kind::InvalidTiles, bad.reason);
   Decision d{*plan, *problem, tiles, matchEpilogue(conv, *plan->form)};
   if (d.epilogue.bias) {
     auto biasType = cast<RankedTensorType>(d.epilogue.bias.getType());
@@ -200,17 +244,20 @@ void buildGpu(RewriterBase &rewriter, const Decision &d, Value filter,
   Location loc = conv->getLoc();
   auto module = conv->getParentOfType<ModuleOp>();
   int64_t index = nextKernelIndex(module);
-  if (d.hopper) {
+  if (d.sm90) {
     result.kernel =
-        buildHopperGpuKernel(rewriter, module, index, p, *d.hopper, loc);
+        buildSm90GpuKernel(rewriter, module, index, p, *d.sm90, loc);
     GpuLaunch launch =
-        buildHopperGpuLaunch(rewriter, loc, result.kernel, p, *d.hopper,
+        buildSm90GpuLaunch(rewriter, loc, result.kernel, p, *d.sm90,
                              d.plan.input, filter, d.epilogue.bias, outputType);
     result.launch = launch.launch;
     result.replacement = launch.result;
     return;
   }
-  result.kernel = buildGpuKernel(rewriter, module, index, p, d.tiles, loc);
+  result.kernel =
+      d.tiles.directVector
+          ? buildDepthwiseGpuKernel(rewriter, module, index, p, d.tiles, loc)
+          : buildSm80GpuKernel(rewriter, module, index, p, d.tiles, loc);
   if (p.explicitIm2col)
     result.im2colKernel =
         buildIm2colKernel(rewriter, module, index, p, d.tiles, loc);
@@ -257,19 +304,22 @@ FailureOr<ImplicitGemmResult> mlir::conv_lower::rewriteToImplicitGemm(
   auto outputType = cast<RankedTensorType>(last->getResult(0).getType());
   Value filter = conv.getDpsInputOperand(1)->get();
   ImplicitGemmResult result;
-  result.family = d->hopper             ? kHopperFamily.str()
-                  : d->tiles.directVector ? "direct_depthwise"
-                                          : "mma_sync";
+  result.family = d->sm90                ? KernelFamily::Sm90TmaWgmma
+                  : d->tiles.directVector ? KernelFamily::DirectDepthwise
+                                          : KernelFamily::Sm80MmaSync;
   result.whyNotSm90a = d->whyNotSm90a;
-  if (d->hopper && d->hopper->gatherA)
-    result.whyGatheredSm90a = hopperImageWhyNotTma(d->problem);
-  if (options.target == ImplicitGemmTarget::CpuTwin && d->hopper) {
-    TwinLoops twin = buildHopperTwin(rewriter, conv.getLoc(), d->problem,
-                                     *d->hopper, d->plan.input, filter,
-                                     d->epilogue.bias, outputType);
+  if (Refusal why; d->sm90 && d->sm90->gatherA &&
+                   failed(checkSm90ImageTma(d->problem, why)))
+    result.whyGatheredSm90a = why.reason;
+  if (options.target == ImplicitGemmTarget::CpuTwin && d->sm90) {
+    TwinLoops twin = buildSm90Twin(rewriter, conv.getLoc(), d->problem,
+                                   *d->sm90, d->plan.input, filter,
+                                   d->epilogue.bias, outputType);
     result.twinGrid = twin.grid;
     result.replacement = twin.result;
   } else if (options.target == ImplicitGemmTarget::CpuTwin) {
+    auto buildTwin =
+        d->tiles.directVector ? buildDepthwiseTwin : buildSm80Twin;
     TwinLoops twin =
         buildTwin(rewriter, conv.getLoc(), d->problem, d->tiles, d->plan.input,
                   filter, d->epilogue.bias, outputType);

@@ -2,7 +2,7 @@
 // RUN: conv-opt %s --split-input-file --conv-lower-implicit-gemm="chip=sm_90a target=cpu-twin" --canonicalize --cse | FileCheck %s --check-prefix=TWIN
 // RUN: conv-opt %s --split-input-file --conv-lower-implicit-gemm="chip=sm_90 emit-remarks" | FileCheck %s --check-prefix=SM90
 //
-// chip=sm_90a: the TMA + wgmma kernel family (HopperKernel.h) where it applies, the
+// chip=sm_90a: the TMA + wgmma kernel family (Sm90/Sm90Kernel.h) where it applies, the
 // mma.sync family with a remark saying why where it does not. Numerics on the twin:
 // test/Tools/conv-run/twin-sm90a.test; PTX and ptxas: test/Pipelines/implicit-gemm-sm90a.test.
 
@@ -34,8 +34,16 @@
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[IMAGE]], %{{.*}}, box[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] im2col[%{{.*}}, %{{.*}}] {mode = #nvvm.tma_load_mode<im2col>}
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %[[FILTER]], %{{.*}}, box[%{{.*}}, %{{.*}}] :
 // The consumers: wait, four m64n64k16 from descriptors, commit, keep one group in
-// flight, free the previous slot.
-// CHECK: scf.for %{{.*}} = %c0_i32 to %c9_i32 step %c1_i32 iter_args
+// flight, free the previous slot. K tile 0 comes first, out of the loop: its
+// first wgmma overwrites the undefined accumulators (scale-d 0), so nothing
+// writes them between the fence and the wgmma (ptxas's C7519).
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <zero>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>]
+// CHECK-COUNT-3: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>]
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: scf.for %{{.*}} = %c1_i32 to %c9_i32 step %c1_i32 iter_args
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>]

@@ -48,14 +48,23 @@ enum class Im2colMode {
   Explicit,
 };
 
+/// Why a check refused, in the words its callers print (a diagnostic, a
+/// remark, a report field). The checks return failure and fill one in.
+struct Refusal {
+  std::string reason;
+};
+
 /// The chips the kernels target are convrt's table (runtime/include/
 /// convrt/Arch.h), shared with the runtime; these read it.
 bool isSupportedChip(llvm::StringRef chip);
-/// Why `features` (e.g. "+ptx80") cannot compile the kernels for `chip`, or
-/// "" when it can: LLVM aborts on a PTX version below the chip's minimum.
-std::string checkPtxFeatures(convrt::Arch chip, llvm::StringRef features);
+/// Whether `features` (e.g. "+ptx80") can compile the kernels for `chip`;
+/// failure says why in `why`: LLVM aborts on a PTX version below the chip's
+/// minimum.
+LogicalResult checkPtxFeatures(convrt::Arch chip, llvm::StringRef features,
+                               Refusal &why);
 /// As above for a chip by name (an unknown name is the reason).
-std::string checkPtxFeatures(llvm::StringRef chip, llvm::StringRef features);
+LogicalResult checkPtxFeatures(llvm::StringRef chip, llvm::StringRef features,
+                               Refusal &why);
 
 /// The `chip` option's values, one per row of convrt's table, so that a new
 /// architecture is added in Arch.h alone. Used like llvm::cl::values(...) in
@@ -111,6 +120,19 @@ struct ImplicitGemmFailure {
   std::string reason;
 };
 
+/// The kernel families the rewrite builds (lib/Transforms/GPU/<family>).
+enum class KernelFamily {
+  /// mma.sync, sm_80 on (Sm80): every convolution the others do not take.
+  Sm80MmaSync,
+  /// chip=sm_90a: TMA + mbarrier ring + wgmma, warp-specialized (Sm90).
+  Sm90TmaWgmma,
+  /// Depthwise convolutions on CUDA cores (Depthwise).
+  DirectDepthwise,
+};
+/// The family's name as the IR (conv_lower.tiles), the remarks and the
+/// reports write it: "mma_sync", "sm90a_tma_wgmma", "direct_depthwise".
+llvm::StringRef stringifyKernelFamily(KernelFamily family);
+
 /// What the rewrite created.
 struct ImplicitGemmResult {
   /// target=cuda: the GEMM kernel (in `gpu.module @conv_lower_kernels`, with
@@ -123,9 +145,8 @@ struct ImplicitGemmResult {
   /// The tensor that replaced the convolution's result (or, when a bias add
   /// and/or ReLU were fused into the epilogue, the last fused op's result).
   Value replacement;
-  /// The kernel family built: "sm90a_tma_wgmma" (chip=sm_90a, TMA + wgmma,
-  /// warp-specialized), "mma_sync" or "direct_depthwise".
-  std::string family;
+  /// The kernel family built (stringifyKernelFamily names it).
+  KernelFamily family = KernelFamily::Sm80MmaSync;
   /// chip=sm_90a and another family built: why the sm_90a kernels do not
   /// take this convolution ("" otherwise).
   std::string whyNotSm90a;

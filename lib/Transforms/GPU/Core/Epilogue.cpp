@@ -1,4 +1,4 @@
-//===- ImplicitGemmEpilogue.cpp - a bias add and a ReLU fused into the store ===//
+//===- Epilogue.cpp - a bias add and a ReLU fused into the store ------------===//
 //
 // The kernel's epilogue writes each accumulator to its place in the output
 // layout; the ops a model puts right after a convolution (a per-channel bias
@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ImplicitGemmSteps.h"
+#include "Transforms/GPU/Core/Core.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

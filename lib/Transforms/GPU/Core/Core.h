@@ -1,32 +1,40 @@
-//===- ImplicitGemmSteps.h - the steps of the implicit-GEMM rewrite -*- C++ -*-===//
+//===- Core.h - the implicit-GEMM core shared by every family ---*- C++ -*-===//
 //
-// rewriteToImplicitGemm (ImplicitGemm.cpp) is these steps in order, one file
-// each:
+// rewriteToImplicitGemm (../ImplicitGemm.cpp, the only place that picks a
+// kernel family) takes these steps, one file each in this folder:
 //
-//   ImplicitGemmProblem.cpp   the convolution as sizes and element strides
-//   ImplicitGemmTiles.cpp     the CTA tiles: heuristic, overrides, checks
-//   ImplicitGemmEpilogue.cpp  a bias add and a ReLU fused into the store
-//   ImplicitGemmModule.cpp    the gpu.module, the kernels' gpu.funcs and the
-//                             launch attributes the dialect declares
-//   ImplicitGemmLaunch.cpp    host side: gpu.launch_func on managed copies,
-//                             or the twin's grid loops
+//   Problem.cpp   the convolution as sizes and element strides
+//   Tiles.cpp     the CTA tiles: heuristic, overrides, checks
+//   Epilogue.cpp  a bias add and a ReLU fused into the store
+//   TapTable.cpp  the layout decisions (vectorized copies, tap table, pixel
+//                 runs, the staged epilogue's shape)
+//   Module.cpp    the gpu.module, empty kernels, shared buffer types
+//   Launch.cpp    host side: gpu.launch_func on managed copies
 //
-// and ImplicitGemmKernel.{h,cpp} is the body of one CTA that both the
-// kernel and the twin emit.
+// and then one family builds the kernel body and its twin:
+//
+//   ../Sm80       mma.sync (sm_80 on): gather, ring main loop, staged epilogue
+//   ../Sm90       sm_90a: TMA, mbarrier ring, wgmma, warp specialization
+//   ../Depthwise  the direct depthwise kernel on CUDA cores
+//   (each family's twin emulations are still in its own builder)
+//
+// Nothing here includes a header of those folders.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CONVLOWER_TRANSFORMS_IMPLICITGEMMSTEPS_H
-#define CONVLOWER_TRANSFORMS_IMPLICITGEMMSTEPS_H
+#ifndef CONVLOWER_TRANSFORMS_GPU_CORE_CORE_H
+#define CONVLOWER_TRANSFORMS_GPU_CORE_CORE_H
 
 #include "Transforms/Common/ConvAnalysis.h"
-#include "HopperKernel.h"
-#include "ImplicitGemmKernel.h"
+#include "Transforms/GPU/Core/GemmProblem.h"
 
 #include "ConvLower/Transforms/GPU/ImplicitGemm.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/PatternMatch.h"
 
 #include <string>
 
@@ -37,7 +45,7 @@ constexpr int64_t kMaxGridX = (int64_t(1) << 31) - 1;
 constexpr int64_t kMaxGridYZ = 65535;
 
 //===----------------------------------------------------------------------===//
-// Problem (ImplicitGemmProblem.cpp)
+// Problem (Problem.cpp)
 //===----------------------------------------------------------------------===//
 
 /// The kernel's view of the analyzed convolution, or failure with `whyNot`
@@ -45,14 +53,15 @@ constexpr int64_t kMaxGridYZ = 65535;
 FailureOr<GemmProblem> buildProblem(const ConvPlan &plan, std::string &whyNot);
 
 //===----------------------------------------------------------------------===//
-// Tiles (ImplicitGemmTiles.cpp)
+// Tiles (Tiles.cpp)
 //===----------------------------------------------------------------------===//
 
 /// The heuristic's tiles for `p`, with the non-zero overrides applied.
 TileConfig chooseTiles(const GemmProblem &p, const ImplicitGemmTiles &o);
 
-/// Why `t` cannot be built for `p`, or "" when it can.
-std::string checkTiles(const TileConfig &t, const GemmProblem &p);
+/// Whether `t` can be built for `p`; failure says why in `why`.
+LogicalResult checkTiles(const TileConfig &t, const GemmProblem &p,
+                         Refusal &why);
 /// The direct depthwise kernel's configuration (directDepthwiseVector).
 TileConfig directTiles(const GemmProblem &p);
 
@@ -60,7 +69,7 @@ TileConfig directTiles(const GemmProblem &p);
 Launch launchShape(const GemmProblem &p, const TileConfig &t);
 
 //===----------------------------------------------------------------------===//
-// Epilogue fusion (ImplicitGemmEpilogue.cpp)
+// Epilogue fusion (Epilogue.cpp)
 //===----------------------------------------------------------------------===//
 
 /// The ops after the convolution that the kernel's epilogue absorbs, in
@@ -76,7 +85,7 @@ struct FusedEpilogue {
 FusedEpilogue matchEpilogue(linalg::LinalgOp conv, const ConvForm &form);
 
 //===----------------------------------------------------------------------===//
-// Kernels (ImplicitGemmModule.cpp)
+// Kernels (Module.cpp)
 //===----------------------------------------------------------------------===//
 
 /// Threads per block of explicit mode's im2col kernel.
@@ -94,23 +103,24 @@ MemRefType sharedType(const GemmProblem &p, const TileConfig &t, Operand op,
 MemRefType stagingType(const GemmProblem &p, const TileConfig &t,
                        const EpilogueStaging &s, bool twin);
 
-/// The GEMM kernel for `p` in the module's kernel module, named
-/// `conv2d_implicit_gemm_<index>`, with its launch recorded on it.
-gpu::GPUFuncOp buildGpuKernel(RewriterBase &b, ModuleOp module, int64_t index,
-                              const GemmProblem &p, const TileConfig &t,
-                              Location loc);
+/// PTX's constant space is 64 KiB per module; the tap tables leave room for
+/// the kernel parameters and what else the module holds.
+constexpr int64_t kConstantBudgetBytes = 48 * 1024;
 
-/// The sm_90a family's kernel for `p` (HopperKernel.h), named as above,
-/// its launch, dynamic shared memory and tensor maps recorded on it.
-gpu::GPUFuncOp buildHopperGpuKernel(RewriterBase &b, ModuleOp module,
-                                    int64_t index, const GemmProblem &p,
-                                    const HopperTiles &t, Location loc);
+/// The kernels' names: `conv2d_implicit_gemm_<index>` and explicit mode's
+/// `conv2d_im2col_<index>`.
+std::string gemmKernelName(int64_t index);
+std::string im2colKernelName(int64_t index);
 
-/// Explicit mode's first kernel, `conv2d_im2col_<index>`: one thread per
-/// X_col element.
-gpu::GPUFuncOp buildIm2colKernel(RewriterBase &b, ModuleOp module, int64_t index,
-                                 const GemmProblem &p, const TileConfig &t,
-                                 Location loc);
+/// An empty kernel `name` in the module's kernel module, launched with
+/// `threads` threads per block; `b` is left at the start of its body.
+gpu::GPUFuncOp createKernel(RewriterBase &b, ModuleOp module, StringRef name,
+                            TypeRange args, TypeRange workgroup,
+                            int64_t threads, Location loc);
+
+/// The kernel's arguments: input (or X_col), filter, [bias,] output, flat;
+/// the runtime manifest's order.
+SmallVector<Type> gemmKernelArguments(const GemmProblem &p);
 
 /// The first index whose kernel name is free in `module`'s kernel module, so
 /// that each rewrite names its kernels _0, _1, ... in order.
@@ -131,7 +141,7 @@ Value createTapTable(OpBuilder &b, Operation *symbolTableOp,
                      int64_t budgetBytes, Location loc);
 
 //===----------------------------------------------------------------------===//
-// Host side (ImplicitGemmLaunch.cpp)
+// Host side (Launch.cpp)
 //===----------------------------------------------------------------------===//
 
 struct GpuLaunch {
@@ -140,7 +150,8 @@ struct GpuLaunch {
 };
 
 /// At `b`'s insertion point: operands into managed memory, the launches, the
-/// result copied back into a tensor of `outputType`.
+/// result copied back into a tensor of `outputType` (the mma.sync and the
+/// direct depthwise kernels: their launch is their TileConfig's).
 GpuLaunch buildGpuLaunch(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel,
                          gpu::GPUFuncOp im2colKernel, const GemmProblem &p,
                          const TileConfig &t, Value input, Value filter,
@@ -151,25 +162,28 @@ struct TwinLoops {
   scf::ForOp grid;
 };
 
-/// target=cuda for the sm_90a family: as buildGpuLaunch, with the tensor
-/// maps encoded on the host (mgpuConvLowerEncodeTensorMap, a device copy of
-/// each) and the dynamic shared memory the kernel records.
-GpuLaunch buildHopperGpuLaunch(OpBuilder &b, Location loc,
-                               gpu::GPUFuncOp kernel, const GemmProblem &p,
-                               const HopperTiles &t, Value input, Value filter,
-                               Value bias, RankedTensorType outputType);
-
-/// The sm_90a family's twin: the grid as host loops around its CTA body,
-/// the output poisoned with NaN where the emulated protocol would hang.
-TwinLoops buildHopperTwin(OpBuilder &b, Location loc, const GemmProblem &p,
-                          const HopperTiles &t, Value input, Value filter,
-                          Value bias, RankedTensorType outputType);
-
-/// At `b`'s insertion point: the grid and the block body as host loops.
-TwinLoops buildTwin(OpBuilder &b, Location loc, const GemmProblem &p,
-                    const TileConfig &t, Value input, Value filter, Value bias,
-                    RankedTensorType outputType);
+/// The host-side pieces every family's launch and twin use (Launch.cpp).
+/// A flat memref of a tensor operand's elements.
+Value flatBuffer(OpBuilder &b, Location loc, Value tensor);
+/// A new host buffer for the result and its flat view.
+std::pair<Value, Value> allocateResult(OpBuilder &b, Location loc,
+                                       RankedTensorType type);
+/// The tensor of a host buffer.
+Value toTensor(OpBuilder &b, Location loc, RankedTensorType type,
+               Value buffer);
+/// A launch's grid and (1-D) block as index constants.
+std::pair<gpu::KernelDim3, gpu::KernelDim3>
+launchDims(OpBuilder &b, Location loc, const Launch &l, int64_t threads);
+/// The kernel's buffer arguments in the manifest's order: managed copies of
+/// input, filter [and bias], then the managed output (last).
+SmallVector<Value> managedOperands(OpBuilder &b, Location loc,
+                                   const GemmProblem &p, Value input,
+                                   Value filter, Value bias);
+/// After the launch: the output `y` copied into a new host tensor of
+/// `outputType`, then the device buffers freed; returns the tensor.
+Value copyBackAndFree(OpBuilder &b, Location loc, Value y, ValueRange freed,
+                      RankedTensorType outputType);
 
 } // namespace mlir::conv_lower::igemm
 
-#endif // CONVLOWER_TRANSFORMS_IMPLICITGEMMSTEPS_H
+#endif // CONVLOWER_TRANSFORMS_GPU_CORE_CORE_H

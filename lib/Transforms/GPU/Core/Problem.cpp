@@ -1,4 +1,4 @@
-//===- ImplicitGemmProblem.cpp - a convolution as the kernel sees it ------===//
+//===- Problem.cpp - a convolution as the kernel sees it --------------------===//
 //
 // Every supported form (layouts, groups, depthwise, absorbed padding) reduces
 // to sizes and the element strides of logical coordinates, so one kernel
@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ImplicitGemmSteps.h"
+#include "Transforms/GPU/Core/Core.h"
 
 #include "mlir/IR/Matchers.h"
 

@@ -1,4 +1,4 @@
-//===- HopperKernel.h - the sm_90a implicit-GEMM kernel family --*- C++ -*-===//
+//===- Sm90Kernel.h - the sm_90a kernel family -*- C++ -*- ------------------===//
 //
 // The second kernel family of --conv-lower-implicit-gemm, chosen for
 // chip=sm_90a: the Hopper design of CUTLASS 3's
@@ -40,11 +40,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef CONVLOWER_TRANSFORMS_HOPPERKERNEL_H
-#define CONVLOWER_TRANSFORMS_HOPPERKERNEL_H
+#ifndef CONVLOWER_TRANSFORMS_GPU_SM90_SM90KERNEL_H
+#define CONVLOWER_TRANSFORMS_GPU_SM90_SM90KERNEL_H
 
-#include "ImplicitGemmKernel.h"
+#include "Transforms/GPU/Core/GemmProblem.h"
+#include "Transforms/GPU/Sm80/Sm80Kernel.h"
 
+#include "ConvLower/Transforms/GPU/ImplicitGemm.h"
 #include "convrt/TensorMap.h"
 
 #include "mlir/IR/Builders.h"
@@ -54,22 +56,19 @@
 namespace mlir::conv_lower::igemm {
 
 constexpr int64_t kWarpgroupThreads = 128;
-/// The family's name in the kernel's conv_lower.tiles and in
-/// ImplicitGemmResult::family.
-constexpr llvm::StringLiteral kHopperFamily = "sm90a_tma_wgmma";
 /// A 128-byte swizzle pattern repeats every 8 rows of 128 bytes.
 constexpr int64_t kSwizzleRowBytes = 128;
 constexpr int64_t kSwizzleAtomBytes = 1024;
 /// mbarrier.try_wait's suspend-time hint (ns), as CUTLASS uses.
 constexpr int64_t kTryWaitTicks = 0x989680;
 
-struct HopperTiles {
+struct Sm90Tiles {
   int64_t blockM = 128, blockN = 128, blockK = 64, stages = 4;
   /// Consumer warpgroups, each computing 64 rows (m64) of the tile.
   int64_t consumers = 2;
   /// The A tiles gathered by the producer warpgroup (one row a thread, the
   /// K order the filter's) instead of loaded by TMA im2col
-  /// (hopperImageWhyNotTma says why).
+  /// (checkSm90ImageTma says why).
   bool gatherA = false;
   // No setmaxnreg: a warp's setmaxnreg.inc waits for registers that other
   // warps of the CTA release, and a CTA holds what ptxas allocated at launch
@@ -104,51 +103,51 @@ struct HopperTiles {
   }
 };
 
-/// Why the sm_90a family cannot take `p` (then the mma.sync family does), or
-/// "" when it can: f16/bf16 or f32 (tf32 math), a 2-D channels-last image
+/// Whether the sm_90a family can take `p` (else the mma.sync family does;
+/// `why` says why not): f16/bf16 or f32 (tf32 math), a 2-D channels-last image
 /// stored densely, a filter whose rows are contiguous along K in (kh, kw, c)
 /// order (FHWC), channels per group a multiple of 64 (32 for f32: a K tile is
 /// one tap's 128 bytes of channels), and padding, strides, dilation and taps
 /// within the TMA's im2col ranges.
-std::string hopperWhyNot(const GemmProblem &p);
-/// Why TMA's im2col mode cannot load `p`'s image (then the producer
-/// warpgroup gathers the A tiles), or "" when it can: a dense channels-last
+LogicalResult checkSm90Problem(const GemmProblem &p, Refusal &why);
+/// Whether TMA's im2col mode can load `p`'s image (else the producer
+/// warpgroup gathers the A tiles; `why` says why not): a dense channels-last
 /// image, channels per group a multiple of the tile, strides, padding and
 /// dilated taps within the map's ranges.
-std::string hopperImageWhyNotTma(const GemmProblem &p);
+LogicalResult checkSm90ImageTma(const GemmProblem &p, Refusal &why);
 
-HopperTiles chooseHopperTiles(const GemmProblem &p);
+Sm90Tiles chooseSm90Tiles(const GemmProblem &p);
 
 /// The K tiles (the last one partial where the gather pads K with zeros).
-int64_t hopperKTiles(const GemmProblem &p, const HopperTiles &t);
+int64_t sm90KTiles(const GemmProblem &p, const Sm90Tiles &t);
 /// The gathered A tiles' tap table: one entry per k of every K tile.
-std::vector<int32_t> hopperTapTable(const GemmProblem &p, const HopperTiles &t);
+std::vector<int32_t> sm90TapTable(const GemmProblem &p, const Sm90Tiles &t);
 
 /// The epilogue's view of the CTA: one 16-row warp tile per warp of the
 /// consumer warpgroups (wgmma's D fragment is mma.sync's m16n8 layout per
 /// warp), blockN wide.
-TileConfig hopperEpilogueTiles(const HopperTiles &t);
-/// The staged epilogue (ImplicitGemmKernel.h) of the sm_90a kernel, over its
+TileConfig sm90EpilogueTiles(const Sm90Tiles &t);
+/// The staged epilogue (Core/GemmProblem.h) of the sm_90a kernel, over its
 /// rings (they are free once both consumers have waited for their last
 /// wgmma).
-EpilogueStaging hopperStaging(const GemmProblem &p, const HopperTiles &t);
+EpilogueStaging sm90Staging(const GemmProblem &p, const Sm90Tiles &t);
 
 /// The grid: pixel tiles x filter tiles x groups.
-Launch hopperLaunchShape(const GemmProblem &p, const HopperTiles &t);
+Launch sm90LaunchShape(const GemmProblem &p, const Sm90Tiles &t);
 
 /// The A operand's map: the image [N][H][W][C] in im2col mode, a box of
 /// blockK channels x blockM pixels.
 convrt::TensorMapSpec imageTensorMap(const GemmProblem &p,
-                                     const HopperTiles &t);
+                                     const Sm90Tiles &t);
 /// The B operand's map: the filter as [G*Fg rows][K] in tiled mode, a box
 /// of blockK x blockN.
 convrt::TensorMapSpec filterTensorMap(const GemmProblem &p,
-                                      const HopperTiles &t);
+                                      const Sm90Tiles &t);
 
 /// The kernel's tensor maps, in parameter order: the image's (unless the
 /// producer gathers A), then the filter's.
-SmallVector<convrt::TensorMapSpec> hopperTensorMaps(const GemmProblem &p,
-                                                    const HopperTiles &t);
+SmallVector<convrt::TensorMapSpec> sm90TensorMaps(const GemmProblem &p,
+                                                    const Sm90Tiles &t);
 
 /// Where one CTA's operands and shared memory are: on the GPU, flat memrefs
 /// of the input/filter/output, the tensor maps' generic pointers and the
@@ -158,7 +157,7 @@ SmallVector<convrt::TensorMapSpec> hopperTensorMaps(const GemmProblem &p,
 /// state [2 * stages][4], the consumers' registers [2][128][blockN / 2] and a
 /// poison flag. `staging`: the staged epilogue's tiles (a view of shared
 /// memory over the rings, or the twin's buffer), when it is built.
-struct HopperOperands {
+struct Sm90Operands {
   Value x, w, y, bias;
   /// imageMap is null when the producer gathers A (then tapTable is set).
   Value imageMap, filterMap, sharedBase, tapTable;
@@ -166,13 +165,13 @@ struct HopperOperands {
   Value staging;
 };
 
-class HopperKernelBuilder {
+class Sm90KernelBuilder {
 public:
-  HopperKernelBuilder(OpBuilder &b, Location loc, const GemmProblem &p,
-                      const HopperTiles &t, bool twin);
+  Sm90KernelBuilder(OpBuilder &b, Location loc, const GemmProblem &p,
+                      const Sm90Tiles &t, bool twin);
 
   /// The CTA at (bm, bn, group) of the grid.
-  void emitBlock(Value bm, Value bn, Value group, const HopperOperands &ops);
+  void emitBlock(Value bm, Value bn, Value group, const Sm90Operands &ops);
 
   /// The twin's shared memory (the two rings; its barriers are state words
   /// apart), and the f32 accumulators a consumer thread holds.
@@ -207,10 +206,10 @@ private:
   int64_t filterTileBytes() const;
   /// Offset of shared region `offset` from the aligned base (i32 on the
   /// twin, a shared pointer on the GPU).
-  Value sharedAddress(Value offset, const HopperOperands &ops);
-  Value barrierAddress(Value index, const HopperOperands &ops);
+  Value sharedAddress(Value offset, const Sm90Operands &ops);
+  Value barrierAddress(Value index, const Sm90Operands &ops);
   /// The i64 shared address of region `offset` (what descriptors encode).
-  Value sharedAddress64(Value offset, const HopperOperands &ops);
+  Value sharedAddress64(Value offset, const Sm90Operands &ops);
   /// The wgmma matrix descriptor of a K-major, 128-byte-swizzled tile at
   /// shared byte address `address` (i64): start >> 4, leading byte offset 1
   /// (unused by swizzled K-major layouts), stride byte offset 1024 (8 rows
@@ -225,55 +224,56 @@ private:
   /// first pass), arm the slot's `full` barrier with the tile's bytes, issue
   /// both copies.
   void emitProducerStep(Value kt, Value bn, Value group,
-                        ArrayRef<Value> pixel, const HopperOperands &ops);
+                        ArrayRef<Value> pixel, const Sm90Operands &ops);
   /// From the second pass on, waits until both consumers have freed K tile
   /// kt's slot (it holds tile kt - S until then: the empty barrier's
   /// previous phase).
-  void waitForSlot(Value kt, const HopperOperands &ops);
+  void waitForSlot(Value kt, const Sm90Operands &ops);
   /// One TMA copy into shared region `dst`, completing on `full`: im2col
   /// mode with `offsets`, tiled without.
   void tmaCopy(Value dst, Value map, ValueRange coordinates,
-               ValueRange offsets, Value full, const HopperOperands &ops);
+               ValueRange offsets, Value full, const Sm90Operands &ops);
   /// The B tile of K tile kt into its slot, completing on `full`.
   void copyFilterTile(Value kt, Value bn, Value group, Value full,
-                      const HopperOperands &ops);
+                      const Sm90Operands &ops);
   /// The gathering producer's thread 0: arm the slot's `full` barrier with
   /// the B tile's bytes (expect_tx, no arrival: the 128 threads' arrivals
   /// complete the phase) and issue B's copy.
-  void armFilterTile(Value kt, Value bn, Value group, const HopperOperands &ops);
+  void armFilterTile(Value kt, Value bn, Value group, const Sm90Operands &ops);
   /// Where producer thread `tid` (< 128) of block bm gathers: its row's
   /// output pixel, once per block.
-  KernelBuilder::RowPlace gatherPlace(Value bm, Value tid);
+  Sm80KernelBuilder::RowPlace gatherPlace(Value bm, Value tid);
   /// Producer thread `row`'s A row of K tile kt (row = the thread in the
   /// warpgroup, `place` its output pixel's), blockK elements through the
   /// tap table, zero in the padding and past K or M.
-  SmallVector<Value> gatherRow(Value kt, const KernelBuilder::RowPlace &place,
-                               Value group, const HopperOperands &ops);
+  SmallVector<Value> gatherRow(Value kt, const Sm80KernelBuilder::RowPlace &place,
+                               Value group, const Sm90Operands &ops);
   /// The row into the slot's A tile as TMA's 128-byte swizzle would place
   /// it: 16-byte chunk q of row r at chunk q ^ (r % 8).
   void storeGatheredRow(Value kt, Value row, ArrayRef<Value> values,
-                        const HopperOperands &ops);
+                        const Sm90Operands &ops);
   /// The thread's row visible to wgmma (the async proxy), then its arrival
   /// on the slot's `full` barrier.
-  void publishGatheredRow(Value kt, const HopperOperands &ops);
+  void publishGatheredRow(Value kt, const Sm90Operands &ops);
   /// Consumer `consumer`'s K tile kt: wait for it, four wgmma into `acc`
   /// (the GPU's accumulator struct; null on the twin, whose accumulators are
   /// memory), commit, wait until only this tile's group is in flight, free
-  /// the previous tile's slot. Returns the new accumulators.
+  /// the previous tile's slot. Returns the new accumulators. `overwrite`
+  /// (the GPU's K tile 0): the first wgmma ignores `acc` (scale-d = 0).
   Value emitConsumerStep(Value kt, Value consumer, Value acc,
-                         const HopperOperands &ops);
-  void emitGpuBlock(Value bm, Value bn, Value group, const HopperOperands &ops);
+                         const Sm90Operands &ops, bool overwrite = false);
+  void emitGpuBlock(Value bm, Value bn, Value group, const Sm90Operands &ops);
   /// The gathering producer warpgroup on the GPU: thread `tid`'s row of
   /// every A tile, and (`first`: thread 0) the B tiles.
   void emitGatheringProducer(Value tid, Value first, Value bm, Value bn,
-                             Value group, const HopperOperands &ops);
+                             Value group, const Sm90Operands &ops);
   /// The arrivals that complete a `full` phase: the TMA thread's one, or the
   /// gathering producer's 128.
   int64_t fullArrivals() const {
     return t.gatherA ? kWarpgroupThreads : 1;
   }
   void emitTwinBlock(Value bm, Value bn, Value group,
-                     const HopperOperands &ops);
+                     const Sm90Operands &ops);
   /// The accumulator's (row, col) within the warpgroup's 64 x blockN tile
   /// of register `r` of thread `tidInGroup`.
   std::pair<Value, Value> accumulatorPosition(Value tidInGroup, int64_t r);
@@ -282,7 +282,7 @@ private:
   /// over the rings), stageEpilogue, a warp barrier, storeStagedEpilogue.
   void emitEpilogue(Value consumer, Value tidInGroup, Value bm, Value bn,
                     Value group, ArrayRef<Value> accs,
-                    const HopperOperands &ops);
+                    const Sm90Operands &ops);
   /// The staged epilogue's halves for thread `tidInGroup` of consumer
   /// `consumer`: its accumulators into its warp's staged tile; its vectors
   /// of that tile out to the output.
@@ -292,57 +292,57 @@ private:
   /// `tidInGroup` of consumer `consumer`.
   std::pair<Value, Value> epilogueWarp(Value consumer, Value tidInGroup);
   void storeStagedEpilogue(Value consumer, Value tidInGroup, Value bm,
-                           Value bn, Value group, const HopperOperands &ops);
+                           Value bn, Value group, const Sm90Operands &ops);
 
   // GPU-only instructions.
-  void gpuInitBarriers(const HopperOperands &ops);
+  void gpuInitBarriers(const Sm90Operands &ops);
 
   // Twin emulations of the ISA.
   void twinForEach(int64_t n, function_ref<void(Value)> body);
   Value twinSignedIndex(Value i32v);
-  void twinPoisonIf(Value condition, const HopperOperands &ops);
-  Value twinBarrierWord(Value barrier, int64_t word, const HopperOperands &ops);
+  void twinPoisonIf(Value condition, const Sm90Operands &ops);
+  Value twinBarrierWord(Value barrier, int64_t word, const Sm90Operands &ops);
   void twinSetBarrierWord(Value barrier, int64_t word, Value v,
-                          const HopperOperands &ops);
-  void twinCompletePhaseIfDone(Value barrier, const HopperOperands &ops);
+                          const Sm90Operands &ops);
+  void twinCompletePhaseIfDone(Value barrier, const Sm90Operands &ops);
   /// buffer[offset] where `inside`, else 0, never reading outside.
   Value twinLoadOrZero(Value buffer, Value inside, Value offset);
-  void twinInitBarriers(const HopperOperands &ops);
+  void twinInitBarriers(const Sm90Operands &ops);
   /// `count` arrivals after an expect-tx of `txBytes`.
   void twinArrive(Value barrier, Value txBytes, int64_t count,
-                  const HopperOperands &ops);
-  void twinCompleteTx(Value barrier, Value txBytes, const HopperOperands &ops);
+                  const Sm90Operands &ops);
+  void twinCompleteTx(Value barrier, Value txBytes, const Sm90Operands &ops);
   /// A wait that would block in this (sequential, producer-first) order of
   /// the warps: on the GPU the kernel would hang; the twin raises poison.
-  void twinWaitParity(Value barrier, Value parity, const HopperOperands &ops);
+  void twinWaitParity(Value barrier, Value parity, const Sm90Operands &ops);
   void twinImageCopy(Value dst, const ImageCopy &copy, Value barrier,
-                     const HopperOperands &ops);
+                     const Sm90Operands &ops);
   void twinFilterCopy(Value dst, ArrayRef<Value> coords, Value barrier,
-                      const HopperOperands &ops);
+                      const Sm90Operands &ops);
   /// Stores `value` at shared byte address `address` as the 128-byte
   /// swizzle places it (the tile bases are 1024-byte aligned).
-  void twinSwizzledStore(Value address, Value value, const HopperOperands &ops);
+  void twinSwizzledStore(Value address, Value value, const Sm90Operands &ops);
   /// One wgmma.mma_async (m64nNk16, or k8 for tf32) of warpgroup `consumer`, every thread's
   /// every D register, accumulated into the twin's registers.
   void twinWgmma(Value consumer, Value descA, Value descB,
-                 const HopperOperands &ops);
+                 const Sm90Operands &ops);
   /// The PTX ISA's D fragment position, written apart from the kernel's
   /// accumulatorPosition so that the two check each other.
   std::pair<Value, Value> twinFragmentPosition(Value tid, Value reg);
   /// An element of a K-major wgmma operand (row, k) through its decoded
   /// descriptor; sets poison on a layout the kernel never builds.
-  Value twinOperand(Value desc, Value row, Value k, const HopperOperands &ops);
+  Value twinOperand(Value desc, Value row, Value k, const Sm90Operands &ops);
 
   OpBuilder &b;
   Location loc;
   const GemmProblem &p;
-  const HopperTiles &t;
+  const Sm90Tiles &t;
   bool twin;
   EpilogueStaging staged;
   TileConfig epilogueTiles;
-  KernelBuilder epilogue;
+  Sm80KernelBuilder epilogue;
 };
 
 } // namespace mlir::conv_lower::igemm
 
-#endif // CONVLOWER_TRANSFORMS_HOPPERKERNEL_H
+#endif // CONVLOWER_TRANSFORMS_GPU_SM90_SM90KERNEL_H

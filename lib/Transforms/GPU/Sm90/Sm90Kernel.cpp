@@ -1,6 +1,6 @@
-//===- HopperKernel.cpp - the sm_90a kernel body and its twin -------------===//
+//===- Sm90Kernel.cpp - the sm_90a kernel body and its twin -----------------===//
 //
-// See HopperKernel.h for the design. The body is written once: the producer
+// See Sm90Kernel.h for the design. The body is written once: the producer
 // step (coordinates, byte count, barrier protocol), the consumer step
 // (descriptors, ring slots) and the epilogue (fragment positions) are shared
 // by both forms; only the instructions differ: NVVM ops on the GPU, and on
@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "HopperKernel.h"
-#include "ImplicitGemmSteps.h"
+#include "Transforms/GPU/Sm90/Sm90Kernel.h"
+#include "Transforms/GPU/Core/Core.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -46,61 +46,69 @@ static int64_t upperCorner(int64_t size, int64_t out, int64_t stride,
   return (out - 1) * stride + lower - (size - 1);
 }
 
-std::string igemm::hopperWhyNot(const GemmProblem &p) {
+/// Fills `why` and fails: the checks' one way to refuse.
+static LogicalResult refuse(Refusal &why, std::string reason) {
+  why.reason = std::move(reason);
+  return failure();
+}
+
+LogicalResult igemm::checkSm90Problem(const GemmProblem &p, Refusal &why) {
   if (p.kind == MmaKind::S8)
-    return "the sm_90a kernels take f16, bf16 and f32 data (tf32 math); i8 "
-           "runs on the mma.sync kernels";
+    return refuse(why, "the sm_90a kernels take f16, bf16 and f32 data "
+                       "(tf32 math); i8 runs on the mma.sync kernels");
   if (p.hasDepth)
-    return "3-D convolutions run on the mma.sync kernels";
+    return refuse(why, "3-D convolutions run on the mma.sync kernels");
   if (p.explicitIm2col)
-    return "explicit im2col runs on the mma.sync kernels";
+    return refuse(why, "explicit im2col runs on the mma.sync kernels");
   if (directDepthwiseVector(p))
-    return "depthwise convolutions run on the direct kernel";
+    return refuse(why, "depthwise convolutions run on the direct kernel");
   // B: the filter as [G*Fg rows][K] for a tiled TMA box.
   int64_t k = p.k();
   if (!(filterFlatAlongK(p) && p.wF == k &&
         (p.groups == 1 || p.wG == p.fg * k)))
-    return "the filter rows are not contiguous along K in the GEMM's K order "
-           "((kh, kw, c) for a channels-last image: FHWC; (c, kh, kw) "
-           "otherwise: FCHW), which the K-major B tile's TMA load needs";
+    return refuse(why, "the filter rows are not contiguous along K in the "
+                       "GEMM's K order ((kh, kw, c) for a channels-last "
+                       "image: FHWC; (c, kh, kw) otherwise: FCHW), which the "
+                       "K-major B tile's TMA load needs");
   if (k * p.elementBytes() % 16 != 0)
-    return "the filter rows (K = " + std::to_string(k) +
+    return refuse(why, "the filter rows (K = " + std::to_string(k) +
            " elements) are not a multiple of 16 bytes, which TMA's global "
-           "strides need";
+           "strides need");
   // A: TMA im2col, else the producer warpgroup's gather.
-  std::string image = hopperImageWhyNotTma(p);
-  if (!image.empty() && !tapTableFits(p))
-    return image + ", and the gather's tap table does not fit its 16-bit "
-                   "window terms and 32-bit offsets";
-  return "";
+  if (Refusal image; failed(checkSm90ImageTma(p, image)) && !tapTableFits(p))
+    return refuse(why, image.reason +
+                           ", and the gather's tap table does not fit its "
+                           "16-bit window terms and 32-bit offsets");
+  return success();
 }
 
-std::string igemm::hopperImageWhyNotTma(const GemmProblem &p) {
+LogicalResult igemm::checkSm90ImageTma(const GemmProblem &p, Refusal &why) {
   int64_t c = p.groups * p.cg;
   if (!(p.xC == 1 && p.xW == c && p.xH == p.w * c && p.xN == p.h * p.w * c))
-    return "the image is not a dense channels-last (NHWC) tensor, which TMA's "
-           "im2col mode needs";
+    return refuse(why, "the image is not a dense channels-last (NHWC) tensor, which TMA's "
+           "im2col mode needs");
   if (p.cg % tileChannels(p) != 0)
-    return "channels per group are not a multiple of " +
+    return refuse(why, "channels per group are not a multiple of " +
            std::to_string(tileChannels(p)) +
-           " (a K tile is one filter tap's 128 bytes of channels)";
+           " (a K tile is one filter tap's 128 bytes of channels)");
   if (p.strideH > kMaxTraversalStride || p.strideW > kMaxTraversalStride)
-    return "strides above 8 exceed TMA's traversal strides";
+    return refuse(why, "strides above 8 exceed TMA's traversal strides");
   int64_t upperW = upperCorner(p.w, p.wo, p.strideW, -p.padLeft);
   int64_t upperH = upperCorner(p.h, p.ho, p.strideH, -p.padTop);
   for (int64_t corner : {-p.padLeft, -p.padTop, upperW, upperH})
     if (corner < kCornerMin || corner > kCornerMax)
-      return "padding or dilated kernel extent beyond the im2col box's "
-             "corner range [-128, 127]";
+      return refuse(why, "padding or dilated kernel extent beyond the im2col box's "
+             "corner range [-128, 127]");
   if ((p.kw - 1) * p.dilationW > kOffsetMax ||
       (p.kh - 1) * p.dilationH > kOffsetMax)
-    return "dilated kernel taps beyond TMA's im2col offsets (255)";
-  return "";
+    return refuse(why, "dilated kernel taps beyond TMA's im2col offsets (255)");
+  return success();
 }
 
-HopperTiles igemm::chooseHopperTiles(const GemmProblem &p) {
-  HopperTiles t;
-  t.gatherA = !hopperImageWhyNotTma(p).empty();
+Sm90Tiles igemm::chooseSm90Tiles(const GemmProblem &p) {
+  Sm90Tiles t;
+  Refusal whyGathered;
+  t.gatherA = failed(checkSm90ImageTma(p, whyGathered));
   t.blockK = tileChannels(p);
   // One wgmma per 64 rows: N = 128, or 64 when the group's filters fit
   // it (half of a wider tile would idle).
@@ -118,30 +126,30 @@ HopperTiles igemm::chooseHopperTiles(const GemmProblem &p) {
   return t;
 }
 
-int64_t igemm::hopperKTiles(const GemmProblem &p, const HopperTiles &t) {
+int64_t igemm::sm90KTiles(const GemmProblem &p, const Sm90Tiles &t) {
   return llvm::divideCeilSigned(p.k(), t.blockK);
 }
 
-std::vector<int32_t> igemm::hopperTapTable(const GemmProblem &p,
-                                           const HopperTiles &t) {
+std::vector<int32_t> igemm::sm90TapTable(const GemmProblem &p,
+                                           const Sm90Tiles &t) {
   // One entry per k: each element's (channel, tap) is the entry's, read
   // alike by all 128 threads (their rows differ, their k does not).
-  return buildTapTable(p, /*step=*/1, hopperKTiles(p, t) * t.blockK);
+  return buildTapTable(p, /*step=*/1, sm90KTiles(p, t) * t.blockK);
 }
 
-TileConfig igemm::hopperEpilogueTiles(const HopperTiles &t) {
+TileConfig igemm::sm90EpilogueTiles(const Sm90Tiles &t) {
   int64_t warps = t.consumers * kWarpgroupThreads / kThreadsPerWarp;
   return TileConfig{t.blockM, t.blockN, t.blockK, warps, 1, 1};
 }
 
-EpilogueStaging igemm::hopperStaging(const GemmProblem &p,
-                                     const HopperTiles &t) {
+EpilogueStaging igemm::sm90Staging(const GemmProblem &p,
+                                     const Sm90Tiles &t) {
   int64_t rings = t.stages * (t.aBytes(p.elementBytes()) +
                               t.bBytes(p.elementBytes()));
-  return epilogueStaging(p, hopperEpilogueTiles(t), rings);
+  return epilogueStaging(p, sm90EpilogueTiles(t), rings);
 }
 
-Launch igemm::hopperLaunchShape(const GemmProblem &p, const HopperTiles &t) {
+Launch igemm::sm90LaunchShape(const GemmProblem &p, const Sm90Tiles &t) {
   return {llvm::divideCeilSigned(p.m(), t.blockM),
           llvm::divideCeilSigned(p.fg, t.blockN), p.groups};
 }
@@ -172,7 +180,7 @@ static convrt::DType bufferType(const GemmProblem &p) {
 static int64_t wgmmaK(const GemmProblem &p) { return 32 / p.elementBytes(); }
 
 convrt::TensorMapSpec igemm::imageTensorMap(const GemmProblem &p,
-                                            const HopperTiles &t) {
+                                            const Sm90Tiles &t) {
   uint64_t e = p.elementBytes(), c = p.groups * p.cg;
   convrt::TensorMapSpec s;
   s.name = "input_im2col";
@@ -192,7 +200,7 @@ convrt::TensorMapSpec igemm::imageTensorMap(const GemmProblem &p,
 }
 
 convrt::TensorMapSpec igemm::filterTensorMap(const GemmProblem &p,
-                                             const HopperTiles &t) {
+                                             const Sm90Tiles &t) {
   uint64_t e = p.elementBytes();
   convrt::TensorMapSpec s;
   s.name = "filter_tiled";
@@ -208,7 +216,7 @@ convrt::TensorMapSpec igemm::filterTensorMap(const GemmProblem &p,
 }
 
 SmallVector<convrt::TensorMapSpec>
-igemm::hopperTensorMaps(const GemmProblem &p, const HopperTiles &t) {
+igemm::sm90TensorMaps(const GemmProblem &p, const Sm90Tiles &t) {
   SmallVector<convrt::TensorMapSpec> maps;
   if (!t.gatherA)
     maps.push_back(imageTensorMap(p, t));
@@ -220,46 +228,57 @@ igemm::hopperTensorMaps(const GemmProblem &p, const HopperTiles &t) {
 // Shared helpers
 //===----------------------------------------------------------------------===//
 
-HopperKernelBuilder::HopperKernelBuilder(OpBuilder &b, Location loc,
+Sm90KernelBuilder::Sm90KernelBuilder(OpBuilder &b, Location loc,
                                          const GemmProblem &p,
-                                         const HopperTiles &t, bool twin)
-    : b(b), loc(loc), p(p), t(t), twin(twin), staged(hopperStaging(p, t)),
-      epilogueTiles(hopperEpilogueTiles(t)),
+                                         const Sm90Tiles &t, bool twin)
+    : b(b), loc(loc), p(p), t(t), twin(twin), staged(sm90Staging(p, t)),
+      epilogueTiles(sm90EpilogueTiles(t)),
       // The epilogue's fold, output math and staging are the mma.sync
       // family's, on the consumers' warps.
-      epilogue(b, loc, p, epilogueTiles, twin) {}
+      epilogue(b, loc, p, epilogueTiles, twin) {
+  // The builder's invariants (chooseSm90Tiles keeps them): one m64 wgmma
+  // row block per consumer warpgroup, a K tile of whole wgmma K steps and
+  // 128-byte swizzled rows, N a wgmma N, a ring of at least two slots.
+  assert(t.blockM == 64 * t.consumers && "one m64 block per consumer");
+  assert(t.blockK * p.elementBytes() == kSwizzleRowBytes &&
+         "a K tile is one 128-byte swizzled row");
+  assert(t.blockK % wgmmaK(p) == 0 && "whole wgmma K steps per K tile");
+  assert(t.blockN % 8 == 0 && t.blockN >= 8 && t.blockN <= 256 &&
+         "wgmma's N is a multiple of 8 up to 256");
+  assert(t.stages >= 2 && "the ring needs two slots to overlap");
+}
 
-Value HopperKernelBuilder::i32(int64_t v) {
+Value Sm90KernelBuilder::i32(int64_t v) {
   return arith::ConstantIntOp::create(b, loc, v, 32);
 }
-Value HopperKernelBuilder::i64(int64_t v) {
+Value Sm90KernelBuilder::i64(int64_t v) {
   return arith::ConstantIntOp::create(b, loc, v, 64);
 }
-Value HopperKernelBuilder::idx(int64_t v) {
+Value Sm90KernelBuilder::idx(int64_t v) {
   return arith::ConstantIndexOp::create(b, loc, v);
 }
-Value HopperKernelBuilder::toI32(Value index) {
+Value Sm90KernelBuilder::toI32(Value index) {
   return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), index);
 }
-Value HopperKernelBuilder::toIndex(Value v) {
+Value Sm90KernelBuilder::toIndex(Value v) {
   return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v);
 }
 
-int64_t HopperKernelBuilder::kTiles() const { return hopperKTiles(p, t); }
+int64_t Sm90KernelBuilder::kTiles() const { return sm90KTiles(p, t); }
 
-int64_t HopperKernelBuilder::tileBytes() const {
+int64_t Sm90KernelBuilder::tileBytes() const {
   return boxBytes(imageTensorMap(p, t), p.elementBytes()) + filterTileBytes();
 }
 
-int64_t HopperKernelBuilder::filterTileBytes() const {
+int64_t Sm90KernelBuilder::filterTileBytes() const {
   return boxBytes(filterTensorMap(p, t), p.elementBytes());
 }
 
-int64_t HopperKernelBuilder::twinSharedBytes() const {
+int64_t Sm90KernelBuilder::twinSharedBytes() const {
   return t.barrierOffset(0, p.elementBytes());
 }
 
-HopperKernelBuilder::TileTap HopperKernelBuilder::tileTap(Value kt) {
+Sm90KernelBuilder::TileTap Sm90KernelBuilder::tileTap(Value kt) {
   // K order (kh, kw, c) with Cg a multiple of the tile: tile kt is channels
   // [c, c + blockK) of one tap.
   int64_t tilesPerTap = p.cg / t.blockK;
@@ -270,8 +289,8 @@ HopperKernelBuilder::TileTap HopperKernelBuilder::tileTap(Value kt) {
           arith::MulIOp::create(b, loc, inTap, i32(t.blockK))};
 }
 
-HopperKernelBuilder::ImageCopy
-HopperKernelBuilder::imageCopy(Value kt, Value group,
+Sm90KernelBuilder::ImageCopy
+Sm90KernelBuilder::imageCopy(Value kt, Value group,
                                ArrayRef<Value> firstPixel) {
   TileTap tap = tileTap(kt);
   Value channel = arith::AddIOp::create(
@@ -294,7 +313,7 @@ HopperKernelBuilder::imageCopy(Value kt, Value group,
            toI16(times(tap.kh, p.dilationH))}};
 }
 
-SmallVector<Value> HopperKernelBuilder::filterCopy(Value kt, Value bn,
+SmallVector<Value> Sm90KernelBuilder::filterCopy(Value kt, Value bn,
                                                    Value group) {
   Value k = arith::MulIOp::create(b, loc, kt, i32(t.blockK));
   Value row = arith::AddIOp::create(
@@ -303,14 +322,14 @@ SmallVector<Value> HopperKernelBuilder::filterCopy(Value kt, Value bn,
   return {k, row};
 }
 
-std::pair<Value, Value> HopperKernelBuilder::ringSlot(Value kt) {
+std::pair<Value, Value> Sm90KernelBuilder::ringSlot(Value kt) {
   Value stage = arith::RemUIOp::create(b, loc, kt, i32(t.stages));
   Value pass = arith::DivUIOp::create(b, loc, kt, i32(t.stages));
   return {stage, arith::AndIOp::create(b, loc, pass, i32(1))};
 }
 
-Value HopperKernelBuilder::sharedAddress(Value offset,
-                                         const HopperOperands &ops) {
+Value Sm90KernelBuilder::sharedAddress(Value offset,
+                                         const Sm90Operands &ops) {
   if (twin)
     return offset;
   Value address = arith::AddIOp::create(
@@ -320,8 +339,8 @@ Value HopperKernelBuilder::sharedAddress(Value offset,
       b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), address);
 }
 
-Value HopperKernelBuilder::barrierAddress(Value index,
-                                          const HopperOperands &ops) {
+Value Sm90KernelBuilder::barrierAddress(Value index,
+                                          const Sm90Operands &ops) {
   if (twin)
     return index;
   Value offset = arith::AddIOp::create(
@@ -330,7 +349,7 @@ Value HopperKernelBuilder::barrierAddress(Value index,
   return sharedAddress(offset, ops);
 }
 
-Value HopperKernelBuilder::matrixDescriptor(Value address) {
+Value Sm90KernelBuilder::matrixDescriptor(Value address) {
   // PTX ISA, "Matrix Descriptor Format": bits 0-13 start address >> 4,
   // 16-29 leading dimension byte offset >> 4, 32-45 stride dimension byte
   // offset >> 4, 49-51 base offset, 62-63 swizzle (1 = 128B).
@@ -344,7 +363,7 @@ Value HopperKernelBuilder::matrixDescriptor(Value address) {
 }
 
 std::pair<Value, Value>
-HopperKernelBuilder::accumulatorPosition(Value tidInGroup, int64_t r) {
+Sm90KernelBuilder::accumulatorPosition(Value tidInGroup, int64_t r) {
   // wgmma's D fragment (f32, any K): warp w of the warpgroup holds rows
   // 16w .. 16w+15; register r of lane l is row l/4 (+8 for r%4 >= 2) and
   // column 8*(r/4) + 2*(l%4) + r%2 - the mma.sync m16n8 layout per warp.
@@ -365,10 +384,10 @@ HopperKernelBuilder::accumulatorPosition(Value tidInGroup, int64_t r) {
   return {row, col};
 }
 
-void HopperKernelBuilder::emitEpilogue(Value consumer, Value tidInGroup,
+void Sm90KernelBuilder::emitEpilogue(Value consumer, Value tidInGroup,
                                        Value bm, Value bn, Value group,
                                        ArrayRef<Value> accs,
-                                       const HopperOperands &ops) {
+                                       const Sm90Operands &ops) {
   Value rowBase = arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, bm, idx(t.blockM)),
       arith::MulIOp::create(b, loc, consumer, idx(64)));
@@ -396,7 +415,7 @@ void HopperKernelBuilder::emitEpilogue(Value consumer, Value tidInGroup,
   }
 }
 
-std::pair<Value, Value> HopperKernelBuilder::epilogueWarp(Value consumer,
+std::pair<Value, Value> Sm90KernelBuilder::epilogueWarp(Value consumer,
                                                          Value tidInGroup) {
   Value warp = arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, consumer, idx(4)),
@@ -405,7 +424,7 @@ std::pair<Value, Value> HopperKernelBuilder::epilogueWarp(Value consumer,
           arith::RemUIOp::create(b, loc, tidInGroup, idx(kThreadsPerWarp))};
 }
 
-void HopperKernelBuilder::stageEpilogue(Value consumer, Value tidInGroup,
+void Sm90KernelBuilder::stageEpilogue(Value consumer, Value tidInGroup,
                                         Value bn, Value group,
                                         ArrayRef<Value> accs) {
   // Register r = 4j + v of a lane is element v of its m16n8 tile j, as
@@ -415,9 +434,9 @@ void HopperKernelBuilder::stageEpilogue(Value consumer, Value tidInGroup,
                     group, accs);
 }
 
-void HopperKernelBuilder::storeStagedEpilogue(Value consumer, Value tidInGroup,
+void Sm90KernelBuilder::storeStagedEpilogue(Value consumer, Value tidInGroup,
                                               Value bm, Value bn, Value group,
-                                              const HopperOperands &ops) {
+                                              const Sm90Operands &ops) {
   auto [warp, lane] = epilogueWarp(consumer, tidInGroup);
   // Warp w's 16 rows: the block's, then 64 a consumer, 16 a warp.
   Value rowBase = arith::AddIOp::create(
@@ -432,7 +451,7 @@ void HopperKernelBuilder::storeStagedEpilogue(Value consumer, Value tidInGroup,
 // The block
 //===----------------------------------------------------------------------===//
 
-SmallVector<Value> HopperKernelBuilder::firstPixel(Value bm) {
+SmallVector<Value> Sm90KernelBuilder::firstPixel(Value bm) {
   Value m0 = toI32(arith::MulIOp::create(b, loc, bm, idx(t.blockM)));
   Value n0 = arith::DivUIOp::create(b, loc, m0, i32(p.pixels()));
   Value inImage = arith::RemUIOp::create(b, loc, m0, i32(p.pixels()));
@@ -440,13 +459,13 @@ SmallVector<Value> HopperKernelBuilder::firstPixel(Value bm) {
           arith::RemUIOp::create(b, loc, inImage, i32(p.wo))};
 }
 
-Value HopperKernelBuilder::sharedAddress64(Value offset,
-                                           const HopperOperands &ops) {
+Value Sm90KernelBuilder::sharedAddress64(Value offset,
+                                           const Sm90Operands &ops) {
   Value wide = arith::ExtUIOp::create(b, loc, b.getI64Type(), offset);
   return twin ? wide : arith::AddIOp::create(b, loc, ops.sharedBase, wide);
 }
 
-void HopperKernelBuilder::waitForSlot(Value kt, const HopperOperands &ops) {
+void Sm90KernelBuilder::waitForSlot(Value kt, const Sm90Operands &ops) {
   auto [stage, parity] = ringSlot(kt);
   Value empty = barrierAddress(
       arith::AddIOp::create(b, loc, stage, i32(t.stages)), ops);
@@ -463,9 +482,9 @@ void HopperKernelBuilder::waitForSlot(Value kt, const HopperOperands &ops) {
                                           i32(kTryWaitTicks));
 }
 
-void HopperKernelBuilder::tmaCopy(Value dst, Value map, ValueRange coordinates,
+void Sm90KernelBuilder::tmaCopy(Value dst, Value map, ValueRange coordinates,
                                   ValueRange offsets, Value full,
-                                  const HopperOperands &ops) {
+                                  const Sm90Operands &ops) {
   auto cluster = LLVM::LLVMPointerType::get(b.getContext(), 7);
   Value dstCluster = LLVM::AddrSpaceCastOp::create(b, loc, cluster,
                                                    sharedAddress(dst, ops));
@@ -475,9 +494,9 @@ void HopperKernelBuilder::tmaCopy(Value dst, Value map, ValueRange coordinates,
       false, nullptr, Value());
 }
 
-void HopperKernelBuilder::copyFilterTile(Value kt, Value bn, Value group,
+void Sm90KernelBuilder::copyFilterTile(Value kt, Value bn, Value group,
                                          Value full,
-                                         const HopperOperands &ops) {
+                                         const Sm90Operands &ops) {
   Value stage = ringSlot(kt).first;
   Value dst = arith::AddIOp::create(
       b, loc,
@@ -490,9 +509,9 @@ void HopperKernelBuilder::copyFilterTile(Value kt, Value bn, Value group,
     tmaCopy(dst, ops.filterMap, coordinates, ValueRange{}, full, ops);
 }
 
-void HopperKernelBuilder::emitProducerStep(Value kt, Value bn, Value group,
+void Sm90KernelBuilder::emitProducerStep(Value kt, Value bn, Value group,
                                            ArrayRef<Value> pixel,
-                                           const HopperOperands &ops) {
+                                           const Sm90Operands &ops) {
   waitForSlot(kt, ops);
   Value stage = ringSlot(kt).first;
   Value full = barrierAddress(stage, ops);
@@ -512,8 +531,8 @@ void HopperKernelBuilder::emitProducerStep(Value kt, Value bn, Value group,
   copyFilterTile(kt, bn, group, full, ops);
 }
 
-void HopperKernelBuilder::armFilterTile(Value kt, Value bn, Value group,
-                                        const HopperOperands &ops) {
+void Sm90KernelBuilder::armFilterTile(Value kt, Value bn, Value group,
+                                        const Sm90Operands &ops) {
   Value full = barrierAddress(ringSlot(kt).first, ops);
   if (twin)
     twinArrive(full, i32(filterTileBytes()), /*count=*/0, ops);
@@ -522,14 +541,14 @@ void HopperKernelBuilder::armFilterTile(Value kt, Value bn, Value group,
   copyFilterTile(kt, bn, group, full, ops);
 }
 
-KernelBuilder::RowPlace HopperKernelBuilder::gatherPlace(Value bm, Value tid) {
+Sm80KernelBuilder::RowPlace Sm90KernelBuilder::gatherPlace(Value bm, Value tid) {
   return epilogue.rowPlace(arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, bm, idx(t.blockM)), tid));
 }
 
 SmallVector<Value>
-HopperKernelBuilder::gatherRow(Value kt, const KernelBuilder::RowPlace &place,
-                               Value group, const HopperOperands &ops) {
+Sm90KernelBuilder::gatherRow(Value kt, const Sm80KernelBuilder::RowPlace &place,
+                               Value group, const Sm90Operands &ops) {
   Value first = arith::MulIOp::create(b, loc, toIndex(kt), idx(t.blockK));
   Value zero =
       arith::ConstantOp::create(b, loc, b.getZeroAttr(p.elementType));
@@ -549,9 +568,9 @@ HopperKernelBuilder::gatherRow(Value kt, const KernelBuilder::RowPlace &place,
   return values;
 }
 
-void HopperKernelBuilder::storeGatheredRow(Value kt, Value row,
+void Sm90KernelBuilder::storeGatheredRow(Value kt, Value row,
                                            ArrayRef<Value> values,
-                                           const HopperOperands &ops) {
+                                           const Sm90Operands &ops) {
   int64_t e = p.elementBytes(), perChunk = kChunkBytes / e;
   Value stage = ringSlot(kt).first;
   Value row32 = toI32(row);
@@ -581,8 +600,8 @@ void HopperKernelBuilder::storeGatheredRow(Value kt, Value row,
   }
 }
 
-void HopperKernelBuilder::publishGatheredRow(Value kt,
-                                             const HopperOperands &ops) {
+void Sm90KernelBuilder::publishGatheredRow(Value kt,
+                                             const Sm90Operands &ops) {
   Value full = barrierAddress(ringSlot(kt).first, ops);
   if (twin) {
     twinArrive(full, i32(0), 1, ops);
@@ -597,9 +616,10 @@ void HopperKernelBuilder::publishGatheredRow(Value kt,
   NVVM::MBarrierArriveOp::create(b, loc, b.getI64Type(), full, Value());
 }
 
-Value HopperKernelBuilder::emitConsumerStep(Value kt, Value consumer,
-                                            Value acc,
-                                            const HopperOperands &ops) {
+Value Sm90KernelBuilder::emitConsumerStep(Value kt, Value consumer,
+                                          Value acc, const Sm90Operands &ops,
+                                          bool overwrite) {
+  assert((!overwrite || !twin) && "the twin zeroes its accumulators");
   auto [stage, parity] = ringSlot(kt);
   Value full = barrierAddress(stage, ops);
   if (twin)
@@ -643,7 +663,9 @@ Value HopperKernelBuilder::emitConsumerStep(Value kt, Value consumer,
         NVVM::WGMMATypesAttr::get(ctx, type),
         NVVM::WGMMATypesAttr::get(ctx, type),
         NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
-        NVVM::WGMMAScaleOutAttr::get(ctx, NVVM::WGMMAScaleOut::one),
+        NVVM::WGMMAScaleOutAttr::get(ctx, overwrite && ks == 0
+                                              ? NVVM::WGMMAScaleOut::zero
+                                              : NVVM::WGMMAScaleOut::one),
         NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
         NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
         NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
@@ -671,7 +693,7 @@ Value HopperKernelBuilder::emitConsumerStep(Value kt, Value consumer,
   return acc;
 }
 
-void HopperKernelBuilder::gpuInitBarriers(const HopperOperands &ops) {
+void Sm90KernelBuilder::gpuInitBarriers(const Sm90Operands &ops) {
   for (int64_t s = 0; s < t.stages; ++s) {
     NVVM::MBarrierInitOp::create(b, loc, barrierAddress(i32(s), ops),
                                  i32(fullArrivals()), Value());
@@ -687,9 +709,9 @@ void HopperKernelBuilder::gpuInitBarriers(const HopperOperands &ops) {
       NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
 }
 
-void HopperKernelBuilder::emitGpuBlock(Value bm, Value bn, Value group,
-                                       const HopperOperands &given) {
-  HopperOperands ops = given;
+void Sm90KernelBuilder::emitGpuBlock(Value bm, Value bn, Value group,
+                                       const Sm90Operands &given) {
+  Sm90Operands ops = given;
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   // The warpgroup index broadcast from lane 0, as CUTLASS's
   // canonical_warp_group_idx does: ptxas cannot prove tid / 128 uniform, and
@@ -758,9 +780,16 @@ void HopperKernelBuilder::emitGpuBlock(Value bm, Value bn, Value group,
   auto accType = LLVM::LLVMStructType::getLiteral(
       b.getContext(),
       SmallVector<Type>(accumulatorsPerThread(), b.getF32Type()));
-  Value zero = LLVM::ZeroOp::create(b, loc, accType);
-  auto loop =
-      scf::ForOp::create(b, loc, i32(0), i32(kTiles()), i32(1), ValueRange{zero});
+  // K tile 0 apart, its first wgmma overwriting the accumulators (scale-d
+  // 0), so that they need no zeroing: zeroed, their registers were written
+  // between wgmma.fence and the first wgmma (LLVM sinks the moves), which
+  // the PTX ISA forbids, and ptxas repaired that with a warpgroup.arrive of
+  // its own (C7519).
+  Value undefined = LLVM::PoisonOp::create(b, loc, accType);
+  Value firstAcc = emitConsumerStep(i32(0), toI32(consumer), undefined, ops,
+                                    /*overwrite=*/true);
+  auto loop = scf::ForOp::create(b, loc, i32(1), i32(kTiles()), i32(1),
+                                 ValueRange{firstAcc});
   {
     OpBuilder::InsertionGuard inLoop(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -776,12 +805,12 @@ void HopperKernelBuilder::emitGpuBlock(Value bm, Value bn, Value group,
   emitEpilogue(consumer, tidInGroup, bm, bn, group, accs, ops);
 }
 
-void HopperKernelBuilder::emitGatheringProducer(Value tid, Value first,
+void Sm90KernelBuilder::emitGatheringProducer(Value tid, Value first,
                                                 Value bm, Value bn,
                                                 Value group,
-                                                const HopperOperands &ops) {
+                                                const Sm90Operands &ops) {
   // Thread tid (< 128 here) gathers row tid of every A tile.
-  KernelBuilder::RowPlace place = gatherPlace(bm, tid);
+  Sm80KernelBuilder::RowPlace place = gatherPlace(bm, tid);
   auto loop = scf::ForOp::create(b, loc, i32(0), i32(kTiles()), i32(1));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
@@ -799,8 +828,8 @@ void HopperKernelBuilder::emitGatheringProducer(Value tid, Value first,
   publishGatheredRow(kt, ops);
 }
 
-void HopperKernelBuilder::emitTwinBlock(Value bm, Value bn, Value group,
-                                        const HopperOperands &ops) {
+void Sm90KernelBuilder::emitTwinBlock(Value bm, Value bn, Value group,
+                                        const Sm90Operands &ops) {
   twinInitBarriers(ops);
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   twinForEach(t.consumers, [&](Value c) {
@@ -827,7 +856,7 @@ void HopperKernelBuilder::emitTwinBlock(Value bm, Value bn, Value group,
       waitForSlot(kt, ops);
       armFilterTile(kt, toI32(bn), toI32(group), ops);
       twinForEach(kWarpgroupThreads, [&](Value tid) {
-        KernelBuilder::RowPlace place = gatherPlace(bm, tid);
+        Sm80KernelBuilder::RowPlace place = gatherPlace(bm, tid);
         storeGatheredRow(kt, tid, gatherRow(kt, place, group, ops), ops);
         publishGatheredRow(kt, ops);
       });
@@ -863,8 +892,8 @@ void HopperKernelBuilder::emitTwinBlock(Value bm, Value bn, Value group,
   });
 }
 
-void HopperKernelBuilder::emitBlock(Value bm, Value bn, Value group,
-                                    const HopperOperands &ops) {
+void Sm90KernelBuilder::emitBlock(Value bm, Value bn, Value group,
+                                    const Sm90Operands &ops) {
   if (ops.bias)
     epilogue.setBias(ops.bias);
   if (ops.staging)
@@ -886,28 +915,28 @@ namespace {
 enum BarrierWord : int64_t { Pending = 0, Expected = 1, TxCount = 2, Phase = 3 };
 } // namespace
 
-void HopperKernelBuilder::twinPoisonIf(Value condition,
-                                       const HopperOperands &ops) {
+void Sm90KernelBuilder::twinPoisonIf(Value condition,
+                                       const Sm90Operands &ops) {
   auto ifBad = scf::IfOp::create(b, loc, condition, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifBad.getThenRegion().front());
   memref::StoreOp::create(b, loc, i32(1), ops.twinPoison, ValueRange{idx(0)});
 }
 
-Value HopperKernelBuilder::twinBarrierWord(Value barrier, int64_t word,
-                                           const HopperOperands &ops) {
+Value Sm90KernelBuilder::twinBarrierWord(Value barrier, int64_t word,
+                                           const Sm90Operands &ops) {
   return memref::LoadOp::create(b, loc, ops.twinBarriers,
                                 ValueRange{toIndex(barrier), idx(word)});
 }
 
-void HopperKernelBuilder::twinSetBarrierWord(Value barrier, int64_t word,
+void Sm90KernelBuilder::twinSetBarrierWord(Value barrier, int64_t word,
                                              Value v,
-                                             const HopperOperands &ops) {
+                                             const Sm90Operands &ops) {
   memref::StoreOp::create(b, loc, v, ops.twinBarriers,
                           ValueRange{toIndex(barrier), idx(word)});
 }
 
-void HopperKernelBuilder::twinInitBarriers(const HopperOperands &ops) {
+void Sm90KernelBuilder::twinInitBarriers(const Sm90Operands &ops) {
   for (int64_t i = 0; i < 2 * t.stages; ++i) {
     // mbarrier.init: phase 0, pending = expected = count, tx-count 0.
     int64_t count = i < t.stages ? fullArrivals() : t.consumerThreads();
@@ -918,8 +947,8 @@ void HopperKernelBuilder::twinInitBarriers(const HopperOperands &ops) {
   }
 }
 
-void HopperKernelBuilder::twinCompletePhaseIfDone(Value barrier,
-                                                  const HopperOperands &ops) {
+void Sm90KernelBuilder::twinCompletePhaseIfDone(Value barrier,
+                                                  const Sm90Operands &ops) {
   // The current phase completes when every expected arrival has happened
   // and the transaction count is back to zero; the next phase then expects
   // the same arrivals.
@@ -944,9 +973,9 @@ void HopperKernelBuilder::twinCompletePhaseIfDone(Value barrier,
                      twinBarrierWord(barrier, Expected, ops), ops);
 }
 
-void HopperKernelBuilder::twinArrive(Value barrier, Value txBytes,
+void Sm90KernelBuilder::twinArrive(Value barrier, Value txBytes,
                                      int64_t count,
-                                     const HopperOperands &ops) {
+                                     const Sm90Operands &ops) {
   twinSetBarrierWord(
       barrier, TxCount,
       arith::AddIOp::create(b, loc, twinBarrierWord(barrier, TxCount, ops),
@@ -960,8 +989,8 @@ void HopperKernelBuilder::twinArrive(Value barrier, Value txBytes,
   twinCompletePhaseIfDone(barrier, ops);
 }
 
-void HopperKernelBuilder::twinCompleteTx(Value barrier, Value txBytes,
-                                         const HopperOperands &ops) {
+void Sm90KernelBuilder::twinCompleteTx(Value barrier, Value txBytes,
+                                         const Sm90Operands &ops) {
   Value tx = arith::SubIOp::create(
       b, loc, twinBarrierWord(barrier, TxCount, ops), txBytes);
   // The kernel arms the barrier (expect_tx) before it issues the copies, so
@@ -974,8 +1003,8 @@ void HopperKernelBuilder::twinCompleteTx(Value barrier, Value txBytes,
   twinCompletePhaseIfDone(barrier, ops);
 }
 
-void HopperKernelBuilder::twinWaitParity(Value barrier, Value parity,
-                                         const HopperOperands &ops) {
+void Sm90KernelBuilder::twinWaitParity(Value barrier, Value parity,
+                                         const Sm90Operands &ops) {
   // try_wait.parity(P) returns once the phase of parity P has completed,
   // i.e. while the current phase's parity differs from P.
   Value current = arith::AndIOp::create(
@@ -985,8 +1014,8 @@ void HopperKernelBuilder::twinWaitParity(Value barrier, Value parity,
                ops);
 }
 
-void HopperKernelBuilder::twinSwizzledStore(Value address, Value value,
-                                            const HopperOperands &ops) {
+void Sm90KernelBuilder::twinSwizzledStore(Value address, Value value,
+                                            const Sm90Operands &ops) {
   // Swizzle<3,4,3>: bits [4, 7) of the byte address XOR bits [7, 10).
   Value row = arith::AndIOp::create(
       b, loc, arith::ShRUIOp::create(b, loc, address, idx(7)), idx(7));
@@ -998,7 +1027,7 @@ void HopperKernelBuilder::twinSwizzledStore(Value address, Value value,
                                         idx(p.elementBytes()))});
 }
 
-void HopperKernelBuilder::twinForEach(int64_t n,
+void Sm90KernelBuilder::twinForEach(int64_t n,
                                       function_ref<void(Value)> body) {
   auto loop = scf::ForOp::create(b, loc, idx(0), idx(n), idx(1));
   OpBuilder::InsertionGuard guard(b);
@@ -1006,13 +1035,13 @@ void HopperKernelBuilder::twinForEach(int64_t n,
   body(loop.getInductionVar());
 }
 
-Value HopperKernelBuilder::twinSignedIndex(Value i32v) {
+Value Sm90KernelBuilder::twinSignedIndex(Value i32v) {
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), i32v);
 }
 
-void HopperKernelBuilder::twinImageCopy(Value dst, const ImageCopy &copy,
+void Sm90KernelBuilder::twinImageCopy(Value dst, const ImageCopy &copy,
                                         Value barrier,
-                                        const HopperOperands &ops) {
+                                        const Sm90Operands &ops) {
   // From the tensor map (what the runtime encodes), not from the problem.
   convrt::TensorMapSpec map = imageTensorMap(p, t);
   int64_t e = p.elementBytes();
@@ -1099,7 +1128,7 @@ void HopperKernelBuilder::twinImageCopy(Value dst, const ImageCopy &copy,
   twinCompleteTx(barrier, i32(boxBytes(map, e)), ops);
 }
 
-Value HopperKernelBuilder::twinLoadOrZero(Value buffer, Value inside,
+Value Sm90KernelBuilder::twinLoadOrZero(Value buffer, Value inside,
                                           Value offset) {
   Value zero = arith::ConstantOp::create(b, loc,
                                          b.getZeroAttr(p.elementType));
@@ -1109,9 +1138,9 @@ Value HopperKernelBuilder::twinLoadOrZero(Value buffer, Value inside,
   return arith::SelectOp::create(b, loc, inside, value, zero);
 }
 
-void HopperKernelBuilder::twinFilterCopy(Value dst, ArrayRef<Value> coords,
+void Sm90KernelBuilder::twinFilterCopy(Value dst, ArrayRef<Value> coords,
                                          Value barrier,
-                                         const HopperOperands &ops) {
+                                         const Sm90Operands &ops) {
   convrt::TensorMapSpec map = filterTensorMap(p, t);
   int64_t e = p.elementBytes();
   Value k0 = twinSignedIndex(coords[0]), row0 = twinSignedIndex(coords[1]);
@@ -1141,7 +1170,7 @@ void HopperKernelBuilder::twinFilterCopy(Value dst, ArrayRef<Value> coords,
   twinCompleteTx(barrier, i32(boxBytes(map, e)), ops);
 }
 
-std::pair<Value, Value> HopperKernelBuilder::twinFragmentPosition(Value tid,
+std::pair<Value, Value> Sm90KernelBuilder::twinFragmentPosition(Value tid,
                                                                   Value reg) {
   // PTX ISA, "Register fragments and shared memory matrix layouts", wgmma
   // .m64nNk16 / k8 D: row = 16 * warp + groupID (+ 8 for d2, d3 of each
@@ -1169,8 +1198,8 @@ std::pair<Value, Value> HopperKernelBuilder::twinFragmentPosition(Value tid,
   return {row, col};
 }
 
-Value HopperKernelBuilder::twinOperand(Value desc, Value row, Value k,
-                                       const HopperOperands &ops) {
+Value Sm90KernelBuilder::twinOperand(Value desc, Value row, Value k,
+                                       const Sm90Operands &ops) {
   auto field = [&](int64_t shift, int64_t mask) {
     Value v = arith::AndIOp::create(
         b, loc, arith::ShRUIOp::create(b, loc, desc, i64(shift)), i64(mask));
@@ -1229,8 +1258,8 @@ Value HopperKernelBuilder::twinOperand(Value desc, Value row, Value k,
   return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
 }
 
-void HopperKernelBuilder::twinWgmma(Value consumer, Value descA, Value descB,
-                                    const HopperOperands &ops) {
+void Sm90KernelBuilder::twinWgmma(Value consumer, Value descA, Value descB,
+                                    const Sm90Operands &ops) {
   Value group = toIndex(consumer);
   twinForEach(kWarpgroupThreads, [&](Value tid) {
     twinForEach(accumulatorsPerThread(), [&](Value reg) {

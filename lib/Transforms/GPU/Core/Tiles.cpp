@@ -1,4 +1,4 @@
-//===- ImplicitGemmTiles.cpp - the CTA tiles of the implicit-GEMM kernel --===//
+//===- Tiles.cpp - the CTA tiles of the mma.sync kernels --------------------===//
 //
 // One heuristic for every problem, options override it field by field, and
 // checkTiles rejects what cannot be built (so an override is an error that
@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ImplicitGemmSteps.h"
+#include "Transforms/GPU/Core/Core.h"
 
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -63,9 +63,10 @@ TileConfig igemm::chooseTiles(const GemmProblem &p,
   return t;
 }
 
-std::string igemm::checkTiles(const TileConfig &t, const GemmProblem &p) {
-  std::string why;
-  llvm::raw_string_ostream os(why);
+LogicalResult igemm::checkTiles(const TileConfig &t, const GemmProblem &p,
+                               Refusal &why) {
+  std::string reason;
+  llvm::raw_string_ostream os(reason);
   int64_t chunksPerRow = t.blockK / p.chunkElements();
   if (t.warpsM < 1 || t.warpsN < 1 || t.stages < 2)
     os << "warps must be >= 1 and stages >= 2";
@@ -88,7 +89,10 @@ std::string igemm::checkTiles(const TileConfig &t, const GemmProblem &p) {
   else if (llvm::divideCeilSigned(p.m(), t.blockM) > kMaxGridX)
     os << "the grid would need more than " << kMaxGridX
        << " blocks along the output pixels";
-  return why;
+  if (reason.empty())
+    return success();
+  why.reason = std::move(reason);
+  return failure();
 }
 
 TileConfig igemm::directTiles(const GemmProblem &p) {

@@ -1,11 +1,11 @@
-//===- ImplicitGemmKernel.cpp - one CTA of the implicit-GEMM kernel -------===//
+//===- Sm80Kernel.cpp - one CTA of the mma.sync kernel ----------------------===//
 //
 // See ImplicitGemm.cpp for the kernel's structure and
 // docs/architecture.md for the design.
 //
 //===----------------------------------------------------------------------===//
 
-#include "ImplicitGemmKernel.h"
+#include "Transforms/GPU/Sm80/Sm80Kernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -24,158 +24,8 @@
 using namespace mlir;
 using namespace mlir::conv_lower::igemm;
 
-namespace mlir::conv_lower::igemm {
 
-bool filterFlatAlongK(const GemmProblem &p) {
-  if (p.channelsInnermost)
-    return p.wC == 1 && p.wKW == p.cg && p.wKH == p.kw * p.cg &&
-           (!p.hasDepth || p.wKD == p.kh * p.kw * p.cg);
-  return p.wKW == 1 && p.wKH == p.kw && (!p.hasDepth || p.wKD == p.kh * p.kw) &&
-         (p.cg == 1 || p.wC == p.taps());
-}
-
-/// Whether an operand's 16-byte chunks are contiguous and aligned in global
-/// memory (then one cp.async moves each); otherwise elements are gathered
-/// one at a time.
-bool isVectorized(const GemmProblem &p, Operand op) {
-  int64_t v = p.chunkElements();
-  if (op == Operand::A && p.explicitIm2col)
-    return p.k() % v == 0;
-  if (op == Operand::A)
-    return p.channelsInnermost && p.cg % v == 0 && p.xN % v == 0 &&
-           p.xH % v == 0 && p.xW % v == 0 && (!p.hasDepth || p.xD % v == 0);
-  // B: V consecutive k must be V consecutive, aligned filter elements.
-  bool alignedRows = p.wF % v == 0 && p.wG % v == 0;
-  if (p.channelsInnermost)
-    return alignedRows && p.wC == 1 && p.cg % v == 0 && p.wKH % v == 0 &&
-           p.wKW % v == 0 && (!p.hasDepth || p.wKD % v == 0);
-  return alignedRows && filterFlatAlongK(p) && p.k() % v == 0;
-}
-
-int64_t directDepthwiseVector(const GemmProblem &p) {
-  if (p.cg != 1 || p.fg != 1 || p.hasDepth || p.explicitIm2col)
-    return 0;
-  // Channel c of the image is group c: its stride is the group's.
-  int64_t v = kChunkBytes / p.elementBytes();
-  auto aligned = [&](std::initializer_list<int64_t> strides) {
-    for (int64_t stride : strides)
-      if (stride % v != 0)
-        return false;
-    return true;
-  };
-  // The filter need not be: a grouped layout's (GFHWC) taps of consecutive
-  // channels are wG apart, gathered at constant offsets.
-  bool channelsInnermost = p.xC == 1 && p.yC == 1;
-  if (channelsInnermost && p.groups % v == 0 && aligned({p.xN, p.xH, p.xW}) &&
-      aligned({p.yN, p.yH, p.yW}))
-    return v;
-  return 1;
-}
-
-int64_t tapTableStep(const GemmProblem &p, const TileConfig &t) {
-  if (p.explicitIm2col || p.hasDepth || t.directVector)
-    return 0;
-  // Gathered along M (NCHW): the k of an element is warp-uniform.
-  if (!p.channelsInnermost)
-    return 1;
-  // Channels-last, gathered element by element: consecutive lanes take
-  // consecutive k, and divergent constant loads serialize; keep the index
-  // math.
-  if (!isVectorized(p, Operand::A))
-    return 0;
-  // A K tile of whole channels of one tap: one entry per tile, read by every
-  // lane alike; else (Cg not a multiple of the tile) one per 16-byte chunk.
-  return p.cg % t.blockK == 0 ? t.blockK : p.chunkElements();
-}
-
-bool tapTableHasMasks(const GemmProblem &p) { return p.kh * p.kw <= 32; }
-
-int64_t pixelRun(const GemmProblem &p, const TileConfig &t) {
-  // ldmatrix.trans moves 16-bit elements: f16 and bf16 only. The gather must
-  // be along M (NCHW-like, 2-D, not explicit) with zero padding.
-  bool halfWords = p.kind == MmaKind::F16 || p.kind == MmaKind::BF16;
-  if (!halfWords || p.channelsInnermost || p.explicitIm2col || p.hasDepth ||
-      p.padValue != 0 || isVectorized(p, Operand::A))
-    return 0;
-  for (int64_t run : {8, 4, 2}) {
-    // A run of output pixels must stay in one output row (then its input
-    // offsets step by strideW * xW): Wo a multiple of the run, and the runs
-    // of a tile start at multiples of it. A warp's lanes take 32 runs of one
-    // k, or 16 of each of two (runs of 8 in a 128-pixel tile): its tap-table
-    // loads then read one or two entries.
-    int64_t runsPerK = t.blockM / run;
-    if (p.wo % run != 0 || runsPerK % (kThreadsPerWarp / 2) != 0 ||
-        t.threads() % runsPerK != 0 ||
-        t.blockK % (t.threads() / runsPerK) != 0 || t.blockM / 8 < 8)
-      continue;
-    return run;
-  }
-  return 0;
-}
-
-bool tapTableFits(const GemmProblem &p) {
-  // The packed window terms are signed 16-bit; a row must stay far from the
-  // invalid marker.
-  int64_t span = std::max((p.kh - 1) * p.dilationH, (p.kw - 1) * p.dilationW);
-  if (span >= 8192 || p.h + p.padTop >= 8192 || p.w + p.padLeft >= 8192)
-    return false;
-  // The gather's offsets are 32-bit.
-  return p.inputElements < (int64_t(1) << 31);
-}
-
-int64_t tapTableBytes(const GemmProblem &p, const TileConfig &t) {
-  int64_t step = tapTableStep(p, t);
-  if (step == 0)
-    return 0;
-  if (!tapTableFits(p))
-    return 0;
-  // Every K tile the loop loads (none past the last: the drain loads
-  // nothing).
-  int64_t entries = llvm::divideCeilSigned(p.k(), t.blockK) * t.blockK / step;
-  return entries * 2 * int64_t(sizeof(int32_t));
-}
-
-std::vector<int32_t> buildTapTable(const GemmProblem &p, const TileConfig &t) {
-  int64_t bytes = tapTableBytes(p, t);
-  return buildTapTable(p, tapTableStep(p, t),
-                       bytes / int64_t(2 * sizeof(int32_t)));
-}
-
-std::vector<int32_t> buildTapTable(const GemmProblem &p, int64_t step,
-                                   int64_t entries) {
-  std::vector<int32_t> table(2 * entries, 0);
-  for (int64_t e = 0; e < entries; ++e) {
-    int32_t row = kTapTableInvalid, col = 0, offset = 0;
-    uint32_t bit = 0;
-    if (int64_t k = e * step; k < p.k()) {
-      // (kh, kw, c) channels-last, else (c, kh, kw): the GEMM's K order.
-      int64_t kw, kh, c;
-      if (p.channelsInnermost) {
-        c = k % p.cg;
-        kw = (k / p.cg) % p.kw;
-        kh = k / (p.cg * p.kw);
-      } else {
-        kw = k % p.kw;
-        kh = (k / p.kw) % p.kh;
-        c = k / (p.kw * p.kh);
-      }
-      row = static_cast<int32_t>(kh * p.dilationH);
-      col = static_cast<int32_t>(kw * p.dilationW);
-      offset = static_cast<int32_t>(c * p.xC + row * p.xH + col * p.xW);
-      bit = uint32_t(1) << (kh * p.kw + kw);
-    }
-    table[2 * e] = offset;
-    table[2 * e + 1] = static_cast<int32_t>(
-        tapTableHasMasks(p) ? bit
-                            : (static_cast<uint32_t>(row) << 16) |
-                                  (static_cast<uint32_t>(col) & 0xffff));
-  }
-  return table;
-}
-
-} // namespace mlir::conv_lower::igemm
-
-void KernelBuilder::forEach(int64_t n, Value gpuId,
+void Sm80KernelBuilder::forEach(int64_t n, Value gpuId,
                             function_ref<void(Value)> body) {
   if (!twin) {
     body(gpuId);
@@ -187,7 +37,7 @@ void KernelBuilder::forEach(int64_t n, Value gpuId,
   body(loop.getInductionVar());
 }
 
-std::pair<Value, Value> KernelBuilder::elementOffset(Operand op, Value row,
+std::pair<Value, Value> Sm80KernelBuilder::elementOffset(Operand op, Value row,
                                                      Value k, Value group,
                                                      Value *padding) {
   // The A operands that need no decomposition of k.
@@ -255,7 +105,7 @@ std::pair<Value, Value> KernelBuilder::elementOffset(Operand op, Value row,
   return gatherOffset(row, c, kdi, khi, kwi, group, valid, padding);
 }
 
-std::pair<Value, Value> KernelBuilder::gatherOffset(Value row, Value c,
+std::pair<Value, Value> Sm80KernelBuilder::gatherOffset(Value row, Value c,
                                                     Value kdi, Value khi,
                                                     Value kwi, Value group,
                                                     Value valid,
@@ -284,7 +134,7 @@ std::pair<Value, Value> KernelBuilder::gatherOffset(Value row, Value c,
   return {offset, both(inGemm, inImage)};
 }
 
-Value KernelBuilder::paddingPredicate(Value inGemm, Value inImage) {
+Value Sm80KernelBuilder::paddingPredicate(Value inGemm, Value inImage) {
   if (p.padValue == 0)
     return nullptr;
   Value outside = arith::XOrIOp::create(
@@ -292,7 +142,7 @@ Value KernelBuilder::paddingPredicate(Value inGemm, Value inImage) {
   return both(inGemm, outside);
 }
 
-KernelBuilder::RowPlace KernelBuilder::rowPlace(Value row) {
+Sm80KernelBuilder::RowPlace Sm80KernelBuilder::rowPlace(Value row) {
   // What depends on the row only (the thread's own, in the main loop), in 32
   // bits: the per-element adds and tests are half the instructions of 64-bit
   // index math (tapTableBytes keeps offsets < 2^31).
@@ -336,12 +186,12 @@ KernelBuilder::RowPlace KernelBuilder::rowPlace(Value row) {
   return place;
 }
 
-Value KernelBuilder::insideImage(Value v, int64_t size) {
+Value Sm80KernelBuilder::insideImage(Value v, int64_t size) {
   // 0 <= v < size as one unsigned compare.
   return cmp(arith::CmpIPredicate::ult, v, i32Constant(size));
 }
 
-std::pair<Value, Value> KernelBuilder::tapEntry(Value entryIndex) {
+std::pair<Value, Value> Sm80KernelBuilder::tapEntry(Value entryIndex) {
   // One entry per k (NCHW), chunk or K tile (channels-last): warp-uniform
   // when the rows are the lanes or the entry is the tile's; its two words in
   // one 8-byte vector load (ptxas still issues two LDC for it; an i64 entry
@@ -355,7 +205,7 @@ std::pair<Value, Value> KernelBuilder::tapEntry(Value entryIndex) {
           vector::ExtractOp::create(b, loc, pair, ArrayRef<int64_t>{1})};
 }
 
-Value KernelBuilder::tapInside(const RowPlace &place, Value window) {
+Value Sm80KernelBuilder::tapInside(const RowPlace &place, Value window) {
   // A k past K has no tap bit, or the invalid row: never in the image.
   if (place.tapMask)
     return cmp(arith::CmpIPredicate::ne,
@@ -370,7 +220,7 @@ Value KernelBuilder::tapInside(const RowPlace &place, Value window) {
   return both(place.inGemm, both(insideImage(ih, p.h), insideImage(iw, p.w)));
 }
 
-Value KernelBuilder::tapOffset(const RowPlace &place, Value group,
+Value Sm80KernelBuilder::tapOffset(const RowPlace &place, Value group,
                                Value inEntry, Value entryOffset) {
   Value rowOffset = add(add(place.base, mul(mul(group, p.cg), p.xC)), inEntry);
   Value flat = arith::AddIOp::create(
@@ -380,7 +230,7 @@ Value KernelBuilder::tapOffset(const RowPlace &place, Value group,
 }
 
 std::pair<Value, Value>
-KernelBuilder::tableGatherOffset(Value row, Value k, Value entryIndex,
+Sm80KernelBuilder::tableGatherOffset(Value row, Value k, Value entryIndex,
                                  Value inEntry, Value group, Value *padding) {
   RowPlace place = rowPlace(row);
   auto [offset, window] = tapEntry(entryIndex);
@@ -391,7 +241,7 @@ KernelBuilder::tableGatherOffset(Value row, Value k, Value entryIndex,
   return {tapOffset(place, group, inEntry, offset), valid};
 }
 
-Value KernelBuilder::withinK(Value k) {
+Value Sm80KernelBuilder::withinK(Value k) {
   // The loop loads K tiles < ceil(K / blockK) only: with whole tiles every k
   // it loads is inside.
   if (p.k() % t.blockK == 0)
@@ -399,7 +249,7 @@ Value KernelBuilder::withinK(Value k) {
   return lessThan(k, p.k());
 }
 
-Value KernelBuilder::withinRows(Value row, int64_t rows, int64_t tileRows) {
+Value Sm80KernelBuilder::withinRows(Value row, int64_t rows, int64_t tileRows) {
   // The grid covers ceil(rows / tileRows) tiles: with whole tiles every row
   // of them is inside.
   if (rows % tileRows == 0)
@@ -407,7 +257,7 @@ Value KernelBuilder::withinRows(Value row, int64_t rows, int64_t tileRows) {
   return lessThan(row, rows);
 }
 
-Value KernelBuilder::clampOffset(Operand op, Value offset, Value valid) {
+Value Sm80KernelBuilder::clampOffset(Operand op, Value offset, Value valid) {
   int64_t elements = op == Operand::B ? p.filterElements
                      : p.explicitIm2col ? p.im2colElements()
                                         : p.inputElements;
@@ -426,7 +276,7 @@ Value KernelBuilder::clampOffset(Operand op, Value offset, Value valid) {
                                       select(valid, narrow, i32Constant(0)));
 }
 
-Value KernelBuilder::elementConstant(Type type, int64_t value) {
+Value Sm80KernelBuilder::elementConstant(Type type, int64_t value) {
   TypedAttr scalar = value ? TypedAttr(b.getIntegerAttr(p.elementType, value))
                            : TypedAttr(b.getZeroAttr(p.elementType));
   if (auto vec = dyn_cast<VectorType>(type))
@@ -435,17 +285,17 @@ Value KernelBuilder::elementConstant(Type type, int64_t value) {
   return arith::ConstantOp::create(b, loc, scalar);
 }
 
-Value KernelBuilder::fillValue(Type type, Value padding) {
+Value Sm80KernelBuilder::fillValue(Type type, Value padding) {
   Value zero = elementConstant(type, 0);
   if (!padding)
     return zero;
   return select(padding, elementConstant(type, p.padValue), zero);
 }
 
-void KernelBuilder::emitIm2colElement(Value index, Value x, Value xcol) {
+void Sm80KernelBuilder::emitIm2colElement(Value index, Value x, Value xcol) {
   GemmProblem gather = p;
   gather.explicitIm2col = false;
-  KernelBuilder image(b, loc, gather, t, twin);
+  Sm80KernelBuilder image(b, loc, gather, t, twin);
   Value k = rem(index, p.k()), rest = div(index, p.k());
   Value group = rem(rest, p.groups), row = div(rest, p.groups);
   Value padding;
@@ -458,7 +308,7 @@ void KernelBuilder::emitIm2colElement(Value index, Value x, Value xcol) {
                           ValueRange{index});
 }
 
-Value KernelBuilder::swizzledColumn(Value row, Value chunk) {
+Value Sm80KernelBuilder::swizzledColumn(Value row, Value chunk) {
   int64_t chunksPerRow = t.blockK / p.chunkElements();
   int64_t rowsPerLine = 128 / kRowBytes;
   Value key = rem(div(row, rowsPerLine), chunksPerRow);
@@ -466,7 +316,7 @@ Value KernelBuilder::swizzledColumn(Value row, Value chunk) {
   return mul(physical, p.chunkElements());
 }
 
-int64_t KernelBuilder::chunksPerThreadRow(Operand op) const {
+int64_t Sm80KernelBuilder::chunksPerThreadRow(Operand op) const {
   int64_t chunksPerRow = t.blockK / p.chunkElements();
   int64_t rows = op == Operand::A ? t.blockM : t.blockN;
   // Chunks c and c + chunksPerRow / 2 of a row are one address apart by a
@@ -489,13 +339,13 @@ int64_t KernelBuilder::chunksPerThreadRow(Operand op) const {
   return 2;
 }
 
-int64_t KernelBuilder::pairedChunkStep(Operand op) const {
+int64_t Sm80KernelBuilder::pairedChunkStep(Operand op) const {
   int64_t lanesPerRow = t.blockK / p.chunkElements() / 2;
   int64_t step = lanesPerRow * p.chunkElements();
   return op == Operand::A ? step * p.xC : step;
 }
 
-SmallVector<Value> KernelBuilder::loadTile(Operand op, Value src, Value smem,
+SmallVector<Value> Sm80KernelBuilder::loadTile(Operand op, Value src, Value smem,
                                            Value stage, Value kTile, Value tid,
                                            Value rowBase, Value group,
                                            SmallVector<Value> *gathered) {
@@ -605,7 +455,7 @@ SmallVector<Value> KernelBuilder::loadTile(Operand op, Value src, Value smem,
   return tokens;
 }
 
-int64_t KernelBuilder::gatheredElements(Operand op) const {
+int64_t Sm80KernelBuilder::gatheredElements(Operand op) const {
   int64_t rows = op == Operand::A ? t.blockM : t.blockN;
   return rows * t.blockK / t.threads();
 }
@@ -615,7 +465,7 @@ int64_t KernelBuilder::gatheredElements(Operand op) const {
 // e = tid + i*T; the index math is written per thread so that what does not
 // change with i (the thread's row, and with it the image position of an A
 // row) is computed once: fewer live registers in the kernel.
-std::pair<Value, Value> KernelBuilder::gatherPosition(Operand op, Value tid,
+std::pair<Value, Value> Sm80KernelBuilder::gatherPosition(Operand op, Value tid,
                                                       int64_t i) {
   int64_t rows = op == Operand::A ? t.blockM : t.blockN;
   bool rowsContiguous = op == Operand::A && !p.channelsInnermost;
@@ -628,14 +478,14 @@ std::pair<Value, Value> KernelBuilder::gatherPosition(Operand op, Value tid,
   return rowsContiguous ? std::pair{fixed, stepped} : std::pair{stepped, fixed};
 }
 
-void KernelBuilder::storeGatheredElement(Value smem, Value stage, Value row,
+void Sm80KernelBuilder::storeGatheredElement(Value smem, Value stage, Value row,
                                          Value kk, Value data) {
   int64_t v = p.chunkElements();
   Value column = add(swizzledColumn(row, div(kk, v)), rem(kk, v));
   memref::StoreOp::create(b, loc, data, smem, ValueRange{stage, row, column});
 }
 
-void KernelBuilder::storeGathered(Operand op, Value smem, Value stage,
+void Sm80KernelBuilder::storeGathered(Operand op, Value smem, Value stage,
                                   Value tid, ArrayRef<Value> values) {
   if (op == Operand::A && pixelRun(p, t)) {
     for (auto [i, run] : llvm::enumerate(values)) {
@@ -650,11 +500,11 @@ void KernelBuilder::storeGathered(Operand op, Value smem, Value stage,
   }
 }
 
-int64_t KernelBuilder::runsPerThread() const {
+int64_t Sm80KernelBuilder::runsPerThread() const {
   return t.blockM * t.blockK / (pixelRun(p, t) * t.threads());
 }
 
-std::pair<Value, Value> KernelBuilder::runPosition(Value tid, int64_t i) {
+std::pair<Value, Value> Sm80KernelBuilder::runPosition(Value tid, int64_t i) {
   // Lane-consecutive runs of one k: a warp covers 32 runs (32 * run pixels)
   // of the same k, whose tap-table entry it then shares.
   int64_t run = pixelRun(p, t), runsPerK = t.blockM / run;
@@ -663,7 +513,7 @@ std::pair<Value, Value> KernelBuilder::runPosition(Value tid, int64_t i) {
   return {kk, mul(rem(tid, runsPerK), run)};
 }
 
-Value KernelBuilder::gatherRun(Value row, Value k, Value group, Value src) {
+Value Sm80KernelBuilder::gatherRun(Value row, Value k, Value group, Value src) {
   // Pixels row .. row+run-1 lie in one output row (pixelRun), so pixel j
   // reads input offset(row) + j*strideW*xW: one address, and loads at
   // constant offsets from it; each pixel tests its own tap mask.
@@ -695,7 +545,7 @@ Value KernelBuilder::gatherRun(Value row, Value k, Value group, Value src) {
       b, loc, VectorType::get({run}, p.elementType), values);
 }
 
-Value KernelBuilder::loadWhere(Value valid, Value otherwise,
+Value Sm80KernelBuilder::loadWhere(Value valid, Value otherwise,
                                function_ref<Value()> load) {
   // A predicated load, not a load of a clamped address and a select of its
   // data: neither the clamp nor the select is left (f16 NCHW C64 loop: 210
@@ -710,7 +560,7 @@ Value KernelBuilder::loadWhere(Value valid, Value otherwise,
   return ifOp.getResult(0);
 }
 
-Value KernelBuilder::swizzledPixel(Value k, Value m) {
+Value Sm80KernelBuilder::swizzledPixel(Value k, Value m) {
   // An M-major row is blockM elements, blockM / 8 16-byte chunks: chunk c of
   // row k is stored at c ^ (k % 8), so the 8 rows (k) one ldmatrix.trans
   // phase reads at the same chunk fall in 8 distinct bank groups.
@@ -718,7 +568,7 @@ Value KernelBuilder::swizzledPixel(Value k, Value m) {
   return add(mul(chunk, 8), rem(m, 8));
 }
 
-void KernelBuilder::storeRun(Value smem, Value stage, Value kk, Value m,
+void Sm80KernelBuilder::storeRun(Value smem, Value stage, Value kk, Value m,
                              Value run) {
   int64_t bytes = pixelRun(p, t) * p.elementBytes();
   vector::StoreOp::create(b, loc, run, smem,
@@ -726,8 +576,8 @@ void KernelBuilder::storeRun(Value smem, Value stage, Value kk, Value m,
                           /*nontemporal=*/false, llvm::MaybeAlign(bytes));
 }
 
-KernelBuilder::StageLoads
-KernelBuilder::loadStage(Value stage, Value kTile, Value tid, Value bm,
+Sm80KernelBuilder::StageLoads
+Sm80KernelBuilder::loadStage(Value stage, Value kTile, Value tid, Value bm,
                          Value bn, Value group, Value x, Value w, Value smemA,
                          Value smemB, bool deferGathers) {
   SmallVector<Value> tokens;
@@ -752,122 +602,7 @@ KernelBuilder::loadStage(Value stage, Value kTile, Value tid, Value bm,
   return loads;
 }
 
-/// The shared-memory wavefronts of one warp access in which lane l touches
-/// `width` bytes at byte address addresses[l]: 8- and 16-byte accesses are
-/// served a half or a quarter warp at a time, and within each part the
-/// bank holding the most distinct 4-byte words sets the count.
-static int64_t wavefronts(ArrayRef<int64_t> addresses, int64_t width) {
-  int64_t lanesPerPart = width <= 4 ? kThreadsPerWarp : 128 / width;
-  int64_t total = 0;
-  for (int64_t first = 0; first < kThreadsPerWarp; first += lanesPerPart) {
-    std::array<std::set<int64_t>, 32> banks;
-    for (int64_t lane = first; lane < first + lanesPerPart; ++lane)
-      for (int64_t byte = 0; byte < std::max<int64_t>(width, 1); byte += 4) {
-        int64_t word = (addresses[lane] + byte) / 4;
-        banks[word % 32].insert(word);
-      }
-    size_t most = 0;
-    for (const std::set<int64_t> &bank : banks)
-      most = std::max(most, bank.size());
-    total += most;
-  }
-  return total;
-}
-
-/// The wavefronts of one staged row of tiles with rows `stride` elements
-/// apart: the fragment writes (per mma tile of the row; their columns move
-/// by whole 32-byte steps from one tile to the next) times the tiles, plus
-/// the vector reads.
-static int64_t stagingWavefronts(const EpilogueStaging &s, int64_t stride,
-                                 int64_t tilesN, int64_t bytes) {
-  std::vector<int64_t> addresses(kThreadsPerWarp);
-  int64_t writes = 0;
-  // Lane l holds rows l/4 and l/4 + 8, columns 2(l%4) and 2(l%4) + 1.
-  for (int64_t v = 0; v < 4; v += s.pixelsInner ? 1 : 2) {
-    for (int64_t lane = 0; lane < kThreadsPerWarp; ++lane) {
-      int64_t row = lane / 4 + 8 * (v / 2), col = 2 * (lane % 4) + v % 2;
-      addresses[lane] =
-          (s.pixelsInner ? col * stride + row : row * stride + col) * bytes;
-    }
-    writes += wavefronts(addresses, s.pixelsInner ? bytes : 2 * bytes);
-  }
-  int64_t perRow = s.width / s.vector, reads = 0;
-  for (int64_t first = 0; first < s.rows * perRow; first += kThreadsPerWarp) {
-    for (int64_t lane = 0; lane < kThreadsPerWarp; ++lane) {
-      int64_t q = first + lane;
-      addresses[lane] = ((q / perRow) * stride + (q % perRow) * s.vector) * bytes;
-    }
-    reads += wavefronts(addresses, s.vector * bytes);
-  }
-  return tilesN * writes + reads;
-}
-
-int64_t conv_lower::igemm::stagedBytes(const GemmProblem &p,
-                                       const TileConfig &t,
-                                       const EpilogueStaging &s) {
-  return t.warpsM * t.warpsN * s.rows * s.stride *
-         (p.outputType.getIntOrFloatBitWidth() / 8);
-}
-
-EpilogueStaging conv_lower::igemm::epilogueStaging(const GemmProblem &p,
-                                                   const TileConfig &t,
-                                                   int64_t budgetBytes) {
-  EpilogueStaging s;
-  if (t.directVector)
-    return s;
-  int64_t bytes = p.outputType.getIntOrFloatBitWidth() / 8;
-  auto multiples = [](std::initializer_list<int64_t> values, int64_t v) {
-    return llvm::all_of(values, [&](int64_t x) { return x % v == 0; });
-  };
-  // The output's contiguous dimension: channels (NHWC-like), or the pixels
-  // of a plane (NCHW-like: rows of wo, planes of ho*wo, one after another).
-  bool channelsInner = p.yC == 1;
-  bool pixelsInner = p.yW == 1 && p.yH == p.wo &&
-                     (!p.hasDepth || p.yD == p.ho * p.wo);
-  auto aligned = [&](int64_t v) {
-    if (channelsInner)
-      return multiples({p.fg, p.yN, p.yH, p.yW, t.warpN()}, v) &&
-             (!p.hasDepth || p.yD % v == 0);
-    return pixelsInner && multiples({p.pixels(), p.yN, p.yC, 16}, v);
-  };
-  for (int64_t vectorBytes : {16, 8, 4}) {
-    int64_t v = vectorBytes / bytes;
-    if (v >= 2 && aligned(v)) {
-      s.vector = v;
-      break;
-    }
-  }
-  if (!s.vector)
-    return s;
-  s.pixelsInner = !channelsInner;
-  s.rows = s.pixelsInner ? t.warpN() : 16;
-  s.width = s.pixelsInner ? 16 : t.warpN();
-  // Every lane stores the same number of vectors.
-  if ((s.rows * s.width / s.vector) % kThreadsPerWarp != 0)
-    return EpilogueStaging{};
-  // Rows stay 16-byte aligned: the pad is whole 16-byte units, the one (of
-  // eight) with the fewest wavefronts, the smallest on a tie.
-  int64_t unit = kChunkBytes / bytes, best = -1;
-  for (int64_t pad = 0; pad < 8; ++pad) {
-    int64_t stride = s.width + pad * unit;
-    int64_t cost = stagingWavefronts(s, stride, t.warpN() / 8, bytes);
-    if (best < 0 || cost < best) {
-      best = cost;
-      s.stride = stride;
-    }
-  }
-  if (stagedBytes(p, t, s) > budgetBytes)
-    return EpilogueStaging{};
-  return s;
-}
-
-int64_t conv_lower::igemm::sharedBufferBytes(const GemmProblem &p,
-                                             const TileConfig &t) {
-  return std::max(t.sharedBytes(p.elementBytes()),
-                  stagedBytes(p, t, epilogueStaging(p, t)));
-}
-
-std::pair<Value, Value> KernelBuilder::fragmentPosition(Value lane, int64_t i,
+std::pair<Value, Value> Sm80KernelBuilder::fragmentPosition(Value lane, int64_t i,
                                                         int64_t j, int64_t v) {
   Value groupId = div(lane, 4), inGroup = rem(lane, 4);
   Value row = add(groupId, i * 16 + (v / 2) * 8);
@@ -875,7 +610,7 @@ std::pair<Value, Value> KernelBuilder::fragmentPosition(Value lane, int64_t i,
   return {row, col};
 }
 
-bool KernelBuilder::pairsOutputs() const {
+bool Sm80KernelBuilder::pairsOutputs() const {
   // Channels innermost, an even number of them, every other stride even: the
   // two adjacent columns a lane holds are one aligned 2-element vector.
   auto even = [](int64_t v) { return v % 2 == 0; };
@@ -883,7 +618,7 @@ bool KernelBuilder::pairsOutputs() const {
          (!p.hasDepth || even(p.yD));
 }
 
-Value KernelBuilder::outputOffset(Value m, Value channel) {
+Value Sm80KernelBuilder::outputOffset(Value m, Value channel) {
   Value n = div(m, p.pixels()), pixel = rem(m, p.pixels());
   Value plane = p.hasDepth ? rem(pixel, p.ho * p.wo) : pixel;
   Value oh = div(plane, p.wo), ow = rem(plane, p.wo);
@@ -894,7 +629,7 @@ Value KernelBuilder::outputOffset(Value m, Value channel) {
   return offset;
 }
 
-Value KernelBuilder::finishOutput(Value acc, Value channel) {
+Value Sm80KernelBuilder::finishOutput(Value acc, Value channel) {
   if (p.initValue != 0.0 && p.isInteger())
     acc = arith::AddIOp::create(b, loc, acc, accumulatorConstant(p.initValue));
   else if (p.initValue != 0.0)
@@ -913,7 +648,7 @@ Value KernelBuilder::finishOutput(Value acc, Value channel) {
   return acc;
 }
 
-void KernelBuilder::storeOutputs(Value y, Value m, Value f, Value group,
+void Sm80KernelBuilder::storeOutputs(Value y, Value m, Value f, Value group,
                                  ArrayRef<Value> accs) {
   // With a pair, f is even and Fg even: f + 1 is inside exactly when f is.
   Value inside = both(lessThan(m, p.m()), lessThan(f, p.fg));
@@ -939,7 +674,7 @@ void KernelBuilder::storeOutputs(Value y, Value m, Value f, Value group,
                           llvm::MaybeAlign(std::min(bytes, kChunkBytes)));
 }
 
-Value KernelBuilder::biasChannel(Value group, Value f) {
+Value Sm80KernelBuilder::biasChannel(Value group, Value f) {
   // A tile's overhang past Fg is staged too (the whole tile is), and its
   // bias load must stay inside the bias.
   if (p.biasType && p.fg % t.blockN != 0)
@@ -947,7 +682,7 @@ Value KernelBuilder::biasChannel(Value group, Value f) {
   return add(mul(group, p.fg), f);
 }
 
-void KernelBuilder::stageRow(Value warp, Value lane, Value colBase,
+void Sm80KernelBuilder::stageRow(Value warp, Value lane, Value colBase,
                              Value group, ArrayRef<Value> values) {
   const EpilogueStaging &s = stagingShape;
   for (int64_t j = 0; j < t.warpN() / 8; ++j) {
@@ -977,7 +712,7 @@ void KernelBuilder::stageRow(Value warp, Value lane, Value colBase,
   }
 }
 
-void KernelBuilder::storeStagedRow(Value y, Value warp, Value lane,
+void Sm80KernelBuilder::storeStagedRow(Value y, Value warp, Value lane,
                                    Value rowBase, Value colBase, Value group) {
   const EpilogueStaging &s = stagingShape;
   int64_t perRow = s.width / s.vector;
@@ -1007,7 +742,7 @@ void KernelBuilder::storeStagedRow(Value y, Value warp, Value lane,
   }
 }
 
-Value KernelBuilder::accumulatorConstant(double value) {
+Value Sm80KernelBuilder::accumulatorConstant(double value) {
   TypedAttr attr = p.isInteger()
                        ? TypedAttr(b.getIntegerAttr(p.accumulatorType,
                                                     static_cast<int64_t>(value)))
@@ -1020,7 +755,7 @@ Value KernelBuilder::accumulatorConstant(double value) {
 // like the _q op itself). Padding and the K tail are zeros in both tiles:
 // they add nothing to the GEMM or the sums, and an absorbed zero pad reads
 // as (0 - zx)(w - zw), which is what the op on the padded tensor computes.
-Value KernelBuilder::applyZeroPoints(Value acc, Value rowSum,
+Value Sm80KernelBuilder::applyZeroPoints(Value acc, Value rowSum,
                                      Value columnSum) {
   if (!p.isInteger())
     return acc;
@@ -1041,23 +776,23 @@ Value KernelBuilder::applyZeroPoints(Value acc, Value rowSum,
   return acc;
 }
 
-int64_t KernelBuilder::accumulatorSlots() const {
+int64_t Sm80KernelBuilder::accumulatorSlots() const {
   int64_t tilesM = t.warpM() / 16, tilesN = t.warpN() / 8;
   return tilesM * tilesN + (p.needsRowSums() ? tilesM : 0) +
          (p.needsColumnSums() ? tilesN : 0);
 }
 
-int64_t KernelBuilder::rowSumSlot(int64_t i) const {
+int64_t Sm80KernelBuilder::rowSumSlot(int64_t i) const {
   return (t.warpM() / 16) * (t.warpN() / 8) + i;
 }
 
-int64_t KernelBuilder::columnSumSlot(int64_t j) const {
+int64_t Sm80KernelBuilder::columnSumSlot(int64_t j) const {
   return rowSumSlot(p.needsRowSums() ? t.warpM() / 16 : 0) + j;
 }
 
 /// One mma.sync; `a` and the B registers come from ldmatrix, `acc` is the
 /// thread's four accumulators as vector<4xf32> (vector<4xi32> for s8).
-Value KernelBuilder::gpuMma(Value a, Value bFrag0, Value bFrag1, Value acc) {
+Value Sm80KernelBuilder::gpuMma(Value a, Value bFrag0, Value bFrag1, Value acc) {
   MLIRContext *ctx = b.getContext();
   Type i32 = b.getI32Type(), accType = p.accumulatorType;
   // A .b32 register of the fragment: f16 pairs stay vector<2xf16>; bf16
@@ -1120,7 +855,7 @@ Value KernelBuilder::gpuMma(Value a, Value bFrag0, Value bFrag1, Value acc) {
 // (chunk 0 | 1), in the order that makes registers 0..3 the mma's a0..a3. B
 // (stored [n][k], the "col" operand): (n 0-7: chunk 0, chunk 1), (n 8-15:
 // chunk 0, chunk 1): two n8 tiles per load.
-std::pair<Value, Value> KernelBuilder::ldmatrixAddressA(Value lane,
+std::pair<Value, Value> Sm80KernelBuilder::ldmatrixAddressA(Value lane,
                                                         Value warpRow,
                                                         int64_t i,
                                                         int64_t kk) {
@@ -1138,7 +873,7 @@ std::pair<Value, Value> KernelBuilder::ldmatrixAddressA(Value lane,
   return {row, swizzledColumn(row, add(div(lane, 16), 2 * kk))};
 }
 
-std::pair<Value, Value> KernelBuilder::ldmatrixAddressB(Value lane,
+std::pair<Value, Value> Sm80KernelBuilder::ldmatrixAddressB(Value lane,
                                                         Value warpCol,
                                                         int64_t j,
                                                         int64_t kk) {
@@ -1147,7 +882,7 @@ std::pair<Value, Value> KernelBuilder::ldmatrixAddressB(Value lane,
   return {row, swizzledColumn(row, add(rem(div(lane, 8), 2), 2 * kk))};
 }
 
-SmallVector<Value> KernelBuilder::gpuComputeStage(Value smemA, Value smemB,
+SmallVector<Value> Sm80KernelBuilder::gpuComputeStage(Value smemA, Value smemB,
                                                   Value stage, Value tid,
                                                   ValueRange accs) {
   int64_t tilesM = t.warpM() / 16, tilesN = t.warpN() / 8;
@@ -1196,7 +931,7 @@ SmallVector<Value> KernelBuilder::gpuComputeStage(Value smemA, Value smemB,
   return out;
 }
 
-void KernelBuilder::gpuEpilogue(Value y, Value bm, Value bn, Value group,
+void Sm80KernelBuilder::gpuEpilogue(Value y, Value bm, Value bn, Value group,
                                 Value tid, ValueRange accs) {
   int64_t tilesN = t.warpN() / 8;
   Value warp = div(tid, kThreadsPerWarp), lane = rem(tid, kThreadsPerWarp);
@@ -1247,7 +982,7 @@ void KernelBuilder::gpuEpilogue(Value y, Value bm, Value bn, Value group,
 // The twin runs the warp-level instructions as the PTX ISA defines them, lane
 // by lane, so that the GPU's ldmatrix addresses and fragment bookkeeping are
 // what it checks (a plain dot product over the shared tiles would not be).
-void KernelBuilder::twinComputeStage(Value smemA, Value smemB, Value stage,
+void Sm80KernelBuilder::twinComputeStage(Value smemA, Value smemB, Value stage,
                                      Value acc) {
   int64_t tilesM = t.warpM() / 16, tilesN = t.warpN() / 8;
   int64_t half = p.chunkElements(), chunksPerRow = t.blockK / half;
@@ -1322,7 +1057,7 @@ void KernelBuilder::twinComputeStage(Value smemA, Value smemB, Value stage,
 // 2, 3); D(r, c) as fragmentPosition says. For s8 (e = 4, half = 16) this is
 // the PTX ISA's m16n8k32 layout: a0..a3 row g, a4..a7 row g+8, a8..a15 the
 // same 16 columns further.
-void KernelBuilder::twinMma(Value acc, Value warp, Value i, Value jt,
+void Sm80KernelBuilder::twinMma(Value acc, Value warp, Value i, Value jt,
                             Value rowBase, Value colBase, bool onesA,
                             bool onesB) {
   int64_t half = p.chunkElements(), e = p.registerElements();
@@ -1376,7 +1111,7 @@ void KernelBuilder::twinMma(Value acc, Value warp, Value i, Value jt,
   });
 }
 
-void KernelBuilder::twinEpilogue(Value y, Value bm, Value bn, Value group,
+void Sm80KernelBuilder::twinEpilogue(Value y, Value bm, Value bn, Value group,
                                  Value acc) {
   int64_t tilesM = t.warpM() / 16, tilesN = t.warpN() / 8;
   // Walk the accumulators the way the GPU threads hold them (lane, tile,
@@ -1432,7 +1167,7 @@ void KernelBuilder::twinEpilogue(Value y, Value bm, Value bn, Value group,
   });
 }
 
-void KernelBuilder::storeFragment(Value y, Value lane, int64_t i, int64_t j,
+void Sm80KernelBuilder::storeFragment(Value y, Value lane, int64_t i, int64_t j,
                                   Value rowBase, Value colBase, Value group,
                                   ArrayRef<Value> values) {
   // Registers (0, 1) and (2, 3) are adjacent columns of one row.
@@ -1444,97 +1179,11 @@ void KernelBuilder::storeFragment(Value y, Value lane, int64_t i, int64_t j,
   }
 }
 
-void KernelBuilder::emitDirect(Value block, Value x, Value w, Value y) {
-  int64_t v = t.directVector, vectors = p.groups / v;
-  Value tid = twin ? nullptr : gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x)
-                                   .getResult();
-  forEach(t.threads(), tid, [&](Value thread) {
-    // Consecutive threads take consecutive channel vectors of one pixel:
-    // the loads of a warp are contiguous where channels are innermost.
-    Value item = add(mul(block, t.threads()), thread);
-    auto ifOp = scf::IfOp::create(b, loc, lessThan(item, p.m() * vectors),
-                                  /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    Value m = div(item, vectors), c0 = mul(rem(item, vectors), v);
-    Value n = div(m, p.pixels()), pixel = rem(m, p.pixels());
-    Value oh = div(pixel, p.wo), ow = rem(pixel, p.wo);
-    Type accType = p.accumulatorType;
-    auto vecType = VectorType::get({v}, p.elementType);
-    auto accVecType = VectorType::get({v}, accType);
-    auto widen = [&](Value data, int64_t zeroPoint) -> Value {
-      if (p.isInteger()) {
-        Value wide = arith::ExtSIOp::create(b, loc, accVecType, data);
-        if (zeroPoint == 0)
-          return wide;
-        Value z = arith::ConstantOp::create(
-            b, loc, accVecType,
-            DenseElementsAttr::get(accVecType,
-                                   b.getIntegerAttr(accType, zeroPoint)));
-        return arith::SubIOp::create(b, loc, wide, z);
-      }
-      if (p.elementType == accType)
-        return data;
-      return arith::ExtFOp::create(b, loc, accVecType, data);
-    };
-    auto load = [&](Value buffer, Value offset) -> Value {
-      if (v == 1)
-        return vector::BroadcastOp::create(
-            b, loc, vecType,
-            memref::LoadOp::create(b, loc, buffer, ValueRange{offset}));
-      return vector::LoadOp::create(b, loc, vecType, buffer,
-                                    ValueRange{offset}, /*nontemporal=*/false,
-                                    llvm::MaybeAlign(kChunkBytes));
-    };
-    Value acc = arith::ConstantOp::create(
-        b, loc, accVecType,
-        DenseElementsAttr::get(accVecType, b.getZeroAttr(accType)));
-    // Every tap, unrolled: padding reads the pad value (the input zero point
-    // of a quantized op, else 0), as the padded tensor would.
-    for (int64_t kh = 0; kh < p.kh; ++kh)
-      for (int64_t kw = 0; kw < p.kw; ++kw) {
-        Value ih = add(mul(oh, p.strideH), kh * p.dilationH - p.padTop);
-        Value iw = add(mul(ow, p.strideW), kw * p.dilationW - p.padLeft);
-        Value inside = both(inRange(ih, p.h), inRange(iw, p.w));
-        Value offset = add(add(mul(n, p.xN), mul(c0, p.xC)),
-                           add(mul(ih, p.xH), mul(iw, p.xW)));
-        Value image = loadWhere(inside, elementConstant(vecType, p.padValue),
-                                [&] { return load(x, offset); });
-        Value tapOffset = add(mul(c0, p.wG), kh * p.wKH + kw * p.wKW);
-        Value tap;
-        if (v == 1 || (p.wG == 1 && p.wKH % v == 0 && p.wKW % v == 0)) {
-          tap = load(w, tapOffset);
-        } else {
-          SmallVector<Value> taps;
-          for (int64_t i = 0; i < v; ++i)
-            taps.push_back(memref::LoadOp::create(
-                b, loc, w, ValueRange{add(tapOffset, i * p.wG)}));
-          tap = vector::FromElementsOp::create(b, loc, vecType, taps);
-        }
-        Value xv = widen(image, p.inputZeroPoint);
-        Value wv = widen(tap, p.filterZeroPoint);
-        acc = p.isInteger()
-                  ? arith::AddIOp::create(
-                        b, loc, acc, arith::MulIOp::create(b, loc, xv, wv))
-                        .getResult()
-                  : vector::FMAOp::create(b, loc, xv, wv, acc).getResult();
-      }
-    // The GEMM's store: group c0, filter 0 of 1, the v channels from c0.
-    SmallVector<Value> accs;
-    for (int64_t i = 0; i < v; ++i)
-      accs.push_back(
-          vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{i}));
-    storeOutputs(y, m, idx(0), c0, accs);
-  });
-}
-
-void KernelBuilder::emitBlock(Value bm, Value bn, Value group, Value x,
+void Sm80KernelBuilder::emitBlock(Value bm, Value bn, Value group, Value x,
                               Value w, Value y, Value smemA, Value smemB,
                               Value twinAcc) {
-  if (t.directVector) {
-    emitDirect(bm, x, w, y);
-    return;
-  }
+  assert(!t.directVector && "the direct depthwise kernel is Depthwise's");
+  assert(t.stages >= 2 && "the ring needs two stages to overlap");
   int64_t kTiles = llvm::divideCeilSigned(p.k(), t.blockK);
   Value tid = twin ? nullptr : gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x)
                                    .getResult();
@@ -1605,16 +1254,16 @@ void KernelBuilder::emitBlock(Value bm, Value bn, Value group, Value x,
     gpuEpilogue(y, bm, bn, group, tid, results.take_front(accs.size()));
 }
 
-bool KernelBuilder::copiesAsync() const {
+bool Sm80KernelBuilder::copiesAsync() const {
   return !twin && (isVectorized(Operand::A) || isVectorized(Operand::B));
 }
 
-Value KernelBuilder::emptyGroup() {
+Value Sm80KernelBuilder::emptyGroup() {
   return nvgpu::DeviceAsyncCreateGroupOp::create(
       b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{});
 }
 
-bool KernelBuilder::unrollsRing() const {
+bool Sm80KernelBuilder::unrollsRing() const {
   // Unrolled by S, every step's ring positions are constants and its shared
   // addresses immediate offsets (f16 NHWC C64: 2.19 other instructions per
   // MMA -> 1.51). Not where A is gathered element by element into registers:
@@ -1624,15 +1273,15 @@ bool KernelBuilder::unrollsRing() const {
   return isVectorized(Operand::A) || pixelRun(p, t) != 0;
 }
 
-Value KernelBuilder::i32Constant(int64_t v) {
+Value Sm80KernelBuilder::i32Constant(int64_t v) {
   return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
 }
 
-Value KernelBuilder::indexOf(Value i32) {
+Value Sm80KernelBuilder::indexOf(Value i32) {
   return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), i32);
 }
 
-int64_t KernelBuilder::emitMainLoop(int64_t steps, SmallVector<Value> &carried,
+int64_t Sm80KernelBuilder::emitMainLoop(int64_t steps, SmallVector<Value> &carried,
                                     const KBlock &blk) {
   int64_t stages = t.stages;
   if (unrollsRing()) {
@@ -1688,7 +1337,7 @@ int64_t KernelBuilder::emitMainLoop(int64_t steps, SmallVector<Value> &carried,
   return steps;
 }
 
-SmallVector<Value> KernelBuilder::emitKStep(Value kt, Value stage,
+SmallVector<Value> Sm80KernelBuilder::emitKStep(Value kt, Value stage,
                                             Value nextStage, bool loads,
                                             ValueRange carried,
                                             const KBlock &blk) {

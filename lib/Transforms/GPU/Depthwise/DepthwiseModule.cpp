@@ -1,0 +1,89 @@
+//===- DepthwiseModule.cpp - the direct depthwise kernel and its twin -----===//
+//
+// The direct kernel as a gpu.func (registers only: no shared buffer, no tap
+// table), with its launch recorded on it, and its twin as host loops. Its
+// GPU launch is the core's buildGpuLaunch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Transforms/GPU/Depthwise/DepthwiseKernel.h"
+
+#include "ConvLower/Dialect/ConvLower/IR/ConvLowerDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <tuple>
+
+using namespace mlir;
+using namespace mlir::conv_lower;
+using namespace mlir::conv_lower::igemm;
+
+/// Records the launch and the channels per thread on the kernel, for readers
+/// of the IR and for conv-run, which launches the binary itself.
+static void annotateKernel(gpu::GPUFuncOp kernel, const GemmProblem &p,
+                           const TileConfig &t) {
+  MLIRContext *ctx = kernel.getContext();
+  Builder b(ctx);
+  Launch l = launchShape(p, t);
+  ConvLowerDialect::GridAttrHelper(ctx).setAttr(
+      kernel, b.getDenseI64ArrayAttr({l.gridX, l.gridY, l.gridZ}));
+  ConvLowerDialect::BlockAttrHelper(ctx).setAttr(
+      kernel, b.getDenseI64ArrayAttr({t.threads(), 1, 1}));
+  ConvLowerDialect::TilesAttrHelper(ctx).setAttr(
+      kernel, b.getDictionaryAttr({
+                  b.getNamedAttr("direct_depthwise", b.getUnitAttr()),
+                  b.getNamedAttr("channels_per_thread",
+                                 b.getI64IntegerAttr(t.directVector)),
+              }));
+}
+
+gpu::GPUFuncOp igemm::buildDepthwiseGpuKernel(RewriterBase &b, ModuleOp module,
+                                              int64_t index,
+                                              const GemmProblem &p,
+                                              const TileConfig &t,
+                                              Location loc) {
+  assert(t.directVector && "not the direct depthwise kernel's tiles");
+  OpBuilder::InsertionGuard guard(b);
+  SmallVector<Type> args = gemmKernelArguments(p);
+  gpu::GPUFuncOp fn = createKernel(b, module, gemmKernelName(index), args,
+                                   /*workgroup=*/{}, t.threads(), loc);
+  Block &body = fn.getBody().front();
+  DepthwiseKernelBuilder kb(b, loc, p, t, /*twin=*/false);
+  // The grid's three ids, as the mma.sync kernels read them; the direct
+  // kernel's grid is 1-D (pixel vectors) and reads x alone.
+  Value bm = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  if (p.biasType)
+    kb.setBias(body.getArgument(2));
+  kb.emitBlock(bm, body.getArgument(0), body.getArgument(1),
+               body.getArgument(args.size() - 1));
+  gpu::ReturnOp::create(b, loc);
+  annotateKernel(fn, p, t);
+  return fn;
+}
+
+TwinLoops igemm::buildDepthwiseTwin(OpBuilder &b, Location loc,
+                                    const GemmProblem &p, const TileConfig &t,
+                                    Value input, Value filter, Value bias,
+                                    RankedTensorType outputType) {
+  assert(t.directVector && "not the direct depthwise kernel's tiles");
+  Value x = flatBuffer(b, loc, input), w = flatBuffer(b, loc, filter);
+  Value biasFlat = bias ? flatBuffer(b, loc, bias) : Value();
+  Value output, y; // y is captured below: no structured binding (C++17)
+  std::tie(output, y) = allocateResult(b, loc, outputType);
+  Launch l = launchShape(p, t);
+  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
+  scf::LoopNest grid = scf::buildLoopNest(
+      b, loc, ValueRange{c(0), c(0), c(0)},
+      ValueRange{c(l.gridZ), c(l.gridY), c(l.gridX)},
+      ValueRange{c(1), c(1), c(1)},
+      [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+        DepthwiseKernelBuilder kb(nb, nloc, p, t, /*twin=*/true);
+        kb.setBias(biasFlat);
+        kb.emitBlock(ivs[2], x, w, y);
+      });
+  return {toTensor(b, loc, outputType, output), grid.loops.front()};
+}
