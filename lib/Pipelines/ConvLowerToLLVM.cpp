@@ -145,6 +145,9 @@ static void addLowerToLLVM(OpPassManager &pm,
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  // Last, on the LLVM dialect: no bf16 reaches LLVM's type legalization,
+  // which aborts on some bf16 vectors where AVX512-BF16 is present.
+  pm.addPass(createConvLowerLegalizeBF16());
 }
 
 void mlir::conv_lower::buildConvLowerToLLVMPipeline(
