@@ -21,6 +21,10 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "conv-lower-to-llvm"
+
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERTOLLVM
 #include "ConvLower/Pipelines/Pipelines.h.inc"
@@ -152,6 +156,12 @@ static void addLowerToLLVM(OpPassManager &pm,
 
 void mlir::conv_lower::buildConvLowerToLLVMPipeline(
     OpPassManager &pm, const ConvLowerToLLVMOptions &options) {
+  LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] "
+                          << "im2col " << options.im2col << ", panels "
+                          << options.im2colPanels << ", winograd "
+                          << options.winograd << ", twin "
+                          << options.implicitGemmTwin << ", threads "
+                          << options.threads << "\n");
   addConvRewrite(pm, options);
   addTileAndVectorize(pm, options);
   addBufferize(pm);
