@@ -21,6 +21,10 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "conv-lower-to-llvm"
+
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERTOLLVM
 #include "ConvLower/Pipelines/Pipelines.h.inc"
@@ -145,10 +149,19 @@ static void addLowerToLLVM(OpPassManager &pm,
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  // Last, on the LLVM dialect: no bf16 reaches LLVM's type legalization,
+  // which aborts on some bf16 vectors where AVX512-BF16 is present.
+  pm.addPass(createConvLowerLegalizeBF16());
 }
 
 void mlir::conv_lower::buildConvLowerToLLVMPipeline(
     OpPassManager &pm, const ConvLowerToLLVMOptions &options) {
+  LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] "
+                          << "im2col " << options.im2col << ", panels "
+                          << options.im2colPanels << ", winograd "
+                          << options.winograd << ", twin "
+                          << options.implicitGemmTwin << ", threads "
+                          << options.threads << "\n");
   addConvRewrite(pm, options);
   addTileAndVectorize(pm, options);
   addBufferize(pm);

@@ -28,6 +28,10 @@
 
 #include <cstdlib>
 
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "conv-lower-to-nvvm"
+
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERTONVVM
 #include "ConvLower/Pipelines/Pipelines.h.inc"
@@ -156,6 +160,8 @@ void mlir::conv_lower::buildConvLowerToNVVMBinaryPipeline(
 
 void mlir::conv_lower::buildConvLowerToNVVMPipeline(
     OpPassManager &pm, const ConvLowerToNVVMOptions &options) {
+  LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] features '" << options.features
+                          << "', require-all " << options.requireAll << "\n");
   buildConvLowerToNVVMKernelPipeline(pm, options);
   buildConvLowerToNVVMBinaryPipeline(pm, options);
 }

@@ -17,6 +17,10 @@
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "conv-lower-copies-to-linalg"
+
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERCOPIESTOLINALG
 #include "ConvLower/Transforms/CPU/Passes.h.inc"
@@ -42,6 +46,8 @@ struct ConvLowerCopiesToLinalgPass
           !(isContiguous(copy.getSource()) && isContiguous(copy.getTarget())))
         strided.push_back(copy);
     });
+    LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] " << strided.size()
+                            << " strided copies as linalg.copy\n");
     IRRewriter rewriter(&getContext());
     for (memref::CopyOp copy : strided) {
       rewriter.setInsertionPoint(copy);

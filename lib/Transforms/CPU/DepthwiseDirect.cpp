@@ -31,6 +31,10 @@
 
 #include <array>
 
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "conv-lower-depthwise-direct"
+
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERDEPTHWISEDIRECT
 #include "ConvLower/Transforms/CPU/Passes.h.inc"
@@ -318,7 +322,16 @@ struct ConvLowerDepthwiseDirectPass
         return;
       std::string whyNot;
       FailureOr<ConvPlan> plan = analyzeConv(op, whyNot);
-      if (succeeded(plan) && isDirectDepthwise(*plan))
+      bool direct = succeeded(plan) && isDirectDepthwise(*plan);
+      LLVM_DEBUG(llvm::dbgs()
+                 << "[" DEBUG_TYPE "] " << op->getName() << " at "
+                 << op.getLoc() << ": "
+                 << (direct         ? "direct depthwise"
+                     : failed(plan) ? "left alone: " + whyNot
+                                    : std::string("left alone: not a "
+                                                  "direct depthwise form"))
+                 << "\n");
+      if (direct)
         plans.push_back(*plan);
     });
     IRRewriter rewriter(&getContext());

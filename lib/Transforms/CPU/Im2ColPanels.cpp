@@ -41,6 +41,10 @@
 
 #include <optional>
 
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "conv-lower-im2col-panels"
+
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERIM2COLPANELS
 #include "ConvLower/Transforms/CPU/Passes.h.inc"
@@ -289,7 +293,22 @@ Blocks chooseBlocks(PanelGemm &m, int64_t panelBytes, int64_t minBlocks,
       minBlocks = std::max<int64_t>(1, streamed.threads);
     }
   }
+  assert(blocks.rowsPerBlock >= 1 && blocks.outer % blocks.rowsPerBlock == 0 &&
+         "row blocks divide the outer output dim");
   blocks.blocksPerImage = blocks.outer / blocks.rowsPerBlock;
+  LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] "
+                          << "rows per block " << blocks.rowsPerBlock << " of "
+                          << blocks.outer << " (" << rowBytes
+                          << " panel bytes a row, budget " << panelBytes << ", "
+                          << (!aligned.empty()       ? "whole vectors"
+                              : !wholeVector.empty() ? "a vector or more"
+                              : oversized            ? "over the budget"
+                                                     : "what fits")
+                          << (streamed.bytes > streamed.cacheBytes &&
+                                      streamed.cacheBytes > 0
+                                  ? ", streamed filter"
+                                  : "")
+                          << "), min blocks " << minBlocks << "\n");
   int64_t fg = m.filtersPerGroup();
   blocks.filtersPerChunk = fg;
   // Too few row blocks for the threads (a small image, N = 1): split the

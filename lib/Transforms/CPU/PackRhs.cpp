@@ -6,6 +6,10 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "conv-lower-pack-rhs"
+
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERPACKRHS
 #include "ConvLower/Transforms/CPU/Passes.h.inc"
@@ -71,6 +75,8 @@ struct ConvLowerPackRhsPass
       if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
         gemms.push_back(op);
     });
+    LLVM_DEBUG(llvm::dbgs()
+               << "[" DEBUG_TYPE "] " << gemms.size() << " GEMMs to pack\n");
     for (Operation *op : gemms) {
       if (auto mm = dyn_cast<linalg::MatmulOp>(op))
         (void)packRhs(rewriter, mm, /*batch=*/0);

@@ -26,6 +26,10 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "conv-lower-tile-and-vectorize"
+
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERTILEANDVECTORIZE
 #include "ConvLower/Transforms/CPU/Passes.h.inc"
@@ -155,9 +159,21 @@ linalg::LinalgOp blockReduction(RewriterBase &rewriter, linalg::LinalgOp op,
     return op;
   Type element = getElementTypeOrSelf(op.getDpsInputOperand(1)->get());
   int64_t rowBytes = n * std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
-  if (k * rowBytes <= cacheBytes)
+  if (k * rowBytes <= cacheBytes) {
+    LLVM_DEBUG(llvm::dbgs()
+               << "[" DEBUG_TYPE "] "
+               << "K = " << k << " not blocked: the [K, N = " << n
+               << "] operand's " << k * rowBytes
+               << " bytes fit cache-block-bytes " << cacheBytes << "\n");
     return op;
+  }
   int64_t kc = largestDividingTile(k, std::max(minBlock, cacheBytes / rowBytes));
+  LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] "
+                          << "K = " << k << ", [K, N = " << n << "] is "
+                          << k * rowBytes << " bytes > " << cacheBytes
+                          << ": kc = " << kc
+                          << (kc < minBlock || kc == k ? " (not blocked)" : "")
+                          << "\n");
   if (kc < minBlock || kc == k)
     return op;
   SmallVector<int64_t> sizes(op.getNumLoops(), 0);

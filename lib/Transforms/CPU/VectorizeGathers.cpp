@@ -32,6 +32,10 @@
 
 #include <optional>
 
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "conv-lower-vectorize-gathers"
+
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERVECTORIZEGATHERS
 #include "ConvLower/Transforms/CPU/Passes.h.inc"
@@ -138,6 +142,8 @@ struct ConvLowerVectorizeGathersPass
         copies.push_back({op, *loop});
     });
     IRRewriter rewriter(&getContext());
+    LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] " << copies.size()
+                            << " copies with a contiguous run\n");
     for (auto [copy, loop] : copies)
       vectorizeRuns(rewriter, copy, loop, run);
   }

@@ -26,6 +26,10 @@
 #include <numeric>
 #include <optional>
 
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "conv-lower-vectorize-transposes"
+
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERVECTORIZETRANSPOSES
 #include "ConvLower/Transforms/CPU/Passes.h.inc"
@@ -163,6 +167,11 @@ struct ConvLowerVectorizeTransposesPass
       if (op.hasPureTensorSemantics() && !op.hasDynamicShape() &&
           !op.getInit().getType().getElementType().isBF16())
         transposes.push_back(op);
+      else
+        LLVM_DEBUG(llvm::dbgs()
+                   << "[" DEBUG_TYPE "] "
+                   << "left as loops (dynamic, on buffers or bf16): "
+                   << op.getLoc() << "\n");
     });
     IRRewriter rewriter(&getContext());
     for (linalg::TransposeOp op : transposes)

@@ -29,6 +29,10 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "conv-lower-winograd"
+
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERWINOGRAD
 #include "ConvLower/Transforms/CPU/Passes.h.inc"
@@ -610,6 +614,13 @@ struct ConvLowerWinogradPass
       FailureOr<ConvPlan> plan = analyzeConv(op, whyNot);
       if (succeeded(plan))
         whyNot = winogradRejection(*plan, options);
+      LLVM_DEBUG({
+        llvm::dbgs() << "[" DEBUG_TYPE "] " << op->getName() << " at "
+                     << op.getLoc() << ": "
+                     << (whyNot.empty() ? std::string("Winograd F(4x4, 3x3)")
+                                        : "left to the GEMM route: " + whyNot)
+                     << " (min-tiles " << options.minTiles << ")\n";
+      });
       if (!whyNot.empty()) {
         if (emitRemarks)
           op.emitRemark() << "conv-lower-winograd: left to the GEMM route: "
@@ -636,6 +647,11 @@ struct ConvLowerWinogradPass
       s.lanesC = vectorLanes(s.channels);
       s.lanesF = vectorLanes(s.filters);
       s.channelsFirst = plan->form->layout == ImageLayout::nchw;
+      LLVM_DEBUG(llvm::dbgs()
+                 << "[" DEBUG_TYPE "] "
+                 << "  " << s.n << " x " << s.tileRows << " x " << s.tileCols
+                 << " tiles, " << s.rowsPerBlock << " tile rows per block, C "
+                 << s.channels << " F " << s.filters << "\n");
       chosen.emplace_back(*plan, s);
     });
     IRRewriter rewriter(&getContext());

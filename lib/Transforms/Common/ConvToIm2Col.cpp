@@ -35,6 +35,10 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "conv-lower-im2col"
+
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERIM2COL
 #include "ConvLower/Transforms/Common/Passes.h.inc"
@@ -429,7 +433,15 @@ struct ConvLowerIm2ColPass
     IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp op : convs) {
       std::string whyNot;
-      if (failed(rewriteToIm2Col(rewriter, op, &whyNot)) && emitRemarks)
+      Location loc = op.getLoc();
+      std::string name = op->getName().getStringRef().str();
+      bool rewritten = succeeded(rewriteToIm2Col(rewriter, op, &whyNot));
+      LLVM_DEBUG(llvm::dbgs()
+                 << "[" DEBUG_TYPE "] " << name << " at " << loc << ": "
+                 << (rewritten ? std::string("im2col + GEMM")
+                               : "left untouched: " + whyNot)
+                 << "\n");
+      if (!rewritten && emitRemarks)
         op.emitRemark() << "conv-lower-im2col: left untouched: " << whyNot;
     }
   }

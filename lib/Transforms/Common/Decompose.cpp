@@ -19,6 +19,10 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "conv-lower-decompose"
+
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERDECOMPOSE
 #include "ConvLower/Transforms/Common/Passes.h.inc"
@@ -230,8 +234,11 @@ struct ConvLowerDecomposePass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateDecomposeConvLowerPatterns(patterns);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
+      LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] "
+                              << "the greedy driver did not converge\n");
       return signalPassFailure();
+    }
   }
 };
 

@@ -13,6 +13,10 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "conv-lower-fill-empty-pads"
+
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERFILLEMPTYPADS
 #include "ConvLower/Transforms/Common/Passes.h.inc"
@@ -67,6 +71,8 @@ struct ConvLowerFillEmptyPadsPass
       if (llvm::is_contained(pad.getSourceType().getShape(), 0))
         pads.push_back(pad);
     });
+    LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] " << pads.size()
+                            << " pads of empty sources\n");
     IRRewriter rewriter(&getContext());
     for (tensor::PadOp pad : pads)
       rewriteEmptyPad(rewriter, pad);

@@ -8,11 +8,16 @@
 #include "ConvLower/Transforms/Common/Passes.h"
 
 #include "Transforms/Common/ConvAnalysis.h"
+#include "Transforms/Common/LiftTo2D.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "conv-lower-lift-to-2d"
 
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERLIFTTO2D
@@ -64,6 +69,8 @@ SmallVector<ReassociationIndices> unitReassociation(int64_t rank,
 
 Value expandWithUnitDims(RewriterBase &rewriter, Location loc, Value value,
                          ArrayRef<int64_t> units) {
+  if (units.empty())
+    return value;
   auto type = cast<RankedTensorType>(value.getType());
   auto expanded = RankedTensorType::get(withUnitDims(type.getShape(), units),
                                         type.getElementType());
@@ -114,9 +121,17 @@ DenseIntElementsAttr liftWindow(Builder &b, std::optional<Attribute> attr) {
   return b.getI64TensorAttr({1, value});
 }
 
+/// Strides and dilations of the lifted op: read from a 1-D op's attributes
+/// (unit along the new H), all ones for a batchless named op, or those a
+/// generic's maps say.
+struct Window {
+  enum class From { OneDimensional, Unit, Given } from;
+  SmallVector<int64_t> strides, dilations;
+};
+
 template <typename To>
 void lift(RewriterBase &rewriter, linalg::LinalgOp op, const UnitDims &units,
-          bool oneDimensional) {
+          const Window &window) {
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   Value input =
@@ -132,9 +147,15 @@ void lift(RewriterBase &rewriter, linalg::LinalgOp op, const UnitDims &units,
   DenseIntElementsAttr strides =
       rewriter.getI64TensorAttr(SmallVector<int64_t>(spatialRank, 1));
   DenseIntElementsAttr dilations = strides;
-  if (oneDimensional) {
+  if (window.from == Window::From::OneDimensional) {
     strides = liftWindow(rewriter, op->getAttr("strides"));
     dilations = liftWindow(rewriter, op->getAttr("dilations"));
+  } else if (window.from == Window::From::Given) {
+    assert(int64_t(window.strides.size()) == spatialRank &&
+           int64_t(window.dilations.size()) == spatialRank &&
+           "a window per spatial dim of the lifted op");
+    strides = rewriter.getI64TensorAttr(window.strides);
+    dilations = rewriter.getI64TensorAttr(window.dilations);
   }
   auto conv = To::create(rewriter, loc, TypeRange{init.getType()},
                          ValueRange{input, filter}, ValueRange{init}, strides,
@@ -146,6 +167,47 @@ void lift(RewriterBase &rewriter, linalg::LinalgOp op, const UnitDims &units,
   rewriter.replaceOp(op, result);
 }
 
+/// A linalg.generic computing a channels-last convolution without its batch
+/// dim, as IREE writes one once it has dropped a unit batch: (h, w, c) images
+/// and (oh, ow, f) outputs, becomes the named NHWC op with N = 1 (strides and
+/// dilations from the maps). Returns whether it did.
+bool liftIfBatchlessGeneric(RewriterBase &rewriter, linalg::LinalgOp op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  if (!generic)
+    return false;
+  struct BatchlessForm {
+    conv_lower::FormAxes axes;
+    void (*lift)(RewriterBase &, linalg::LinalgOp, const UnitDims &,
+                 const Window &);
+    StringRef name;
+  };
+  static const BatchlessForm forms[] = {
+      {{"hwc", "rscf", "hwf"},
+       lift<linalg::Conv2DNhwcHwcfOp>,
+       "conv_2d_nhwc_hwcf"},
+      {{"hwc", "frsc", "hwf"},
+       lift<linalg::Conv2DNhwcFhwcOp>,
+       "conv_2d_nhwc_fhwc"},
+      {{"hwg", "rsg", "hwg"},
+       lift<linalg::DepthwiseConv2DNhwcHwcOp>,
+       "depthwise_conv_2d_nhwc_hwc"},
+  };
+  for (const BatchlessForm &form : forms) {
+    Window window{Window::From::Given, {}, {}};
+    if (!conv_lower::matchGenericConvolution(generic, form.axes, window.strides,
+                                             window.dilations))
+      continue;
+    LLVM_DEBUG(llvm::dbgs()
+               << "[" DEBUG_TYPE "] batchless generic (" << form.axes.x << ", "
+               << form.axes.w << ") -> " << form.name << " with N = 1\n");
+    // The batch joins the image's and the output's first dim; the filter
+    // has none.
+    form.lift(rewriter, op, {{0}, {}, {0}}, window);
+    return true;
+  }
+  return false;
+}
+
 /// Lifts `op` if it is one of the forms; returns whether it did.
 bool liftIfOneDimensional(RewriterBase &rewriter, linalg::LinalgOp op) {
   if (!op.hasPureTensorSemantics() || op->getNumResults() != 1)
@@ -153,56 +215,63 @@ bool liftIfOneDimensional(RewriterBase &rewriter, linalg::LinalgOp op) {
   Operation *o = op.getOperation();
   // (n, w, c) -> (n, 1, w, c): H joins before W.
   if (isa<linalg::Conv1DNwcWcfOp>(o))
-    lift<linalg::Conv2DNhwcHwcfOp>(rewriter, op, {{1}, {0}, {1}}, true);
+    lift<linalg::Conv2DNhwcHwcfOp>(rewriter, op, {{1}, {0}, {1}},
+                                   {Window::From::OneDimensional});
   else if (isa<linalg::Conv1DNcwFcwOp>(o))
-    lift<linalg::Conv2DNchwFchwOp>(rewriter, op, {{2}, {2}, {2}}, true);
+    lift<linalg::Conv2DNchwFchwOp>(rewriter, op, {{2}, {2}, {2}},
+                                   {Window::From::OneDimensional});
   else if (isa<linalg::DepthwiseConv1DNwcWcOp>(o))
     lift<linalg::DepthwiseConv2DNhwcHwcOp>(rewriter, op, {{1}, {0}, {1}},
-                                           true);
+                                           {Window::From::OneDimensional});
   else if (isa<linalg::DepthwiseConv1DNcwCwOp>(o))
     lift<linalg::DepthwiseConv2DNchwChwOp>(rewriter, op, {{2}, {1}, {2}},
-                                           true);
+                                           {Window::From::OneDimensional});
   else if (isa<linalg::DepthwiseConv1DNwcWcmOp>(o))
     lift<linalg::DepthwiseConv2DNhwcHwcmOp>(rewriter, op, {{1}, {0}, {1}},
-                                            true);
+                                            {Window::From::OneDimensional});
   // No batch, no channels: (w) -> (1, 1, w, 1), (h, w) -> (1, h, w, 1),
   // (d, h, w) -> (1, d, h, w, 1).
   else if (isa<linalg::Conv1DOp>(o))
-    lift<linalg::Conv2DNhwcHwcfOp>(rewriter, op,
-                                   {{0, 1, 3}, {0, 2, 3}, {0, 1, 3}}, false);
+    lift<linalg::Conv2DNhwcHwcfOp>(
+        rewriter, op, {{0, 1, 3}, {0, 2, 3}, {0, 1, 3}}, {Window::From::Unit});
   else if (isa<linalg::Conv2DOp>(o))
     lift<linalg::Conv2DNhwcHwcfOp>(rewriter, op, {{0, 3}, {2, 3}, {0, 3}},
-                                   false);
+                                   {Window::From::Unit});
   else if (isa<linalg::Conv3DOp>(o))
     lift<linalg::Conv3DNdhwcDhwcfOp>(rewriter, op, {{0, 4}, {3, 4}, {0, 4}},
-                                     false);
+                                     {Window::From::Unit});
   else
-    return false;
+    return liftIfBatchlessGeneric(rewriter, op);
   return true;
 }
 
 struct ConvLowerLiftTo2DPass
     : conv_lower::impl::ConvLowerLiftTo2DBase<ConvLowerLiftTo2DPass> {
   void runOnOperation() override {
-    SmallVector<linalg::LinalgOp> convs;
-    getOperation()->walk([&](linalg::LinalgOp op) { convs.push_back(op); });
     IRRewriter rewriter(&getContext());
-    for (linalg::LinalgOp op : convs) {
-      // The pad and fill it was built from, rebuilt in 2-D by the lift.
-      Operation *pad = op->getNumOperands()
-                           ? op->getOperand(0).getDefiningOp<tensor::PadOp>()
-                           : nullptr;
-      Operation *fill =
-          op.getNumDpsInits()
-              ? op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>()
-              : nullptr;
-      if (!liftIfOneDimensional(rewriter, op))
-        continue;
-      for (Operation *dead : {pad, fill})
-        if (dead && dead->use_empty())
-          rewriter.eraseOp(dead);
-    }
+    conv_lower::liftConvolutionsTo2D(rewriter, getOperation());
   }
 };
 
 } // namespace
+
+void mlir::conv_lower::liftConvolutionsTo2D(RewriterBase &rewriter,
+                                            Operation *root) {
+  SmallVector<linalg::LinalgOp> convs;
+  root->walk([&](linalg::LinalgOp op) { convs.push_back(op); });
+  for (linalg::LinalgOp op : convs) {
+    // The pad and fill it was built from, rebuilt in 2-D by the lift.
+    Operation *pad = op->getNumOperands()
+                         ? op->getOperand(0).getDefiningOp<tensor::PadOp>()
+                         : nullptr;
+    Operation *fill =
+        op.getNumDpsInits()
+            ? op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>()
+            : nullptr;
+    if (!liftIfOneDimensional(rewriter, op))
+      continue;
+    for (Operation *dead : {pad, fill})
+      if (dead && dead->use_empty())
+        rewriter.eraseOp(dead);
+  }
+}

@@ -7,11 +7,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "Transforms/Common/ConvAnalysis.h"
+#include "Transforms/Common/LiftTo2D.h"
 
 #include "ConvLower/Transforms/GPU/ImplicitGemm.h"
 #include "ConvLower/Transforms/GPU/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
+
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "conv-lower-implicit-gemm"
 
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERIMPLICITGEMM
@@ -36,18 +41,29 @@ struct ConvLowerImplicitGemmPass
       module.emitError() << "conv-lower-implicit-gemm: " << bad.reason;
       return signalPassFailure();
     }
+    // The kernels take a convolution in its 2-D or 3-D form; lifting the
+    // 1-D and batchless ones first makes them take every form the im2col
+    // route takes (which runs conv-lower-lift-to-2d before it).
+    IRRewriter rewriter(&getContext());
+    liftConvolutionsTo2D(rewriter, module);
     SmallVector<linalg::LinalgOp> convs;
     module.walk([&](linalg::LinalgOp op) {
       if (looksLikeConvolution(op))
         convs.push_back(op);
     });
-    IRRewriter rewriter(&getContext());
     ImplicitGemmOptions options = getRewriteOptions();
     for (linalg::LinalgOp op : convs) {
       ImplicitGemmFailure why;
       Location loc = op.getLoc();
       FailureOr<ImplicitGemmResult> result =
           rewriteToImplicitGemm(rewriter, op, options, &why);
+      LLVM_DEBUG({
+        llvm::dbgs() << "[" DEBUG_TYPE "] " << loc << ": ";
+        if (failed(result))
+          llvm::dbgs() << "left untouched: " << why.reason << "\n";
+        else
+          llvm::dbgs() << "the " << result->family << " kernel\n";
+      });
       if (failed(result)) {
         if (failed(report(op, why)))
           return signalPassFailure();

@@ -11,6 +11,10 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "conv-lower-grid-constant-tensor-maps"
+
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERGRIDCONSTANTTENSORMAPS
 #include "ConvLower/Transforms/GPU/Passes.h.inc"
@@ -42,6 +46,9 @@ struct ConvLowerGridConstantTensorMapsPass
                      << count << " arguments for its tensor maps";
       return signalPassFailure();
     }
+    LLVM_DEBUG(llvm::dbgs()
+               << "[" DEBUG_TYPE "] " << fn.getName() << ": the last " << count
+               << " arguments are tensor maps\n");
     Builder b(ctx);
     Type bytes = LLVM::LLVMArrayType::get(b.getI8Type(), kTensorMapBytes);
     for (unsigned i = arguments - count; i < arguments; ++i) {

@@ -71,6 +71,74 @@ func.func @batchless(%x: tensor<12xf32>, %w: tensor<4xf32>, %i: tensor<9xf32>,
   return %a, %b, %c : tensor<9xf32>, tensor<4x6xi32>, tensor<4x4x6xf32>
 }
 
+// IREE's batchless channels-last generics ((h, w, c) images, as IREE writes
+// a convolution once it has dropped a unit batch): the NHWC named forms with
+// N = 1, strides and dilations from the maps, the pad rebuilt after the
+// reshape. The im2col rewrite (and conv-lower-implicit-gemm, which lifts
+// first: test/Transforms/GPU/conv-lower-implicit-gemm-batchless.mlir) then
+// take them.
+// CHECK-LABEL: func.func @batchless_generics
+// CHECK:         %[[XE:.+]] = tensor.expand_shape %{{.+}} {{\[\[}}0, 1], [2], [3]] output_shape [1, 9, 9, 16]
+// CHECK:         %[[XP:.+]] = tensor.pad %[[XE]] low[0, 1, 1, 0] high[0, 1, 1, 0]
+// CHECK:         linalg.conv_2d_nhwc_hwcf {dilations = dense<[2, 1]> : tensor<2xi64>, strides = dense<[1, 2]> : tensor<2xi64>} ins(%[[XP]], %{{.+}} : tensor<1x11x11x16xbf16>, tensor<3x3x16x8xbf16>) outs(%{{.+}} : tensor<1x7x5x8xf32>)
+// CHECK:         tensor.collapse_shape %{{.+}} {{\[\[}}0, 1], [2], [3]] : tensor<1x7x5x8xf32> into tensor<7x5x8xf32>
+// CHECK:         linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%{{.+}}, %{{.+}} : tensor<1x6x6x4xf32>, tensor<2x3x3x4xf32>) outs(%{{.+}} : tensor<1x4x4x2xf32>)
+// CHECK:         linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%{{.+}}, %{{.+}} : tensor<1x8x8x32xf32>, tensor<3x3x32xf32>) outs(%{{.+}} : tensor<1x6x6x32xf32>)
+// CHECK-NOT:     linalg.generic
+// IM2COL-LABEL:  func.func @batchless_generics
+// IM2COL-NOT:      tensor.pad
+// IM2COL:          conv_lower.im2col %{{.+}} layout = nhwc kernel = [3, 3] strides = [1, 2] dilations = [2, 1] padding = [1, 1, 1, 1]
+// IM2COL-NOT:      linalg.generic {{.*}}"reduction", "reduction", "reduction"
+func.func @batchless_generics(%x: tensor<9x9x16xbf16>, %w: tensor<3x3x16x8xbf16>,
+                              %x2: tensor<6x6x4xf32>, %w2: tensor<2x3x3x4xf32>, %i2: tensor<4x4x2xf32>,
+                              %x3: tensor<8x8x32xf32>, %w3: tensor<3x3x32xf32>, %i3: tensor<6x6x32xf32>)
+    -> (tensor<7x5x8xf32>, tensor<4x4x2xf32>, tensor<6x6x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %zh = arith.constant 0.0 : bf16
+  %p = tensor.pad %x low[1, 1, 0] high[1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index):
+    tensor.yield %zh : bf16
+  } : tensor<9x9x16xbf16> to tensor<11x11x16xbf16>
+  %empty = tensor.empty() : tensor<7x5x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%empty : tensor<7x5x8xf32>) -> tensor<7x5x8xf32>
+  %a = linalg.generic {indexing_maps = [
+        affine_map<(oh, ow, f, kh, kw, c) -> (oh + kh * 2, ow * 2 + kw, c)>,
+        affine_map<(oh, ow, f, kh, kw, c) -> (kh, kw, c, f)>,
+        affine_map<(oh, ow, f, kh, kw, c) -> (oh, ow, f)>],
+      iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%p, %w : tensor<11x11x16xbf16>, tensor<3x3x16x8xbf16>) outs(%init : tensor<7x5x8xf32>) {
+  ^bb0(%u: bf16, %v: bf16, %acc: f32):
+    %eu = arith.extf %u : bf16 to f32
+    %ev = arith.extf %v : bf16 to f32
+    %m = arith.mulf %eu, %ev : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<7x5x8xf32>
+  %b = linalg.generic {indexing_maps = [
+        affine_map<(kh, kw, c, oh, ow, f) -> (oh + kh, ow + kw, c)>,
+        affine_map<(kh, kw, c, oh, ow, f) -> (f, kh, kw, c)>,
+        affine_map<(kh, kw, c, oh, ow, f) -> (oh, ow, f)>],
+      iterator_types = ["reduction", "reduction", "reduction", "parallel", "parallel", "parallel"]}
+      ins(%x2, %w2 : tensor<6x6x4xf32>, tensor<2x3x3x4xf32>) outs(%i2 : tensor<4x4x2xf32>) {
+  ^bb0(%u: f32, %v: f32, %acc: f32):
+    %m = arith.mulf %v, %u : f32
+    %s = arith.addf %m, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<4x4x2xf32>
+  %c = linalg.generic {indexing_maps = [
+        affine_map<(oh, ow, c, kh, kw) -> (oh + kh, ow + kw, c)>,
+        affine_map<(oh, ow, c, kh, kw) -> (kh, kw, c)>,
+        affine_map<(oh, ow, c, kh, kw) -> (oh, ow, c)>],
+      iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%x3, %w3 : tensor<8x8x32xf32>, tensor<3x3x32xf32>) outs(%i3 : tensor<6x6x32xf32>) {
+  ^bb0(%u: f32, %v: f32, %acc: f32):
+    %m = arith.mulf %u, %v : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<6x6x32xf32>
+  return %a, %b, %c : tensor<7x5x8xf32>, tensor<4x4x2xf32>, tensor<6x6x32xf32>
+}
+
 // Not lifted: 3-D and 2-D forms (the rewrites take them as they are),
 // buffers.
 // CHECK-LABEL: func.func @left_alone

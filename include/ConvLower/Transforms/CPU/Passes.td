@@ -322,4 +322,26 @@ def ConvLowerTileAndVectorize : Pass<"conv-lower-tile-and-vectorize"> {
   ];
 }
 
+def ConvLowerLegalizeBF16 : Pass<"conv-lower-legalize-bf16", "::mlir::ModuleOp"> {
+  let summary = "Hand LLVM no bf16: bf16 values as i16 bits, bf16 arithmetic "
+                "in f32";
+  let description = [{
+    LLVM's x86 backend aborts ("Do not know how to soft promote this
+    operator's operand!") on bf16 vectors of some lengths (9, 17, 33, ...)
+    where AVX512-BF16 makes bf16 vectors legal types; the im2col copies of a
+    convolution with 17 channels make them. On the LLVM dialect, after
+    everything else is lowered, this pass (1) widens every operation that
+    computes on bf16 to f32 between an fpext and an fptrunc (what the
+    backend's soft promotion computes), (2) expands fpext from bf16 into a
+    shift of the bits and fptrunc to bf16 into integer rounding to nearest
+    even, and (3) makes every remaining bf16 type and constant i16, so loads,
+    stores, shuffles and phis move the same bits as integers (IREE's CPU
+    backend keeps bf16 buffers as i16 the same way). A bf16 in a public
+    function's signature, a call with bf16 values, or an fptrunc from f64 to
+    bf16 is reported as an error, not rewritten. The CPU pipeline runs it
+    last.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // CONVLOWER_TRANSFORMS_CPU_PASSES_TD

@@ -48,7 +48,10 @@ def ConvLowerLiftTo2D : Pass<"conv-lower-lift-to-2d"> {
     Frontends emit `linalg.conv_1d_nwc_wcf` / `conv_1d_ncw_fcw` (torch's
     conv1d), `depthwise_conv_1d_nwc_wc` / `_ncw_cw` / `_nwc_wcm`, and the
     batchless, channel-less `linalg.conv_1d`, `linalg.conv_2d` and
-    `linalg.conv_3d`. Each is the convolution of the matching form
+    `linalg.conv_3d`; IREE, once it has dropped a unit batch, writes a
+    channels-last convolution as a batchless `linalg.generic` ((h, w, c)
+    image, HWCF or FHWC filter, (oh, ow, f) output; or depthwise (h, w, c)
+    with an HWC filter). Each is the convolution of the matching form
     (`conv_2d_nhwc_hwcf`, `conv_2d_nchw_fchw`, `depthwise_conv_2d_*`,
     `conv_3d_ndhwc_dhwcf`) with a height, batch or channel of one: this pass
     writes it so, with `tensor.expand_shape` of
@@ -58,8 +61,8 @@ def ConvLowerLiftTo2D : Pass<"conv-lower-lift-to-2d"> {
     reshape (the 2-D rewrites absorb it). The reshapes add or drop unit
     dimensions only: no data moves.
 
-    Runs first in both ConvLower pipelines; run it before
-    `--conv-lower-im2col` or `--conv-lower-implicit-gemm` on their own.
+    Runs first in both ConvLower pipelines, and `--conv-lower-implicit-gemm`
+    applies it itself; run it before `--conv-lower-im2col` on its own.
     Everything else is left untouched.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",

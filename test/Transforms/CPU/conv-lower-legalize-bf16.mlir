@@ -1,0 +1,60 @@
+// RUN: conv-opt %s --split-input-file --conv-lower-legalize-bf16 --verify-diagnostics | FileCheck %s
+//
+// Rounding, NaNs, infinities and subnormals as LLVM's own fptrunc/fpext
+// compute them (the expected lines are what mlir-runner prints without the
+// pass):
+// RUN: mlir-opt %S/Inputs/bf16-roundtrip.mlir --convert-vector-to-scf --convert-scf-to-cf \
+// RUN:   --convert-vector-to-llvm --convert-arith-to-llvm --convert-func-to-llvm \
+// RUN:   --convert-cf-to-llvm --reconcile-unrealized-casts \
+// RUN: | conv-opt --conv-lower-legalize-bf16 \
+// RUN: | mlir-runner -e main -entry-point-result=void \
+// RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils \
+// RUN: | FileCheck %s --check-prefix=EXEC
+// EXEC: ( 1065353216, 1065353216, 1065484288, 1065418752, 1065418752, -1071644672, 2139029504, 2139095040, 65536, 65536, 2143289344, -8388608, 2139095040, -2147483648, 0, 131072, 2139095040, 1065418752 )
+// EXEC-NEXT: 2
+
+// Moves of bf16 bits become moves of i16; an extension is a shift into the
+// top half of an f32; arithmetic on bf16 computes in f32 and rounds to
+// nearest even by integer code.
+// CHECK-LABEL: llvm.func @moves_and_math
+// CHECK-NOT:     bf16
+// CHECK:         %[[V:.+]] = llvm.load %{{.+}} : !llvm.ptr -> vector<17xi16>
+// CHECK:         llvm.br ^bb1(%[[V]] : vector<17xi16>)
+// CHECK:       ^bb1(%[[A:.+]]: vector<17xi16>):
+// CHECK:         %[[W:.+]] = llvm.zext %[[A]] : vector<17xi16> to vector<17xi32>
+// CHECK:         %[[S:.+]] = llvm.shl %[[W]], %{{.+}} : vector<17xi32>
+// CHECK:         %[[F:.+]] = llvm.bitcast %[[S]] : vector<17xi32> to vector<17xf32>
+// CHECK:         %[[SUM:.+]] = llvm.fadd %[[F]], %[[F]] : vector<17xf32>
+// CHECK:         %[[BITS:.+]] = llvm.bitcast %[[SUM]] : vector<17xf32> to vector<17xi32>
+// CHECK:         llvm.lshr %[[BITS]]
+// CHECK:         llvm.fcmp "uno" %[[SUM]], %[[SUM]]
+// CHECK:         %[[R:.+]] = llvm.trunc %{{.+}} : vector<17xi32> to vector<17xi16>
+// CHECK:         llvm.store %[[R]], %{{.+}} : vector<17xi16>, !llvm.ptr
+// CHECK:         llvm.mlir.constant(16256 : i16) : i16
+llvm.func @moves_and_math(%p: !llvm.ptr, %q: !llvm.ptr) {
+  %v = llvm.load %p : !llvm.ptr -> vector<17xbf16>
+  llvm.br ^bb1(%v : vector<17xbf16>)
+^bb1(%a: vector<17xbf16>):
+  %s = llvm.fadd %a, %a : vector<17xbf16>
+  llvm.store %s, %q : vector<17xbf16>, !llvm.ptr
+  %one = llvm.mlir.constant(1.0 : bf16) : bf16
+  llvm.store %one, %q : bf16, !llvm.ptr
+  llvm.return
+}
+
+// -----
+
+// A bf16 in a signature another module sees is an ABI, not bits.
+// expected-error @+1 {{has bf16 in its signature, which other modules see}}
+llvm.func @public_bf16(%x: bf16) -> bf16 {
+  llvm.return %x : bf16
+}
+
+// -----
+
+llvm.func @from_f64(%x: f64, %q: !llvm.ptr) {
+  // expected-error @+1 {{truncates 'f64' to bf16; only f32 and f16 are expanded}}
+  %t = llvm.fptrunc %x : f64 to bf16
+  llvm.store %t, %q : bf16, !llvm.ptr
+  llvm.return
+}
