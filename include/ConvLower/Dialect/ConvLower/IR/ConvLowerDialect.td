@@ -154,9 +154,9 @@ def ConvLower_KernelTilesAttr : ConvLower_Attr<"KernelTiles", "tiles"> {
   }];
   let parameters = (ins
     EnumParameter<ConvLower_KernelFamily>:$family,
-    ConvLower_OptionalI64List:$block,
-    ConvLower_OptionalI64List:$warps,
-    ConvLower_OptionalI64List:$warpgroups,
+    ConvLower_OptionalI64List<>:$block,
+    ConvLower_OptionalI64List<>:$warps,
+    ConvLower_OptionalI64List<>:$warpgroups,
     OptionalParameter<"std::optional<int64_t>">:$stages,
     OptionalParameter<"::mlir::BoolAttr">:$a_vectorized,
     OptionalParameter<"::mlir::BoolAttr">:$b_vectorized,
@@ -185,12 +185,12 @@ def ConvLower_TensorMapAttr : ConvLower_Attr<"TensorMap", "tensor_map"> {
     StringRefParameter<"the manifest argument it maps">:$argument,
     EnumParameter<ConvLower_TensorMapMode>:$mode,
     StringRefParameter<"f16, bf16, f32, i8 or i32">:$dtype,
-    ConvLower_I64List:$dims,
-    ConvLower_I64List:$strides_bytes,
-    ConvLower_I64List:$box,
-    ConvLower_I64List:$element_strides,
-    ConvLower_OptionalI64List:$lower_corner,
-    ConvLower_OptionalI64List:$upper_corner,
+    ConvLower_I64List<>:$dims,
+    ConvLower_I64List<>:$strides_bytes,
+    ConvLower_I64List<>:$box,
+    ConvLower_I64List<>:$element_strides,
+    ConvLower_OptionalI64List<>:$lower_corner,
+    ConvLower_OptionalI64List<>:$upper_corner,
     StringRefParameter<"none, 32B, 64B or 128B">:$swizzle
   );
   let assemblyFormat = "`<` struct(params) `>`";
