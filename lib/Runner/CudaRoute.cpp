@@ -66,7 +66,7 @@ llvm::Expected<CudaKernel> runner::compileCudaKernel(
     return build.takeError();
   report.chip = convrt::archName(*arch);
   report.kernel = build->tiles;
-  report.kernelFamily = build->family;
+  report.kernelFamily = stringifyKernelFamily(build->family).str();
   report.compileMs = build->compileMs;
   auto driver = convrt::Driver::load();
   if (!driver.ok())

@@ -84,15 +84,24 @@ tensorMaps(gpu::GPUFuncOp kernel) {
   if (!maps)
     return specs;
   for (auto [i, entry] : llvm::enumerate(maps)) {
+    auto map = cast<TensorMapAttr>(entry);
+    auto ints = [](ArrayRef<int64_t> values) {
+      return std::vector<int64_t>(values.begin(), values.end());
+    };
     convrt::JsonValue json = convrt::JsonValue::object();
-    for (NamedAttribute field : cast<DictionaryAttr>(entry)) {
-      std::string key = field.getName().str();
-      if (auto text = dyn_cast<StringAttr>(field.getValue()))
-        json[key] = text.str();
-      else if (auto ints = dyn_cast<DenseI64ArrayAttr>(field.getValue()))
-        json[key] = std::vector<int64_t>(ints.asArrayRef().begin(),
-                                         ints.asArrayRef().end());
+    json["name"] = map.getName().str();
+    json["argument"] = map.getArgument().str();
+    json["mode"] = stringifyTensorMapMode(map.getMode()).str();
+    json["dtype"] = map.getDtype().str();
+    json["dims"] = ints(map.getDims());
+    json["strides_bytes"] = ints(map.getStridesBytes());
+    json["box"] = ints(map.getBox());
+    json["element_strides"] = ints(map.getElementStrides());
+    if (map.getMode() == TensorMapMode::im2col) {
+      json["lower_corner"] = ints(map.getLowerCorner());
+      json["upper_corner"] = ints(map.getUpperCorner());
     }
+    json["swizzle"] = map.getSwizzle().str();
     auto spec = convrt::tensorMapFromJson(
         json, "tensor_maps[" + std::to_string(i) + "]");
     if (!spec.ok())

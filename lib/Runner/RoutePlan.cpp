@@ -133,7 +133,7 @@ void recordTwinKernels(const RoutePlan &plan, const RouteInputs &inputs,
   SmallVector<std::string> tiles, families;
   for (const GpuKernelInfo &kernel : kernels) {
     tiles.push_back(kernel.tiles);
-    families.push_back(kernel.family);
+    families.push_back(stringifyKernelFamily(kernel.family).str());
   }
   // One convolution (every problem from flags): its kernel alone.
   report.kernel = llvm::join(tiles, "; ");

@@ -7,7 +7,7 @@
 // CHECK-LABEL: func.func @conv
 // CHECK: gpu.launch_func @conv_lower_kernels::@conv2d_implicit_gemm_0 {{.*}} {launched}
 // CHECK: gpu.module @conv_lower_kernels
-// CHECK: gpu.func @conv2d_implicit_gemm_0({{.*}} attributes {{{.*}}conv_lower.tiles = {a_vectorized = true, b_vectorized = true, block = array<i64: 64, 32, 32>, stages = 2 : i64, store_vector = 4 : i64, warps = array<i64: 1, 2>}{{.*}}picked
+// CHECK: gpu.func @conv2d_implicit_gemm_0({{.*}} attributes {{{.*}}conv_lower.tiles = #conv_lower.tiles<family = mma_sync, block = [64, 32, 32], warps = [1, 2], stages = 2, a_vectorized = true, b_vectorized = true, store_vector = 4>{{.*}}picked
 // CHECK-NOT: = linalg.conv
 func.func @conv(%x: tensor<1x8x8x16xf16>, %w: tensor<32x3x3x16xf16>) -> tensor<1x6x6x32xf32> {
   %z = arith.constant 0.0 : f32

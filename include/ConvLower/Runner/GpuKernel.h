@@ -30,15 +30,14 @@ struct GpuKernelBuild {
   std::string cubin;
   std::string tiles; ///< The tile attributes, as printed in the IR.
   /// The kernel family (ImplicitGemmResult::family).
-  std::string family;
+  KernelFamily family = KernelFamily::mma_sync;
   double compileMs = 0;
 };
 
 /// One kernel conv-lower-implicit-gemm builds: its family and its
 /// conv_lower.tiles, as printed in the IR.
 struct GpuKernelInfo {
-  // TODO: ImplicitGemmResult::family's enum once lib/Transforms/GPU has one.
-  std::string family;
+  KernelFamily family = KernelFamily::mma_sync;
   std::string tiles;
 };
 

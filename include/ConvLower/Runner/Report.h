@@ -40,7 +40,7 @@ struct RunReport {
   std::string kernel;              // GPU/twin: the kernel's tile attributes
   // GPU/twin: the kernel family (ImplicitGemmResult::family: "mma_sync",
   // "sm90a_tma_wgmma" or "direct_depthwise").
-  // TODO: the family's enum once lib/Transforms/GPU has one.
+  // (Printed: the report names the families of every kernel it ran.)
   std::string kernelFamily;
   std::string chip;                // GPU/twin: the architecture compiled for
   std::optional<int64_t> threads;  // CPU: worker threads of the JIT code

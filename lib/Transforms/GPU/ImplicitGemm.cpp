@@ -106,17 +106,6 @@ LogicalResult mlir::conv_lower::checkPtxFeatures(llvm::StringRef chip,
   return checkPtxFeatures(*arch, features, why);
 }
 
-StringRef mlir::conv_lower::stringifyKernelFamily(KernelFamily family) {
-  switch (family) {
-  case KernelFamily::Sm80MmaSync:
-    return "mma_sync";
-  case KernelFamily::Sm90TmaWgmma:
-    return "sm90a_tma_wgmma";
-  case KernelFamily::DirectDepthwise:
-    return "direct_depthwise";
-  }
-  llvm_unreachable("a kernel family with no name");
-}
 
 StringRef ArchOptionValues::describe(convrt::Arch arch) {
   // cl keeps StringRefs: the texts live as long as the program.
@@ -304,9 +293,9 @@ FailureOr<ImplicitGemmResult> mlir::conv_lower::rewriteToImplicitGemm(
   auto outputType = cast<RankedTensorType>(last->getResult(0).getType());
   Value filter = conv.getDpsInputOperand(1)->get();
   ImplicitGemmResult result;
-  result.family = d->sm90                ? KernelFamily::Sm90TmaWgmma
-                  : d->tiles.directVector ? KernelFamily::DirectDepthwise
-                                          : KernelFamily::Sm80MmaSync;
+  result.family = d->sm90                ? KernelFamily::sm90a_tma_wgmma
+                  : d->tiles.directVector ? KernelFamily::direct_depthwise
+                                          : KernelFamily::mma_sync;
   result.whyNotSm90a = d->whyNotSm90a;
   if (Refusal why; d->sm90 && d->sm90->gatherA &&
                    failed(checkSm90ImageTma(d->problem, why)))

@@ -856,7 +856,7 @@ def kernel_store_vector(ctx, path):
     r = subprocess.run([ctx.conv_opt, str(path), "--conv-lower-implicit-gemm"],
                        capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
     expect(r.returncode == 0, f"conv-opt failed on {path.name}: {r.stderr.strip()[-400:]}")
-    tiles = re.search(r"conv_lower\.tiles = \{([^}]*)\}", r.stdout)
+    tiles = re.search(r"conv_lower\.tiles = #conv_lower\.tiles<([^>]*)>", r.stdout)
     expect(tiles is not None, f"no conv_lower.tiles on the kernel of {path.name}")
     vector = re.search(r"store_vector = (\d+)", tiles.group(1))
     return int(vector.group(1)) if vector else 0

@@ -10,7 +10,7 @@
 // CHECK-SAME: (%{{.*}}: !llvm.ptr)
 // CHECK-NOT: byval
 gpu.module @kernels {
-  llvm.func @two_maps(%y: !llvm.ptr, %a: !llvm.ptr, %b: !llvm.ptr) attributes {nvvm.kernel, conv_lower.tensor_maps = [{argument = "input", mode = "im2col", dims = array<i64: 64, 8, 8, 1>, box = array<i64: 64, 128>}, {argument = "filter", mode = "tiled", dims = array<i64: 576, 64>, box = array<i64: 64, 64>}]} {
+  llvm.func @two_maps(%y: !llvm.ptr, %a: !llvm.ptr, %b: !llvm.ptr) attributes {nvvm.kernel, conv_lower.tensor_maps = [#conv_lower.tensor_map<name = "input_im2col", argument = "input", mode = im2col, dtype = "f16", dims = [64, 8, 8, 1], strides_bytes = [128, 1024, 8192], box = [64, 128], element_strides = [1, 1, 1, 1], lower_corner = [-1, -1], upper_corner = [-1, -1], swizzle = "128B">, #conv_lower.tensor_map<name = "filter_tiled", argument = "filter", mode = tiled, dtype = "f16", dims = [576, 64], strides_bytes = [1152], box = [64, 64], element_strides = [1, 1], swizzle = "128B">]} {
     llvm.return
   }
   llvm.func @no_maps(%y: !llvm.ptr) attributes {nvvm.kernel} {
@@ -22,7 +22,7 @@ gpu.module @kernels {
 
 gpu.module @kernels {
   // expected-error @below {{conv-lower-grid-constant-tensor-maps: argument 0 (a tensor map) is not a pointer}}
-  llvm.func @not_a_pointer(%a: i64) attributes {nvvm.kernel, conv_lower.tensor_maps = [{argument = "input", mode = "im2col", dims = array<i64: 64, 8, 8, 1>, box = array<i64: 64, 128>}]} {
+  llvm.func @not_a_pointer(%a: i64) attributes {nvvm.kernel, conv_lower.tensor_maps = [#conv_lower.tensor_map<name = "input_im2col", argument = "input", mode = im2col, dtype = "f16", dims = [64, 8, 8, 1], strides_bytes = [128, 1024, 8192], box = [64, 128], element_strides = [1, 1, 1, 1], lower_corner = [-1, -1], upper_corner = [-1, -1], swizzle = "128B">]} {
     llvm.return
   }
 }

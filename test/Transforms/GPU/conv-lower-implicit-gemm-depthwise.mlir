@@ -16,7 +16,7 @@
 // CHECK-NOT: tensor.pad
 // CHECK: gpu.func @conv2d_implicit_gemm_0(%{{.*}}: memref<2048xf16>, %{{.*}}: memref<144xf16>, %{{.*}}: memref<2048xf32>) kernel
 // CHECK-SAME: conv_lower.block = array<i64: 256, 1, 1>, conv_lower.grid = array<i64: 1, 1, 1>
-// CHECK-SAME: conv_lower.tiles = {channels_per_thread = 8 : i64, direct_depthwise}
+// CHECK-SAME: conv_lower.tiles = #conv_lower.tiles<family = direct_depthwise, channels_per_thread = 8>
 // CHECK-NOT: workgroup
 // CHECK: scf.if
 // CHECK: vector.load %{{.*}}[%{{.*}}] {alignment = 16 : i64} : memref<2048xf16>, vector<8xf16>
@@ -32,7 +32,7 @@
 // TWIN: vector.fma %{{.*}} : vector<8xf32>
 // Tile options ask for the GEMM kernel.
 // GEMM-LABEL: func.func @depthwise_nhwc_f16
-// GEMM: conv_lower.tiles = {a_vectorized = false
+// GEMM: conv_lower.tiles = #conv_lower.tiles<family = mma_sync, block = {{.*}}, a_vectorized = false
 // GEMM: nvvm.mma.sync
 func.func @depthwise_nhwc_f16(%x: tensor<2x8x8x16xf16>, %w: tensor<3x3x16xf16>) -> tensor<2x8x8x16xf32> {
   %c0 = arith.constant 0.0 : f16
@@ -53,7 +53,7 @@ func.func @depthwise_nhwc_f16(%x: tensor<2x8x8x16xf16>, %w: tensor<3x3x16xf16>) 
 // NCHW f32: channels are not innermost, so one channel a thread, scalar loads and
 // store; the padding still predicated, the taps still unrolled.
 // CHECK-LABEL: func.func @depthwise_nchw_f32
-// CHECK: conv_lower.tiles = {channels_per_thread = 1 : i64, direct_depthwise}
+// CHECK: conv_lower.tiles = #conv_lower.tiles<family = direct_depthwise, channels_per_thread = 1>
 // CHECK: memref.load %{{.*}}[%{{.*}}] : memref<392xf32>
 // CHECK-NOT: nvvm.mma.sync
 // CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<200xf32>

@@ -20,7 +20,7 @@
 // CHECK-SAME: conv_lower.block = array<i64: 384, 1, 1>, conv_lower.grid = array<i64: 1, 1, 1>, conv_lower.shared_memory = 148576 : i64
 // CHECK-SAME: {argument = "input", box = array<i64: 64, 128>, dims = array<i64: 64, 8, 8, 1>, dtype = "f16", element_strides = array<i64: 1, 1, 1, 1>, lower_corner = array<i64: -1, -1>, mode = "im2col", name = "input_im2col", strides_bytes = array<i64: 128, 1024, 8192>, swizzle = "128B", upper_corner = array<i64: -1, -1>}
 // CHECK-SAME: {argument = "filter", box = array<i64: 64, 64>, dims = array<i64: 576, 64>, dtype = "f16", element_strides = array<i64: 1, 1>, mode = "tiled", name = "filter_tiled", strides_bytes = array<i64: 1152>, swizzle = "128B"}
-// CHECK-SAME: conv_lower.tiles = {block = array<i64: 128, 64, 64>, family = "sm90a_tma_wgmma", stages = 6 : i64, store_vector = 4 : i64, warpgroups = array<i64: 1, 2>}
+// CHECK-SAME: conv_lower.tiles = #conv_lower.tiles<family = sm90a_tma_wgmma, block = [128, 64, 64], warpgroups = [1, 2], stages = 6, store_vector = 4>
 // CHECK: %[[SMEM:.*]] = gpu.dynamic_shared_memory
 // CHECK: %[[STAGED:.*]] = memref.view %[[SMEM]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<8x16x72xf32, #gpu.address_space<workgroup>>
 // CHECK-COUNT-12: nvvm.mbarrier.init
@@ -70,7 +70,7 @@
 // TWIN: return
 // sm_90 (not sm_90a): the mma.sync family, silently (no remark: nothing was chosen).
 // SM90-LABEL: func.func @nhwc_f16
-// SM90: conv_lower.tiles = {a_vectorized = true
+// SM90: conv_lower.tiles = #conv_lower.tiles<family = mma_sync, {{.*}}a_vectorized = true
 func.func @nhwc_f16(%x: tensor<1x8x8x64xf16>, %w: tensor<64x3x3x64xf16>) -> tensor<1x8x8x64xf32> {
   %zero = arith.constant 0.000000e+00 : f16
   %padded = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
@@ -92,7 +92,7 @@ func.func @nhwc_f16(%x: tensor<1x8x8x64xf16>, %w: tensor<64x3x3x64xf16>) -> tens
 // CHECK-LABEL: func.func @nhwc_bf16_stride2
 // CHECK: element_strides = array<i64: 1, 2, 2, 1>, lower_corner = array<i64: 0, 0>, mode = "im2col"
 // CHECK-SAME: upper_corner = array<i64: -3, -3>
-// CHECK-SAME: family = "sm90a_tma_wgmma"
+// CHECK-SAME: family = sm90a_tma_wgmma
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 func.func @nhwc_bf16_stride2(%x: tensor<2x14x14x64xbf16>, %w: tensor<128x3x3x64xbf16>) -> tensor<2x6x6x128xf32> {
   %f0 = arith.constant 0.000000e+00 : f32
@@ -117,8 +117,8 @@ func.func @nhwc_bf16_stride2(%x: tensor<2x14x14x64xbf16>, %w: tensor<128x3x3x64x
 // CHECK: gpu.launch_func {{.*}} args(%{{.*}} : memref<4096xf16>, %{{.*}} : memref<36864xf16>, %{{.*}} : memref<2304xf32>, %{{.*}} : !llvm.ptr)
 // CHECK: memref.global "private" constant @conv_lower_taps : memref<576x2xi32, 4>
 // CHECK: gpu.func @conv2d_implicit_gemm_0(%{{.*}}: memref<4096xf16>, %{{.*}}: memref<36864xf16>, %{{.*}}: memref<2304xf32>, %[[FILTER:.*]]: !llvm.ptr) kernel
-// CHECK-SAME: conv_lower.tensor_maps = [{argument = "filter", box = array<i64: 64, 64>, dims = array<i64: 576, 64>, dtype = "f16", element_strides = array<i64: 1, 1>, mode = "tiled", name = "filter_tiled", strides_bytes = array<i64: 1152>, swizzle = "128B"}]
-// CHECK-SAME: conv_lower.tiles = {a_gathered, block = array<i64: 128, 64, 64>, family = "sm90a_tma_wgmma", stages = 4 : i64
+// CHECK-SAME: conv_lower.tensor_maps = [#conv_lower.tensor_map<name = "filter_tiled", argument = "filter", mode = tiled, dtype = "f16", dims = [576, 64], strides_bytes = [1152], box = [64, 64], element_strides = [1, 1], swizzle = "128B">]
+// CHECK-SAME: conv_lower.tiles = #conv_lower.tiles<family = sm90a_tma_wgmma, block = [128, 64, 64], {{.*}}stages = 4, {{.*}}a_gathered = true>
 // CHECK: memref.get_global @conv_lower_taps
 // CHECK-COUNT-4: nvvm.mbarrier.init %{{.*}}, %c128_i32
 // CHECK: gpu.barrier
@@ -146,7 +146,7 @@ func.func @nchw_f16(%x: tensor<1x64x8x8xf16>, %w: tensor<64x64x3x3xf16>) -> tens
 // input channels make 27-element filter rows, 54 bytes (TMA's strides are multiples
 // of 16).
 // CHECK-LABEL: func.func @nchw_c3
-// CHECK: conv_lower.tiles = {a_pixel_run
+// CHECK: conv_lower.tiles = #conv_lower.tiles<family = mma_sync, {{.*}}a_pixel_run
 // CHECK-NOT: sm90a_tma_wgmma
 func.func @nchw_c3(%x: tensor<1x3x8x8xf16>, %w: tensor<64x3x3x3xf16>) -> tensor<1x64x6x6xf32> {
   %f0 = arith.constant 0.000000e+00 : f32
@@ -163,7 +163,7 @@ func.func @nchw_c3(%x: tensor<1x3x8x8xf16>, %w: tensor<64x3x3x3xf16>) -> tensor<
 // taken, as one tile per tap.
 // CHECK-LABEL: func.func @nhwc_f32
 // CHECK: box = array<i64: 32, 128>, dims = array<i64: 32, 8, 8, 1>, dtype = "f32"
-// CHECK-SAME: family = "sm90a_tma_wgmma"
+// CHECK-SAME: family = sm90a_tma_wgmma
 // CHECK: scf.for %{{.*}} = %c0_i32 to %c9_i32
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c24576_i32
 // CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 8>, D[<f32>, <one>], A[<tf32>, <one>, <row>], B[<tf32>, <one>, <col>]
@@ -181,7 +181,7 @@ func.func @nhwc_f32(%x: tensor<1x8x8x32xf32>, %w: tensor<64x3x3x32xf32>) -> tens
 // holds; the producer gathers it, its last tile padded (K = 288: 4.5 tiles).
 // CHECK-LABEL: func.func @nhwc_c32
 // CHECK: memref.global "private" constant @conv_lower_taps : memref<320x2xi32, 4>
-// CHECK: conv_lower.tiles = {a_gathered
+// CHECK: conv_lower.tiles = #conv_lower.tiles<family = sm90a_tma_wgmma, {{.*}}a_gathered = true
 // CHECK: scf.for %{{.*}} = %c0_i32 to %c5_i32 step %c1_i32  : i32 {
 func.func @nhwc_c32(%x: tensor<1x8x8x32xf16>, %w: tensor<64x3x3x32xf16>) -> tensor<1x6x6x64xf32> {
   %f0 = arith.constant 0.000000e+00 : f32

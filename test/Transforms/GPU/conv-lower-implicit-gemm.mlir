@@ -23,7 +23,7 @@
 // CHECK: gpu.func @conv2d_implicit_gemm_0(%{{.*}}: memref<3200xf16>, %{{.*}}: memref<4608xf16>, %{{.*}}: memref<6400xf32>)
 // CHECK-SAME: workgroup(%[[BUF:[a-z0-9]+]] : memref<30720xi8, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}) kernel
 // CHECK-SAME: conv_lower.block = array<i64: 128, 1, 1>, conv_lower.grid = array<i64: 2, 1, 1>
-// CHECK-SAME: conv_lower.tiles = {a_vectorized = true, b_vectorized = true, block = array<i64: 128, 32, 32>, stages = 3 : i64, store_vector = 4 : i64, warps = array<i64: 2, 2>}
+// CHECK-SAME: conv_lower.tiles = #conv_lower.tiles<family = mma_sync, block = [128, 32, 32], warps = [2, 2], stages = 3, a_vectorized = true, b_vectorized = true, store_vector = 4>
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
 // CHECK: %[[TAPS:.*]] = memref.get_global @conv_lower_taps : memref<20x2xi32, 4>
 // One shared buffer: the A ring, the B ring after it (3 x 128 x 64 bytes on), and
@@ -267,7 +267,7 @@ func.func @grouped_pad_before_expand(%x: tensor<1x6x6x8xf16>, %w: tensor<2x4x3x3
 // CHECK-LABEL: func.func @nchw_pixel_runs
 // CHECK: gpu.func @conv2d_implicit_gemm_0
 // CHECK-SAME: workgroup(%[[BUF:[a-z0-9]+]] : memref<{{[0-9]+}}xi8, #gpu.address_space<workgroup>> {llvm.align = 128 : i64}
-// CHECK-SAME: conv_lower.tiles = {a_pixel_run = 8 : i64, a_vectorized = false, b_vectorized = true, block = array<i64: 128, 64, 32>, stages = 3 : i64, store_vector = 4 : i64, warps = array<i64: 4, 2>}
+// CHECK-SAME: conv_lower.tiles = #conv_lower.tiles<family = mma_sync, block = [128, 64, 32], warps = [4, 2], stages = 3, a_vectorized = false, b_vectorized = true, store_vector = 4, a_pixel_run = 8>
 // CHECK: %[[SA:.*]] = memref.view %[[BUF]][%c0][] : {{.*}} to memref<3x32x128xf16, #gpu.address_space<workgroup>>
 // CHECK: %[[PIXELS:.*]] = vector.from_elements {{.*}} : vector<8xf16>
 // CHECK: vector.store %[[PIXELS]], %[[SA]][%c0, %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<3x32x128xf16, #gpu.address_space<workgroup>>, vector<8xf16>

@@ -13,6 +13,7 @@
 #ifndef CONVLOWER_TRANSFORMS_IMPLICITGEMM_H
 #define CONVLOWER_TRANSFORMS_IMPLICITGEMM_H
 
+#include "ConvLower/Dialect/ConvLower/IR/ConvLowerDialect.h"
 #include "ConvLower/Transforms/EnumOptionParser.h"
 #include "convrt/Arch.h"
 
@@ -120,18 +121,10 @@ struct ImplicitGemmFailure {
   std::string reason;
 };
 
-/// The kernel families the rewrite builds (lib/Transforms/GPU/<family>).
-enum class KernelFamily {
-  /// mma.sync, sm_80 on (Sm80): every convolution the others do not take.
-  Sm80MmaSync,
-  /// chip=sm_90a: TMA + mbarrier ring + wgmma, warp-specialized (Sm90).
-  Sm90TmaWgmma,
-  /// Depthwise convolutions on CUDA cores (Depthwise).
-  DirectDepthwise,
-};
-/// The family's name as the IR (conv_lower.tiles), the remarks and the
-/// reports write it: "mma_sync", "sm90a_tma_wgmma", "direct_depthwise".
-llvm::StringRef stringifyKernelFamily(KernelFamily family);
+// The kernel families the rewrite builds (lib/Transforms/GPU/<family>) are
+// the dialect's KernelFamily (mma_sync, sm90a_tma_wgmma, direct_depthwise),
+// the `family` of the #conv_lower.tiles each kernel carries;
+// stringifyKernelFamily names them in remarks and reports.
 
 /// What the rewrite created.
 struct ImplicitGemmResult {
@@ -146,7 +139,7 @@ struct ImplicitGemmResult {
   /// and/or ReLU were fused into the epilogue, the last fused op's result).
   Value replacement;
   /// The kernel family built (stringifyKernelFamily names it).
-  KernelFamily family = KernelFamily::Sm80MmaSync;
+  KernelFamily family = KernelFamily::mma_sync;
   /// chip=sm_90a and another family built: why the sm_90a kernels do not
   /// take this convolution ("" otherwise).
   std::string whyNotSm90a;

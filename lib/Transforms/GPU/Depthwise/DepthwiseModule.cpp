@@ -32,11 +32,13 @@ static void annotateKernel(gpu::GPUFuncOp kernel, const GemmProblem &p,
   ConvLowerDialect::BlockAttrHelper(ctx).setAttr(
       kernel, b.getDenseI64ArrayAttr({t.threads(), 1, 1}));
   ConvLowerDialect::TilesAttrHelper(ctx).setAttr(
-      kernel, b.getDictionaryAttr({
-                  b.getNamedAttr("direct_depthwise", b.getUnitAttr()),
-                  b.getNamedAttr("channels_per_thread",
-                                 b.getI64IntegerAttr(t.directVector)),
-              }));
+      kernel, KernelTilesAttr::get(ctx, KernelFamily::direct_depthwise,
+                                   /*block=*/{}, /*warps=*/{},
+                                   /*warpgroups=*/{}, /*stages=*/std::nullopt,
+                                   /*a_vectorized=*/{}, /*b_vectorized=*/{},
+                                   /*store_vector=*/std::nullopt,
+                                   /*a_pixel_run=*/std::nullopt,
+                                   /*a_gathered=*/{}, t.directVector));
 }
 
 gpu::GPUFuncOp igemm::buildDepthwiseGpuKernel(RewriterBase &b, ModuleOp module,

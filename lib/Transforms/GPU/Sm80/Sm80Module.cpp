@@ -34,22 +34,22 @@ static void annotateKernel(gpu::GPUFuncOp kernel, const GemmProblem &p,
       kernel, b.getDenseI64ArrayAttr({l.gridX, l.gridY, l.gridZ}));
   ConvLowerDialect::BlockAttrHelper(ctx).setAttr(
       kernel, b.getDenseI64ArrayAttr({t.threads(), 1, 1}));
-  SmallVector<NamedAttribute> tiles = {
-      b.getNamedAttr("block",
-                     b.getDenseI64ArrayAttr({t.blockM, t.blockN, t.blockK})),
-      b.getNamedAttr("warps", b.getDenseI64ArrayAttr({t.warpsM, t.warpsN})),
-      b.getNamedAttr("stages", b.getI64IntegerAttr(t.stages)),
-      b.getNamedAttr("a_vectorized", b.getBoolAttr(kb.isVectorized(Operand::A))),
-      b.getNamedAttr("b_vectorized", b.getBoolAttr(kb.isVectorized(Operand::B))),
+  auto ifNonZero = [](int64_t v) -> std::optional<int64_t> {
+    return v ? std::optional<int64_t>(v) : std::nullopt;
   };
-  // The staged epilogue's vector stores, when it is the one built.
-  if (int64_t v = epilogueStaging(p, t).vector)
-    tiles.push_back(b.getNamedAttr("store_vector", b.getI64IntegerAttr(v)));
-  // The pixel-run gather into an M-major A tile, when it is the one built.
-  if (int64_t run = pixelRun(p, t))
-    tiles.push_back(b.getNamedAttr("a_pixel_run", b.getI64IntegerAttr(run)));
-  ConvLowerDialect::TilesAttrHelper(ctx).setAttr(kernel,
-                                                 b.getDictionaryAttr(tiles));
+  // store_vector: the staged epilogue's vector stores, when it is the one
+  // built; a_pixel_run: the pixel-run gather into an M-major A tile, when it
+  // is the one built.
+  ConvLowerDialect::TilesAttrHelper(ctx).setAttr(
+      kernel,
+      KernelTilesAttr::get(ctx, KernelFamily::mma_sync,
+                           {t.blockM, t.blockN, t.blockK}, {t.warpsM, t.warpsN},
+                           /*warpgroups=*/{}, t.stages,
+                           b.getBoolAttr(kb.isVectorized(Operand::A)),
+                           b.getBoolAttr(kb.isVectorized(Operand::B)),
+                           ifNonZero(epilogueStaging(p, t).vector),
+                           ifNonZero(pixelRun(p, t)), /*a_gathered=*/{},
+                           /*channels_per_thread=*/std::nullopt));
 }
 
 

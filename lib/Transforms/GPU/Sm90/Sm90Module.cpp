@@ -26,34 +26,22 @@ using namespace mlir::conv_lower::igemm;
 // The sm_90a family's kernel
 //===----------------------------------------------------------------------===//
 
-/// The spec as the dialect's tensor_maps entry (convrt's JSON field names).
-static DictionaryAttr tensorMapAttr(Builder &b, const convrt::TensorMapSpec &s) {
-  auto ints = [&](auto values) {
-    SmallVector<int64_t> v(values.begin(), values.end());
-    return b.getDenseI64ArrayAttr(v);
+/// The spec as the dialect's tensor map attribute (convrt's field names).
+static TensorMapAttr tensorMapAttr(Builder &b, const convrt::TensorMapSpec &s) {
+  auto ints = [](auto values) {
+    return SmallVector<int64_t>(values.begin(), values.end());
   };
-  SmallVector<NamedAttribute> fields = {
-      b.getNamedAttr("name", b.getStringAttr(s.name)),
-      b.getNamedAttr("argument", b.getStringAttr(s.argument)),
-      b.getNamedAttr("mode", b.getStringAttr(s.mode == convrt::TensorMapMode::Im2col
-                                                 ? "im2col"
-                                                 : "tiled")),
-      b.getNamedAttr("dtype", b.getStringAttr(
-                                  s.dtype == convrt::DType::BF16   ? "bf16"
-                                  : s.dtype == convrt::DType::F32 ? "f32"
-                                                                  : "f16")),
-      b.getNamedAttr("dims", ints(s.dims)),
-      b.getNamedAttr("strides_bytes", ints(s.stridesBytes)),
-      b.getNamedAttr("box", ints(s.box)),
-      b.getNamedAttr("element_strides", ints(s.elementStrides)),
-  };
-  if (s.mode == convrt::TensorMapMode::Im2col) {
-    fields.push_back(b.getNamedAttr("lower_corner", ints(s.lowerCorner)));
-    fields.push_back(b.getNamedAttr("upper_corner", ints(s.upperCorner)));
-  }
+  bool im2col = s.mode == convrt::TensorMapMode::Im2col;
+  StringRef dtype = s.dtype == convrt::DType::BF16  ? "bf16"
+                    : s.dtype == convrt::DType::F32 ? "f32"
+                                                    : "f16";
   // The family only builds 128-byte swizzled maps.
-  fields.push_back(b.getNamedAttr("swizzle", b.getStringAttr("128B")));
-  return b.getDictionaryAttr(fields);
+  return TensorMapAttr::get(
+      b.getContext(), s.name, s.argument,
+      im2col ? TensorMapMode::im2col : TensorMapMode::tiled, dtype,
+      ints(s.dims), ints(s.stridesBytes), ints(s.box), ints(s.elementStrides),
+      im2col ? ints(s.lowerCorner) : SmallVector<int64_t>(),
+      im2col ? ints(s.upperCorner) : SmallVector<int64_t>(), "128B");
 }
 
 gpu::GPUFuncOp igemm::buildSm90GpuKernel(RewriterBase &b, ModuleOp module,
@@ -106,20 +94,17 @@ gpu::GPUFuncOp igemm::buildSm90GpuKernel(RewriterBase &b, ModuleOp module,
       fn, b.getDenseI64ArrayAttr({l.gridX, l.gridY, l.gridZ}));
   ConvLowerDialect::BlockAttrHelper(ctx).setAttr(
       fn, b.getDenseI64ArrayAttr({t.threads(), 1, 1}));
-  SmallVector<NamedAttribute> tiles = {
-      b.getNamedAttr("family", b.getStringAttr(
-                               stringifyKernelFamily(KernelFamily::Sm90TmaWgmma))),
-      b.getNamedAttr("block",
-                     b.getDenseI64ArrayAttr({t.blockM, t.blockN, t.blockK})),
-      b.getNamedAttr("warpgroups", b.getDenseI64ArrayAttr({1, t.consumers})),
-      b.getNamedAttr("stages", b.getI64IntegerAttr(t.stages)),
-  };
-  if (int64_t v = sm90Staging(p, t).vector)
-    tiles.push_back(b.getNamedAttr("store_vector", b.getI64IntegerAttr(v)));
-  if (t.gatherA)
-    tiles.push_back(b.getNamedAttr("a_gathered", b.getUnitAttr()));
-  ConvLowerDialect::TilesAttrHelper(ctx).setAttr(fn,
-                                                 b.getDictionaryAttr(tiles));
+  int64_t storeVector = sm90Staging(p, t).vector;
+  ConvLowerDialect::TilesAttrHelper(ctx).setAttr(
+      fn, KernelTilesAttr::get(
+              ctx, KernelFamily::sm90a_tma_wgmma,
+              {t.blockM, t.blockN, t.blockK}, /*warps=*/{},
+              /*warpgroups=*/{1, t.consumers}, t.stages, /*a_vectorized=*/{},
+              /*b_vectorized=*/{},
+              storeVector ? std::optional<int64_t>(storeVector) : std::nullopt,
+              /*a_pixel_run=*/std::nullopt,
+              t.gatherA ? b.getBoolAttr(true) : BoolAttr(),
+              /*channels_per_thread=*/std::nullopt));
   ConvLowerDialect::SharedMemoryAttrHelper(ctx).setAttr(
       fn, b.getI64IntegerAttr(t.sharedBytes(p.elementBytes())));
   SmallVector<Attribute> mapAttrs;

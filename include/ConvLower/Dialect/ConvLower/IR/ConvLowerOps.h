@@ -11,7 +11,6 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
-#include "ConvLower/Dialect/ConvLower/IR/ConvLowerEnums.h.inc"
 
 namespace mlir::conv_lower {
 /// Positions of the channel, height and width dimensions of a rank-4 image
@@ -47,9 +46,6 @@ getImageRowsReassociation(unsigned spatialRank) {
   return {rows, {int64_t(spatialRank) + 1}};
 }
 } // namespace mlir::conv_lower
-
-#define GET_ATTRDEF_CLASSES
-#include "ConvLower/Dialect/ConvLower/IR/ConvLowerAttrs.h.inc"
 
 #define GET_OP_CLASSES
 #include "ConvLower/Dialect/ConvLower/IR/ConvLowerOps.h.inc"
