@@ -24,7 +24,7 @@
 // CHECK: gpu.launch_func @conv_lower_kernels::@conv2d_implicit_gemm_0 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in
 // CHECK-SAME: args(%{{.*}} : memref<12544xi8>, %{{.*}} : memref<36864xi8>, %{{.*}} : memref<12544xi32>)
 // CHECK: gpu.func @conv2d_implicit_gemm_0
-// CHECK-SAME: a_vectorized = true, b_vectorized = true, block = array<i64: 128, 64, 64>, stages = 3 : i64, store_vector = 4 : i64, warps = array<i64: 2, 4>
+// CHECK-SAME: conv_lower.tiles = #conv_lower.tiles<family = mma_sync, block = [128, 64, 64], warps = [2, 4], stages = 3, a_vectorized = true, b_vectorized = true, store_vector = 4>
 // CHECK: scf.for {{.*}} -> (vector<4xi32>, vector<4xi32>
 // CHECK: nvgpu.device_async_copy {{.*}}, 16, %{{.*}} {bypassL1} : memref<12544xi8> to memref<3x128x64xi8, #gpu.address_space<workgroup>>
 // CHECK: arith.constant dense<1> : vector<4x4xi8>

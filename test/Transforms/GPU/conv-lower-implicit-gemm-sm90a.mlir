@@ -18,8 +18,8 @@
 // CHECK-COUNT-2: call @mgpuMemFree
 // CHECK: gpu.func @conv2d_implicit_gemm_0(%{{.*}}: memref<4096xf16>, %{{.*}}: memref<36864xf16>, %{{.*}}: memref<4096xf32>, %[[IMAGE:.*]]: !llvm.ptr, %[[FILTER:.*]]: !llvm.ptr) kernel
 // CHECK-SAME: conv_lower.block = array<i64: 384, 1, 1>, conv_lower.grid = array<i64: 1, 1, 1>, conv_lower.shared_memory = 148576 : i64
-// CHECK-SAME: {argument = "input", box = array<i64: 64, 128>, dims = array<i64: 64, 8, 8, 1>, dtype = "f16", element_strides = array<i64: 1, 1, 1, 1>, lower_corner = array<i64: -1, -1>, mode = "im2col", name = "input_im2col", strides_bytes = array<i64: 128, 1024, 8192>, swizzle = "128B", upper_corner = array<i64: -1, -1>}
-// CHECK-SAME: {argument = "filter", box = array<i64: 64, 64>, dims = array<i64: 576, 64>, dtype = "f16", element_strides = array<i64: 1, 1>, mode = "tiled", name = "filter_tiled", strides_bytes = array<i64: 1152>, swizzle = "128B"}
+// CHECK-SAME: #conv_lower.tensor_map<name = "input_im2col", argument = "input", mode = im2col, dtype = "f16", dims = [64, 8, 8, 1], strides_bytes = [128, 1024, 8192], box = [64, 128], element_strides = [1, 1, 1, 1], lower_corner = [-1, -1], upper_corner = [-1, -1], swizzle = "128B">
+// CHECK-SAME: #conv_lower.tensor_map<name = "filter_tiled", argument = "filter", mode = tiled, dtype = "f16", dims = [576, 64], strides_bytes = [1152], box = [64, 64], element_strides = [1, 1], swizzle = "128B">
 // CHECK-SAME: conv_lower.tiles = #conv_lower.tiles<family = sm90a_tma_wgmma, block = [128, 64, 64], warpgroups = [1, 2], stages = 6, store_vector = 4>
 // CHECK: %[[SMEM:.*]] = gpu.dynamic_shared_memory
 // CHECK: %[[STAGED:.*]] = memref.view %[[SMEM]][%{{.*}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<8x16x72xf32, #gpu.address_space<workgroup>>
@@ -90,8 +90,8 @@ func.func @nhwc_f16(%x: tensor<1x8x8x64xf16>, %w: tensor<64x3x3x64xf16>) -> tens
 // strides 2, the box's upper corner -3 (6x6 outputs of a 14x14 image with no padding:
 // (6 - 1) * 2 + 0 - 13: the last box position is 10).
 // CHECK-LABEL: func.func @nhwc_bf16_stride2
-// CHECK: element_strides = array<i64: 1, 2, 2, 1>, lower_corner = array<i64: 0, 0>, mode = "im2col"
-// CHECK-SAME: upper_corner = array<i64: -3, -3>
+// CHECK: mode = im2col, {{.*}}element_strides = [1, 2, 2, 1], lower_corner = [0, 0]
+// CHECK-SAME: upper_corner = [-3, -3]
 // CHECK-SAME: family = sm90a_tma_wgmma
 // CHECK: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 func.func @nhwc_bf16_stride2(%x: tensor<2x14x14x64xbf16>, %w: tensor<128x3x3x64xbf16>) -> tensor<2x6x6x128xf32> {
@@ -162,7 +162,7 @@ func.func @nchw_c3(%x: tensor<1x3x8x8xf16>, %w: tensor<64x3x3x3xf16>) -> tensor<
 // f32 data: tf32 math, m64nNk8; a K tile is 32 channels (128 bytes), so C = 32 is
 // taken, as one tile per tap.
 // CHECK-LABEL: func.func @nhwc_f32
-// CHECK: box = array<i64: 32, 128>, dims = array<i64: 32, 8, 8, 1>, dtype = "f32"
+// CHECK: dtype = "f32", dims = [32, 8, 8, 1], {{.*}}box = [32, 128]
 // CHECK-SAME: family = sm90a_tma_wgmma
 // CHECK: scf.for %{{.*}} = %c0_i32 to %c9_i32
 // CHECK: nvvm.mbarrier.arrive.expect_tx %{{.*}}, %c24576_i32

@@ -10,7 +10,7 @@
 // The two 2-stage rings (2 x 64 x 64 bytes each) in one buffer.
 // CHECK: workgroup(%{{.*}} : memref<16384xi8, #gpu.address_space<workgroup>> {llvm.align = 128 : i64})
 // CHECK-SAME: conv_lower.block = array<i64: 64, 1, 1>, conv_lower.grid = array<i64: 5, 2, 1>
-// CHECK-SAME: block = array<i64: 64, 64, 32>, stages = 2 : i64, store_vector = 4 : i64, warps = array<i64: 1, 2>
+// CHECK-SAME: conv_lower.tiles = #conv_lower.tiles<family = mma_sync, block = [64, 64, 32], warps = [1, 2], stages = 2, {{.*}}store_vector = 4>
 // CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<16384xi8, #gpu.address_space<workgroup>> to memref<2x64x32xf16, #gpu.address_space<workgroup>>
 // CHECK: memref.view %{{.*}}[%{{.*}}][] : memref<16384xi8, #gpu.address_space<workgroup>> to memref<2x64x32xf16, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}

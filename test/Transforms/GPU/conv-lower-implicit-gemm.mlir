@@ -120,7 +120,7 @@ func.func @nhwc_f16(%x: tensor<2x10x10x16xf16>, %w: tensor<32x3x3x16xf16>) -> te
 // CHECK-SAME: 0000000000000000">
 // CHECK: gpu.func @conv2d_implicit_gemm_0(%{{.*}}: memref<1664xf32>, %{{.*}}: memref<1152xf32>, %{{.*}}: memref<1152xf32>)
 // CHECK-SAME: workgroup(%[[BUF:[a-z0-9]+]] : memref<27648xi8, #gpu.address_space<workgroup>> {llvm.align = 128 : i64})
-// CHECK-SAME: a_vectorized = false, b_vectorized = true, block = array<i64: 128, 16, 16>, stages = 3 : i64, store_vector = 4 : i64, warps = array<i64: 2, 1>
+// CHECK-SAME: conv_lower.tiles = #conv_lower.tiles<family = mma_sync, block = [128, 16, 16], warps = [2, 1], stages = 3, a_vectorized = false, b_vectorized = true, store_vector = 4>
 // CHECK: %[[INIT:.*]] = arith.constant 1.500000e+00 : f32
 // CHECK: %[[TAPS:.*]] = memref.get_global @conv_lower_taps : memref<80x2xi32, 4>
 // CHECK: %[[SA:.*]] = memref.view %[[BUF]][%c0][] : {{.*}} to memref<3x128x16xf32, #gpu.address_space<workgroup>>
