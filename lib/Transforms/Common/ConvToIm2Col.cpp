@@ -433,7 +433,8 @@ struct ConvLowerIm2ColPass
     IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp op : convs) {
       std::string whyNot;
-      Location loc = op.getLoc();
+      // Taken before the rewrite erases the op (used by LLVM_DEBUG only).
+      [[maybe_unused]] Location loc = op.getLoc();
       std::string name = op->getName().getStringRef().str();
       bool rewritten = succeeded(rewriteToIm2Col(rewriter, op, &whyNot));
       LLVM_DEBUG(llvm::dbgs()
