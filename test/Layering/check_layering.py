@@ -7,6 +7,10 @@ runtime/, maps each `#include "..."` of the project's own files to the room
   - a room includes a room it is not allowed to (the table below), or
   - the rooms' include graph has a cycle (a file includes a header of a
     folder that depends on its own).
+  - a GPU kernel family or the core (lib/Transforms/GPU/{Core,Sm80,Sm90,
+    Depthwise}) branches on a twin flag: the families ask their hardware
+    interface (Sm80Hardware, Sm90Hardware) and only Transforms/GPU/Twin
+    emulates it, so code there names no `twin` value.
 Prints the graph it checked, so a FileCheck can see the rooms exist.
 
 usage: check_layering.py SOURCE_ROOT
@@ -41,9 +45,17 @@ ALLOWED = {
     "Transforms/GPU/Sm90": {"Transforms/GPU/Sm80", "Transforms/GPU/Core",
                             "Transforms/GPU/API", "Transforms/Common",
                             "Dialect", "Shared", "runtime"},
+    # The twin: the families' bodies on the CPU, their hardware emulated.
+    # Above the families (it implements their hardware interfaces); no
+    # family includes it.
+    "Transforms/GPU/Twin": {"Transforms/GPU/Sm90", "Transforms/GPU/Sm80",
+                            "Transforms/GPU/Depthwise", "Transforms/GPU/Core",
+                            "Transforms/GPU/API", "Transforms/Common",
+                            "Dialect", "Shared", "runtime"},
     # The passes and the rewrite driver, the one place that picks a family.
-    "Transforms/GPU": {"Transforms/GPU/Sm90", "Transforms/GPU/Sm80",
-                       "Transforms/GPU/Depthwise", "Transforms/GPU/Core",
+    "Transforms/GPU": {"Transforms/GPU/Twin", "Transforms/GPU/Sm90",
+                       "Transforms/GPU/Sm80", "Transforms/GPU/Depthwise",
+                       "Transforms/GPU/Core",
                        "Transforms/GPU/API", "Transforms/Common", "Dialect",
                        "Shared", "runtime"},
     # include/ConvLower/Transforms/Passes.h: every room's passes, for drivers.
@@ -64,6 +76,18 @@ ALLOWED = {
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+# The rooms that build a kernel once for any hardware, and what in their code
+# would be a branch on which hardware it is.
+HARDWARE_NEUTRAL = ("Transforms/GPU/Core", "Transforms/GPU/Sm80",
+                    "Transforms/GPU/Sm90", "Transforms/GPU/Depthwise")
+TWIN_FLAG = re.compile(r"\b(twin|isTwin|onTwin|forTwin)\b")
+
+
+def code_of(text):
+    """The text without // comments and string literals."""
+    text = re.sub(r'"(\\.|[^"\\])*"', '""', text)
+    return re.sub(r"//[^\n]*", "", text)
 
 
 def room_of_path(rel):
@@ -129,6 +153,12 @@ def main():
                 if src == "runtime" and re.search(r'#\s*include\s+["<]mlir/',
                                                   text):
                     errors.append(f"{rel}: runtime/ includes MLIR")
+                if src in HARDWARE_NEUTRAL:
+                    for number, line in enumerate(code_of(text).splitlines()):
+                        if TWIN_FLAG.search(line):
+                            errors.append(f"{rel}:{number + 1}: {src} branches "
+                                          f"on a twin flag (ask the hardware "
+                                          f"interface): {line.strip()}")
                 for name in INCLUDE.findall(text):
                     dst = room_of_include(name, dirpath, root)
                     if dst is None or dst == src:

@@ -47,6 +47,7 @@
 #include "Transforms/GPU/Depthwise/DepthwiseKernel.h"
 #include "Transforms/GPU/Sm80/Sm80.h"
 #include "Transforms/GPU/Sm90/Sm90.h"
+#include "Transforms/GPU/Twin/Twin.h"
 
 #include "ConvLower/Transforms/GPU/ImplicitGemm.h"
 

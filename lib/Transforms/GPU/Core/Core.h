@@ -11,12 +11,14 @@
 //   Module.cpp    the gpu.module, empty kernels, shared buffer types
 //   Launch.cpp    host side: gpu.launch_func on managed copies
 //
-// and then one family builds the kernel body and its twin:
+// and then one family builds the kernel body, once, for the hardware it is
+// given (its Sm80Hardware / Sm90Hardware interface):
 //
 //   ../Sm80       mma.sync (sm_80 on): gather, ring main loop, staged epilogue
 //   ../Sm90       sm_90a: TMA, mbarrier ring, wgmma, warp specialization
 //   ../Depthwise  the direct depthwise kernel on CUDA cores
-//   (each family's twin emulations are still in its own builder)
+//   ../Twin       that hardware on the CPU: the families' bodies as host
+//                 loops, their instructions emulated (target=cpu-twin)
 //
 // Nothing here includes a header of those folders.
 //
@@ -91,17 +93,20 @@ FusedEpilogue matchEpilogue(linalg::LinalgOp conv, const ConvForm &form);
 /// Threads per block of explicit mode's im2col kernel.
 constexpr int64_t kIm2colThreads = 256;
 
+/// The GPU's shared memory space (#gpu.address_space<workgroup>); the
+/// twin's stand-ins for it are plain memory (no memory space).
+Attribute workgroupMemory(MLIRContext *ctx);
+
 /// The shared-memory ring of one operand: [stages, rows, blockK] (A with a
-/// pixel-run gather: [stages, blockK, blockM], M-major), in workgroup memory
-/// on the GPU, plain memory for the twin.
+/// pixel-run gather: [stages, blockK, blockM], M-major), in `memorySpace`.
 MemRefType sharedType(const GemmProblem &p, const TileConfig &t, Operand op,
-                      bool twin);
+                      Attribute memorySpace);
 
 /// The staged epilogue's tiles ([warps, rows, stride] of the output type,
-/// epilogueStaging's): a view of the shared buffer on the GPU, plain memory
-/// for the twin.
+/// epilogueStaging's), in `memorySpace`: a view of the shared buffer on the
+/// GPU, the twin's own memory.
 MemRefType stagingType(const GemmProblem &p, const TileConfig &t,
-                       const EpilogueStaging &s, bool twin);
+                       const EpilogueStaging &s, Attribute memorySpace);
 
 /// PTX's constant space is 64 KiB per module; the tap tables leave room for
 /// the kernel parameters and what else the module holds.
@@ -156,11 +161,6 @@ GpuLaunch buildGpuLaunch(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel,
                          gpu::GPUFuncOp im2colKernel, const GemmProblem &p,
                          const TileConfig &t, Value input, Value filter,
                          Value bias, RankedTensorType outputType);
-
-struct TwinLoops {
-  Value result;
-  scf::ForOp grid;
-};
 
 /// The host-side pieces every family's launch and twin use (Launch.cpp).
 /// A flat memref of a tensor operand's elements.

@@ -81,29 +81,26 @@ int64_t igemm::nextKernelIndex(ModuleOp module) {
   return index;
 }
 
+Attribute igemm::workgroupMemory(MLIRContext *ctx) {
+  return gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+}
+
 MemRefType igemm::sharedType(const GemmProblem &p, const TileConfig &t,
-                             Operand op, bool twin) {
-  Attribute space;
-  if (!twin)
-    space = gpu::AddressSpaceAttr::get(p.elementType.getContext(),
-                                       gpu::AddressSpace::Workgroup);
+                             Operand op, Attribute memorySpace) {
   SmallVector<int64_t> shape = {t.stages, t.blockN, t.blockK};
   if (op == Operand::A)
     shape = pixelRun(p, t) ? SmallVector<int64_t>{t.stages, t.blockK, t.blockM}
                            : SmallVector<int64_t>{t.stages, t.blockM, t.blockK};
   // (A pixel-run gather fills an M-major A tile.)
   return MemRefType::get(shape, p.elementType, MemRefLayoutAttrInterface{},
-                         space);
+                         memorySpace);
 }
 
 MemRefType igemm::stagingType(const GemmProblem &p, const TileConfig &t,
-                              const EpilogueStaging &s, bool twin) {
-  Attribute space;
-  if (!twin)
-    space = gpu::AddressSpaceAttr::get(p.elementType.getContext(),
-                                       gpu::AddressSpace::Workgroup);
+                              const EpilogueStaging &s,
+                              Attribute memorySpace) {
   return MemRefType::get({t.warpsM * t.warpsN, s.rows, s.stride}, p.outputType,
-                         MemRefLayoutAttrInterface{}, space);
+                         MemRefLayoutAttrInterface{}, memorySpace);
 }
 
 /// Records the tiles and the launch on the kernel, for readers of the IR and

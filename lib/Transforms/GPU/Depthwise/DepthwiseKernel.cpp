@@ -22,8 +22,7 @@ void DepthwiseKernelBuilder::emitBlock(Value block, Value x, Value w,
   assert(t.directVector && p.groups % t.directVector == 0 &&
          "a direct kernel computes whole channel vectors");
   int64_t v = t.directVector, vectors = p.groups / v;
-  Value tid = twin ? nullptr : gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x)
-                                   .getResult();
+  Value tid = hw.threadId(b, loc);
   forEach(t.threads(), tid, [&](Value thread) {
     // Consecutive threads take consecutive channel vectors of one pixel:
     // the loads of a warp are contiguous where channels are innermost.

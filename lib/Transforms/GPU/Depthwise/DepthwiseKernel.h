@@ -32,11 +32,6 @@ gpu::GPUFuncOp buildDepthwiseGpuKernel(RewriterBase &b, ModuleOp module,
                                        int64_t index, const GemmProblem &p,
                                        const TileConfig &t, Location loc);
 
-/// Its twin: the grid and the block as host loops.
-TwinLoops buildDepthwiseTwin(OpBuilder &b, Location loc, const GemmProblem &p,
-                             const TileConfig &t, Value input, Value filter,
-                             Value bias, RankedTensorType outputType);
-
 } // namespace mlir::conv_lower::igemm
 
 #endif // CONVLOWER_TRANSFORMS_GPU_DEPTHWISE_DEPTHWISEKERNEL_H

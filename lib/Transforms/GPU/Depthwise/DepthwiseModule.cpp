@@ -1,12 +1,13 @@
-//===- DepthwiseModule.cpp - the direct depthwise kernel and its twin -----===//
+//===- DepthwiseModule.cpp - the direct depthwise kernel ------------------===//
 //
 // The direct kernel as a gpu.func (registers only: no shared buffer, no tap
-// table), with its launch recorded on it, and its twin as host loops. Its
-// GPU launch is the core's buildGpuLaunch.
+// table), with its launch recorded on it. Its GPU launch is the core's
+// buildGpuLaunch, its twin ../Twin/TwinLaunch.cpp's.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Transforms/GPU/Depthwise/DepthwiseKernel.h"
+#include "Transforms/GPU/Sm80/Sm80Hardware.h"
 
 #include "ConvLower/Dialect/ConvLower/IR/ConvLowerDialect.h"
 
@@ -52,7 +53,8 @@ gpu::GPUFuncOp igemm::buildDepthwiseGpuKernel(RewriterBase &b, ModuleOp module,
   gpu::GPUFuncOp fn = createKernel(b, module, gemmKernelName(index), args,
                                    /*workgroup=*/{}, t.threads(), loc);
   Block &body = fn.getBody().front();
-  DepthwiseKernelBuilder kb(b, loc, p, t, /*twin=*/false);
+  Sm80Gpu gpu;
+  DepthwiseKernelBuilder kb(b, loc, p, t, gpu);
   // The grid's three ids, as the mma.sync kernels read them; the direct
   // kernel's grid is 1-D (pixel vectors) and reads x alone.
   Value bm = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
@@ -65,27 +67,4 @@ gpu::GPUFuncOp igemm::buildDepthwiseGpuKernel(RewriterBase &b, ModuleOp module,
   gpu::ReturnOp::create(b, loc);
   annotateKernel(fn, p, t);
   return fn;
-}
-
-TwinLoops igemm::buildDepthwiseTwin(OpBuilder &b, Location loc,
-                                    const GemmProblem &p, const TileConfig &t,
-                                    Value input, Value filter, Value bias,
-                                    RankedTensorType outputType) {
-  assert(t.directVector && "not the direct depthwise kernel's tiles");
-  Value x = flatBuffer(b, loc, input), w = flatBuffer(b, loc, filter);
-  Value biasFlat = bias ? flatBuffer(b, loc, bias) : Value();
-  Value output, y; // y is captured below: no structured binding (C++17)
-  std::tie(output, y) = allocateResult(b, loc, outputType);
-  Launch l = launchShape(p, t);
-  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
-  scf::LoopNest grid = scf::buildLoopNest(
-      b, loc, ValueRange{c(0), c(0), c(0)},
-      ValueRange{c(l.gridZ), c(l.gridY), c(l.gridX)},
-      ValueRange{c(1), c(1), c(1)},
-      [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
-        DepthwiseKernelBuilder kb(nb, nloc, p, t, /*twin=*/true);
-        kb.setBias(biasFlat);
-        kb.emitBlock(ivs[2], x, w, y);
-      });
-  return {toTensor(b, loc, outputType, output), grid.loops.front()};
 }

@@ -1,8 +1,8 @@
-//===- Sm80.h - the mma.sync family's kernel and twin -----------*- C++ -*-===//
+//===- Sm80.h - the mma.sync family's kernels -------------------*- C++ -*-===//
 //
 // What the rewrite driver (../ImplicitGemm.cpp) calls to build the mma.sync
-// family (sm_80 on): its gpu.funcs (Sm80Module.cpp) and its twin
-// (Sm80Launch.cpp). The launch on the GPU is the core's buildGpuLaunch.
+// family (sm_80 on): its gpu.funcs (Sm80Module.cpp). The launch on the GPU
+// is the core's buildGpuLaunch; the twin is ../Twin's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,10 +26,6 @@ gpu::GPUFuncOp buildIm2colKernel(RewriterBase &b, ModuleOp module, int64_t index
                                  Location loc);
 
 /// At `b`'s insertion point: the grid and the block body as host loops.
-TwinLoops buildSm80Twin(OpBuilder &b, Location loc, const GemmProblem &p,
-                        const TileConfig &t, Value input, Value filter,
-                        Value bias, RankedTensorType outputType);
-
 } // namespace mlir::conv_lower::igemm
 
 #endif // CONVLOWER_TRANSFORMS_GPU_SM80_SM80_H

@@ -25,18 +25,6 @@ using namespace mlir;
 using namespace mlir::conv_lower::igemm;
 
 
-void Sm80KernelBuilder::forEach(int64_t n, Value gpuId,
-                            function_ref<void(Value)> body) {
-  if (!twin) {
-    body(gpuId);
-    return;
-  }
-  auto loop = scf::ForOp::create(b, loc, idx(0), idx(n), idx(1));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  body(loop.getInductionVar());
-}
-
 std::pair<Value, Value> Sm80KernelBuilder::elementOffset(Operand op, Value row,
                                                      Value k, Value group,
                                                      Value *padding) {
@@ -295,7 +283,7 @@ Value Sm80KernelBuilder::fillValue(Type type, Value padding) {
 void Sm80KernelBuilder::emitIm2colElement(Value index, Value x, Value xcol) {
   GemmProblem gather = p;
   gather.explicitIm2col = false;
-  Sm80KernelBuilder image(b, loc, gather, t, twin);
+  Sm80KernelBuilder image(b, loc, gather, t, hw);
   Value k = rem(index, p.k()), rest = div(index, p.k());
   Value group = rem(rest, p.groups), row = div(rest, p.groups);
   Value padding;
@@ -386,40 +374,19 @@ SmallVector<Value> Sm80KernelBuilder::loadTile(Operand op, Value src, Value smem
                                     group, &padding)
                 : elementOffset(op, add(rowBase, row), k, group, &padding);
       rowOffset = clampOffset(op, rowOffset, valid);
-      // Zero-fill: a copy of 0 source bytes writes 16 zero bytes.
-      Value srcElements = twin ? Value() : select(valid, idx(v), idx(0));
       for (int64_t j = 0; j < perRow; ++j) {
         // A clamped (0) offset plus the pair's step stays inside the
         // operand: the step is within one K tile of one row.
         Value offset = add(rowOffset, j * pairedChunkStep(op));
         Value column = swizzledColumn(row, add(chunk, j * lanesPerRow));
-        if (twin) {
-          Value data = vector::LoadOp::create(b, loc, vecType, src, offset);
-          data = select(valid, data, fillValue(vecType, padding));
-          vector::StoreOp::create(b, loc, data, smem,
-                                  ValueRange{stage, row, column});
-          continue;
-        }
-        auto copy = [&] {
-          return nvgpu::DeviceAsyncCopyOp::create(
-              b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), smem,
-              ValueRange{stage, row, column}, src, ValueRange{offset},
-              b.getIndexAttr(v), srcElements, b.getUnitAttr());
-        };
-        if (!padding) {
-          tokens.push_back(copy());
-          continue;
-        }
-        // Padding that reads a non-zero value is stored by the thread (no
-        // copy is issued for it: its zero-fill would race with the store);
-        // the stage's commit group covers the copies of the other chunks.
-        auto ifOp = scf::IfOp::create(b, loc, padding, /*withElseRegion=*/true);
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-        vector::StoreOp::create(b, loc, elementConstant(vecType, p.padValue),
-                                smem, ValueRange{stage, row, column});
-        b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-        copy();
+        if (Value token = hw.copyChunk(*this, {smem,
+                                               {stage, row, column},
+                                               src,
+                                               offset,
+                                               valid,
+                                               padding,
+                                               vecType}))
+          tokens.push_back(token);
       }
     }
     return tokens;
@@ -582,9 +549,9 @@ Sm80KernelBuilder::loadStage(Value stage, Value kTile, Value tid, Value bm,
                          Value smemB, bool deferGathers) {
   SmallVector<Value> tokens;
   StageLoads loads;
-  // The twin's threads are a loop: their values cannot outlive it, and the
-  // order of its stores does not matter (the stage is not the one computed).
-  bool defer = deferGathers && !twin;
+  // Where threads are loops their values cannot outlive them; the order of
+  // the stores does not matter there (the stage is not the one computed).
+  bool defer = deferGathers && hw.holdsGathersInRegisters();
   forEach(t.threads(), tid, [&](Value thread) {
     Value rowA = mul(bm, t.blockM), rowB = mul(bn, t.blockN);
     llvm::append_range(tokens,
@@ -790,65 +757,6 @@ int64_t Sm80KernelBuilder::columnSumSlot(int64_t j) const {
   return rowSumSlot(p.needsRowSums() ? t.warpM() / 16 : 0) + j;
 }
 
-/// One mma.sync; `a` and the B registers come from ldmatrix, `acc` is the
-/// thread's four accumulators as vector<4xf32> (vector<4xi32> for s8).
-Value Sm80KernelBuilder::gpuMma(Value a, Value bFrag0, Value bFrag1, Value acc) {
-  MLIRContext *ctx = b.getContext();
-  Type i32 = b.getI32Type(), accType = p.accumulatorType;
-  // A .b32 register of the fragment: f16 pairs stay vector<2xf16>; bf16
-  // pairs, s8 quads and tf32 values travel as i32, as the PTX instruction
-  // wants.
-  auto asRegister = [&](Value row) -> Value {
-    if (p.kind == MmaKind::F16)
-      return row;
-    if (p.kind == MmaKind::TF32) {
-      // Round to tf32 (to nearest, as cuDNN and CUTLASS do): the mma would
-      // otherwise truncate the f32 bits, a bias of about 1e-3 relative,
-      // which is the whole tf32 tolerance. cvt.rn where the chip has it in
-      // one instruction (GemmProblem::nativeTf32Rounding), else cvt.rna.
-      Value value = vector::ExtractOp::create(b, loc, row, ArrayRef<int64_t>{0});
-      return NVVM::ConvertFloatToTF32Op::create(
-          b, loc, i32, value,
-          NVVM::FPRoundingModeAttr::get(b.getContext(),
-                                        p.nativeTf32Rounding
-                                            ? NVVM::FPRoundingMode::RN
-                                            : NVVM::FPRoundingMode::RNA));
-    }
-    auto i32Vec = VectorType::get({1}, i32);
-    Value bits = vector::BitCastOp::create(b, loc, i32Vec, row);
-    return vector::ExtractOp::create(b, loc, bits, ArrayRef<int64_t>{0});
-  };
-  SmallVector<Value> aRegs, bRegs = {asRegister(bFrag0), asRegister(bFrag1)},
-                            cRegs;
-  for (int64_t r = 0; r < 4; ++r)
-    aRegs.push_back(
-        asRegister(vector::ExtractOp::create(b, loc, a, ArrayRef<int64_t>{r})));
-  for (int64_t r = 0; r < 4; ++r)
-    cRegs.push_back(
-        vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{r}));
-  NVVM::MMATypes ptxType = p.kind == MmaKind::F16    ? NVVM::MMATypes::f16
-                           : p.kind == MmaKind::BF16 ? NVVM::MMATypes::bf16
-                           : p.kind == MmaKind::S8   ? NVVM::MMATypes::s8
-                                                     : NVVM::MMATypes::tf32;
-  // Integer MMAs wrap on overflow, as linalg's i32 adds and multiplies do
-  // (satfinite would clamp and differ from the op).
-  std::optional<NVVM::MMAIntOverflow> overflow;
-  if (p.isInteger())
-    overflow = NVVM::MMAIntOverflow::wrapped;
-  auto structType = LLVM::LLVMStructType::getLiteral(
-      ctx, {accType, accType, accType, accType});
-  Value d = NVVM::MmaOp::create(
-      b, loc, structType, aRegs, bRegs, cRegs,
-      ArrayRef<int64_t>{16, 8, p.mmaK()}, std::nullopt, overflow,
-      std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
-      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                     NVVM::MMALayout::col});
-  SmallVector<Value> out;
-  for (int64_t r = 0; r < 4; ++r)
-    out.push_back(LLVM::ExtractValueOp::create(b, loc, d, r));
-  return vector::FromElementsOp::create(b, loc, VectorType::get({4}, accType),
-                                        out);
-}
 
 // ldmatrix.x4: lanes 8j..8j+7 give the row addresses of 8x(16 bytes) matrix
 // j, and the matrices land in registers 0..3. A: matrices (rows 0-7 | 8-15) x
@@ -882,291 +790,6 @@ std::pair<Value, Value> Sm80KernelBuilder::ldmatrixAddressB(Value lane,
   return {row, swizzledColumn(row, add(rem(div(lane, 8), 2), 2 * kk))};
 }
 
-SmallVector<Value> Sm80KernelBuilder::gpuComputeStage(Value smemA, Value smemB,
-                                                  Value stage, Value tid,
-                                                  ValueRange accs) {
-  int64_t tilesM = t.warpM() / 16, tilesN = t.warpN() / 8;
-  Value warp = div(tid, kThreadsPerWarp), lane = rem(tid, kThreadsPerWarp);
-  auto [warpRow, warpCol] = warpOrigin(warp);
-  int64_t regElems = p.registerElements();
-  auto fragType = VectorType::get({4, regElems}, p.elementType);
-  SmallVector<Value> out(accs.begin(), accs.end());
-  int64_t chunksPerRow = t.blockK / p.chunkElements();
-  Value onesFragment, onesRegister;
-  if (p.needsRowSums() || p.needsColumnSums()) {
-    onesFragment = elementConstant(fragType, 1);
-    onesRegister =
-        elementConstant(VectorType::get({regElems}, p.elementType), 1);
-  }
-  for (int64_t kk = 0; kk < chunksPerRow / 2; ++kk) {
-    SmallVector<Value> aFrags, bFrags;
-    for (int64_t i = 0; i < tilesM; ++i) {
-      auto [row, col] = ldmatrixAddressA(lane, warpRow, i, kk);
-      aFrags.push_back(nvgpu::LdMatrixOp::create(
-          b, loc, fragType, smemA, ValueRange{stage, row, col},
-          /*transpose=*/pixelRun(p, t) != 0, 4));
-    }
-    for (int64_t j = 0; j < tilesN; j += 2) {
-      auto [row, col] = ldmatrixAddressB(lane, warpCol, j, kk);
-      Value frag = nvgpu::LdMatrixOp::create(
-          b, loc, fragType, smemB, ValueRange{stage, row, col}, false, 4);
-      for (int64_t r = 0; r < 4; ++r)
-        bFrags.push_back(
-            vector::ExtractOp::create(b, loc, frag, ArrayRef<int64_t>{r}));
-    }
-    for (int64_t i = 0; i < tilesM; ++i)
-      for (int64_t j = 0; j < tilesN; ++j)
-        out[i * tilesN + j] = gpuMma(aFrags[i], bFrags[2 * j],
-                                     bFrags[2 * j + 1], out[i * tilesN + j]);
-    // The zero-point sums: A times an all-ones B gives each row's sum in
-    // every column of D (and ones times B each column's), in the same
-    // fragment positions as the GEMM's own accumulators.
-    for (int64_t i = 0; p.needsRowSums() && i < tilesM; ++i)
-      out[rowSumSlot(i)] =
-          gpuMma(aFrags[i], onesRegister, onesRegister, out[rowSumSlot(i)]);
-    for (int64_t j = 0; p.needsColumnSums() && j < tilesN; ++j)
-      out[columnSumSlot(j)] = gpuMma(onesFragment, bFrags[2 * j],
-                                     bFrags[2 * j + 1], out[columnSumSlot(j)]);
-  }
-  return out;
-}
-
-void Sm80KernelBuilder::gpuEpilogue(Value y, Value bm, Value bn, Value group,
-                                Value tid, ValueRange accs) {
-  int64_t tilesN = t.warpN() / 8;
-  Value warp = div(tid, kThreadsPerWarp), lane = rem(tid, kThreadsPerWarp);
-  auto [warpRow, warpCol] = warpOrigin(warp);
-  Value rowBase = add(mul(bm, t.blockM), warpRow);
-  Value colBase = add(mul(bn, t.blockN), warpCol);
-  int64_t tilesM = t.warpM() / 16;
-  auto element = [&](Value acc, int64_t v) -> Value {
-    return vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{v});
-  };
-  auto tileValues = [&](int64_t i, int64_t j) {
-    SmallVector<Value> values;
-    for (int64_t v = 0; v < 4; ++v) {
-      // Element v of a sum tile sits at the row (column) of element v of
-      // every GEMM tile in its row (column) of tiles.
-      Value rowSum = p.needsRowSums() ? element(accs[rowSumSlot(i)], v) : Value();
-      Value columnSum =
-          p.needsColumnSums() ? element(accs[columnSumSlot(j)], v) : Value();
-      values.push_back(applyZeroPoints(element(accs[i * tilesN + j], v),
-                                       rowSum, columnSum));
-    }
-    return values;
-  };
-  if (!staging) {
-    for (int64_t i = 0; i < tilesM; ++i)
-      for (int64_t j = 0; j < tilesN; ++j)
-        storeFragment(y, lane, i, j, rowBase, colBase, group, tileValues(i, j));
-    return;
-  }
-  // The staged tiles lie over the rings: every warp must be done reading
-  // them (its last ldmatrix) first. Within a warp, bar.warp.sync orders the
-  // lanes' shared writes before the reads of other lanes, and those reads
-  // before the next row's writes.
-  gpu::BarrierOp::create(b, loc);
-  Value allLanes = i32Constant(-1);
-  for (int64_t i = 0; i < tilesM; ++i) {
-    if (i > 0)
-      NVVM::SyncWarpOp::create(b, loc, allLanes);
-    SmallVector<Value> values;
-    for (int64_t j = 0; j < tilesN; ++j)
-      llvm::append_range(values, tileValues(i, j));
-    stageRow(warp, lane, colBase, group, values);
-    NVVM::SyncWarpOp::create(b, loc, allLanes);
-    storeStagedRow(y, warp, lane, add(rowBase, i * 16), colBase, group);
-  }
-}
-
-// The twin runs the warp-level instructions as the PTX ISA defines them, lane
-// by lane, so that the GPU's ldmatrix addresses and fragment bookkeeping are
-// what it checks (a plain dot product over the shared tiles would not be).
-void Sm80KernelBuilder::twinComputeStage(Value smemA, Value smemB, Value stage,
-                                     Value acc) {
-  int64_t tilesM = t.warpM() / 16, tilesN = t.warpN() / 8;
-  int64_t half = p.chunkElements(), chunksPerRow = t.blockK / half;
-  int64_t e = p.registerElements();
-  forEach(t.warpsM * t.warpsN, nullptr, [&](Value warp) {
-    Value warpRow, warpCol; // captured below: no structured binding (C++17)
-    std::tie(warpRow, warpCol) = warpOrigin(warp);
-    for (int64_t kk = 0; kk < chunksPerRow / 2; ++kk) {
-      // ldmatrix.x4: lane l receives in register j the 32 bits at byte
-      // 4*(l%4) of row l/4 of matrix j, whose address lane 8j + l/4 gave.
-      // With .trans (16-bit elements) lane l receives in register j the
-      // elements at position l/4 of rows 2*(l%4) and 2*(l%4)+1 of matrix j.
-      auto ldmatrix = [&](Value smem, Value frag, int64_t fragIndex,
-                          bool transpose,
-                          function_ref<std::pair<Value, Value>(Value)> address) {
-        forEach(kThreadsPerWarp, nullptr, [&](Value lane) {
-          for (int64_t j = 0; j < 4; ++j) {
-            for (int64_t el = 0; el < e; ++el) {
-              Value row, column;
-              if (transpose) {
-                Value col;
-                std::tie(row, col) =
-                    address(add(add(mul(rem(lane, 4), 2), el), 8 * j));
-                column = add(col, div(lane, 4));
-              } else {
-                Value col;
-                std::tie(row, col) = address(add(div(lane, 4), 8 * j));
-                column = add(add(col, mul(rem(lane, 4), e)), el);
-              }
-              Value v = memref::LoadOp::create(b, loc, smem,
-                                               ValueRange{stage, row, column});
-              memref::StoreOp::create(
-                  b, loc, v, frag,
-                  ValueRange{idx(fragIndex), lane, idx(j), idx(el)});
-            }
-          }
-        });
-      };
-      for (int64_t i = 0; i < tilesM; ++i)
-        ldmatrix(smemA, twinFragA, i, /*transpose=*/pixelRun(p, t) != 0,
-                 [&](Value source) {
-          return ldmatrixAddressA(source, warpRow, i, kk);
-        });
-      for (int64_t j = 0; j < tilesN; j += 2)
-        ldmatrix(smemB, twinFragB, j / 2, /*transpose=*/false,
-                 [&](Value source) {
-          return ldmatrixAddressB(source, warpCol, j, kk);
-        });
-      forEach(tilesM, nullptr, [&](Value i) {
-        forEach(tilesN, nullptr, [&](Value jt) {
-          twinMma(acc, warp, i, jt, mul(i, 16), mul(jt, 8), false, false);
-        });
-      });
-      // The zero-point sums, by the same mma with an all-ones operand.
-      if (p.needsRowSums())
-        forEach(tilesM, nullptr, [&](Value i) {
-          twinMma(twinRowSums, warp, i, idx(0), mul(i, 16), idx(0), false,
-                  true);
-        });
-      if (p.needsColumnSums())
-        forEach(tilesN, nullptr, [&](Value jt) {
-          twinMma(twinColumnSums, warp, idx(0), jt, idx(0), mul(jt, 8), true,
-                  false);
-        });
-    }
-  });
-}
-
-// mma.sync m16n8k(2*half): A(r, k) is element k%e of register r/8 +
-// 2*(k/half) of lane (r%8)*4 + (k%half)/e; B(k, n) element k%e of register
-// k/half of lane n*4 + (k%half)/e (the tile pair's second tile in registers
-// 2, 3); D(r, c) as fragmentPosition says. For s8 (e = 4, half = 16) this is
-// the PTX ISA's m16n8k32 layout: a0..a3 row g, a4..a7 row g+8, a8..a15 the
-// same 16 columns further.
-void Sm80KernelBuilder::twinMma(Value acc, Value warp, Value i, Value jt,
-                            Value rowBase, Value colBase, bool onesA,
-                            bool onesB) {
-  int64_t half = p.chunkElements(), e = p.registerElements();
-  Type accType = p.accumulatorType;
-  auto widen = [&](Value v) -> Value {
-    if (v.getType() == accType)
-      return v;
-    if (p.isInteger())
-      return arith::ExtSIOp::create(b, loc, accType, v);
-    return arith::ExtFOp::create(b, loc, accType, v);
-  };
-  auto multiplyAdd = [&](Value sum, Value x, Value y) -> Value {
-    if (p.isInteger())
-      return arith::AddIOp::create(b, loc, sum,
-                                   arith::MulIOp::create(b, loc, x, y));
-    return arith::AddFOp::create(b, loc, sum,
-                                 arith::MulFOp::create(b, loc, x, y));
-  };
-  forEach(kThreadsPerWarp, nullptr, [&](Value lane) {
-    for (int64_t v = 0; v < 4; ++v) {
-      auto [r, c] = fragmentPosition(lane, 0, 0, v);
-      Value row = add(rowBase, r), col = add(colBase, c);
-      Value init =
-          memref::LoadOp::create(b, loc, acc, ValueRange{warp, row, col});
-      Value one = onesA || onesB ? accumulatorConstant(1.0) : Value();
-      auto kLoop = scf::ForOp::create(b, loc, idx(0), idx(2 * half), idx(1),
-                                      ValueRange{init});
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(kLoop.getBody());
-      Value k = kLoop.getInductionVar();
-      Value kIn = div(rem(k, half), e), kReg = div(k, half), kEl = rem(k, e);
-      Value a = one, bv = one;
-      if (!onesA) {
-        Value aLane = add(mul(rem(r, 8), 4), kIn);
-        Value aReg = add(div(r, 8), mul(kReg, 2));
-        a = widen(memref::LoadOp::create(b, loc, twinFragA,
-                                         ValueRange{i, aLane, aReg, kEl}));
-      }
-      if (!onesB) {
-        Value bLane = add(mul(c, 4), kIn);
-        Value bReg = add(mul(rem(jt, 2), 2), kReg);
-        bv = widen(memref::LoadOp::create(
-            b, loc, twinFragB, ValueRange{div(jt, 2), bLane, bReg, kEl}));
-      }
-      scf::YieldOp::create(
-          b, loc, multiplyAdd(kLoop.getRegionIterArgs()[0], a, bv));
-      b.setInsertionPointAfter(kLoop);
-      memref::StoreOp::create(b, loc, kLoop.getResult(0), acc,
-                              ValueRange{warp, row, col});
-    }
-  });
-}
-
-void Sm80KernelBuilder::twinEpilogue(Value y, Value bm, Value bn, Value group,
-                                 Value acc) {
-  int64_t tilesM = t.warpM() / 16, tilesN = t.warpN() / 8;
-  // Walk the accumulators the way the GPU threads hold them (lane, tile,
-  // register), so the twin checks the fragment-to-output mapping too.
-  // The values lane `lane` of `warp` holds for mma tile (i, j).
-  auto tileValues = [&](Value warp, Value lane, int64_t i, int64_t j) {
-    SmallVector<Value> values;
-    for (int64_t v = 0; v < 4; ++v) {
-      auto [row, col] = fragmentPosition(lane, i, j, v);
-      Value value =
-          memref::LoadOp::create(b, loc, acc, ValueRange{warp, row, col});
-      Value rowSum, columnSum;
-      if (p.needsRowSums())
-        rowSum = memref::LoadOp::create(
-            b, loc, twinRowSums,
-            ValueRange{warp, row, fragmentPosition(lane, i, 0, v).second});
-      if (p.needsColumnSums())
-        columnSum = memref::LoadOp::create(
-            b, loc, twinColumnSums,
-            ValueRange{warp, fragmentPosition(lane, 0, j, v).first, col});
-      values.push_back(applyZeroPoints(value, rowSum, columnSum));
-    }
-    return values;
-  };
-  forEach(t.warpsM * t.warpsN, nullptr, [&](Value warp) {
-    Value warpRow, warpCol; // captured below: no structured binding (C++17)
-    std::tie(warpRow, warpCol) = warpOrigin(warp);
-    Value rowBase = add(mul(bm, t.blockM), warpRow);
-    Value colBase = add(mul(bn, t.blockN), warpCol);
-    if (!staging) {
-      forEach(kThreadsPerWarp, nullptr, [&](Value lane) {
-        for (int64_t i = 0; i < tilesM; ++i)
-          for (int64_t j = 0; j < tilesN; ++j)
-            storeFragment(y, lane, i, j, rowBase, colBase, group,
-                          tileValues(warp, lane, i, j));
-      });
-      return;
-    }
-    // The staged epilogue, a row of tiles at a time: every lane writes its
-    // values, then every lane reads and stores its vectors (the GPU's warp
-    // barrier between them).
-    for (int64_t i = 0; i < tilesM; ++i) {
-      forEach(kThreadsPerWarp, nullptr, [&](Value lane) {
-        SmallVector<Value> values;
-        for (int64_t j = 0; j < tilesN; ++j)
-          llvm::append_range(values, tileValues(warp, lane, i, j));
-        stageRow(warp, lane, colBase, group, values);
-      });
-      forEach(kThreadsPerWarp, nullptr, [&](Value lane) {
-        storeStagedRow(y, warp, lane, add(rowBase, i * 16), colBase, group);
-      });
-    }
-  });
-}
-
 void Sm80KernelBuilder::storeFragment(Value y, Value lane, int64_t i, int64_t j,
                                   Value rowBase, Value colBase, Value group,
                                   ArrayRef<Value> values) {
@@ -1180,39 +803,13 @@ void Sm80KernelBuilder::storeFragment(Value y, Value lane, int64_t i, int64_t j,
 }
 
 void Sm80KernelBuilder::emitBlock(Value bm, Value bn, Value group, Value x,
-                              Value w, Value y, Value smemA, Value smemB,
-                              Value twinAcc) {
+                                  Value w, Value y, Value smemA,
+                                  Value smemB) {
   assert(!t.directVector && "the direct depthwise kernel is Depthwise's");
   assert(t.stages >= 2 && "the ring needs two stages to overlap");
   int64_t kTiles = llvm::divideCeilSigned(p.k(), t.blockK);
-  Value tid = twin ? nullptr : gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x)
-                                   .getResult();
-
-  SmallVector<Value> accs;
-  if (twin) {
-    Value zero = accumulatorConstant(0.0);
-    auto fill = [&](Value buffer, int64_t rows, int64_t cols) {
-      forEach(t.warpsM * t.warpsN, nullptr, [&](Value warp) {
-        forEach(rows, nullptr, [&](Value r) {
-          forEach(cols, nullptr, [&](Value c) {
-            memref::StoreOp::create(b, loc, zero, buffer,
-                                    ValueRange{warp, r, c});
-          });
-        });
-      });
-    };
-    fill(twinAcc, t.warpM(), t.warpN());
-    if (p.needsRowSums())
-      fill(twinRowSums, t.warpM(), 8);
-    if (p.needsColumnSums())
-      fill(twinColumnSums, 16, t.warpN());
-  } else {
-    auto accType = VectorType::get({4}, p.accumulatorType);
-    Value zeros = arith::ConstantOp::create(
-        b, loc, accType,
-        DenseElementsAttr::get(accType, b.getZeroAttr(p.accumulatorType)));
-    accs.assign(accumulatorSlots(), zeros);
-  }
+  Value tid = hw.threadId(b, loc);
+  SmallVector<Value> accs = hw.zeroAccumulators(*this);
 
   // Prologue: K tiles 0 .. stages-2, one commit group each (empty for a
   // tile past K: the loop's wait counts groups).
@@ -1231,7 +828,7 @@ void Sm80KernelBuilder::emitBlock(Value bm, Value bn, Value group, Value x,
   // last tile, so whole tiles need no K-tail predicate. The drain, and the
   // steps past the main loop's last whole round when it is unrolled, are
   // straight-line code (K is static).
-  KBlock blk{tid, bm, bn, group, x, w, smemA, smemB, twinAcc, accs.size()};
+  KBlock blk{tid, bm, bn, group, x, w, smemA, smemB, accs.size()};
   SmallVector<Value> carried(accs);
   if (token)
     carried.push_back(token);
@@ -1248,14 +845,12 @@ void Sm80KernelBuilder::emitBlock(Value bm, Value bn, Value group, Value x,
   if (token)
     nvgpu::DeviceAsyncWaitOp::create(b, loc, results[accs.size()],
                                      b.getI32IntegerAttr(0));
-  if (twin)
-    twinEpilogue(y, bm, bn, group, twinAcc);
-  else
-    gpuEpilogue(y, bm, bn, group, tid, results.take_front(accs.size()));
+  hw.epilogue(*this, y, bm, bn, group, tid, results.take_front(accs.size()));
 }
 
 bool Sm80KernelBuilder::copiesAsync() const {
-  return !twin && (isVectorized(Operand::A) || isVectorized(Operand::B));
+  return hw.copiesAsynchronously() &&
+         (isVectorized(Operand::A) || isVectorized(Operand::B));
 }
 
 Value Sm80KernelBuilder::emptyGroup() {
@@ -1299,7 +894,8 @@ int64_t Sm80KernelBuilder::emitMainLoop(int64_t steps, SmallVector<Value> &carri
       values = emitKStep(arith::AddIOp::create(b, loc, first, i32Constant(u)),
                          idx(u), idx((u + stages - 1) % stages),
                          /*loads=*/true, values, blk);
-    // Without carried values (the twin) the builder added the yield.
+    // Without carried values (accumulators in memory: the twin) the builder
+    // added the yield.
     if (!loop.getBody()->mightHaveTerminator())
       scf::YieldOp::create(b, loc, values);
     b.setInsertionPointAfter(loop);
@@ -1348,8 +944,7 @@ SmallVector<Value> Sm80KernelBuilder::emitKStep(Value kt, Value stage,
   if (hasToken)
     nvgpu::DeviceAsyncWaitOp::create(b, loc, carried[blk.accCount],
                                      b.getI32IntegerAttr(stages - 2));
-  if (!twin)
-    gpu::BarrierOp::create(b, loc);
+  hw.barrier(b, loc);
   // Every thread is past its compute of tile kt-1 (the barrier above).
   // Gathered elements are loaded into registers before this stage's MMAs and
   // stored after them, so the MMAs never wait for a global round trip.
@@ -1363,17 +958,13 @@ SmallVector<Value> Sm80KernelBuilder::emitKStep(Value kt, Value stage,
   } else if (hasToken) {
     nextLoads.token = emptyGroup();
   }
-  SmallVector<Value> out;
-  if (twin) {
-    twinComputeStage(blk.smemA, blk.smemB, stage, blk.twinAcc);
-  } else {
-    out = gpuComputeStage(blk.smemA, blk.smemB, stage, blk.tid,
-                          carried.take_front(blk.accCount));
-    storeGathered(Operand::A, blk.smemA, nextStage, blk.tid,
-                  nextLoads.gatheredA);
-    storeGathered(Operand::B, blk.smemB, nextStage, blk.tid,
-                  nextLoads.gatheredB);
-  }
+  SmallVector<Value> out =
+      hw.computeStage(*this, blk.smemA, blk.smemB, stage, blk.tid,
+                      carried.take_front(blk.accCount));
+  storeGathered(Operand::A, blk.smemA, nextStage, blk.tid,
+                nextLoads.gatheredA);
+  storeGathered(Operand::B, blk.smemB, nextStage, blk.tid,
+                nextLoads.gatheredB);
   if (nextLoads.token)
     out.push_back(nextLoads.token);
   return out;

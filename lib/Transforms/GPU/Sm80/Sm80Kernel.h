@@ -1,10 +1,11 @@
 //===- Sm80Kernel.h - the mma.sync kernel body ------------------*- C++ -*-===//
 //
 // Sm80KernelBuilder emits one CTA of the mma.sync family (sm_80 on: cp.async,
-// ldmatrix, mma.sync, a shared-memory ring, the staged epilogue): the GPU
-// form (gpu/nvgpu/nvvm ops) or its CPU twin (the same body as host loops).
-// The core (../Core) builds the problem and the tiles; Sm80Module.cpp and
-// Sm80Launch.cpp wrap the body into a kernel and its launch or twin.
+// ldmatrix, mma.sync, a shared-memory ring, the staged epilogue), once, for
+// the hardware it is given (Sm80Hardware.h): the GPU's instructions
+// (Sm80Gpu.cpp) or the CPU twin's emulations of them (../Twin). The core
+// (../Core) builds the problem and the tiles; Sm80Module.cpp wraps the body
+// into a kernel, ../Twin/TwinLaunch.cpp into the twin's host loops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,7 @@
 #define CONVLOWER_TRANSFORMS_GPU_SM80_SM80KERNEL_H
 
 #include "Transforms/GPU/Core/GemmProblem.h"
+#include "Transforms/GPU/Sm80/Sm80Hardware.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -24,12 +26,12 @@ namespace mlir::conv_lower::igemm {
 // The kernel body
 //===----------------------------------------------------------------------===//
 
-/// Builds one CTA's work; `twin` selects the host form of the same body.
+/// Builds one CTA's work on `hw`, the GPU or the twin.
 class Sm80KernelBuilder {
 public:
   Sm80KernelBuilder(OpBuilder &b, Location loc, const GemmProblem &p,
-                const TileConfig &t, bool twin)
-      : b(b), loc(loc), p(p), t(t), twin(twin) {
+                    const TileConfig &t, Sm80Hardware &hw)
+      : b(b), loc(loc), p(p), t(t), hw(hw) {
     // Whole mma tiles per warp, as checkTiles requires (the direct
     // depthwise kernel's tiles have no GEMM; the sm_90a epilogue's are its
     // consumers' warps, 16 rows each, with no ring).
@@ -40,10 +42,9 @@ public:
   }
 
   /// The block at (blockM, blockN, group) of the grid, reading the flat
-  /// operands and the two shared buffers; `twinAcc` is the twin's
-  /// accumulator memory ([warps, warpM, warpN] f32).
+  /// operands and the two shared buffers.
   void emitBlock(Value bm, Value bn, Value group, Value x, Value w, Value y,
-                 Value smemA, Value smemB, Value twinAcc);
+                 Value smemA, Value smemB);
 
   bool isVectorized(Operand op) const { return igemm::isVectorized(p, op); }
 
@@ -91,21 +92,6 @@ public:
   /// made one (then the A gather reads it).
   void setTapTable(Value table) { tapTable = table; }
 
-  /// The twin's per-warp fragment registers: A [tilesM, 32 lanes, 4 regs,
-  /// elems per reg] and B [tilesN / 2, 32, 4, elems].
-  void setTwinFragments(Value a, Value bFrag) {
-    twinFragA = a;
-    twinFragB = bFrag;
-  }
-
-  /// The twin's zero-point sum accumulators (null when not needed): row sums
-  /// [warps, warpM, 8] and column sums [warps, 16, warpN], the D of the
-  /// all-ones mma.sync as the lanes hold it.
-  void setTwinSums(Value rows, Value columns) {
-    twinRowSums = rows;
-    twinColumnSums = columns;
-  }
-
   // The tap-table gather's pieces, public for the sm_90a family's producer
   // warpgroup, which gathers the A tiles TMA cannot load with them.
 
@@ -132,6 +118,11 @@ public:
   Value clampOffset(Operand op, Value offset, Value valid);
 
 protected:
+  // The hardware forms are the builder's own steps, on its problem, tiles
+  // and helpers.
+  friend class Sm80Gpu;
+  friend class Sm80Twin;
+
   // The arithmetic helpers and the output store's pieces are shared with
   // the direct depthwise kernel (../Depthwise), which derives from this.
   Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
@@ -165,9 +156,11 @@ protected:
     return arith::SelectOp::create(b, loc, cond, a, c);
   }
 
-  /// Runs `body(i)` for i in [0, n): an scf.for on the twin, or once for the
-  /// GPU's own thread/warp id `gpuId`.
-  void forEach(int64_t n, Value gpuId, function_ref<void(Value)> body);
+  /// Runs `body(i)` for i in [0, n): once for the GPU's own thread/warp id
+  /// `gpuId`, or a loop on the twin (Sm80Hardware::forEach).
+  void forEach(int64_t n, Value gpuId, function_ref<void(Value)> body) {
+    hw.forEach(b, loc, n, gpuId, body);
+  }
 
   /// The element offset of A[m, k] (or B[k, f] with `row` = f) and whether
   /// it is inside the tensor (false for padding and tile overhang). With a
@@ -255,10 +248,10 @@ protected:
   bool copiesAsync() const;
   Value emptyGroup();
   /// What every K step reads: the thread id, the block, the operands and the
-  /// shared rings, the twin's accumulators, and how many of the carried
-  /// values are accumulators (a commit group token may follow).
+  /// shared rings, and how many of the carried values are accumulators (a
+  /// commit group token may follow).
   struct KBlock {
-    Value tid, bm, bn, group, x, w, smemA, smemB, twinAcc;
+    Value tid, bm, bn, group, x, w, smemA, smemB;
     size_t accCount;
   };
   /// One K step: waits for tile `kt` (i32), computes it from ring position
@@ -317,28 +310,12 @@ protected:
   /// (staged there, never stored).
   Value biasChannel(Value group, Value f);
 
-  // GPU pieces.
-  SmallVector<Value> gpuComputeStage(Value smemA, Value smemB, Value stage,
-                                     Value tid, ValueRange accs);
-  Value gpuMma(Value a, Value bFrag0, Value bFrag1, Value acc);
-  void gpuEpilogue(Value y, Value bm, Value bn, Value group, Value tid,
-                   ValueRange accs);
-  // Twin pieces.
-  void twinComputeStage(Value smemA, Value smemB, Value stage, Value acc);
-  /// One emulated mma.sync of `warp` on A tile `i` and B tile `jt` (either
-  /// replaced by all ones when `onesA`/`onesB`), accumulating into `acc` at
-  /// (warp, rowBase + r, colBase + c) for each of D's (r, c).
-  void twinMma(Value acc, Value warp, Value i, Value jt, Value rowBase,
-               Value colBase, bool onesA, bool onesB);
-  void twinEpilogue(Value y, Value bm, Value bn, Value group, Value acc);
-
   OpBuilder &b;
   Location loc;
   const GemmProblem &p;
   const TileConfig &t;
-  bool twin;
-  Value biasBuffer, tapTable, twinFragA, twinFragB, twinRowSums,
-      twinColumnSums, staging;
+  Sm80Hardware &hw;
+  Value biasBuffer, tapTable, staging;
   EpilogueStaging stagingShape;
 };
 

@@ -74,7 +74,8 @@ gpu::GPUFuncOp igemm::buildSm80GpuKernel(RewriterBase &b, ModuleOp module,
     fn.setWorkgroupAttributionAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
                                    b.getI64IntegerAttr(128));
   Block &body = fn.getBody().front();
-  Sm80KernelBuilder kb(b, loc, p, t, /*twin=*/false);
+  Sm80Gpu gpu;
+  Sm80KernelBuilder kb(b, loc, p, t, gpu);
   // The register budget: an 8-warp kernel gathering A element by element
   // (register-staged, latency-bound) gets two CTAs per SM, at most 128
   // registers a thread. They fit with no spill (tf32 NCHW: 80-128); the
@@ -98,15 +99,16 @@ gpu::GPUFuncOp igemm::buildSm80GpuKernel(RewriterBase &b, ModuleOp module,
           b, loc, type, buffer, arith::ConstantIndexOp::create(b, loc, offset),
           ValueRange{});
     };
-    MemRefType typeA = sharedType(p, t, Operand::A, false);
+    Attribute shared = workgroupMemory(b.getContext());
+    MemRefType typeA = sharedType(p, t, Operand::A, shared);
     smemA = view(0, typeA);
     smemB = view(typeA.getNumElements() * p.elementBytes(),
-                 sharedType(p, t, Operand::B, false));
+                 sharedType(p, t, Operand::B, shared));
     if (EpilogueStaging staged = epilogueStaging(p, t); staged.vector)
-      kb.setStaging(view(0, stagingType(p, t, staged, false)), staged);
+      kb.setStaging(view(0, stagingType(p, t, staged, shared)), staged);
   }
   kb.emitBlock(bm, bn, group, body.getArgument(0), body.getArgument(1),
-               body.getArgument(args.size() - 1), smemA, smemB, nullptr);
+               body.getArgument(args.size() - 1), smemA, smemB);
   gpu::ReturnOp::create(b, loc);
   annotateKernel(fn, p, t, kb);
   return fn;
@@ -134,7 +136,8 @@ gpu::GPUFuncOp igemm::buildIm2colKernel(RewriterBase &b, ModuleOp module,
       arith::ConstantIndexOp::create(b, loc, p.im2colElements()));
   auto ifOp = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-  Sm80KernelBuilder(b, loc, p, t, /*twin=*/false)
+  Sm80Gpu gpu;
+  Sm80KernelBuilder(b, loc, p, t, gpu)
       .emitIm2colElement(element, body.getArgument(0), body.getArgument(1));
   b.setInsertionPointAfter(ifOp);
   gpu::ReturnOp::create(b, loc);

@@ -1,9 +1,9 @@
-//===- Sm90.h - the sm_90a family's kernel, launch and twin -----*- C++ -*-===//
+//===- Sm90.h - the sm_90a family's kernel and launch -----------*- C++ -*-===//
 //
 // What the rewrite driver (../ImplicitGemm.cpp) calls to build the sm_90a
 // family (TMA, mbarrier ring, wgmma; Sm90Kernel.h): its gpu.func
-// (Sm90Module.cpp), its launch with the tensor maps and its twin
-// (Sm90Launch.cpp).
+// (Sm90Module.cpp) and its launch with the tensor maps (Sm90Launch.cpp).
+// The twin is ../Twin's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,10 +31,6 @@ GpuLaunch buildSm90GpuLaunch(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel,
 
 /// The sm_90a family's twin: the grid as host loops around its CTA body,
 /// the output poisoned with NaN where the emulated protocol would hang.
-TwinLoops buildSm90Twin(OpBuilder &b, Location loc, const GemmProblem &p,
-                        const Sm90Tiles &t, Value input, Value filter,
-                        Value bias, RankedTensorType outputType);
-
 } // namespace mlir::conv_lower::igemm
 
 #endif // CONVLOWER_TRANSFORMS_GPU_SM90_SM90_H

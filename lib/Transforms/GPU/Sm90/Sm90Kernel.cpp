@@ -1,11 +1,12 @@
-//===- Sm90Kernel.cpp - the sm_90a kernel body and its twin -----------------===//
+//===- Sm90Kernel.cpp - the sm_90a kernel body ------------------------------===//
 //
 // See Sm90Kernel.h for the design. The body is written once: the producer
 // step (coordinates, byte count, barrier protocol), the consumer step
 // (descriptors, ring slots) and the epilogue (fragment positions) are shared
-// by both forms; only the instructions differ: NVVM ops on the GPU, and on
-// the twin host loops that implement what the PTX ISA says those
-// instructions do.
+// by both forms; only the instructions and the order of the roles differ,
+// and those are Sm90Hardware's: NVVM ops on the GPU (Sm90Gpu.cpp), host
+// loops that do what the PTX ISA says those instructions do on the twin
+// (../Twin/Sm90Twin.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -154,11 +155,7 @@ Launch igemm::sm90LaunchShape(const GemmProblem &p, const Sm90Tiles &t) {
           llvm::divideCeilSigned(p.fg, t.blockN), p.groups};
 }
 
-/// The bytes a copy through `map` completes on its mbarrier: the whole box,
-/// zero-filled parts included (the maps here have unit traversal strides
-/// along the box's tiled dims). convrt's TensorMapSpec::boxBytes says the
-/// same; the compiler does not link the runtime.
-static int64_t boxBytes(const convrt::TensorMapSpec &map, int64_t e) {
+int64_t igemm::boxBytes(const convrt::TensorMapSpec &map, int64_t e) {
   int64_t bytes = e;
   for (uint32_t extent : map.box)
     bytes *= extent;
@@ -175,9 +172,6 @@ static convrt::DType bufferType(const GemmProblem &p) {
     return convrt::DType::F16;
   }
 }
-
-/// The K of one wgmma: 32 bytes of the operand (16 f16/bf16, 8 tf32).
-static int64_t wgmmaK(const GemmProblem &p) { return 32 / p.elementBytes(); }
 
 convrt::TensorMapSpec igemm::imageTensorMap(const GemmProblem &p,
                                             const Sm90Tiles &t) {
@@ -230,12 +224,12 @@ igemm::sm90TensorMaps(const GemmProblem &p, const Sm90Tiles &t) {
 
 Sm90KernelBuilder::Sm90KernelBuilder(OpBuilder &b, Location loc,
                                          const GemmProblem &p,
-                                         const Sm90Tiles &t, bool twin)
-    : b(b), loc(loc), p(p), t(t), twin(twin), staged(sm90Staging(p, t)),
+                                     const Sm90Tiles &t, Sm90Hardware &hw)
+    : b(b), loc(loc), p(p), t(t), hw(hw), staged(sm90Staging(p, t)),
       epilogueTiles(sm90EpilogueTiles(t)),
       // The epilogue's fold, output math and staging are the mma.sync
       // family's, on the consumers' warps.
-      epilogue(b, loc, p, epilogueTiles, twin) {
+      epilogue(b, loc, p, epilogueTiles, hw.warpHardware()) {
   // The builder's invariants (chooseSm90Tiles keeps them): one m64 wgmma
   // row block per consumer warpgroup, a K tile of whole wgmma K steps and
   // 128-byte swizzled rows, N a wgmma N, a ring of at least two slots.
@@ -274,7 +268,7 @@ int64_t Sm90KernelBuilder::filterTileBytes() const {
   return boxBytes(filterTensorMap(p, t), p.elementBytes());
 }
 
-int64_t Sm90KernelBuilder::twinSharedBytes() const {
+int64_t Sm90KernelBuilder::ringBytes() const {
   return t.barrierOffset(0, p.elementBytes());
 }
 
@@ -289,7 +283,7 @@ Sm90KernelBuilder::TileTap Sm90KernelBuilder::tileTap(Value kt) {
           arith::MulIOp::create(b, loc, inTap, i32(t.blockK))};
 }
 
-Sm90KernelBuilder::ImageCopy
+ImageCopy
 Sm90KernelBuilder::imageCopy(Value kt, Value group,
                                ArrayRef<Value> firstPixel) {
   TileTap tap = tileTap(kt);
@@ -328,26 +322,7 @@ std::pair<Value, Value> Sm90KernelBuilder::ringSlot(Value kt) {
   return {stage, arith::AndIOp::create(b, loc, pass, i32(1))};
 }
 
-Value Sm90KernelBuilder::sharedAddress(Value offset,
-                                         const Sm90Operands &ops) {
-  if (twin)
-    return offset;
-  Value address = arith::AddIOp::create(
-      b, loc, ops.sharedBase,
-      arith::ExtUIOp::create(b, loc, b.getI64Type(), offset));
-  return LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), address);
-}
 
-Value Sm90KernelBuilder::barrierAddress(Value index,
-                                          const Sm90Operands &ops) {
-  if (twin)
-    return index;
-  Value offset = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, index, i32(8)),
-      i32(t.barrierOffset(0, p.elementBytes())));
-  return sharedAddress(offset, ops);
-}
 
 Value Sm90KernelBuilder::matrixDescriptor(Value address) {
   // PTX ISA, "Matrix Descriptor Format": bits 0-13 start address >> 4,
@@ -392,19 +367,8 @@ void Sm90KernelBuilder::emitEpilogue(Value consumer, Value tidInGroup,
       b, loc, arith::MulIOp::create(b, loc, bm, idx(t.blockM)),
       arith::MulIOp::create(b, loc, consumer, idx(64)));
   Value colBase = arith::MulIOp::create(b, loc, bn, idx(t.blockN));
-  if (staged.vector) {
-    // Both consumers' last wgmma have been waited for (wait_group 0) when
-    // they pass this barrier of the 256 consumer threads: only then may a
-    // warp's staged tile overwrite ring slots the other one reads. (The
-    // producer warpgroup takes no part: its loads were all consumed.)
-    NVVM::BarrierOp::create(b, loc, TypeRange{}, i32(1),
-                            i32(t.consumerThreads()), /*reductionOp=*/nullptr,
-                            Value());
-    stageEpilogue(consumer, tidInGroup, bn, group, accs);
-    NVVM::SyncWarpOp::create(b, loc, i32(-1));
-    storeStagedEpilogue(consumer, tidInGroup, bm, bn, group, ops);
-    return;
-  }
+  assert(!staged.vector && "the staged epilogue is stageEpilogue's, then "
+                           "storeStagedEpilogue's");
   // Adjacent columns r, r+1 go out as one vector where the output allows.
   int64_t step = epilogue.pairsOutputs() ? 2 : 1;
   for (int64_t r = 0; r < int64_t(accs.size()); r += step) {
@@ -459,11 +423,6 @@ SmallVector<Value> Sm90KernelBuilder::firstPixel(Value bm) {
           arith::RemUIOp::create(b, loc, inImage, i32(p.wo))};
 }
 
-Value Sm90KernelBuilder::sharedAddress64(Value offset,
-                                           const Sm90Operands &ops) {
-  Value wide = arith::ExtUIOp::create(b, loc, b.getI64Type(), offset);
-  return twin ? wide : arith::AddIOp::create(b, loc, ops.sharedBase, wide);
-}
 
 void Sm90KernelBuilder::waitForSlot(Value kt, const Sm90Operands &ops) {
   auto [stage, parity] = ringSlot(kt);
@@ -475,24 +434,9 @@ void Sm90KernelBuilder::waitForSlot(Value kt, const Sm90Operands &ops) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifReused.getThenRegion().front());
   Value previous = arith::XOrIOp::create(b, loc, parity, i32(1));
-  if (twin)
-    twinWaitParity(empty, previous, ops);
-  else
-    NVVM::MBarrierTryWaitParityOp::create(b, loc, empty, previous,
-                                          i32(kTryWaitTicks));
+  hw.waitParity(*this, empty, previous, ops);
 }
 
-void Sm90KernelBuilder::tmaCopy(Value dst, Value map, ValueRange coordinates,
-                                  ValueRange offsets, Value full,
-                                  const Sm90Operands &ops) {
-  auto cluster = LLVM::LLVMPointerType::get(b.getContext(), 7);
-  Value dstCluster = LLVM::AddrSpaceCastOp::create(b, loc, cluster,
-                                                   sharedAddress(dst, ops));
-  NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-      b, loc, dstCluster, map, coordinates, full, offsets, Value(), Value(),
-      offsets.empty() ? NVVM::TMALoadMode::TILE : NVVM::TMALoadMode::IM2COL,
-      false, nullptr, Value());
-}
 
 void Sm90KernelBuilder::copyFilterTile(Value kt, Value bn, Value group,
                                          Value full,
@@ -503,10 +447,7 @@ void Sm90KernelBuilder::copyFilterTile(Value kt, Value bn, Value group,
       arith::MulIOp::create(b, loc, stage, i32(t.bBytes(p.elementBytes()))),
       i32(t.bOffset(0, p.elementBytes())));
   SmallVector<Value> coordinates = filterCopy(kt, bn, group);
-  if (twin)
-    twinFilterCopy(dst, coordinates, full, ops);
-  else
-    tmaCopy(dst, ops.filterMap, coordinates, ValueRange{}, full, ops);
+  hw.loadFilterTile(*this, dst, coordinates, full, ops);
 }
 
 void Sm90KernelBuilder::emitProducerStep(Value kt, Value bn, Value group,
@@ -518,26 +459,15 @@ void Sm90KernelBuilder::emitProducerStep(Value kt, Value bn, Value group,
   Value dstA = arith::MulIOp::create(b, loc, stage,
                                      i32(t.aBytes(p.elementBytes())));
   ImageCopy image = imageCopy(kt, group, pixel);
-  if (twin) {
-    twinArrive(full, i32(tileBytes()), 1, ops);
-    twinImageCopy(dstA, image, full, ops);
-  } else {
-    NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full,
-                                           i32(tileBytes()),
-                                           NVVM::MemScopeKind::CTA, false,
-                                           Value());
-    tmaCopy(dstA, ops.imageMap, image.coordinates, image.offsets, full, ops);
-  }
+  hw.arriveExpectTx(*this, full, i32(tileBytes()), ops);
+  hw.loadImageTile(*this, dstA, image, full, ops);
   copyFilterTile(kt, bn, group, full, ops);
 }
 
 void Sm90KernelBuilder::armFilterTile(Value kt, Value bn, Value group,
                                         const Sm90Operands &ops) {
   Value full = barrierAddress(ringSlot(kt).first, ops);
-  if (twin)
-    twinArrive(full, i32(filterTileBytes()), /*count=*/0, ops);
-  else
-    NVVM::MBarrierExpectTxOp::create(b, loc, full, i32(filterTileBytes()));
+  hw.expectTx(*this, full, i32(filterTileBytes()), ops);
   copyFilterTile(kt, bn, group, full, ops);
 }
 
@@ -584,49 +514,27 @@ void Sm90KernelBuilder::storeGatheredRow(Value kt, Value row,
     Value chunk = arith::XOrIOp::create(b, loc, key, i32(q));
     Value offset = arith::AddIOp::create(
         b, loc, rowStart, arith::MulIOp::create(b, loc, chunk, i32(kChunkBytes)));
-    ArrayRef<Value> elements = values.slice(q * perChunk, perChunk);
-    if (twin) {
-      Value first = arith::DivUIOp::create(b, loc, toIndex(offset), idx(e));
-      for (int64_t i = 0; i < perChunk; ++i)
-        memref::StoreOp::create(
-            b, loc, elements[i], ops.twinShared,
-            ValueRange{arith::AddIOp::create(b, loc, first, idx(i))});
-      continue;
-    }
-    Value vector = vector::FromElementsOp::create(
-        b, loc, VectorType::get({perChunk}, p.elementType), elements);
-    LLVM::StoreOp::create(b, loc, vector, sharedAddress(offset, ops),
-                          /*alignment=*/kChunkBytes);
+    hw.storeSharedChunk(*this, offset, values.slice(q * perChunk, perChunk),
+                        ops);
   }
 }
 
 void Sm90KernelBuilder::publishGatheredRow(Value kt,
                                              const Sm90Operands &ops) {
   Value full = barrierAddress(ringSlot(kt).first, ops);
-  if (twin) {
-    twinArrive(full, i32(0), 1, ops);
-    return;
-  }
   // Generic-proxy stores that wgmma (the async proxy) reads: each writer
   // fences its own before its release-arrival on the barrier the consumers
   // acquire (PTX ISA, "Proxies").
-  NVVM::FenceProxyOp::create(
-      b, loc, NVVM::ProxyKind::async_shared,
-      NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
-  NVVM::MBarrierArriveOp::create(b, loc, b.getI64Type(), full, Value());
+  hw.fenceAsyncProxy(*this);
+  hw.arrive(*this, full, /*threads=*/1, ops);
 }
 
 Value Sm90KernelBuilder::emitConsumerStep(Value kt, Value consumer,
                                           Value acc, const Sm90Operands &ops,
                                           bool overwrite) {
-  assert((!overwrite || !twin) && "the twin zeroes its accumulators");
   auto [stage, parity] = ringSlot(kt);
   Value full = barrierAddress(stage, ops);
-  if (twin)
-    twinWaitParity(full, parity, ops);
-  else
-    NVVM::MBarrierTryWaitParityOp::create(b, loc, full, parity,
-                                          i32(kTryWaitTicks));
+  hw.waitParity(*this, full, parity, ops);
   int64_t e = p.elementBytes();
   // The warpgroup's 64 rows of A start 64 swizzled rows into the tile.
   Value aBase = arith::AddIOp::create(
@@ -635,8 +543,7 @@ Value Sm90KernelBuilder::emitConsumerStep(Value kt, Value consumer,
   Value bBase = arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, stage, i32(t.bBytes(e))),
       i32(t.bOffset(0, e)));
-  if (!twin)
-    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  hw.wgmmaFence(*this);
   // Each k16 step starts 32 bytes further into the swizzled rows: the
   // hardware applies the swizzle to the address bits, so the 1024-byte
   // aligned atom stays the reference.
@@ -647,35 +554,11 @@ Value Sm90KernelBuilder::emitConsumerStep(Value kt, Value consumer,
         arith::AddIOp::create(b, loc, aBase, i32(step)), ops));
     Value descB = matrixDescriptor(sharedAddress64(
         arith::AddIOp::create(b, loc, bBase, i32(step)), ops));
-    if (twin) {
-      twinWgmma(consumer, descA, descB, ops);
-      continue;
-    }
-    MLIRContext *ctx = b.getContext();
-    // tf32 reads the f32 data TMA stored: the tensor core uses their top
-    // 19 bits (no rounding step, unlike the mma.sync kernels' cvt.rn).
-    NVVM::WGMMATypes type = p.kind == MmaKind::BF16   ? NVVM::WGMMATypes::bf16
-                            : p.kind == MmaKind::TF32 ? NVVM::WGMMATypes::tf32
-                                                      : NVVM::WGMMATypes::f16;
-    acc = NVVM::WgmmaMmaAsyncOp::create(
-        b, loc, acc.getType(), acc, descA, descB,
-        NVVM::MMAShapeAttr::get(ctx, 64, t.blockN, mmaK),
-        NVVM::WGMMATypesAttr::get(ctx, type),
-        NVVM::WGMMATypesAttr::get(ctx, type),
-        NVVM::WGMMATypesAttr::get(ctx, NVVM::WGMMATypes::f32),
-        NVVM::WGMMAScaleOutAttr::get(ctx, overwrite && ks == 0
-                                              ? NVVM::WGMMAScaleOut::zero
-                                              : NVVM::WGMMAScaleOut::one),
-        NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
-        NVVM::WGMMAScaleInAttr::get(ctx, NVVM::WGMMAScaleIn::one),
-        NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::row),
-        NVVM::MMALayoutAttr::get(ctx, NVVM::MMALayout::col), nullptr);
+    acc = hw.wgmma(*this, consumer, descA, descB, acc, overwrite && ks == 0,
+                   ops);
   }
-  if (!twin) {
-    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-    // Tile kt's group may still run; kt-1's has finished reading its slot.
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
-  }
+  // Tile kt's group may still run; kt-1's has finished reading its slot.
+  hw.wgmmaCommitAndWait(*this, /*pending=*/1);
   Value started = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, kt,
                                         i32(0));
   auto ifStarted = scf::IfOp::create(b, loc, started, /*withElseRegion=*/false);
@@ -686,211 +569,13 @@ Value Sm90KernelBuilder::emitConsumerStep(Value kt, Value consumer,
       i32(t.stages));
   Value empty = barrierAddress(
       arith::AddIOp::create(b, loc, previous, i32(t.stages)), ops);
-  if (twin)
-    twinArrive(empty, i32(0), kWarpgroupThreads, ops);
-  else
-    NVVM::MBarrierArriveOp::create(b, loc, b.getI64Type(), empty, Value());
+  hw.arrive(*this, empty, kWarpgroupThreads, ops);
   return acc;
 }
 
-void Sm90KernelBuilder::gpuInitBarriers(const Sm90Operands &ops) {
-  for (int64_t s = 0; s < t.stages; ++s) {
-    NVVM::MBarrierInitOp::create(b, loc, barrierAddress(i32(s), ops),
-                                 i32(fullArrivals()), Value());
-    NVVM::MBarrierInitOp::create(b, loc,
-                                 barrierAddress(i32(t.stages + s), ops),
-                                 i32(t.consumerThreads()), Value());
-  }
-  // The barriers are written by the generic proxy and completed by the
-  // TMA's (the async proxy's) complete_tx: make the inits visible to both.
-  NVVM::FenceMbarrierInitOp::create(b, loc);
-  NVVM::FenceProxyOp::create(
-      b, loc, NVVM::ProxyKind::async_shared,
-      NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
-}
 
-void Sm90KernelBuilder::emitGpuBlock(Value bm, Value bn, Value group,
-                                       const Sm90Operands &given) {
-  Sm90Operands ops = given;
-  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  // The warpgroup index broadcast from lane 0, as CUTLASS's
-  // canonical_warp_group_idx does: ptxas cannot prove tid / 128 uniform, and
-  // with wgmma under a branch on it, it serialized every wgmma (C7520, a
-  // WARPGROUP.DEPBAR after each HGMMA).
-  Value warpgroup = toIndex(
-      gpu::ShuffleOp::create(
-          b, loc,
-          toI32(arith::DivUIOp::create(b, loc, tid, idx(kWarpgroupThreads))),
-          i32(0), i32(kThreadsPerWarp), gpu::ShuffleMode::IDX)
-          .getShuffleResult());
-  // Dynamic shared memory, its base rounded up to the swizzle atom (the
-  // size asks for the slack).
-  auto smemType = MemRefType::get(
-      {ShapedType::kDynamic}, b.getI8Type(), MemRefLayoutAttrInterface{},
-      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup));
-  Value smem = gpu::DynamicSharedMemoryOp::create(b, loc, smemType);
-  Value raw = arith::IndexCastUIOp::create(
-      b, loc, b.getI64Type(),
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem));
-  ops.sharedBase = arith::AndIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, raw, i64(kSwizzleAtomBytes - 1)),
-      i64(~(kSwizzleAtomBytes - 1)));
-  // The staged epilogue's tiles start at the aligned base, over the rings.
-  if (staged.vector) {
-    Value offset = arith::IndexCastUIOp::create(
-        b, loc, b.getIndexType(),
-        arith::SubIOp::create(b, loc, ops.sharedBase, raw));
-    auto type = stagingType(p, epilogueTiles, staged, /*twin=*/false);
-    epilogue.setStaging(
-        memref::ViewOp::create(b, loc, type, smem, offset, ValueRange{}),
-        staged);
-  }
-  Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
-                                      idx(0));
-  auto ifFirst = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
-    gpuInitBarriers(ops);
-  }
-  gpu::BarrierOp::create(b, loc);
 
-  Value producer = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                         warpgroup, idx(0));
-  auto roles = scf::IfOp::create(b, loc, producer, /*withElseRegion=*/true);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&roles.getThenRegion().front());
-    if (t.gatherA) {
-      emitGatheringProducer(tid, first, bm, bn, group, ops);
-    } else {
-      auto ifIssuer =
-          scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
-      b.setInsertionPointToStart(&ifIssuer.getThenRegion().front());
-      SmallVector<Value> pixel = firstPixel(bm);
-      auto loop = scf::ForOp::create(b, loc, i32(0), i32(kTiles()), i32(1));
-      b.setInsertionPointToStart(loop.getBody());
-      emitProducerStep(loop.getInductionVar(), toI32(bn), toI32(group), pixel,
-                       ops);
-    }
-  }
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&roles.getElseRegion().front());
-  Value consumer = arith::SubIOp::create(b, loc, warpgroup, idx(1));
-  auto accType = LLVM::LLVMStructType::getLiteral(
-      b.getContext(),
-      SmallVector<Type>(accumulatorsPerThread(), b.getF32Type()));
-  // K tile 0 apart, its first wgmma overwriting the accumulators (scale-d
-  // 0), so that they need no zeroing: zeroed, their registers were written
-  // between wgmma.fence and the first wgmma (LLVM sinks the moves), which
-  // the PTX ISA forbids, and ptxas repaired that with a warpgroup.arrive of
-  // its own (C7519).
-  Value undefined = LLVM::PoisonOp::create(b, loc, accType);
-  Value firstAcc = emitConsumerStep(i32(0), toI32(consumer), undefined, ops,
-                                    /*overwrite=*/true);
-  auto loop = scf::ForOp::create(b, loc, i32(1), i32(kTiles()), i32(1),
-                                 ValueRange{firstAcc});
-  {
-    OpBuilder::InsertionGuard inLoop(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value acc = emitConsumerStep(loop.getInductionVar(), toI32(consumer),
-                                 loop.getRegionIterArg(0), ops);
-    scf::YieldOp::create(b, loc, acc);
-  }
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-  SmallVector<Value> accs;
-  for (int64_t r = 0; r < accumulatorsPerThread(); ++r)
-    accs.push_back(LLVM::ExtractValueOp::create(b, loc, loop.getResult(0), r));
-  Value tidInGroup = arith::RemUIOp::create(b, loc, tid, idx(kWarpgroupThreads));
-  emitEpilogue(consumer, tidInGroup, bm, bn, group, accs, ops);
-}
 
-void Sm90KernelBuilder::emitGatheringProducer(Value tid, Value first,
-                                                Value bm, Value bn,
-                                                Value group,
-                                                const Sm90Operands &ops) {
-  // Thread tid (< 128 here) gathers row tid of every A tile.
-  Sm80KernelBuilder::RowPlace place = gatherPlace(bm, tid);
-  auto loop = scf::ForOp::create(b, loc, i32(0), i32(kTiles()), i32(1));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  Value kt = loop.getInductionVar();
-  // The loads need no slot: they are issued before the wait.
-  SmallVector<Value> values = gatherRow(kt, place, group, ops);
-  waitForSlot(kt, ops);
-  auto ifFirst = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
-  {
-    OpBuilder::InsertionGuard inFirst(b);
-    b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
-    armFilterTile(kt, toI32(bn), toI32(group), ops);
-  }
-  storeGatheredRow(kt, tid, values, ops);
-  publishGatheredRow(kt, ops);
-}
-
-void Sm90KernelBuilder::emitTwinBlock(Value bm, Value bn, Value group,
-                                        const Sm90Operands &ops) {
-  twinInitBarriers(ops);
-  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
-  twinForEach(t.consumers, [&](Value c) {
-    twinForEach(kWarpgroupThreads, [&](Value tid) {
-      twinForEach(accumulatorsPerThread(), [&](Value r) {
-        memref::StoreOp::create(b, loc, zero, ops.twinAcc,
-                                ValueRange{c, tid, r});
-      });
-    });
-  });
-  SmallVector<Value> pixel = firstPixel(bm);
-  // One valid order of the warps' work: the producer's tile kt, then the
-  // consumers' tile kt. When the protocol is right every wait the kernel
-  // makes is already satisfied in it (a consumer frees slot kt-1 at kt,
-  // before the producer needs it again at kt-1+S).
-  auto loop = scf::ForOp::create(b, loc, i32(0), i32(kTiles()), i32(1));
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value kt = loop.getInductionVar();
-    if (t.gatherA) {
-      // Thread 0's slot wait, expect_tx and B copy, then every thread's row
-      // (their waits are thread 0's, already satisfied).
-      waitForSlot(kt, ops);
-      armFilterTile(kt, toI32(bn), toI32(group), ops);
-      twinForEach(kWarpgroupThreads, [&](Value tid) {
-        Sm80KernelBuilder::RowPlace place = gatherPlace(bm, tid);
-        storeGatheredRow(kt, tid, gatherRow(kt, place, group, ops), ops);
-        publishGatheredRow(kt, ops);
-      });
-    } else {
-      emitProducerStep(kt, toI32(bn), toI32(group), pixel, ops);
-    }
-    twinForEach(t.consumers, [&](Value c) {
-      emitConsumerStep(kt, toI32(c), Value(), ops);
-    });
-  }
-  twinForEach(t.consumers, [&](Value c) {
-    auto threadAccumulators = [&](Value tid) {
-      SmallVector<Value> accs;
-      for (int64_t r = 0; r < accumulatorsPerThread(); ++r)
-        accs.push_back(memref::LoadOp::create(b, loc, ops.twinAcc,
-                                              ValueRange{c, tid, idx(r)}));
-      return accs;
-    };
-    if (!staged.vector) {
-      twinForEach(kWarpgroupThreads, [&](Value tid) {
-        emitEpilogue(c, tid, bm, bn, group, threadAccumulators(tid), ops);
-      });
-      return;
-    }
-    // The staged epilogue's two halves, every thread's writes before any
-    // thread's reads (the GPU's warp barrier between them).
-    twinForEach(kWarpgroupThreads, [&](Value tid) {
-      stageEpilogue(c, tid, bn, group, threadAccumulators(tid));
-    });
-    twinForEach(kWarpgroupThreads, [&](Value tid) {
-      storeStagedEpilogue(c, tid, bm, bn, group, ops);
-    });
-  });
-}
 
 void Sm90KernelBuilder::emitBlock(Value bm, Value bn, Value group,
                                     const Sm90Operands &ops) {
@@ -900,388 +585,6 @@ void Sm90KernelBuilder::emitBlock(Value bm, Value bn, Value group,
     epilogue.setStaging(ops.staging, staged);
   if (ops.tapTable)
     epilogue.setTapTable(ops.tapTable);
-  if (twin)
-    emitTwinBlock(bm, bn, group, ops);
-  else
-    emitGpuBlock(bm, bn, group, ops);
+  hw.runBlock(*this, bm, bn, group, ops);
 }
 
-//===----------------------------------------------------------------------===//
-// The twin: the PTX ISA's instructions as host code
-//===----------------------------------------------------------------------===//
-
-namespace {
-/// The emulated mbarrier's state words.
-enum BarrierWord : int64_t { Pending = 0, Expected = 1, TxCount = 2, Phase = 3 };
-} // namespace
-
-void Sm90KernelBuilder::twinPoisonIf(Value condition,
-                                       const Sm90Operands &ops) {
-  auto ifBad = scf::IfOp::create(b, loc, condition, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&ifBad.getThenRegion().front());
-  memref::StoreOp::create(b, loc, i32(1), ops.twinPoison, ValueRange{idx(0)});
-}
-
-Value Sm90KernelBuilder::twinBarrierWord(Value barrier, int64_t word,
-                                           const Sm90Operands &ops) {
-  return memref::LoadOp::create(b, loc, ops.twinBarriers,
-                                ValueRange{toIndex(barrier), idx(word)});
-}
-
-void Sm90KernelBuilder::twinSetBarrierWord(Value barrier, int64_t word,
-                                             Value v,
-                                             const Sm90Operands &ops) {
-  memref::StoreOp::create(b, loc, v, ops.twinBarriers,
-                          ValueRange{toIndex(barrier), idx(word)});
-}
-
-void Sm90KernelBuilder::twinInitBarriers(const Sm90Operands &ops) {
-  for (int64_t i = 0; i < 2 * t.stages; ++i) {
-    // mbarrier.init: phase 0, pending = expected = count, tx-count 0.
-    int64_t count = i < t.stages ? fullArrivals() : t.consumerThreads();
-    twinSetBarrierWord(i32(i), Pending, i32(count), ops);
-    twinSetBarrierWord(i32(i), Expected, i32(count), ops);
-    twinSetBarrierWord(i32(i), TxCount, i32(0), ops);
-    twinSetBarrierWord(i32(i), Phase, i32(0), ops);
-  }
-}
-
-void Sm90KernelBuilder::twinCompletePhaseIfDone(Value barrier,
-                                                  const Sm90Operands &ops) {
-  // The current phase completes when every expected arrival has happened
-  // and the transaction count is back to zero; the next phase then expects
-  // the same arrivals.
-  Value pending = twinBarrierWord(barrier, Pending, ops);
-  Value tx = twinBarrierWord(barrier, TxCount, ops);
-  twinPoisonIf(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                     pending, i32(0)),
-               ops);
-  Value done = arith::AndIOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, pending, i32(0)),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tx, i32(0)));
-  auto ifDone = scf::IfOp::create(b, loc, done, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&ifDone.getThenRegion().front());
-  twinSetBarrierWord(
-      barrier, Phase,
-      arith::AddIOp::create(b, loc, twinBarrierWord(barrier, Phase, ops),
-                            i32(1)),
-      ops);
-  twinSetBarrierWord(barrier, Pending,
-                     twinBarrierWord(barrier, Expected, ops), ops);
-}
-
-void Sm90KernelBuilder::twinArrive(Value barrier, Value txBytes,
-                                     int64_t count,
-                                     const Sm90Operands &ops) {
-  twinSetBarrierWord(
-      barrier, TxCount,
-      arith::AddIOp::create(b, loc, twinBarrierWord(barrier, TxCount, ops),
-                            txBytes),
-      ops);
-  twinSetBarrierWord(
-      barrier, Pending,
-      arith::SubIOp::create(b, loc, twinBarrierWord(barrier, Pending, ops),
-                            i32(count)),
-      ops);
-  twinCompletePhaseIfDone(barrier, ops);
-}
-
-void Sm90KernelBuilder::twinCompleteTx(Value barrier, Value txBytes,
-                                         const Sm90Operands &ops) {
-  Value tx = arith::SubIOp::create(
-      b, loc, twinBarrierWord(barrier, TxCount, ops), txBytes);
-  // The kernel arms the barrier (expect_tx) before it issues the copies, so
-  // more bytes landing than it expected is a wrong count: on the GPU the
-  // phase would complete before the last copy did.
-  twinPoisonIf(
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, tx, i32(0)),
-      ops);
-  twinSetBarrierWord(barrier, TxCount, tx, ops);
-  twinCompletePhaseIfDone(barrier, ops);
-}
-
-void Sm90KernelBuilder::twinWaitParity(Value barrier, Value parity,
-                                         const Sm90Operands &ops) {
-  // try_wait.parity(P) returns once the phase of parity P has completed,
-  // i.e. while the current phase's parity differs from P.
-  Value current = arith::AndIOp::create(
-      b, loc, twinBarrierWord(barrier, Phase, ops), i32(1));
-  twinPoisonIf(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                     current, parity),
-               ops);
-}
-
-void Sm90KernelBuilder::twinSwizzledStore(Value address, Value value,
-                                            const Sm90Operands &ops) {
-  // Swizzle<3,4,3>: bits [4, 7) of the byte address XOR bits [7, 10).
-  Value row = arith::AndIOp::create(
-      b, loc, arith::ShRUIOp::create(b, loc, address, idx(7)), idx(7));
-  Value physical = arith::XOrIOp::create(
-      b, loc, address, arith::ShLIOp::create(b, loc, row, idx(4)));
-  memref::StoreOp::create(
-      b, loc, value, ops.twinShared,
-      ValueRange{arith::DivUIOp::create(b, loc, physical,
-                                        idx(p.elementBytes()))});
-}
-
-void Sm90KernelBuilder::twinForEach(int64_t n,
-                                      function_ref<void(Value)> body) {
-  auto loop = scf::ForOp::create(b, loc, idx(0), idx(n), idx(1));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  body(loop.getInductionVar());
-}
-
-Value Sm90KernelBuilder::twinSignedIndex(Value i32v) {
-  return arith::IndexCastOp::create(b, loc, b.getIndexType(), i32v);
-}
-
-void Sm90KernelBuilder::twinImageCopy(Value dst, const ImageCopy &copy,
-                                        Value barrier,
-                                        const Sm90Operands &ops) {
-  // From the tensor map (what the runtime encodes), not from the problem.
-  convrt::TensorMapSpec map = imageTensorMap(p, t);
-  int64_t e = p.elementBytes();
-  int64_t c = map.dims[0], w = map.dims[1], h = map.dims[2], n = map.dims[3];
-  int64_t sw = map.elementStrides[1], sh = map.elementStrides[2];
-  int64_t lowW = map.lowerCorner[0], lowH = map.lowerCorner[1];
-  int64_t boxW = (w - 1 + map.upperCorner[0] - lowW) / sw + 1;
-  int64_t boxH = (h - 1 + map.upperCorner[1] - lowH) / sh + 1;
-  auto add = [&](Value a, int64_t v) {
-    return arith::AddIOp::create(b, loc, a, idx(v));
-  };
-  auto mul = [&](Value a, int64_t v) {
-    return arith::MulIOp::create(b, loc, a, idx(v));
-  };
-  Value c0 = twinSignedIndex(copy.coordinates[0]);
-  Value w0 = twinSignedIndex(copy.coordinates[1]);
-  Value h0 = twinSignedIndex(copy.coordinates[2]);
-  Value n0 = twinSignedIndex(copy.coordinates[3]);
-  Value offW = arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
-                                            copy.offsets[0]);
-  Value offH = arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
-                                            copy.offsets[1]);
-  // The copy's first pixel as a position of the box traversal (W fastest,
-  // then H, then N); a start that is no box position is a kernel bug.
-  Value wFromLow = add(w0, -lowW), hFromLow = add(h0, -lowH);
-  twinPoisonIf(
-      arith::OrIOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                arith::RemSIOp::create(b, loc, wFromLow,
-                                                       idx(sw)),
-                                idx(0)),
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                arith::RemSIOp::create(b, loc, hFromLow,
-                                                       idx(sh)),
-                                idx(0))),
-      ops);
-  Value start = arith::AddIOp::create(
-      b, loc,
-      mul(arith::AddIOp::create(
-              b, loc, mul(n0, boxH),
-              arith::DivSIOp::create(b, loc, hFromLow, idx(sh))),
-          boxW),
-      arith::DivSIOp::create(b, loc, wFromLow, idx(sw)));
-  Value dstIndex = twinSignedIndex(dst);
-  twinForEach(map.box[1], [&](Value pixel) {
-    Value linear = arith::AddIOp::create(b, loc, start, pixel);
-    Value wi = arith::RemSIOp::create(b, loc, linear, idx(boxW));
-    Value hi = arith::RemSIOp::create(
-        b, loc, arith::DivSIOp::create(b, loc, linear, idx(boxW)), idx(boxH));
-    Value ni = arith::DivSIOp::create(b, loc, linear, idx(boxW * boxH));
-    Value wc = arith::AddIOp::create(b, loc, add(mul(wi, sw), lowW), offW);
-    Value hc = arith::AddIOp::create(b, loc, add(mul(hi, sh), lowH), offH);
-    auto within = [&](Value v, int64_t size) {
-      return arith::AndIOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, v, idx(0)),
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, v,
-                                idx(size)));
-    };
-    Value pixelInside = arith::AndIOp::create(
-        b, loc, arith::AndIOp::create(b, loc, within(wc, w), within(hc, h)),
-        within(ni, n));
-    twinForEach(map.box[0], [&](Value ch) {
-      Value channel = arith::AddIOp::create(b, loc, c0, ch);
-      Value inside =
-          arith::AndIOp::create(b, loc, pixelInside, within(channel, c));
-      Value offset = arith::AddIOp::create(
-          b, loc,
-          arith::AddIOp::create(
-              b, loc, mul(ni, map.stridesBytes[2] / e),
-              arith::AddIOp::create(b, loc, mul(hc, map.stridesBytes[1] / e),
-                                    mul(wc, map.stridesBytes[0] / e))),
-          channel);
-      Value value = twinLoadOrZero(ops.x, inside, offset);
-      twinSwizzledStore(
-          arith::AddIOp::create(
-              b, loc, dstIndex,
-              arith::AddIOp::create(b, loc, mul(pixel, map.box[0] * e),
-                                    mul(ch, e))),
-          value, ops);
-    });
-  });
-  twinCompleteTx(barrier, i32(boxBytes(map, e)), ops);
-}
-
-Value Sm90KernelBuilder::twinLoadOrZero(Value buffer, Value inside,
-                                          Value offset) {
-  Value zero = arith::ConstantOp::create(b, loc,
-                                         b.getZeroAttr(p.elementType));
-  // The address is clamped first: outside the tensor nothing is read.
-  Value safe = arith::SelectOp::create(b, loc, inside, offset, idx(0));
-  Value value = memref::LoadOp::create(b, loc, buffer, ValueRange{safe});
-  return arith::SelectOp::create(b, loc, inside, value, zero);
-}
-
-void Sm90KernelBuilder::twinFilterCopy(Value dst, ArrayRef<Value> coords,
-                                         Value barrier,
-                                         const Sm90Operands &ops) {
-  convrt::TensorMapSpec map = filterTensorMap(p, t);
-  int64_t e = p.elementBytes();
-  Value k0 = twinSignedIndex(coords[0]), row0 = twinSignedIndex(coords[1]);
-  Value dstIndex = twinSignedIndex(dst);
-  twinForEach(map.box[1], [&](Value i) {
-    Value row = arith::AddIOp::create(b, loc, row0, i);
-    twinForEach(map.box[0], [&](Value j) {
-      Value k = arith::AddIOp::create(b, loc, k0, j);
-      Value inside = arith::AndIOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
-                                idx(map.dims[1])),
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, k,
-                                idx(map.dims[0])));
-      Value offset = arith::AddIOp::create(
-          b, loc,
-          arith::MulIOp::create(b, loc, row, idx(map.stridesBytes[0] / e)), k);
-      Value value = twinLoadOrZero(ops.w, inside, offset);
-      Value address = arith::AddIOp::create(
-          b, loc, dstIndex,
-          arith::AddIOp::create(
-              b, loc, arith::MulIOp::create(b, loc, i, idx(map.box[0] * e)),
-              arith::MulIOp::create(b, loc, j, idx(e))));
-      twinSwizzledStore(address, value, ops);
-    });
-  });
-  twinCompleteTx(barrier, i32(boxBytes(map, e)), ops);
-}
-
-std::pair<Value, Value> Sm90KernelBuilder::twinFragmentPosition(Value tid,
-                                                                  Value reg) {
-  // PTX ISA, "Register fragments and shared memory matrix layouts", wgmma
-  // .m64nNk16 / k8 D: row = 16 * warp + groupID (+ 8 for d2, d3 of each
-  // quadruple), column = 8 * quadruple + 2 * threadID_in_group (+ 1 for odd
-  // registers).
-  auto cst = [&](int64_t v) { return idx(v); };
-  Value warp = arith::DivUIOp::create(b, loc, tid, cst(32));
-  Value laneGroup =
-      arith::DivUIOp::create(b, loc, arith::RemUIOp::create(b, loc, tid, cst(32)),
-                             cst(4));
-  Value inGroup = arith::RemUIOp::create(b, loc, tid, cst(4));
-  Value quad = arith::DivUIOp::create(b, loc, reg, cst(4));
-  Value inQuad = arith::RemUIOp::create(b, loc, reg, cst(4));
-  Value lower = arith::DivUIOp::create(b, loc, inQuad, cst(2));
-  Value odd = arith::RemUIOp::create(b, loc, inQuad, cst(2));
-  Value row = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, warp, cst(16)),
-      arith::AddIOp::create(b, loc, laneGroup,
-                            arith::MulIOp::create(b, loc, lower, cst(8))));
-  Value col = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, quad, cst(8)),
-      arith::AddIOp::create(b, loc,
-                            arith::MulIOp::create(b, loc, inGroup, cst(2)),
-                            odd));
-  return {row, col};
-}
-
-Value Sm90KernelBuilder::twinOperand(Value desc, Value row, Value k,
-                                       const Sm90Operands &ops) {
-  auto field = [&](int64_t shift, int64_t mask) {
-    Value v = arith::AndIOp::create(
-        b, loc, arith::ShRUIOp::create(b, loc, desc, i64(shift)), i64(mask));
-    return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v);
-  };
-  Value start = arith::ShLIOp::create(b, loc, field(0, 0x3fff), idx(4));
-  Value strideBytes = arith::ShLIOp::create(b, loc, field(32, 0x3fff), idx(4));
-  Value baseOffset = field(49, 0x7);
-  Value swizzle = field(62, 0x3);
-  // The kernel only builds 128B-swizzled K-major operands on 1024-byte
-  // aligned atoms (mode 1, base offset 0); anything else is a bug.
-  twinPoisonIf(
-      arith::OrIOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, swizzle,
-                                idx(1)),
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, baseOffset,
-                                idx(0))),
-      ops);
-  // K-major, 128B swizzle: 8-row atoms of 128-byte rows, atoms `stride`
-  // bytes apart; the element's byte address, then the swizzle of its bits.
-  int64_t e = p.elementBytes();
-  Value address = arith::AddIOp::create(
-      b, loc, start,
-      arith::AddIOp::create(
-          b, loc,
-          arith::MulIOp::create(
-              b, loc, arith::DivUIOp::create(b, loc, row, idx(8)), strideBytes),
-          arith::AddIOp::create(
-              b, loc,
-              arith::MulIOp::create(
-                  b, loc, arith::RemUIOp::create(b, loc, row, idx(8)),
-                  idx(kSwizzleRowBytes)),
-              arith::MulIOp::create(b, loc, k, idx(e)))));
-  Value bits = arith::AndIOp::create(
-      b, loc, arith::ShRUIOp::create(b, loc, address, idx(7)), idx(7));
-  Value physical = arith::XOrIOp::create(
-      b, loc, address, arith::ShLIOp::create(b, loc, bits, idx(4)));
-  Value element = arith::DivUIOp::create(b, loc, physical, idx(e));
-  int64_t size = twinSharedBytes() / e;
-  Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                       element, idx(size));
-  twinPoisonIf(arith::XOrIOp::create(
-                   b, loc, inside,
-                   arith::ConstantIntOp::create(b, loc, 1, 1)),
-               ops);
-  Value safe = arith::SelectOp::create(b, loc, inside, element, idx(0));
-  Value v = memref::LoadOp::create(b, loc, ops.twinShared, ValueRange{safe});
-  // tf32 operands are read as the f32 they are stored as, as the mma.sync
-  // twin does: the twin proves indexing and data movement at f32's
-  // tolerance (1e-5, sharp enough to see one misplaced element), while the
-  // tensor core's tf32 precision (it reads the top 19 bits: ~7e-4 relative
-  // error measured with numpy, inside tf32's 1e-3) is the device's check.
-  if (p.kind == MmaKind::TF32)
-    return v;
-  return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
-}
-
-void Sm90KernelBuilder::twinWgmma(Value consumer, Value descA, Value descB,
-                                    const Sm90Operands &ops) {
-  Value group = toIndex(consumer);
-  twinForEach(kWarpgroupThreads, [&](Value tid) {
-    twinForEach(accumulatorsPerThread(), [&](Value reg) {
-      auto [row, col] = twinFragmentPosition(tid, reg);
-      Value acc = memref::LoadOp::create(b, loc, ops.twinAcc,
-                                         ValueRange{group, tid, reg});
-      auto loop = scf::ForOp::create(b, loc, idx(0), idx(wgmmaK(p)), idx(1),
-                                     ValueRange{acc});
-      {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(loop.getBody());
-        Value k = loop.getInductionVar();
-        // D[row, col] += A[row, k] * B[k, col], B K-major (row = col).
-        Value a = twinOperand(descA, row, k, ops);
-        Value bv = twinOperand(descB, col, k, ops);
-        Value sum = arith::AddFOp::create(
-            b, loc, loop.getRegionIterArg(0),
-            arith::MulFOp::create(b, loc, a, bv));
-        scf::YieldOp::create(b, loc, sum);
-      }
-      memref::StoreOp::create(b, loc, loop.getResult(0), ops.twinAcc,
-                              ValueRange{group, tid, reg});
-    });
-  });
-}

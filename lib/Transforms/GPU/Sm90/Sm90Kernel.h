@@ -29,9 +29,11 @@
 //       at the end the fold + init + bias + ReLU + narrowing of the mma.sync
 //       family's epilogue, from the wgmma D fragment layout.
 //
-// target=cpu-twin runs the same body on the host: the producer's
-// coordinates, byte counts and barrier protocol, the consumers' descriptors
-// and the epilogue's fragment positions are the kernel's own values, fed to
+// The builder issues those instructions through Sm90Hardware
+// (Sm90Hardware.h): Sm90Gpu emits them; on target=cpu-twin Sm90Twin
+// (../Twin) runs the same body on the host: the producer's coordinates,
+// byte counts and barrier protocol, the consumers' descriptors and the
+// epilogue's fragment positions are the kernel's own values, fed to
 // emulations of the PTX ISA's definitions (TMA im2col and tiled boxes with
 // zero fill, the 128-byte swizzle, mbarrier phases and transaction counts,
 // wgmma's descriptor decoding and D fragment layout). A wrong descriptor,
@@ -45,6 +47,7 @@
 
 #include "Transforms/GPU/Core/GemmProblem.h"
 #include "Transforms/GPU/Sm80/Sm80Kernel.h"
+#include "Transforms/GPU/Sm90/Sm90Hardware.h"
 
 #include "ConvLower/Transforms/GPU/ImplicitGemm.h"
 #include "convrt/TensorMap.h"
@@ -118,6 +121,9 @@ LogicalResult checkSm90ImageTma(const GemmProblem &p, Refusal &why);
 
 Sm90Tiles chooseSm90Tiles(const GemmProblem &p);
 
+/// The K of one wgmma: 32 bytes of the operand (16 f16/bf16, 8 tf32).
+inline int64_t wgmmaK(const GemmProblem &p) { return 32 / p.elementBytes(); }
+
 /// The K tiles (the last one partial where the gather pads K with zeros).
 int64_t sm90KTiles(const GemmProblem &p, const Sm90Tiles &t);
 /// The gathered A tiles' tap table: one entry per k of every K tile.
@@ -144,41 +150,48 @@ convrt::TensorMapSpec imageTensorMap(const GemmProblem &p,
 convrt::TensorMapSpec filterTensorMap(const GemmProblem &p,
                                       const Sm90Tiles &t);
 
+/// The bytes a copy through `map` completes on its mbarrier: the whole box,
+/// zero-filled parts included (the maps here have unit traversal strides
+/// along the box's tiled dims). convrt's TensorMapSpec::boxBytes says the
+/// same; the compiler does not link the runtime.
+int64_t boxBytes(const convrt::TensorMapSpec &map, int64_t elementBytes);
+
 /// The kernel's tensor maps, in parameter order: the image's (unless the
 /// producer gathers A), then the filter's.
 SmallVector<convrt::TensorMapSpec> sm90TensorMaps(const GemmProblem &p,
                                                     const Sm90Tiles &t);
 
-/// Where one CTA's operands and shared memory are: on the GPU, flat memrefs
-/// of the input/filter/output, the tensor maps' generic pointers and the
-/// shared base's i64 address; on the twin, the flat operands, shared memory
-/// as a buffer of elements (byte address a is element a / element size;
-/// address 0, the first, is 1024-byte aligned), the mbarriers' emulated
-/// state [2 * stages][4], the consumers' registers [2][128][blockN / 2] and a
-/// poison flag. `staging`: the staged epilogue's tiles (a view of shared
-/// memory over the rings, or the twin's buffer), when it is built.
+/// Where one CTA's operands are: flat memrefs of the input, filter, bias and
+/// output; on the GPU the tensor maps' generic pointers and (set by the
+/// block) the shared base's i64 address. `staging`: the staged epilogue's
+/// tiles (a view of shared memory over the rings, or the twin's buffer),
+/// when it is built. (The twin's shared memory, barriers and registers are
+/// Sm90Twin's.)
 struct Sm90Operands {
   Value x, w, y, bias;
   /// imageMap is null when the producer gathers A (then tapTable is set).
   Value imageMap, filterMap, sharedBase, tapTable;
-  Value twinShared, twinBarriers, twinAcc, twinPoison;
   Value staging;
 };
 
 class Sm90KernelBuilder {
 public:
   Sm90KernelBuilder(OpBuilder &b, Location loc, const GemmProblem &p,
-                      const Sm90Tiles &t, bool twin);
+                    const Sm90Tiles &t, Sm90Hardware &hw);
 
   /// The CTA at (bm, bn, group) of the grid.
   void emitBlock(Value bm, Value bn, Value group, const Sm90Operands &ops);
 
-  /// The twin's shared memory (the two rings; its barriers are state words
-  /// apart), and the f32 accumulators a consumer thread holds.
-  int64_t twinSharedBytes() const;
+  /// The two rings' bytes (the twin's shared memory: its barriers are state
+  /// words apart), and the f32 accumulators a consumer thread holds.
+  int64_t ringBytes() const;
   int64_t accumulatorsPerThread() const { return t.blockN / 2; }
 
 private:
+  // The hardware forms run the builder's steps, on its problem and tiles.
+  friend class Sm90Gpu;
+  friend class Sm90Twin;
+
   // Small arithmetic on i32 / i64 / index values.
   Value i32(int64_t v);
   Value i64(int64_t v);
@@ -194,9 +207,6 @@ private:
   TileTap tileTap(Value kt);
   /// The A copy's coordinates {c, w, h, n} and im2col offsets {kw*dw,
   /// kh*dh} for K tile kt of the block's first output pixel (n0, oh0, ow0).
-  struct ImageCopy {
-    SmallVector<Value> coordinates, offsets;
-  };
   ImageCopy imageCopy(Value kt, Value group, ArrayRef<Value> firstPixel);
   /// The B copy's coordinates {k, row}.
   SmallVector<Value> filterCopy(Value kt, Value bn, Value group);
@@ -204,12 +214,18 @@ private:
   /// counts), and B's alone.
   int64_t tileBytes() const;
   int64_t filterTileBytes() const;
-  /// Offset of shared region `offset` from the aligned base (i32 on the
-  /// twin, a shared pointer on the GPU).
-  Value sharedAddress(Value offset, const Sm90Operands &ops);
-  Value barrierAddress(Value index, const Sm90Operands &ops);
-  /// The i64 shared address of region `offset` (what descriptors encode).
-  Value sharedAddress64(Value offset, const Sm90Operands &ops);
+  /// The hardware's forms of shared region `offset` (bytes from the aligned
+  /// base), of its i64 address (what descriptors encode), of mbarrier
+  /// `index`.
+  Value sharedAddress(Value offset, const Sm90Operands &ops) {
+    return hw.sharedAddress(*this, offset, ops);
+  }
+  Value sharedAddress64(Value offset, const Sm90Operands &ops) {
+    return hw.sharedAddress64(*this, offset, ops);
+  }
+  Value barrierAddress(Value index, const Sm90Operands &ops) {
+    return hw.barrierAddress(*this, index, ops);
+  }
   /// The wgmma matrix descriptor of a K-major, 128-byte-swizzled tile at
   /// shared byte address `address` (i64): start >> 4, leading byte offset 1
   /// (unused by swizzled K-major layouts), stride byte offset 1024 (8 rows
@@ -229,10 +245,6 @@ private:
   /// kt's slot (it holds tile kt - S until then: the empty barrier's
   /// previous phase).
   void waitForSlot(Value kt, const Sm90Operands &ops);
-  /// One TMA copy into shared region `dst`, completing on `full`: im2col
-  /// mode with `offsets`, tiled without.
-  void tmaCopy(Value dst, Value map, ValueRange coordinates,
-               ValueRange offsets, Value full, const Sm90Operands &ops);
   /// The B tile of K tile kt into its slot, completing on `full`.
   void copyFilterTile(Value kt, Value bn, Value group, Value full,
                       const Sm90Operands &ops);
@@ -262,24 +274,17 @@ private:
   /// (the GPU's K tile 0): the first wgmma ignores `acc` (scale-d = 0).
   Value emitConsumerStep(Value kt, Value consumer, Value acc,
                          const Sm90Operands &ops, bool overwrite = false);
-  void emitGpuBlock(Value bm, Value bn, Value group, const Sm90Operands &ops);
-  /// The gathering producer warpgroup on the GPU: thread `tid`'s row of
-  /// every A tile, and (`first`: thread 0) the B tiles.
-  void emitGatheringProducer(Value tid, Value first, Value bm, Value bn,
-                             Value group, const Sm90Operands &ops);
   /// The arrivals that complete a `full` phase: the TMA thread's one, or the
   /// gathering producer's 128.
   int64_t fullArrivals() const {
     return t.gatherA ? kWarpgroupThreads : 1;
   }
-  void emitTwinBlock(Value bm, Value bn, Value group,
-                     const Sm90Operands &ops);
   /// The accumulator's (row, col) within the warpgroup's 64 x blockN tile
   /// of register `r` of thread `tidInGroup`.
   std::pair<Value, Value> accumulatorPosition(Value tidInGroup, int64_t r);
-  /// The direct epilogue (stores at the fragment positions), or on the GPU
-  /// the staged one: a barrier of the consumer threads (the staged tiles lie
-  /// over the rings), stageEpilogue, a warp barrier, storeStagedEpilogue.
+  /// The direct epilogue (the problem has no staged one): each value
+  /// stored at its fragment position. (The staged one is stageEpilogue, a
+  /// barrier of the warp's lanes, storeStagedEpilogue.)
   void emitEpilogue(Value consumer, Value tidInGroup, Value bm, Value bn,
                     Value group, ArrayRef<Value> accs,
                     const Sm90Operands &ops);
@@ -294,50 +299,11 @@ private:
   void storeStagedEpilogue(Value consumer, Value tidInGroup, Value bm,
                            Value bn, Value group, const Sm90Operands &ops);
 
-  // GPU-only instructions.
-  void gpuInitBarriers(const Sm90Operands &ops);
-
-  // Twin emulations of the ISA.
-  void twinForEach(int64_t n, function_ref<void(Value)> body);
-  Value twinSignedIndex(Value i32v);
-  void twinPoisonIf(Value condition, const Sm90Operands &ops);
-  Value twinBarrierWord(Value barrier, int64_t word, const Sm90Operands &ops);
-  void twinSetBarrierWord(Value barrier, int64_t word, Value v,
-                          const Sm90Operands &ops);
-  void twinCompletePhaseIfDone(Value barrier, const Sm90Operands &ops);
-  /// buffer[offset] where `inside`, else 0, never reading outside.
-  Value twinLoadOrZero(Value buffer, Value inside, Value offset);
-  void twinInitBarriers(const Sm90Operands &ops);
-  /// `count` arrivals after an expect-tx of `txBytes`.
-  void twinArrive(Value barrier, Value txBytes, int64_t count,
-                  const Sm90Operands &ops);
-  void twinCompleteTx(Value barrier, Value txBytes, const Sm90Operands &ops);
-  /// A wait that would block in this (sequential, producer-first) order of
-  /// the warps: on the GPU the kernel would hang; the twin raises poison.
-  void twinWaitParity(Value barrier, Value parity, const Sm90Operands &ops);
-  void twinImageCopy(Value dst, const ImageCopy &copy, Value barrier,
-                     const Sm90Operands &ops);
-  void twinFilterCopy(Value dst, ArrayRef<Value> coords, Value barrier,
-                      const Sm90Operands &ops);
-  /// Stores `value` at shared byte address `address` as the 128-byte
-  /// swizzle places it (the tile bases are 1024-byte aligned).
-  void twinSwizzledStore(Value address, Value value, const Sm90Operands &ops);
-  /// One wgmma.mma_async (m64nNk16, or k8 for tf32) of warpgroup `consumer`, every thread's
-  /// every D register, accumulated into the twin's registers.
-  void twinWgmma(Value consumer, Value descA, Value descB,
-                 const Sm90Operands &ops);
-  /// The PTX ISA's D fragment position, written apart from the kernel's
-  /// accumulatorPosition so that the two check each other.
-  std::pair<Value, Value> twinFragmentPosition(Value tid, Value reg);
-  /// An element of a K-major wgmma operand (row, k) through its decoded
-  /// descriptor; sets poison on a layout the kernel never builds.
-  Value twinOperand(Value desc, Value row, Value k, const Sm90Operands &ops);
-
   OpBuilder &b;
   Location loc;
   const GemmProblem &p;
   const Sm90Tiles &t;
-  bool twin;
+  Sm90Hardware &hw;
   EpilogueStaging staged;
   TileConfig epilogueTiles;
   Sm80KernelBuilder epilogue;

@@ -1,8 +1,7 @@
 //===- Sm90Launch.cpp - the sm_90a family's host side ---------------------===//
 //
 // target=cuda: the tensor maps encoded on the host and the launch with the
-// dynamic shared memory the kernel records; target=cpu-twin: the grid as
-// host loops around the sm_90a CTA body.
+// dynamic shared memory the kernel records.
 //
 //===----------------------------------------------------------------------===//
 
@@ -116,71 +115,4 @@ GpuLaunch igemm::buildSm90GpuLaunch(OpBuilder &b, Location loc,
   result.result =
       copyBackAndFree(b, loc, buffers.back(), buffers, outputType);
   return result;
-}
-
-TwinLoops igemm::buildSm90Twin(OpBuilder &b, Location loc,
-                                 const GemmProblem &p, const Sm90Tiles &t,
-                                 Value input, Value filter, Value bias,
-                                 RankedTensorType outputType) {
-  Sm90Operands ops;
-  ops.x = flatBuffer(b, loc, input);
-  ops.w = flatBuffer(b, loc, filter);
-  ops.bias = bias ? flatBuffer(b, loc, bias) : Value();
-  if (t.gatherA)
-    ops.tapTable = createTapTable(
-        b, b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>(),
-        sm90TapTable(p, t), /*memorySpace=*/0, /*budgetBytes=*/0, loc);
-  Value output;
-  std::tie(output, ops.y) = allocateResult(b, loc, outputType);
-  Sm90KernelBuilder sizes(b, loc, p, t, /*twin=*/true);
-  // Shared memory, the barriers' state, the consumers' registers: stack
-  // buffers of one CTA, reused by the next.
-  auto stackBuffer = [&](ArrayRef<int64_t> shape, Type type) -> Value {
-    return memref::AllocaOp::create(b, loc, MemRefType::get(shape, type),
-                                    b.getI64IntegerAttr(128));
-  };
-  ops.twinShared = stackBuffer({sizes.twinSharedBytes() / p.elementBytes()},
-                          p.elementType);
-  ops.twinBarriers = stackBuffer({2 * t.stages, 4}, b.getI32Type());
-  ops.twinAcc = stackBuffer(
-      {t.consumers, kWarpgroupThreads, sizes.accumulatorsPerThread()},
-      b.getF32Type());
-  ops.twinPoison = stackBuffer({1}, b.getI32Type());
-  if (EpilogueStaging staged = sm90Staging(p, t); staged.vector)
-    ops.staging = stackBuffer(
-        stagingType(p, sm90EpilogueTiles(t), staged, true).getShape(),
-        p.outputType);
-  auto c = [&](int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); };
-  memref::StoreOp::create(b, loc, arith::ConstantIntOp::create(b, loc, 0, 32),
-                          ops.twinPoison, ValueRange{c(0)});
-  Launch l = sm90LaunchShape(p, t);
-  scf::LoopNest grid = scf::buildLoopNest(
-      b, loc, ValueRange{c(0), c(0), c(0)},
-      ValueRange{c(l.gridZ), c(l.gridY), c(l.gridX)},
-      ValueRange{c(1), c(1), c(1)},
-      [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
-        Sm90KernelBuilder(nb, nloc, p, t, /*twin=*/true)
-            .emitBlock(ivs[2], ivs[1], ivs[0], ops);
-      });
-  // Where the GPU would hang or fault, every output is NaN: no comparison
-  // passes.
-  Value poisoned = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::ne,
-      memref::LoadOp::create(b, loc, ops.twinPoison, ValueRange{c(0)}),
-      arith::ConstantIntOp::create(b, loc, 0, 32));
-  auto ifPoisoned = scf::IfOp::create(b, loc, poisoned, /*withElseRegion=*/false);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&ifPoisoned.getThenRegion().front());
-    auto fill = scf::ForOp::create(b, loc, c(0), c(p.outputElements), c(1));
-    b.setInsertionPointToStart(fill.getBody());
-    Value nan = arith::ConstantOp::create(
-        b, loc,
-        b.getFloatAttr(p.outputType,
-                       APFloat::getQNaN(
-                           cast<FloatType>(p.outputType).getFloatSemantics())));
-    memref::StoreOp::create(b, loc, nan, ops.y,
-                            ValueRange{fill.getInductionVar()});
-  }
-  return {toTensor(b, loc, outputType, output), grid.loops.front()};
 }

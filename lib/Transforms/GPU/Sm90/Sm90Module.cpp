@@ -84,7 +84,8 @@ gpu::GPUFuncOp igemm::buildSm90GpuKernel(RewriterBase &b, ModuleOp module,
   Value bm = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value bn = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
   Value group = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
-  Sm90KernelBuilder(b, loc, p, t, /*twin=*/false)
+  Sm90Gpu gpu;
+  Sm90KernelBuilder(b, loc, p, t, gpu)
       .emitBlock(bm, bn, group, ops);
   gpu::ReturnOp::create(b, loc);
 
