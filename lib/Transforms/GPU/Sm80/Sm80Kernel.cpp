@@ -39,12 +39,13 @@ void Sm80KernelBuilder::forEach(int64_t n, Value gpuId,
 
 std::pair<Value, Value> Sm80KernelBuilder::elementOffset(Operand op, Value row,
                                                      Value k, Value group,
-                                                     Value *padding) {
+                                                     Value *padding,
+                                                     bool predicated) {
   // The A operands that need no decomposition of k.
   if (op == Operand::A && tapTable) {
     int64_t step = tapTableStep(p, t);
     return tableGatherOffset(row, k, div(k, step), mul(rem(k, step), p.xC),
-                             group, padding);
+                             group, padding, /*wide=*/predicated);
   }
   if (op == Operand::A && p.explicitIm2col) {
     // X_col[m, g, k].
@@ -221,8 +222,17 @@ Value Sm80KernelBuilder::tapInside(const RowPlace &place, Value window) {
 }
 
 Value Sm80KernelBuilder::tapOffset(const RowPlace &place, Value group,
-                               Value inEntry, Value entryOffset) {
+                               Value inEntry, Value entryOffset, bool wide) {
   Value rowOffset = add(add(place.base, mul(mul(group, p.cg), p.xC)), inEntry);
+  // A predicated load reads no offset outside the image, so the entry can
+  // be added to the row's offset in 64 bits: the row's address is then
+  // loop-invariant and each element one IMAD.WIDE of its entry onto it.
+  // (The 32-bit sum took an add and an IMAD.WIDE.U32 onto the operand's
+  // pointer, which ptxas reloaded from the parameter bank for every
+  // element: 15 of the tf32 NCHW C64 loop's 146 instructions.)
+  if (wide)
+    return add(rowOffset, arith::IndexCastOp::create(
+                              b, loc, b.getIndexType(), entryOffset));
   Value flat = arith::AddIOp::create(
       b, loc, arith::IndexCastOp::create(b, loc, b.getI32Type(), rowOffset),
       entryOffset);
@@ -231,14 +241,15 @@ Value Sm80KernelBuilder::tapOffset(const RowPlace &place, Value group,
 
 std::pair<Value, Value>
 Sm80KernelBuilder::tableGatherOffset(Value row, Value k, Value entryIndex,
-                                 Value inEntry, Value group, Value *padding) {
+                                 Value inEntry, Value group, Value *padding,
+                                 bool wide) {
   RowPlace place = rowPlace(row);
   auto [offset, window] = tapEntry(entryIndex);
   Value valid = tapInside(place, window);
   // Inside the GEMM (where padding can be), valid is exactly "in the image".
   if (padding && p.padValue != 0)
     *padding = paddingPredicate(both(place.inGemm, withinK(k)), valid);
-  return {tapOffset(place, group, inEntry, offset), valid};
+  return {tapOffset(place, group, inEntry, offset, wide), valid};
 }
 
 Value Sm80KernelBuilder::withinK(Value k) {
@@ -436,17 +447,21 @@ SmallVector<Value> Sm80KernelBuilder::loadTile(Operand op, Value src, Value smem
     return tokens;
   }
   // Element gather: each element loaded, predicated, and stored to shared
-  // now or (`gathered`) later by storeGathered.
+  // now or (`gathered`) later by storeGathered. A tap-table offset is read
+  // by the predicated load only: it needs no clamp.
+  bool clamps = !(op == Operand::A && tapTable);
   for (int64_t i = 0; i < gatheredElements(op); ++i) {
     auto [row, kk] = gatherPosition(op, tid, i);
     Value padding;
     auto [offset, valid] =
-        elementOffset(op, add(rowBase, row), add(kBase, kk), group, &padding);
+        elementOffset(op, add(rowBase, row), add(kBase, kk), group, &padding,
+                      /*predicated=*/true);
     Value data = loadWhere(valid, fillValue(p.elementType, padding), [&] {
-      return memref::LoadOp::create(b, loc, src,
-                                    ValueRange{clampOffset(op, offset, valid)})
-          .getResult();
+      Value at = clamps ? clampOffset(op, offset, valid) : offset;
+      return memref::LoadOp::create(b, loc, src, ValueRange{at}).getResult();
     });
+    if (roundsAtGather(op) && !twin)
+      data = roundToTf32(data);
     if (gathered)
       gathered->push_back(data);
     else
@@ -558,6 +573,32 @@ Value Sm80KernelBuilder::loadWhere(Value valid, Value otherwise,
   b.setInsertionPointToStart(&ifOp.getElseRegion().front());
   scf::YieldOp::create(b, loc, otherwise);
   return ifOp.getResult(0);
+}
+
+bool Sm80KernelBuilder::roundsAtGather(Operand op) const {
+  // A gathered element passes through a register once, where each of its
+  // copies in the fragments would be converted once per warp that reads it
+  // (tf32 NCHW C64: 32 conversions a K tile for the thread's 16 elements).
+  return p.kind == MmaKind::TF32 && !isVectorized(op) && !pixelRun(p, t);
+}
+
+Value Sm80KernelBuilder::tf32Bits(Value value) {
+  // cvt.rn where the chip has it in one instruction
+  // (GemmProblem::nativeTf32Rounding), else cvt.rna.
+  return NVVM::ConvertFloatToTF32Op::create(
+      b, loc, b.getI32Type(), value,
+      NVVM::FPRoundingModeAttr::get(b.getContext(),
+                                    p.nativeTf32Rounding
+                                        ? NVVM::FPRoundingMode::RN
+                                        : NVVM::FPRoundingMode::RNA));
+}
+
+Value Sm80KernelBuilder::roundToTf32(Value value) {
+  // The fragments' own rounding (gpuMma's), kept as f32: the rounded value
+  // has its low 13 bits clear, so ldmatrix then reads exactly the operand
+  // the mma would have got from converting the fragment (rounding to tf32
+  // is idempotent), and the padding zeros stay zeros.
+  return arith::BitcastOp::create(b, loc, b.getF32Type(), tf32Bits(value));
 }
 
 Value Sm80KernelBuilder::swizzledPixel(Value k, Value m) {
@@ -798,31 +839,27 @@ Value Sm80KernelBuilder::gpuMma(Value a, Value bFrag0, Value bFrag1, Value acc) 
   // A .b32 register of the fragment: f16 pairs stay vector<2xf16>; bf16
   // pairs, s8 quads and tf32 values travel as i32, as the PTX instruction
   // wants.
-  auto asRegister = [&](Value row) -> Value {
+  auto asRegister = [&](Value row, Operand op) -> Value {
     if (p.kind == MmaKind::F16)
       return row;
-    if (p.kind == MmaKind::TF32) {
+    // Rounded as it was gathered: the bits are the operand already.
+    if (p.kind == MmaKind::TF32 && !roundsAtGather(op)) {
       // Round to tf32 (to nearest, as cuDNN and CUTLASS do): the mma would
       // otherwise truncate the f32 bits, a bias of about 1e-3 relative,
-      // which is the whole tf32 tolerance. cvt.rn where the chip has it in
-      // one instruction (GemmProblem::nativeTf32Rounding), else cvt.rna.
-      Value value = vector::ExtractOp::create(b, loc, row, ArrayRef<int64_t>{0});
-      return NVVM::ConvertFloatToTF32Op::create(
-          b, loc, i32, value,
-          NVVM::FPRoundingModeAttr::get(b.getContext(),
-                                        p.nativeTf32Rounding
-                                            ? NVVM::FPRoundingMode::RN
-                                            : NVVM::FPRoundingMode::RNA));
+      // which is the whole tf32 tolerance.
+      return tf32Bits(
+          vector::ExtractOp::create(b, loc, row, ArrayRef<int64_t>{0}));
     }
     auto i32Vec = VectorType::get({1}, i32);
     Value bits = vector::BitCastOp::create(b, loc, i32Vec, row);
     return vector::ExtractOp::create(b, loc, bits, ArrayRef<int64_t>{0});
   };
-  SmallVector<Value> aRegs, bRegs = {asRegister(bFrag0), asRegister(bFrag1)},
-                            cRegs;
+  SmallVector<Value> aRegs,
+      bRegs = {asRegister(bFrag0, Operand::B), asRegister(bFrag1, Operand::B)},
+      cRegs;
   for (int64_t r = 0; r < 4; ++r)
-    aRegs.push_back(
-        asRegister(vector::ExtractOp::create(b, loc, a, ArrayRef<int64_t>{r})));
+    aRegs.push_back(asRegister(
+        vector::ExtractOp::create(b, loc, a, ArrayRef<int64_t>{r}), Operand::A));
   for (int64_t r = 0; r < 4; ++r)
     cRegs.push_back(
         vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{r}));
