@@ -115,6 +115,9 @@ func.func @nhwc_f16(%x: tensor<2x10x10x16xf16>, %w: tensor<32x3x3x16xf16>) -> te
 // space 4), each entry (offset, tap bit) read as one 8-byte vector: k = 1 is (c 0, kh 0,
 // kw 1): offset 1, tap 1, bit 2; k = 3 is (0, 1, 0): offset W = 8, tap 3, bit 8; k >= K
 // = 72 has no tap bit (0): no row's mask of the taps inside the image matches it.
+// A gathered element is rounded to tf32 (cvt.rna: the default chip, sm_80) as it
+// passes through its register, before its shared store: its A fragments are then
+// its bits as they are (bitcast), and only B's (copied) are converted.
 // CHECK-LABEL: func.func @nchw_tf32
 // CHECK: memref.global "private" constant @conv_lower_taps : memref<80x2xi32, 4> = dense<"0x00000000010000000100000002000000020000000400000008000000080000000900
 // CHECK-SAME: 0000000000000000">
@@ -132,9 +135,14 @@ func.func @nhwc_f16(%x: tensor<2x10x10x16xf16>, %w: tensor<32x3x3x16xf16>) -> te
 // CHECK-NOT: nvgpu.device_async_copy %{{.*}}, %[[SA]]
 // CHECK: vector.load %[[TAPS]][%{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<80x2xi32, 4>, vector<2xi32>
 // CHECK: memref.load %{{.*}}[%{{.*}}] : memref<1664xf32>
-// CHECK: memref.store %{{.*}}, %[[SA]][%{{.*}}] : memref<3x128x16xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[ROUNDED:.*]] = nvvm.convert.float.to.tf32 %{{.*}} {rnd = #nvvm.fp_rnd_mode<rna>}
+// CHECK: %[[GATHERED:.*]] = arith.bitcast %[[ROUNDED]] : i32 to f32
+// CHECK: memref.store %[[GATHERED]], %[[SA]][%{{.*}}] : memref<3x128x16xf32, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.device_async_copy %{{.*}}, %[[SB]][%{{.*}}], 4, %{{.*}} {bypassL1} : memref<1152xf32>
 // CHECK: nvgpu.ldmatrix %[[SA]][{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<3x128x16xf32, #gpu.address_space<workgroup>> -> vector<4x1xf32>
+// CHECK: nvgpu.ldmatrix %[[SB]]
+// CHECK: nvvm.convert.float.to.tf32 %{{.*}} {rnd = #nvvm.fp_rnd_mode<rna>}
+// CHECK: vector.bitcast %{{.*}} : vector<1xf32> to vector<1xi32>
 // CHECK: nvvm.mma.sync {{.*}} multiplicandAPtxType = #nvvm.mma_type<tf32>, multiplicandBPtxType = #nvvm.mma_type<tf32>, shape = #nvvm.shape<m = 16, n = 8, k = 8>} : (i32, i32, f32)
 // CHECK: arith.addf %{{.*}}, %[[INIT]] : f32
 // CHECK: memref.store %{{.*}}, %[[STAGED]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<2x16x20xf32, #gpu.address_space<workgroup>>

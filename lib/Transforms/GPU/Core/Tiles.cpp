@@ -39,8 +39,14 @@ static TileConfig heuristicTiles(const GemmProblem &p) {
   // registers on sm_80 (168 on sm_90); 2x4 warps of 64x16 take 128 on both
   // with no spills (4x2 spilled a few bytes once padding reads the zero
   // point).
+  // Not tf32 with a 64-wide tile: there 4 warps of 64x32 fit (128 registers
+  // with its 16 elements in flight, no spill), and the doubled warp tile
+  // halves the fragment loads and conversions of B per MMA (tf32 NCHW C64:
+  // 7.19 other instructions per MMA with 4x2 warps, 5.44 with 2x2).
   bool sums = p.needsRowSums() || p.needsColumnSums();
-  if (!isVectorized(p, Operand::A) && t.blockM == 128 && t.blockN >= 64)
+  bool tf32Narrow = p.kind == MmaKind::TF32 && t.blockN == 64;
+  if (!isVectorized(p, Operand::A) && t.blockM == 128 && t.blockN >= 64 &&
+      !tf32Narrow)
     t.warpsM = 4;
   else if (sums && t.blockM == 128 && t.blockN >= 64)
     t.warpsN = 4;

@@ -36,6 +36,16 @@ void Sm80Gpu::forEach(OpBuilder &, Location, int64_t, Value gpuId,
   body(gpuId);
 }
 
+Value Sm80Gpu::commitGroup(OpBuilder &b, Location loc, ValueRange tokens) {
+  return nvgpu::DeviceAsyncCreateGroupOp::create(
+      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+}
+
+void Sm80Gpu::waitGroups(OpBuilder &b, Location loc, Value token,
+                         int64_t pending) {
+  nvgpu::DeviceAsyncWaitOp::create(b, loc, token, b.getI32IntegerAttr(pending));
+}
+
 void Sm80Gpu::barrier(OpBuilder &b, Location loc) {
   gpu::BarrierOp::create(b, loc);
 }
@@ -197,32 +207,28 @@ Value Sm80Gpu::mma(Sm80KernelBuilder &kb, Value a, Value bFrag0, Value bFrag1,
   // A .b32 register of the fragment: f16 pairs stay vector<2xf16>; bf16
   // pairs, s8 quads and tf32 values travel as i32, as the PTX instruction
   // wants.
-  auto asRegister = [&](Value row) -> Value {
+  auto asRegister = [&](Value row, Operand op) -> Value {
     if (p.kind == MmaKind::F16)
       return row;
-    if (p.kind == MmaKind::TF32) {
+    // Rounded as it was gathered: the bits are the operand already.
+    if (p.kind == MmaKind::TF32 && !kb.roundsAtGather(op)) {
       // Round to tf32 (to nearest, as cuDNN and CUTLASS do): the mma would
       // otherwise truncate the f32 bits, a bias of about 1e-3 relative,
-      // which is the whole tf32 tolerance. cvt.rn where the chip has it in
-      // one instruction (GemmProblem::nativeTf32Rounding), else cvt.rna.
-      Value value =
-          vector::ExtractOp::create(b, loc, row, ArrayRef<int64_t>{0});
-      return NVVM::ConvertFloatToTF32Op::create(
-          b, loc, i32, value,
-          NVVM::FPRoundingModeAttr::get(b.getContext(),
-                                        p.nativeTf32Rounding
-                                            ? NVVM::FPRoundingMode::RN
-                                            : NVVM::FPRoundingMode::RNA));
+      // which is the whole tf32 tolerance.
+      return tf32Bits(
+          kb, vector::ExtractOp::create(b, loc, row, ArrayRef<int64_t>{0}));
     }
     auto i32Vec = VectorType::get({1}, i32);
     Value bits = vector::BitCastOp::create(b, loc, i32Vec, row);
     return vector::ExtractOp::create(b, loc, bits, ArrayRef<int64_t>{0});
   };
-  SmallVector<Value> aRegs, bRegs = {asRegister(bFrag0), asRegister(bFrag1)},
-                            cRegs;
+  SmallVector<Value> aRegs,
+      bRegs = {asRegister(bFrag0, Operand::B), asRegister(bFrag1, Operand::B)},
+      cRegs;
   for (int64_t r = 0; r < 4; ++r)
     aRegs.push_back(
-        asRegister(vector::ExtractOp::create(b, loc, a, ArrayRef<int64_t>{r})));
+        asRegister(vector::ExtractOp::create(b, loc, a, ArrayRef<int64_t>{r}),
+                   Operand::A));
   for (int64_t r = 0; r < 4; ++r)
     cRegs.push_back(
         vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{r}));
@@ -248,4 +254,24 @@ Value Sm80Gpu::mma(Sm80KernelBuilder &kb, Value a, Value bFrag0, Value bFrag1,
     out.push_back(LLVM::ExtractValueOp::create(b, loc, d, r));
   return vector::FromElementsOp::create(b, loc, VectorType::get({4}, accType),
                                         out);
+}
+
+Value Sm80Gpu::tf32Bits(Sm80KernelBuilder &kb, Value value) {
+  // cvt.rn where the chip has it in one instruction
+  // (GemmProblem::nativeTf32Rounding), else cvt.rna.
+  return NVVM::ConvertFloatToTF32Op::create(
+      kb.b, kb.loc, kb.b.getI32Type(), value,
+      NVVM::FPRoundingModeAttr::get(kb.b.getContext(),
+                                    kb.p.nativeTf32Rounding
+                                        ? NVVM::FPRoundingMode::RN
+                                        : NVVM::FPRoundingMode::RNA));
+}
+
+Value Sm80Gpu::roundToTf32(Sm80KernelBuilder &kb, Value value) {
+  // The fragments' own rounding, kept as f32: the rounded value has its low
+  // 13 bits clear, so ldmatrix then reads exactly the operand the mma would
+  // have got from converting the fragment (rounding to tf32 is idempotent),
+  // and the padding zeros stay zeros.
+  return arith::BitcastOp::create(kb.b, kb.loc, kb.b.getF32Type(),
+                                  tf32Bits(kb, value));
 }

@@ -53,6 +53,12 @@ public:
   /// Whether copies are asynchronous (cp.async, in commit groups the main
   /// loop waits for).
   virtual bool copiesAsynchronously() const = 0;
+  /// The asynchronous copies' commit group of `tokens` (cp.async.commit_group;
+  /// asked only where copiesAsynchronously()), and the wait until at most
+  /// `pending` groups after `token`'s are in flight.
+  virtual Value commitGroup(OpBuilder &b, Location loc, ValueRange tokens) = 0;
+  virtual void waitGroups(OpBuilder &b, Location loc, Value token,
+                          int64_t pending) = 0;
   /// One chunk copy; the asynchronous copy's token, or null.
   virtual Value copyChunk(Sm80KernelBuilder &kb, const ChunkCopy &copy) = 0;
   /// The CTA-wide barrier between a stage's copies and its MMAs.
@@ -65,6 +71,9 @@ public:
   virtual SmallVector<Value> computeStage(Sm80KernelBuilder &kb, Value smemA,
                                           Value smemB, Value stage, Value tid,
                                           ValueRange accs) = 0;
+  /// A gathered f32 element rounded to tf32 (to nearest) as the mma would
+  /// round its fragment, kept as f32 (Sm80KernelBuilder::roundsAtGather).
+  virtual Value roundToTf32(Sm80KernelBuilder &kb, Value value) = 0;
   /// The fold of the accumulators into the output: zero points, init,
   /// bias, ReLU, narrowing, through the staged tiles where there are some.
   virtual void epilogue(Sm80KernelBuilder &kb, Value y, Value bm, Value bn,
@@ -80,6 +89,9 @@ public:
                function_ref<void(Value)> body) override;
   bool holdsGathersInRegisters() const override { return true; }
   bool copiesAsynchronously() const override { return true; }
+  Value commitGroup(OpBuilder &b, Location loc, ValueRange tokens) override;
+  void waitGroups(OpBuilder &b, Location loc, Value token,
+                  int64_t pending) override;
   Value copyChunk(Sm80KernelBuilder &kb, const ChunkCopy &copy) override;
   void barrier(OpBuilder &b, Location loc) override;
   SmallVector<Value> zeroAccumulators(Sm80KernelBuilder &kb) override;
@@ -88,8 +100,12 @@ public:
                                   ValueRange accs) override;
   void epilogue(Sm80KernelBuilder &kb, Value y, Value bm, Value bn, Value group,
                 Value tid, ValueRange accs) override;
+  Value roundToTf32(Sm80KernelBuilder &kb, Value value) override;
 
 private:
+  /// `value` (f32) rounded to tf32 (to nearest): the mma operand's bits,
+  /// i32.
+  Value tf32Bits(Sm80KernelBuilder &kb, Value value);
   /// One mma.sync: `a` and the B registers from ldmatrix, `acc` the
   /// thread's four accumulators.
   Value mma(Sm80KernelBuilder &kb, Value a, Value bFrag0, Value bFrag1,

@@ -8,11 +8,8 @@
 #include "Transforms/GPU/Sm80/Sm80Kernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
@@ -27,12 +24,13 @@ using namespace mlir::conv_lower::igemm;
 
 std::pair<Value, Value> Sm80KernelBuilder::elementOffset(Operand op, Value row,
                                                      Value k, Value group,
-                                                     Value *padding) {
+                                                     Value *padding,
+                                                     bool predicated) {
   // The A operands that need no decomposition of k.
   if (op == Operand::A && tapTable) {
     int64_t step = tapTableStep(p, t);
     return tableGatherOffset(row, k, div(k, step), mul(rem(k, step), p.xC),
-                             group, padding);
+                             group, padding, /*wide=*/predicated);
   }
   if (op == Operand::A && p.explicitIm2col) {
     // X_col[m, g, k].
@@ -209,8 +207,17 @@ Value Sm80KernelBuilder::tapInside(const RowPlace &place, Value window) {
 }
 
 Value Sm80KernelBuilder::tapOffset(const RowPlace &place, Value group,
-                               Value inEntry, Value entryOffset) {
+                               Value inEntry, Value entryOffset, bool wide) {
   Value rowOffset = add(add(place.base, mul(mul(group, p.cg), p.xC)), inEntry);
+  // A predicated load reads no offset outside the image, so the entry can
+  // be added to the row's offset in 64 bits: the row's address is then
+  // loop-invariant and each element one IMAD.WIDE of its entry onto it.
+  // (The 32-bit sum took an add and an IMAD.WIDE.U32 onto the operand's
+  // pointer, which ptxas reloaded from the parameter bank for every
+  // element: 15 of the tf32 NCHW C64 loop's 146 instructions.)
+  if (wide)
+    return add(rowOffset, arith::IndexCastOp::create(
+                              b, loc, b.getIndexType(), entryOffset));
   Value flat = arith::AddIOp::create(
       b, loc, arith::IndexCastOp::create(b, loc, b.getI32Type(), rowOffset),
       entryOffset);
@@ -219,14 +226,15 @@ Value Sm80KernelBuilder::tapOffset(const RowPlace &place, Value group,
 
 std::pair<Value, Value>
 Sm80KernelBuilder::tableGatherOffset(Value row, Value k, Value entryIndex,
-                                 Value inEntry, Value group, Value *padding) {
+                                 Value inEntry, Value group, Value *padding,
+                                 bool wide) {
   RowPlace place = rowPlace(row);
   auto [offset, window] = tapEntry(entryIndex);
   Value valid = tapInside(place, window);
   // Inside the GEMM (where padding can be), valid is exactly "in the image".
   if (padding && p.padValue != 0)
     *padding = paddingPredicate(both(place.inGemm, withinK(k)), valid);
-  return {tapOffset(place, group, inEntry, offset), valid};
+  return {tapOffset(place, group, inEntry, offset, wide), valid};
 }
 
 Value Sm80KernelBuilder::withinK(Value k) {
@@ -403,17 +411,21 @@ SmallVector<Value> Sm80KernelBuilder::loadTile(Operand op, Value src, Value smem
     return tokens;
   }
   // Element gather: each element loaded, predicated, and stored to shared
-  // now or (`gathered`) later by storeGathered.
+  // now or (`gathered`) later by storeGathered. A tap-table offset is read
+  // by the predicated load only: it needs no clamp.
+  bool clamps = !(op == Operand::A && tapTable);
   for (int64_t i = 0; i < gatheredElements(op); ++i) {
     auto [row, kk] = gatherPosition(op, tid, i);
     Value padding;
     auto [offset, valid] =
-        elementOffset(op, add(rowBase, row), add(kBase, kk), group, &padding);
+        elementOffset(op, add(rowBase, row), add(kBase, kk), group, &padding,
+                      /*predicated=*/true);
     Value data = loadWhere(valid, fillValue(p.elementType, padding), [&] {
-      return memref::LoadOp::create(b, loc, src,
-                                    ValueRange{clampOffset(op, offset, valid)})
-          .getResult();
+      Value at = clamps ? clampOffset(op, offset, valid) : offset;
+      return memref::LoadOp::create(b, loc, src, ValueRange{at}).getResult();
     });
+    if (roundsAtGather(op))
+      data = hw.roundToTf32(*this, data);
     if (gathered)
       gathered->push_back(data);
     else
@@ -527,6 +539,13 @@ Value Sm80KernelBuilder::loadWhere(Value valid, Value otherwise,
   return ifOp.getResult(0);
 }
 
+bool Sm80KernelBuilder::roundsAtGather(Operand op) const {
+  // A gathered element passes through a register once, where each of its
+  // copies in the fragments would be converted once per warp that reads it
+  // (tf32 NCHW C64: 32 conversions a K tile for the thread's 16 elements).
+  return p.kind == MmaKind::TF32 && !isVectorized(op) && !pixelRun(p, t);
+}
+
 Value Sm80KernelBuilder::swizzledPixel(Value k, Value m) {
   // An M-major row is blockM elements, blockM / 8 16-byte chunks: chunk c of
   // row k is stored at c ^ (k % 8), so the 8 rows (k) one ldmatrix.trans
@@ -564,8 +583,7 @@ Sm80KernelBuilder::loadStage(Value stage, Value kTile, Value tid, Value bm,
   // Some copies may sit in branches (padding of a non-zero value) with no
   // token here: the group is made whenever the kernel copies at all.
   if (copiesAsync())
-    loads.token = nvgpu::DeviceAsyncCreateGroupOp::create(
-        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+    loads.token = hw.commitGroup(b, loc, tokens);
   return loads;
 }
 
@@ -843,8 +861,7 @@ void Sm80KernelBuilder::emitBlock(Value bm, Value bn, Value group, Value x,
   // of copies in flight whatever the drain comes to do.
   ValueRange results = carried;
   if (token)
-    nvgpu::DeviceAsyncWaitOp::create(b, loc, results[accs.size()],
-                                     b.getI32IntegerAttr(0));
+    hw.waitGroups(b, loc, results[accs.size()], /*pending=*/0);
   hw.epilogue(*this, y, bm, bn, group, tid, results.take_front(accs.size()));
 }
 
@@ -854,8 +871,7 @@ bool Sm80KernelBuilder::copiesAsync() const {
 }
 
 Value Sm80KernelBuilder::emptyGroup() {
-  return nvgpu::DeviceAsyncCreateGroupOp::create(
-      b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), ValueRange{});
+  return hw.commitGroup(b, loc, ValueRange{});
 }
 
 bool Sm80KernelBuilder::unrollsRing() const {
@@ -942,8 +958,7 @@ SmallVector<Value> Sm80KernelBuilder::emitKStep(Value kt, Value stage,
   int64_t stages = t.stages;
   bool hasToken = carried.size() > blk.accCount;
   if (hasToken)
-    nvgpu::DeviceAsyncWaitOp::create(b, loc, carried[blk.accCount],
-                                     b.getI32IntegerAttr(stages - 2));
+    hw.waitGroups(b, loc, carried[blk.accCount], /*pending=*/stages - 2);
   hw.barrier(b, loc);
   // Every thread is past its compute of tile kt-1 (the barrier above).
   // Gathered elements are loaded into registers before this stage's MMAs and

@@ -110,9 +110,11 @@ public:
   /// Whether the row reads the image at the entry's tap (false past K).
   Value tapInside(const RowPlace &place, Value window);
   /// The input offset the row reads at the entry (+ `inEntry`: channels of k
-  /// past the entry's first k), computed in 32 bits.
+  /// past the entry's first k), computed in 32 bits; or (`wide`, for a load
+  /// predicated on the entry's validity) the row's 64-bit offset plus the
+  /// sign-extended entry.
   Value tapOffset(const RowPlace &place, Value group, Value inEntry,
-                  Value entryOffset);
+                  Value entryOffset, bool wide = false);
   /// `offset` where `valid`, else 0 (an address inside the operand), in 32
   /// bits when every offset of the operand fits.
   Value clampOffset(Operand op, Value offset, Value valid);
@@ -165,9 +167,12 @@ protected:
   /// The element offset of A[m, k] (or B[k, f] with `row` = f) and whether
   /// it is inside the tensor (false for padding and tile overhang). With a
   /// non-zero padValue, `padding` (if given) is set for A: whether the
-  /// element is padding (inside the GEMM, outside the image).
+  /// element is padding (inside the GEMM, outside the image). `predicated`:
+  /// the offset is only read where valid (loadWhere), so a tap-table offset
+  /// may stay in 64 bits (tapOffset's wide form).
   std::pair<Value, Value> elementOffset(Operand op, Value row, Value k,
-                                        Value group, Value *padding = nullptr);
+                                        Value group, Value *padding = nullptr,
+                                        bool predicated = false);
   /// The image element that im2col row `row` = m, column (c, kh, kw) reads,
   /// and whether it lies inside the image (`valid` so far: k < K); `padding`
   /// as above.
@@ -178,10 +183,15 @@ protected:
   /// `entryIndex` (the one holding k) and `inEntry`.
   std::pair<Value, Value> tableGatherOffset(Value row, Value k,
                                             Value entryIndex, Value inEntry,
-                                            Value group, Value *padding);
+                                            Value group, Value *padding,
+                                            bool wide = false);
   /// `load()` where `valid`, else `otherwise` (of the loaded type): a
   /// predicated load.
   Value loadWhere(Value valid, Value otherwise, function_ref<Value()> load);
+  /// Whether an operand's elements are rounded to tf32 as they are gathered
+  /// (through registers, before their shared store): then its mma fragments
+  /// need no conversion.
+  bool roundsAtGather(Operand op) const;
   /// k < K for a k of a tile the loop loads (true when K fills whole
   /// tiles).
   Value withinK(Value k);

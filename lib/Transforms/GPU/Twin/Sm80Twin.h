@@ -32,6 +32,11 @@ public:
                function_ref<void(Value)> body) override;
   bool holdsGathersInRegisters() const override { return false; }
   bool copiesAsynchronously() const override { return false; }
+  /// Every copy has landed when it returns: no groups.
+  Value commitGroup(OpBuilder &, Location, ValueRange) override {
+    return Value();
+  }
+  void waitGroups(OpBuilder &, Location, Value, int64_t) override {}
   Value copyChunk(Sm80KernelBuilder &kb, const ChunkCopy &copy) override;
   /// The threads run one after another: nothing to wait for.
   void barrier(OpBuilder &, Location) override {}
@@ -41,6 +46,10 @@ public:
                                   ValueRange accs) override;
   void epilogue(Sm80KernelBuilder &kb, Value y, Value bm, Value bn, Value group,
                 Value tid, ValueRange accs) override;
+  /// The twin multiplies tf32 operands as the f32 they are stored as (it
+  /// checks indexing at f32's tolerance; the tensor core's precision is the
+  /// device tests'): no rounding.
+  Value roundToTf32(Sm80KernelBuilder &, Value value) override { return value; }
 
 private:
   /// One emulated mma.sync of `warp` on A tile `i` and B tile `jt` (either
