@@ -10,6 +10,7 @@ set(CONV_LOWER_INSTALLED_LIBRARIES
   MLIRConvLowerCPUTransforms
   MLIRConvLowerGPUTransforms
   MLIRConvLowerTransformOps
+  MLIRConvLowerCPUPipelines
   MLIRConvLowerPipelines
   MLIRConvLowerRunner
   ConvLowerCAPI

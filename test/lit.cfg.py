@@ -46,6 +46,7 @@ config.substitutions.append(("%conv_lower_obj_root", config.conv_lower_obj_root)
 config.substitutions.append(("%conv_lower_src_root",
                              os.path.dirname(config.test_source_root)))
 config.substitutions.append(("%convlower_capi_test", tool_path("convlower-capi-test")))
+config.substitutions.append(("%conv_lower_cpu_opt", tool_path("conv-lower-cpu-opt")))
 # The Python package as the build tree holds it (python_packages/convlower,
 # with libConvLowerCAPI.so inside): PYTHONPATH=%convlower_python_path.
 config.substitutions.append(

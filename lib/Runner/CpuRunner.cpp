@@ -141,6 +141,9 @@ CpuRunner::create(OwningOpRef<ModuleOp> module, llvm::StringRef functionName,
       f.setPrivate();
   PassManager pm(module->getContext());
   pm.addPass(createSymbolDCEPass());
+  // The runner links the GPU pipeline: its twin route is the twin stage.
+  if (options.implicitGemmTwin)
+    enableImplicitGemmTwin();
   buildConvLowerToLLVMPipeline(pm, options);
   std::string diagnostics;
   {

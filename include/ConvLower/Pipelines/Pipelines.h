@@ -61,8 +61,24 @@ void buildConvLowerToNVVMPipeline(OpPassManager &pm,
 void buildConvLowerToLLVMPipeline(OpPassManager &pm,
                                   const ConvLowerToLLVMOptions &options);
 
+/// The stage conv-lower-to-llvm runs instead of the im2col rewrite with
+/// implicit-gemm-twin: the GPU kernel's CPU twin. It lives with the GPU
+/// pipeline (MLIRConvLowerPipelines), which installs it
+/// (enableImplicitGemmTwin, registerConvLowerPipelines); the CPU pipeline
+/// alone (MLIRConvLowerCPUPipelines) links no GPU code, and without the
+/// stage implicit-gemm-twin fails with a diagnostic that says so.
+using ImplicitGemmTwinStage = void (*)(OpPassManager &,
+                                       const ConvLowerToLLVMOptions &);
+void setImplicitGemmTwinStage(ImplicitGemmTwinStage stage);
+/// Installs the twin stage (MLIRConvLowerPipelines); idempotent.
+void enableImplicitGemmTwin();
+
+/// Registers conv-lower-to-llvm only (MLIRConvLowerCPUPipelines: a CPU-only
+/// program, no implicit-gemm-twin).
+void registerConvLowerCPUPipelines();
 /// Registers every named pipeline (conv-lower-to-llvm, conv-lower-to-nvvm)
-/// with the pass registry.
+/// with the pass registry and installs the twin stage
+/// (MLIRConvLowerPipelines).
 void registerConvLowerPipelines();
 
 } // namespace conv_lower

@@ -108,24 +108,6 @@ LogicalResult mlir::conv_lower::checkPtxFeatures(llvm::StringRef chip,
 }
 
 
-StringRef ArchOptionValues::describe(convrt::Arch arch) {
-  // cl keeps StringRefs: the texts live as long as the program.
-  static const std::vector<std::string> texts = [] {
-    std::vector<std::string> all;
-    for (const convrt::ArchInfo &info : convrt::kArchs)
-      all.push_back(("compute capability " + Twine(info.ccMajor) + "." +
-                     Twine(info.ccMinor) + (info.archSpecific ? " only" : "") +
-                     ", PTX >= " + Twine(info.minPtxVersion / 10) + "." +
-                     Twine(info.minPtxVersion % 10))
-                        .str());
-    return all;
-  }();
-  for (auto [info, text] : llvm::zip(convrt::kArchs, texts))
-    if (info.arch == arch)
-      return text;
-  return "";
-}
-
 //===----------------------------------------------------------------------===//
 // The rewrite
 //===----------------------------------------------------------------------===//

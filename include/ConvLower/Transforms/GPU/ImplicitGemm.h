@@ -23,7 +23,11 @@
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/Support/CommandLine.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/Twine.h"
+
 #include <string>
+#include <vector>
 
 namespace mlir::conv_lower {
 
@@ -78,7 +82,26 @@ struct ArchOptionValues {
                                           describe(info.arch));
   }
   /// "compute capability 9.0, PTX >= 8.0 (this CC only)", kept alive for cl.
-  static llvm::StringRef describe(convrt::Arch arch);
+  /// Inline: the CPU pipeline's twin-chip option names the chips too, and
+  /// links no GPU library.
+  static llvm::StringRef describe(convrt::Arch arch) {
+    // cl keeps StringRefs: the texts live as long as the program.
+    static const std::vector<std::string> texts = [] {
+      std::vector<std::string> all;
+      for (const convrt::ArchInfo &info : convrt::kArchs)
+        all.push_back(("compute capability " + llvm::Twine(info.ccMajor) +
+                       "." + llvm::Twine(info.ccMinor) +
+                       (info.archSpecific ? " only" : "") + ", PTX >= " +
+                       llvm::Twine(info.minPtxVersion / 10) + "." +
+                       llvm::Twine(info.minPtxVersion % 10))
+                          .str());
+      return all;
+    }();
+    for (auto [info, text] : llvm::zip(convrt::kArchs, texts))
+      if (info.arch == arch)
+        return text;
+    return "";
+  }
 };
 inline ArchOptionValues archOptionValues() { return {}; }
 

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Bufferize.h"
-#include "PipelinePass.h"
+#include "Pipelines/Bufferize.h"
+#include "Pipelines/PipelinePass.h"
 
 #include "ConvLower/Pipelines/Pipelines.h"
 #include "ConvLower/Transforms/Passes.h"
@@ -194,3 +194,31 @@ struct ConvLowerToNVVMPass
 };
 
 } // namespace
+
+/// With implicit-gemm-twin, conv-lower-to-llvm runs every convolution as
+/// the GPU kernel's CPU twin instead of the im2col rewrite.
+static void addImplicitGemmTwinStage(OpPassManager &pm,
+                                     const ConvLowerToLLVMOptions &options) {
+  ConvLowerImplicitGemmOptions twin;
+  twin.target = ImplicitGemmTarget::CpuTwin;
+  twin.im2col = options.twinExplicitIm2col ? Im2colMode::Explicit
+                                           : Im2colMode::Implicit;
+  twin.requireAll = true;
+  twin.chip = options.twinChip;
+  pm.addPass(createConvLowerImplicitGemm(twin));
+}
+
+void mlir::conv_lower::enableImplicitGemmTwin() {
+  setImplicitGemmTwinStage(addImplicitGemmTwinStage);
+}
+
+namespace mlir::conv_lower {
+#define GEN_PASS_REGISTRATION
+#include "ConvLower/Pipelines/Pipelines.h.inc"
+} // namespace mlir::conv_lower
+
+void mlir::conv_lower::registerConvLowerPipelines() {
+  registerConvLowerCPUPipelines();
+  registerConvLowerToNVVM();
+  enableImplicitGemmTwin();
+}

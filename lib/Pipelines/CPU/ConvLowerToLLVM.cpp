@@ -4,11 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Bufferize.h"
-#include "PipelinePass.h"
+#include "Pipelines/Bufferize.h"
+#include "Pipelines/PipelinePass.h"
 
 #include "ConvLower/Pipelines/Pipelines.h"
-#include "ConvLower/Transforms/Passes.h"
+#include "ConvLower/Transforms/CPU/Passes.h"
+#include "ConvLower/Transforms/Common/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -23,6 +24,8 @@
 
 #include "llvm/Support/Debug.h"
 
+#include <atomic>
+
 #define DEBUG_TYPE "conv-lower-to-llvm"
 
 namespace mlir::conv_lower {
@@ -33,19 +36,48 @@ namespace mlir::conv_lower {
 using namespace mlir;
 using namespace mlir::conv_lower;
 
+/// The implicit-gemm-twin stage: the GPU room's pass, which this library
+/// does not link (a CPU-only consumer links no GPU code);
+/// registerConvLowerPipelines() installs it.
+static std::atomic<ImplicitGemmTwinStage> &twinStage() {
+  static std::atomic<ImplicitGemmTwinStage> stage{nullptr};
+  return stage;
+}
+
+void mlir::conv_lower::setImplicitGemmTwinStage(ImplicitGemmTwinStage stage) {
+  twinStage().store(stage);
+}
+
+namespace {
+/// Stands in for the twin stage where none is installed: fails, naming the
+/// fix, instead of silently running the im2col route.
+struct MissingTwinStagePass
+    : PassWrapper<MissingTwinStagePass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(MissingTwinStagePass)
+  StringRef getArgument() const override {
+    return "conv-lower-missing-twin-stage";
+  }
+  void runOnOperation() override {
+    getOperation().emitError()
+        << "conv-lower-to-llvm: implicit-gemm-twin needs the GPU kernels: "
+           "link MLIRConvLowerPipelines and call "
+           "registerConvLowerPipelines() (this program has the CPU "
+           "pipeline only)";
+    signalPassFailure();
+  }
+};
+} // namespace
+
 /// Convolutions into im2col + GEMM + fold, then plain linalg/tensor.
 static void addConvRewrite(OpPassManager &pm,
                            const ConvLowerToLLVMOptions &options) {
   if (options.implicitGemmTwin || options.im2col)
     pm.addPass(createConvLowerLiftTo2D());
   if (options.implicitGemmTwin) {
-    ConvLowerImplicitGemmOptions twin;
-    twin.target = ImplicitGemmTarget::CpuTwin;
-    twin.im2col = options.twinExplicitIm2col ? Im2colMode::Explicit
-                                             : Im2colMode::Implicit;
-    twin.requireAll = true;
-    twin.chip = options.twinChip;
-    pm.addPass(createConvLowerImplicitGemm(twin));
+    if (ImplicitGemmTwinStage stage = twinStage().load())
+      stage(pm, options);
+    else
+      pm.addPass(std::make_unique<MissingTwinStagePass>());
   } else if (options.im2col) {
     if (options.depthwiseDirect)
       pm.addPass(createConvLowerDepthwiseDirect());
@@ -202,6 +234,6 @@ namespace mlir::conv_lower {
 #include "ConvLower/Pipelines/Pipelines.h.inc"
 } // namespace mlir::conv_lower
 
-void mlir::conv_lower::registerConvLowerPipelines() {
-  registerConvLowerPipelinePasses();
+void mlir::conv_lower::registerConvLowerCPUPipelines() {
+  registerConvLowerToLLVM();
 }
