@@ -123,6 +123,11 @@ gpu::GPUFuncOp createKernel(RewriterBase &b, ModuleOp module, StringRef name,
                             TypeRange args, TypeRange workgroup,
                             int64_t threads, Location loc);
 
+/// Records the launch on `kernel` (conv_lower.grid and conv_lower.block):
+/// for readers of the IR and for conv-run, which launches the binary itself.
+void recordLaunch(gpu::GPUFuncOp kernel, const Launch &launch,
+                  int64_t threads);
+
 /// The kernel's arguments: input (or X_col), filter, [bias,] output, flat;
 /// the runtime manifest's order.
 SmallVector<Type> gemmKernelArguments(const GemmProblem &p);

@@ -41,9 +41,10 @@ Value igemm::createTapTable(OpBuilder &b, Operation *symbolTableOp,
                             int64_t budgetBytes, Location loc) {
   int64_t bytes = int64_t(table.size()) * int64_t(sizeof(int32_t));
   Region &region = symbolTableOp->getRegion(0);
-  auto type = MemRefType::get(
-      {int64_t(table.size() / 2), 2}, b.getI32Type(), MemRefLayoutAttrInterface(),
-      memorySpace ? b.getI64IntegerAttr(memorySpace) : Attribute());
+  auto type = MemRefType::get({int64_t(table.size() / 2), 2}, b.getI32Type(),
+                              MemRefLayoutAttrInterface(),
+                              memorySpace ? b.getI64IntegerAttr(memorySpace)
+                                          : Attribute());
   // The budget is the memory space's (the constant space's 64 KiB).
   int64_t used = 0;
   for (auto global : region.getOps<memref::GlobalOp>())
@@ -97,8 +98,7 @@ MemRefType igemm::sharedType(const GemmProblem &p, const TileConfig &t,
 }
 
 MemRefType igemm::stagingType(const GemmProblem &p, const TileConfig &t,
-                              const EpilogueStaging &s,
-                              Attribute memorySpace) {
+                              const EpilogueStaging &s, Attribute memorySpace) {
   return MemRefType::get({t.warpsM * t.warpsN, s.rows, s.stride}, p.outputType,
                          MemRefLayoutAttrInterface{}, memorySpace);
 }
@@ -148,4 +148,15 @@ SmallVector<Type> igemm::gemmKernelArguments(const GemmProblem &p) {
     args.push_back(flat(p.biasElements, p.biasType));
   args.push_back(flat(p.outputElements, p.outputType));
   return args;
+}
+
+void igemm::recordLaunch(gpu::GPUFuncOp kernel, const Launch &launch,
+                         int64_t threads) {
+  MLIRContext *ctx = kernel.getContext();
+  Builder b(ctx);
+  ConvLowerDialect::GridAttrHelper(ctx).setAttr(
+      kernel,
+      b.getDenseI64ArrayAttr({launch.gridX, launch.gridY, launch.gridZ}));
+  ConvLowerDialect::BlockAttrHelper(ctx).setAttr(
+      kernel, b.getDenseI64ArrayAttr({threads, 1, 1}));
 }

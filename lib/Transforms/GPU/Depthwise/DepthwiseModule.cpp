@@ -27,11 +27,7 @@ static void annotateKernel(gpu::GPUFuncOp kernel, const GemmProblem &p,
                            const TileConfig &t) {
   MLIRContext *ctx = kernel.getContext();
   Builder b(ctx);
-  Launch l = launchShape(p, t);
-  ConvLowerDialect::GridAttrHelper(ctx).setAttr(
-      kernel, b.getDenseI64ArrayAttr({l.gridX, l.gridY, l.gridZ}));
-  ConvLowerDialect::BlockAttrHelper(ctx).setAttr(
-      kernel, b.getDenseI64ArrayAttr({t.threads(), 1, 1}));
+  recordLaunch(kernel, launchShape(p, t), t.threads());
   ConvLowerDialect::TilesAttrHelper(ctx).setAttr(
       kernel, KernelTilesAttr::get(ctx, KernelFamily::direct_depthwise,
                                    /*block=*/{}, /*warps=*/{},

@@ -29,11 +29,7 @@ static void annotateKernel(gpu::GPUFuncOp kernel, const GemmProblem &p,
                            const TileConfig &t, const Sm80KernelBuilder &kb) {
   MLIRContext *ctx = kernel.getContext();
   Builder b(ctx);
-  Launch l = launchShape(p, t);
-  ConvLowerDialect::GridAttrHelper(ctx).setAttr(
-      kernel, b.getDenseI64ArrayAttr({l.gridX, l.gridY, l.gridZ}));
-  ConvLowerDialect::BlockAttrHelper(ctx).setAttr(
-      kernel, b.getDenseI64ArrayAttr({t.threads(), 1, 1}));
+  recordLaunch(kernel, launchShape(p, t), t.threads());
   auto ifNonZero = [](int64_t v) -> std::optional<int64_t> {
     return v ? std::optional<int64_t>(v) : std::nullopt;
   };

@@ -90,11 +90,7 @@ gpu::GPUFuncOp igemm::buildSm90GpuKernel(RewriterBase &b, ModuleOp module,
   gpu::ReturnOp::create(b, loc);
 
   MLIRContext *ctx = fn.getContext();
-  Launch l = sm90LaunchShape(p, t);
-  ConvLowerDialect::GridAttrHelper(ctx).setAttr(
-      fn, b.getDenseI64ArrayAttr({l.gridX, l.gridY, l.gridZ}));
-  ConvLowerDialect::BlockAttrHelper(ctx).setAttr(
-      fn, b.getDenseI64ArrayAttr({t.threads(), 1, 1}));
+  recordLaunch(fn, sm90LaunchShape(p, t), t.threads());
   int64_t storeVector = sm90Staging(p, t).vector;
   ConvLowerDialect::TilesAttrHelper(ctx).setAttr(
       fn, KernelTilesAttr::get(
