@@ -45,6 +45,7 @@ LAYOUTS = ("nchw", "nhwc")
 # What the venv holds. IREE is pinned so that recorded runs compare one compiler; bump it
 # here (the venv is brought up to date on the next run: see ensure_venv).
 VENV_REQUIREMENTS = ["iree-base-compiler==3.13.0", "iree-base-runtime==3.13.0",
+                     "onnx==1.23.2", "onnxruntime==1.32.0", "openvino==2026.4.1",
                      "numpy", "matplotlib"]
 
 
@@ -97,10 +98,23 @@ def resnet50_layers(n):
             Layer(f"r50 1x1 256->64 56x56 N{n}", n, 256, 56, 64, 1)]
 
 
+def other_layer_classes():
+    """The layer classes the ResNet-50 stages leave out (issue 33's set): the 1x1
+    expansion, a strided 3x3, the 7x7 stride-2 stem on 3 channels, a grouped 3x3 with 8
+    channels a group (ResNeXt-50 32x4d's stage 2), MobileNetV2's strided depthwise."""
+    return [Layer("r50 1x1 64->256 56x56 N1", 1, 64, 56, 256, 1),
+            Layer("r50 3x3 128 56x56 s2 N1", 1, 128, 56, 128, 3, stride=2, pad=1),
+            Layer("r50 stem 7x7 s2 C3 224 N1", 1, 3, 224, 64, 7, stride=2, pad=3),
+            Layer("ResNeXt g32 3x3 256 28x28 N1", 1, 256, 28, 256, 3, pad=1, groups=32),
+            Layer("mnv2 dw 3x3 96 112x112 s2 N1", 1, 96, 112, 96, 3, stride=2, pad=1,
+                  groups=96)]
+
+
 SEED = Layer("seed N16 C64 56x56 F128 3x3", 16, 64, 56, 128, 3, pad=1)
 # MobileNetV2's depthwise 3x3 at 56x56 (the expanded 24 -> 144 channels of block 2).
 MOBILENET_DW = Layer("mnv2 dw 3x3 144 56x56 N1", 1, 144, 56, 144, 3, pad=1, groups=144)
-FULL = [SEED] + resnet50_layers(1) + resnet50_layers(8) + [MOBILENET_DW]
+FULL = ([SEED] + resnet50_layers(1) + resnet50_layers(8) + other_layer_classes() +
+        [MOBILENET_DW])
 QUICK = [SEED, resnet50_layers(1)[0], MOBILENET_DW]
 # Tiny problems that check the plumbing (every column, the checks, the chart) in seconds.
 SMOKE = [Layer("tiny 3x3 N1 C8 12x12 F16", 1, 8, 12, 16, 3, pad=1),
@@ -120,6 +134,9 @@ class Row:
     torch_ms: float = None
     torch_times: list = None   # every timed run, ms (the median is torch_ms)
     torch_backend: str = None  # what torch's conv2d dispatched to (Mkldnn = oneDNN)
+    ort_ms: float = None       # ONNX Runtime (engines_time.py)
+    ov_ms: float = None        # OpenVINO (engines_time.py)
+    engines: dict = None       # engines_time.py's result for this row's layer
     notes: list = dataclasses.field(default_factory=list)
 
     @property
@@ -131,6 +148,12 @@ class Row:
 
     def iree_ratio(self):
         return ratio(self.iree_ms, self.conv_run_ms)
+
+    def ort_ratio(self):
+        return ratio(self.ort_ms, self.conv_run_ms)
+
+    def ov_ratio(self):
+        return ratio(self.ov_ms, self.conv_run_ms)
 
 
 def ratio(a, b):
@@ -248,6 +271,36 @@ def measure_iree(rows, args, python):
 
 
 # ----------------------------------------------------------------------------------------
+# ONNX Runtime and OpenVINO (through engines_time.py in the venv).
+# ----------------------------------------------------------------------------------------
+
+def measure_engines(rows, args, python):
+    """Fills the rows' ORT and OpenVINO columns; returns engines_time.py's versions and
+    settings. ONNX's Conv is NCHW: each layer is measured once, and its NCHW and NHWC
+    rows show the same engine times (the engines choose their own internal layouts)."""
+    layers = list(dict.fromkeys(row.layer for row in rows))
+    cases = [{"id": layer.name, "x_shape": [layer.n, layer.c, layer.hw, layer.hw],
+              "w_shape": layer.filter_shape(), "stride": layer.stride, "pad": layer.pad,
+              "groups": layer.groups} for layer in layers]
+    job = {"threads": args.threads, "repeat": args.repeat, "cases": cases}
+    r = subprocess.run([str(python), str(HERE / "engines_time.py")],
+                       input=json.dumps(job), stdout=subprocess.PIPE, text=True, cwd=HERE)
+    if r.returncode != 0:
+        raise RuntimeError(f"engines_time.py exit {r.returncode}")
+    out = json.loads(r.stdout)
+    by_id = {res["id"]: res for res in out.pop("results")}
+    for row in rows:
+        res = by_id.get(row.layer.name)
+        if res is None:
+            continue
+        row.engines, row.ort_ms, row.ov_ms = res, res["ort_ms"], res["ov_ms"]
+        for key, name in (("ort_error", "ONNX Runtime"), ("ov_error", "OpenVINO")):
+            if res.get(key) and row.layout == LAYOUTS[0]:
+                row.notes.append(f"{name}: {res[key]}")
+    return out
+
+
+# ----------------------------------------------------------------------------------------
 # torch (in this process: Debian's python3-torch).
 # ----------------------------------------------------------------------------------------
 
@@ -313,29 +366,32 @@ def geomean(values):
     return math.exp(sum(map(math.log, values)) / len(values)) if values else None
 
 
+# The ratio columns: (key, label, Row method).
+RATIOS = [("ort_ratio", "ORT", Row.ort_ratio), ("ov_ratio", "OpenVINO", Row.ov_ratio),
+          ("torch_ratio", "torch", Row.torch_ratio), ("iree_ratio", "IREE", Row.iree_ratio)]
+
+
 def geomeans(rows):
-    return {"torch_ratio": geomean(r.torch_ratio() for r in rows),
-            "iree_ratio": geomean(r.iree_ratio() for r in rows)}
+    return {key: geomean(of(r) for r in rows) for key, _, of in RATIOS}
 
 
 def geomean_line(rows, what):
     g = geomeans(rows)
-    count = lambda ratio_of: sum(1 for r in rows if ratio_of(r))        # noqa: E731
-    return (f"Geo-mean {what}: torch/conv-run **{fmt(g['torch_ratio'])}** "
-            f"({count(Row.torch_ratio)} rows), IREE/conv-run **{fmt(g['iree_ratio'])}** "
-            f"({count(Row.iree_ratio)} rows).")
+    parts = [f"{label}/conv-run **{fmt(g[key])}** ({sum(1 for r in rows if of(r))} rows)"
+             for key, label, of in RATIOS]
+    return f"Geo-mean {what}: " + ", ".join(parts) + "."
 
 
 def table(rows):
-    head = ["layer", "GFLOP", "conv-run ms", "GFLOP/s", "route", "IREE ms", "torch ms",
-            "torch/conv-run", "IREE/conv-run"]
-    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * 3 + "---|" + "---:|" * 4]
+    head = ["layer", "GFLOP", "conv-run ms", "GFLOP/s", "route", "ORT ms", "OpenVINO ms",
+            "IREE ms", "torch ms"] + [f"{label}/conv-run" for _, label, _ in RATIOS]
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * 3 + "---|" + "---:|" * 8]
     for r in rows:
         g = r.layer.gflop()
         cells = [r.layer.name, fmt(g, 3), fmt(r.conv_run_ms, 3),
                  fmt(ratio(g * 1e3, r.conv_run_ms), 1), r.route or "—",
-                 fmt(r.iree_ms, 3), fmt(r.torch_ms, 3), fmt(r.torch_ratio()),
-                 fmt(r.iree_ratio())]
+                 fmt(r.ort_ms, 3), fmt(r.ov_ms, 3), fmt(r.iree_ms, 3), fmt(r.torch_ms, 3)]
+        cells += [fmt(of(r)) for _, _, of in RATIOS]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -360,7 +416,7 @@ def cpu_model():
     return "unknown"
 
 
-def machine_info(args, torch, iree_info):
+def machine_info(args, torch, iree_info, engines_info):
     rev = command_output(["git", "rev-parse", "--short", "HEAD"]) or "unknown"
     if command_output(["git", "status", "--porcelain"]):
         rev += " (plus uncommitted changes)"
@@ -375,7 +431,8 @@ def machine_info(args, torch, iree_info):
             "iree": versions.get("iree-base-compiler"),
             "iree_runtime": versions.get("iree-base-runtime"),
             "iree_compile_flags": (iree_info or {}).get("compile_flags"),
-            "iree_run_flags": (iree_info or {}).get("run_flags")}
+            "iree_run_flags": (iree_info or {}).get("run_flags"),
+            "engines": engines_info}
 
 
 def machine_lines(m):
@@ -393,7 +450,19 @@ def machine_lines(m):
             f"- date: {m['date']}",
             f"- commit: `{m['commit']}`; {m['conv_run']}",
             f"- {torch_text}",
-            f"- {iree_text}"]
+            f"- {iree_text}",
+            f"- {engines_text(m.get('engines'))}"]
+
+
+def engines_text(info):
+    if not info:
+        return "ONNX Runtime, OpenVINO: not measured"
+    v, s = info["versions"], info["settings"]
+    return (f"ONNX Runtime {v['onnxruntime']} and OpenVINO {v['openvino']} (PyPI; onnx "
+            f"{v['onnx']}, opset {s['onnx_opset']}): each layer a one-node ONNX model, the "
+            "filter an initializer (prepared when the session is made); ORT "
+            f"`{json.dumps(s['onnxruntime'])}`, OpenVINO CPU `{json.dumps(s['openvino'])}`; "
+            "ONNX Conv is NCHW, so the NHWC tables show the same engine times")
 
 
 def markdown(rows, machine, args, wall_s):
@@ -405,8 +474,10 @@ def markdown(rows, machine, args, wall_s):
     out += ["", "## Overall", "", geomean_line(rows, "over both layouts"), "",
             f"ms: medians of {args.repeat} runs after warm-up, f32. Ratios > 1: conv-run is "
             "faster. route: conv-run's report (`im2col`: how the GEMM's A operand is "
-            "formed). IREE: conv-run's `--emit-mlir` module, output checked against a "
-            "float64 numpy convolution before it is timed by iree-benchmark-module."]
+            "formed). ORT, OpenVINO: a one-node ONNX model with the filter constant, "
+            "output checked against a float64 numpy convolution before it is timed. "
+            "IREE: conv-run's `--emit-mlir` module, output checked the same way before it "
+            "is timed by iree-benchmark-module."]
     not_onednn = [f"{r.label} ({r.torch_backend})" for r in rows
                   if r.torch_backend not in (None, "Mkldnn")]
     if not_onednn:
@@ -434,7 +505,8 @@ def results_json(rows, machine, args):
                       "iree_ms": r.iree_ms, "torch_ms": r.torch_ms,
                       "torch_times_ms": r.torch_times,
                       "torch_backend": r.torch_backend,
-                      "torch_ratio": r.torch_ratio(), "iree_ratio": r.iree_ratio(),
+                      "ort_ms": r.ort_ms, "ov_ms": r.ov_ms, "engines": r.engines,
+                      **{key: of(r) for key, _, of in RATIOS},
                       "conv_run_report": r.conv_run_report, "iree": r.iree,
                       "notes": r.notes} for r in rows]}
 
@@ -468,6 +540,8 @@ def parse_args(argv):
                          "default %(default)s)")
     ap.add_argument("--no-iree", action="store_true", help="leave the IREE column empty")
     ap.add_argument("--no-torch", action="store_true", help="leave the torch column empty")
+    ap.add_argument("--no-engines", action="store_true",
+                    help="leave the ONNX Runtime and OpenVINO columns empty")
     return ap.parse_args(argv)
 
 
@@ -480,18 +554,20 @@ def main(argv=None):
         return 2
     torch = None if args.no_torch else import_torch()
     python = None
-    if not args.no_iree or args.chart:
+    if not args.no_iree or not args.no_engines or args.chart:
         try:
             python = ensure_venv(args.venv)
         except RuntimeError as e:
-            log(f"venv: {e} (the IREE column and the chart stay empty)")
+            log(f"venv: {e} (the IREE, ORT and OpenVINO columns and the chart stay "
+                "empty)")
     layers = SMOKE if args.smoke else QUICK if args.quick else FULL
     rows = [Row(layer, layout) for layout in LAYOUTS for layer in layers]
     start = time.monotonic()
 
     # One column at a time, conv-run's first: torch's OpenMP threads keep spinning after
     # each call and would take the cores from the others' threads, so torch goes last, and
-    # IREE's workers live in processes that are gone before torch starts.
+    # IREE's, ORT's and OpenVINO's workers live in processes that are gone before torch
+    # starts.
     for row in rows:
         measure_conv_run(row, args)
         log(f"  {row.label}: conv-run {fmt(row.conv_run_ms, 3)} ms "
@@ -502,12 +578,19 @@ def main(argv=None):
             iree_info = measure_iree(rows, args, python)
         except (RuntimeError, json.JSONDecodeError) as e:
             log(f"IREE: {e} (the IREE column stays empty)")
+    engines_info = None
+    if python and not args.no_engines:
+        try:
+            engines_info = measure_engines(rows, args, python)
+        except (RuntimeError, json.JSONDecodeError) as e:
+            log(f"engines: {e} (the ORT and OpenVINO columns stay empty)")
+        log(f"  ORT and OpenVINO done ({time.monotonic() - start:.0f} s)")
     if torch is not None:
         for row in rows:
             measure_torch(row, torch, args.threads, args.repeat)
         log(f"  torch done ({time.monotonic() - start:.0f} s)")
 
-    machine = machine_info(args, torch, iree_info)
+    machine = machine_info(args, torch, iree_info, engines_info)
     text = markdown(rows, machine, args, time.monotonic() - start)
     print(text)
     if args.out:

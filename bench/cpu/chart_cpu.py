@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Chart of a bench_cpu.py run: torch/conv-run and IREE/conv-run per layer, one panel per
-layout, a line at 1.0 (above it conv-run is faster).
+"""Chart of a bench_cpu.py run: ONNX Runtime, OpenVINO, torch and IREE time over conv-run's
+per layer, one panel per layout, a line at 1.0 (above it conv-run is faster).
 
 Runs under the benchmark's virtual environment (matplotlib from PyPI; Debian's system
 python has none here): bench_cpu.py starts it as `chart_cpu.py RESULTS.json OUT.png`,
@@ -16,7 +16,9 @@ matplotlib.use("Agg")                      # no display: write the file only
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 
-SERIES = [("torch_ratio", "torch / conv-run", "tab:orange"),
+SERIES = [("ort_ratio", "ONNX Runtime / conv-run", "tab:green"),
+          ("ov_ratio", "OpenVINO / conv-run", "tab:purple"),
+          ("torch_ratio", "torch / conv-run", "tab:orange"),
           ("iree_ratio", "IREE / conv-run", "tab:blue")]
 
 
@@ -25,7 +27,7 @@ def draw_panel(ax, layout, rows):
     width = 0.8 / len(SERIES)
     for i, (key, label, color) in enumerate(SERIES):
         xs = [j + (i - (len(SERIES) - 1) / 2) * width for j in range(len(rows))]
-        values = [r[key] for r in rows]
+        values = [r.get(key) for r in rows]
         # Bars grow from the 1.0 line, up where conv-run is faster, down where it is
         # slower; a missing ratio (failed or skipped measurement) leaves a gap.
         shown = [(x, v) for x, v in zip(xs, values) if v]

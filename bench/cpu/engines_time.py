@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""ONNX Runtime and OpenVINO half of bench_cpu.py: the CPU inference engines a user would
+pick instead, each convolution as a one-node ONNX model.
+
+Runs under the benchmark's virtual environment (onnx, onnxruntime, openvino and numpy
+from PyPI), as iree_time.py does; bench_cpu.py starts it with a job as JSON on stdin and
+reads the results as JSON from stdout; progress goes to stderr.
+
+Job:    {"threads": T, "repeat": R, "cases": [{"id", "x_shape": [N,C,H,W],
+         "w_shape": [F,C/G,KH,KW], "stride", "pad", "groups"}]}
+Result: {"versions": {...}, "settings": {...}, "results": [{"id", "ort_ms", "ov_ms",
+         "ort_times_ms", "ov_times_ms", "ort_rel_l2", "ov_rel_l2", "ort_error",
+         "ov_error"}]}
+
+Each model is `Conv(x, W)` with W an initializer: a constant, as in a deployed network,
+which both engines prepare (reorder, pack) when the session or compiled model is made,
+before anything is timed. ONNX's Conv is NCHW; each engine picks its own internal layout
+(ORT's MLAS NCHWc blocks, OpenVINO's oneDNN blocked formats). Every output is checked
+against a float64 numpy convolution (relative L2 error <= 1e-4) before the engine is
+timed; a case that fails is not timed. The engines run one after the other, ORT's
+sessions released before OpenVINO starts: an idle engine's spinning threads would take
+the cores from the other's.
+"""
+
+import gc
+import importlib.metadata
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+# numpy's BLAS only computes the reference (as in iree_time.py): one thread.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import numpy as np  # noqa: E402
+
+from iree_time import RELATIVE_TOLERANCE, reference_conv  # noqa: E402
+
+OPSET = 17
+WARMUP = 2
+
+
+def log(text):
+    print(f"  engines: {text}", file=sys.stderr, flush=True)
+
+
+def versions():
+    out = {}
+    for name in ("onnx", "onnxruntime", "openvino", "numpy"):
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def conv_model(case, w):
+    """The one-node ONNX model of the case, W as an initializer."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    n, c, h, wd = case["x_shape"]
+    f, _, kh, kw = case["w_shape"]
+    s, p = case["stride"], case["pad"]
+    ho, wo = (h + 2 * p - kh) // s + 1, (wd + 2 * p - kw) // s + 1
+    node = helper.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[kh, kw],
+                            strides=[s, s], pads=[p, p, p, p], group=case["groups"])
+    graph = helper.make_graph(
+        [node], "conv",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n, c, h, wd])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n, f, ho, wo])],
+        initializer=[numpy_helper.from_array(w, name="w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    onnx.checker.check_model(model)
+    return model.SerializeToString()
+
+
+def inputs(case):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(case["x_shape"], dtype=np.float32)
+    w = rng.standard_normal(case["w_shape"], dtype=np.float32)
+    return x, w
+
+
+def rel_l2(y, ref):
+    return float(np.linalg.norm(y.astype(np.float64) - ref) / np.linalg.norm(ref))
+
+
+def timed(call, repeat):
+    for _ in range(WARMUP):
+        call()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        call()
+        times.append((time.perf_counter() - start) * 1e3)
+    return times
+
+
+def measure_case(result, prefix, run, ref, repeat):
+    """Checks `run()`'s output against `ref`, then times it; fills result[prefix_*]."""
+    error = rel_l2(run(), ref)
+    result[f"{prefix}_rel_l2"] = error
+    if not error <= RELATIVE_TOLERANCE:
+        result[f"{prefix}_error"] = (f"wrong result: relative L2 error {error:.3g} "
+                                     f"> {RELATIVE_TOLERANCE}: not timed")
+        return
+    times = timed(run, repeat)
+    result[f"{prefix}_times_ms"] = times
+    result[f"{prefix}_ms"] = statistics.median(times)
+
+
+def ort_settings(threads):
+    return {"providers": ["CPUExecutionProvider"], "intra_op_num_threads": threads,
+            "inter_op_num_threads": 1, "execution_mode": "ORT_SEQUENTIAL",
+            "graph_optimization_level": "ORT_ENABLE_ALL"}
+
+
+def run_ort(cases, models, data, refs, results, threads, repeat):
+    import onnxruntime as ort
+    for case in cases:
+        result = results[case["id"]]
+        try:
+            so = ort.SessionOptions()
+            so.intra_op_num_threads = threads
+            so.inter_op_num_threads = 1
+            so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+            so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            session = ort.InferenceSession(models[case["id"]], so,
+                                           providers=["CPUExecutionProvider"])
+            x = data[case["id"]][0]
+            measure_case(result, "ort", lambda: session.run(None, {"x": x})[0],
+                         refs[case["id"]], repeat)
+            del session
+        except Exception as e:  # noqa: BLE001 - reported per case, the run goes on
+            result["ort_error"] = f"{type(e).__name__}: {str(e)[:300]}"
+        log(f"ORT {case['id']}: {result.get('ort_ms')}")
+    gc.collect()
+
+
+def ov_settings(threads):
+    # f32 inference: on CPUs with AVX512-BF16 or AMX OpenVINO would otherwise run f32
+    # models in bf16. One stream, latency: one request at a time on `threads` threads.
+    return {"INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1,
+            "PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": "f32"}
+
+
+def run_openvino(cases, models, data, refs, results, threads, repeat):
+    import openvino as ov
+    core = ov.Core()
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, case in enumerate(cases):
+            result = results[case["id"]]
+            try:
+                path = os.path.join(tmp, f"conv{i}.onnx")
+                with open(path, "wb") as f:
+                    f.write(models[case["id"]])
+                compiled = core.compile_model(path, "CPU", ov_settings(threads))
+                request = compiled.create_infer_request()
+                x = data[case["id"]][0]
+
+                def run():
+                    request.infer({0: x})
+                    return request.get_output_tensor(0).data
+
+                measure_case(result, "ov", run, refs[case["id"]], repeat)
+                del request, compiled
+            except Exception as e:  # noqa: BLE001 - reported per case
+                result["ov_error"] = f"{type(e).__name__}: {str(e)[:300]}"
+            log(f"OpenVINO {case['id']}: {result.get('ov_ms')}")
+
+
+def main():
+    job = json.load(sys.stdin)
+    threads, repeat, cases = job["threads"], job["repeat"], job["cases"]
+    data, models, refs = {}, {}, {}
+    results = {c["id"]: {"id": c["id"], "ort_ms": None, "ov_ms": None,
+                         "ort_error": None, "ov_error": None} for c in cases}
+    # Models and references first: numpy's work is over before any engine is timed.
+    for case in cases:
+        x, w = inputs(case)
+        data[case["id"]] = (x, w)
+        models[case["id"]] = conv_model(case, w)
+        refs[case["id"]] = reference_conv(x, w, case["stride"], case["pad"],
+                                          case["groups"])
+    for run in (run_ort, run_openvino):
+        try:
+            run(cases, models, data, refs, results, threads, repeat)
+        except ImportError as e:
+            for r in results.values():
+                r["ort_error" if run is run_ort else "ov_error"] = f"not installed: {e}"
+    json.dump({"versions": versions(),
+               "settings": {"onnx_opset": OPSET, "warmup": WARMUP,
+                            "onnxruntime": ort_settings(threads),
+                            "openvino": ov_settings(threads)},
+               "results": list(results.values())}, sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
