@@ -44,18 +44,18 @@ Value Sm90Twin::sharedAddress64(Sm90KernelBuilder &kb, Value offset,
 }
 
 void Sm90Twin::arriveExpectTx(Sm90KernelBuilder &kb, Value barrier, Value bytes,
-                              const Sm90Operands &ops) {
-  arriveTx(kb, barrier, bytes, /*count=*/1, ops);
+                              const Sm90Operands &) {
+  arriveTx(kb, barrier, bytes, /*count=*/1);
 }
 
 void Sm90Twin::expectTx(Sm90KernelBuilder &kb, Value barrier, Value bytes,
-                        const Sm90Operands &ops) {
-  arriveTx(kb, barrier, bytes, /*count=*/0, ops);
+                        const Sm90Operands &) {
+  arriveTx(kb, barrier, bytes, /*count=*/0);
 }
 
 void Sm90Twin::arrive(Sm90KernelBuilder &kb, Value barrier, int64_t threads,
-                      const Sm90Operands &ops) {
-  arriveTx(kb, barrier, kb.i32(0), threads, ops);
+                      const Sm90Operands &) {
+  arriveTx(kb, barrier, kb.i32(0), threads);
 }
 
 void Sm90Twin::storeSharedChunk(Sm90KernelBuilder &kb, Value offset,
@@ -73,12 +73,12 @@ void Sm90Twin::storeSharedChunk(Sm90KernelBuilder &kb, Value offset,
 
 Value Sm90Twin::wgmma(Sm90KernelBuilder &kb, Value consumer, Value descA,
                       Value descB, Value, bool overwrite,
-                      const Sm90Operands &ops) {
+                      const Sm90Operands &) {
   // The twin's accumulators are zeroed memory when the block starts (the
   // GPU's K tile 0 overwrites instead, scale-d 0).
   assert(!overwrite && "the twin zeroes its accumulators");
   (void)overwrite;
-  emulateWgmma(kb, consumer, descA, descB, ops);
+  emulateWgmma(kb, consumer, descA, descB);
   return Value();
 }
 
@@ -87,7 +87,7 @@ void Sm90Twin::runBlock(Sm90KernelBuilder &kb, Value bm, Value bn, Value group,
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   const Sm90Tiles &t = kb.t;
-  initBarriers(kb, ops);
+  initBarriers(kb);
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   forEach(kb, t.consumers, [&](Value c) {
     forEach(kb, kWarpgroupThreads, [&](Value tid) {
@@ -159,8 +159,7 @@ enum BarrierWord : int64_t {
 };
 } // namespace
 
-void Sm90Twin::poisonIf(Sm90KernelBuilder &kb, Value condition,
-                        const Sm90Operands &ops) {
+void Sm90Twin::poisonIf(Sm90KernelBuilder &kb, Value condition) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   auto ifBad = scf::IfOp::create(b, loc, condition, /*withElseRegion=*/false);
@@ -169,8 +168,8 @@ void Sm90Twin::poisonIf(Sm90KernelBuilder &kb, Value condition,
   memref::StoreOp::create(b, loc, kb.i32(1), poison, ValueRange{kb.idx(0)});
 }
 
-Value Sm90Twin::barrierWord(Sm90KernelBuilder &kb, Value barrier, int64_t word,
-                            const Sm90Operands &ops) {
+Value Sm90Twin::barrierWord(Sm90KernelBuilder &kb, Value barrier,
+                            int64_t word) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   return memref::LoadOp::create(b, loc, barriers,
@@ -178,38 +177,35 @@ Value Sm90Twin::barrierWord(Sm90KernelBuilder &kb, Value barrier, int64_t word,
 }
 
 void Sm90Twin::setBarrierWord(Sm90KernelBuilder &kb, Value barrier,
-                              int64_t word, Value v, const Sm90Operands &ops) {
+                              int64_t word, Value v) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   memref::StoreOp::create(b, loc, v, barriers,
                           ValueRange{kb.toIndex(barrier), kb.idx(word)});
 }
 
-void Sm90Twin::initBarriers(Sm90KernelBuilder &kb, const Sm90Operands &ops) {
+void Sm90Twin::initBarriers(Sm90KernelBuilder &kb) {
   const Sm90Tiles &t = kb.t;
   for (int64_t i = 0; i < 2 * t.stages; ++i) {
     // mbarrier.init: phase 0, pending = expected = count, tx-count 0.
     int64_t count = i < t.stages ? kb.fullArrivals() : t.consumerThreads();
-    setBarrierWord(kb, kb.i32(i), Pending, kb.i32(count), ops);
-    setBarrierWord(kb, kb.i32(i), Expected, kb.i32(count), ops);
-    setBarrierWord(kb, kb.i32(i), TxCount, kb.i32(0), ops);
-    setBarrierWord(kb, kb.i32(i), Phase, kb.i32(0), ops);
+    setBarrierWord(kb, kb.i32(i), Pending, kb.i32(count));
+    setBarrierWord(kb, kb.i32(i), Expected, kb.i32(count));
+    setBarrierWord(kb, kb.i32(i), TxCount, kb.i32(0));
+    setBarrierWord(kb, kb.i32(i), Phase, kb.i32(0));
   }
 }
 
-void Sm90Twin::completePhaseIfDone(Sm90KernelBuilder &kb, Value barrier,
-                                   const Sm90Operands &ops) {
+void Sm90Twin::completePhaseIfDone(Sm90KernelBuilder &kb, Value barrier) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   // The current phase completes when every expected arrival has happened
   // and the transaction count is back to zero; the next phase then expects
   // the same arrivals.
-  Value pending = barrierWord(kb, barrier, Pending, ops);
-  Value tx = barrierWord(kb, barrier, TxCount, ops);
-  poisonIf(kb,
-           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, pending,
-                                 kb.i32(0)),
-           ops);
+  Value pending = barrierWord(kb, barrier, Pending);
+  Value tx = barrierWord(kb, barrier, TxCount);
+  poisonIf(kb, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, pending,
+                                     kb.i32(0)));
   Value done = arith::AndIOp::create(
       b, loc,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, pending,
@@ -219,62 +215,52 @@ void Sm90Twin::completePhaseIfDone(Sm90KernelBuilder &kb, Value barrier,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifDone.getThenRegion().front());
   setBarrierWord(kb, barrier, Phase,
-                 arith::AddIOp::create(
-                     b, loc, barrierWord(kb, barrier, Phase, ops), kb.i32(1)),
-                 ops);
-  setBarrierWord(kb, barrier, Pending, barrierWord(kb, barrier, Expected, ops),
-                 ops);
+                 arith::AddIOp::create(b, loc, barrierWord(kb, barrier, Phase),
+                                       kb.i32(1)));
+  setBarrierWord(kb, barrier, Pending, barrierWord(kb, barrier, Expected));
 }
 
 void Sm90Twin::arriveTx(Sm90KernelBuilder &kb, Value barrier, Value txBytes,
-                        int64_t count, const Sm90Operands &ops) {
+                        int64_t count) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   setBarrierWord(kb, barrier, TxCount,
                  arith::AddIOp::create(
-                     b, loc, barrierWord(kb, barrier, TxCount, ops), txBytes),
-                 ops);
+                     b, loc, barrierWord(kb, barrier, TxCount), txBytes));
   setBarrierWord(kb, barrier, Pending,
-                 arith::SubIOp::create(b, loc,
-                                       barrierWord(kb, barrier, Pending, ops),
-                                       kb.i32(count)),
-                 ops);
-  completePhaseIfDone(kb, barrier, ops);
+                 arith::SubIOp::create(
+                     b, loc, barrierWord(kb, barrier, Pending), kb.i32(count)));
+  completePhaseIfDone(kb, barrier);
 }
 
-void Sm90Twin::completeTx(Sm90KernelBuilder &kb, Value barrier, Value txBytes,
-                          const Sm90Operands &ops) {
+void Sm90Twin::completeTx(Sm90KernelBuilder &kb, Value barrier, Value txBytes) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
-  Value tx = arith::SubIOp::create(
-      b, loc, barrierWord(kb, barrier, TxCount, ops), txBytes);
+  Value tx =
+      arith::SubIOp::create(b, loc, barrierWord(kb, barrier, TxCount), txBytes);
   // The kernel arms the barrier (expect_tx) before it issues the copies, so
   // more bytes landing than it expected is a wrong count: on the GPU the
   // phase would complete before the last copy did.
-  poisonIf(
-      kb,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, tx, kb.i32(0)),
-      ops);
-  setBarrierWord(kb, barrier, TxCount, tx, ops);
-  completePhaseIfDone(kb, barrier, ops);
+  poisonIf(kb, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, tx,
+                                     kb.i32(0)));
+  setBarrierWord(kb, barrier, TxCount, tx);
+  completePhaseIfDone(kb, barrier);
 }
 
 void Sm90Twin::waitParity(Sm90KernelBuilder &kb, Value barrier, Value parity,
-                          const Sm90Operands &ops) {
+                          const Sm90Operands &) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   // try_wait.parity(P) returns once the phase of parity P has completed,
   // i.e. while the current phase's parity differs from P.
-  Value current = arith::AndIOp::create(
-      b, loc, barrierWord(kb, barrier, Phase, ops), kb.i32(1));
-  poisonIf(
-      kb,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, current, parity),
-      ops);
+  Value current =
+      arith::AndIOp::create(b, loc, barrierWord(kb, barrier, Phase), kb.i32(1));
+  poisonIf(kb, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, current,
+                                     parity));
 }
 
-void Sm90Twin::swizzledStore(Sm90KernelBuilder &kb, Value address, Value value,
-                             const Sm90Operands &ops) {
+void Sm90Twin::swizzledStore(Sm90KernelBuilder &kb, Value address,
+                             Value value) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   const GemmProblem &p = kb.p;
@@ -336,17 +322,16 @@ void Sm90Twin::loadImageTile(Sm90KernelBuilder &kb, Value dst,
   // The copy's first pixel as a position of the box traversal (W fastest,
   // then H, then N); a start that is no box position is a kernel bug.
   Value wFromLow = add(w0, -lowW), hFromLow = add(h0, -lowH);
-  poisonIf(
-      kb,
-      arith::OrIOp::create(
-          b, loc,
-          arith::CmpIOp::create(
-              b, loc, arith::CmpIPredicate::ne,
-              arith::RemSIOp::create(b, loc, wFromLow, kb.idx(sw)), kb.idx(0)),
-          arith::CmpIOp::create(
-              b, loc, arith::CmpIPredicate::ne,
-              arith::RemSIOp::create(b, loc, hFromLow, kb.idx(sh)), kb.idx(0))),
-      ops);
+  poisonIf(kb, arith::OrIOp::create(
+                   b, loc,
+                   arith::CmpIOp::create(
+                       b, loc, arith::CmpIPredicate::ne,
+                       arith::RemSIOp::create(b, loc, wFromLow, kb.idx(sw)),
+                       kb.idx(0)),
+                   arith::CmpIOp::create(
+                       b, loc, arith::CmpIPredicate::ne,
+                       arith::RemSIOp::create(b, loc, hFromLow, kb.idx(sh)),
+                       kb.idx(0))));
   Value start = arith::AddIOp::create(
       b, loc,
       mul(arith::AddIOp::create(
@@ -392,10 +377,10 @@ void Sm90Twin::loadImageTile(Sm90KernelBuilder &kb, Value dst,
                         b, loc, dstIndex,
                         arith::AddIOp::create(
                             b, loc, mul(pixel, map.box[0] * e), mul(ch, e))),
-                    value, ops);
+                    value);
     });
   });
-  completeTx(kb, barrier, kb.i32(boxBytes(map, e)), ops);
+  completeTx(kb, barrier, kb.i32(boxBytes(map, e)));
 }
 
 Value Sm90Twin::loadOrZero(Sm90KernelBuilder &kb, Value buffer, Value inside,
@@ -441,10 +426,10 @@ void Sm90Twin::loadFilterTile(Sm90KernelBuilder &kb, Value dst,
           arith::AddIOp::create(
               b, loc, arith::MulIOp::create(b, loc, i, kb.idx(map.box[0] * e)),
               arith::MulIOp::create(b, loc, j, kb.idx(e))));
-      swizzledStore(kb, address, value, ops);
+      swizzledStore(kb, address, value);
     });
   });
-  completeTx(kb, barrier, kb.i32(boxBytes(map, e)), ops);
+  completeTx(kb, barrier, kb.i32(boxBytes(map, e)));
 }
 
 std::pair<Value, Value> Sm90Twin::fragmentPosition(Sm90KernelBuilder &kb,
@@ -475,8 +460,7 @@ std::pair<Value, Value> Sm90Twin::fragmentPosition(Sm90KernelBuilder &kb,
   return {row, col};
 }
 
-Value Sm90Twin::operand(Sm90KernelBuilder &kb, Value desc, Value row, Value k,
-                        const Sm90Operands &ops) {
+Value Sm90Twin::operand(Sm90KernelBuilder &kb, Value desc, Value row, Value k) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   const GemmProblem &p = kb.p;
@@ -493,14 +477,12 @@ Value Sm90Twin::operand(Sm90KernelBuilder &kb, Value desc, Value row, Value k,
   Value swizzle = field(62, 0x3);
   // The kernel only builds 128B-swizzled K-major operands on 1024-byte
   // aligned atoms (mode 1, base offset 0); anything else is a bug.
-  poisonIf(kb,
-           arith::OrIOp::create(
-               b, loc,
-               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, swizzle,
-                                     kb.idx(1)),
-               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                     baseOffset, kb.idx(0))),
-           ops);
+  poisonIf(kb, arith::OrIOp::create(
+                   b, loc,
+                   arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                         swizzle, kb.idx(1)),
+                   arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                         baseOffset, kb.idx(0))));
   // K-major, 128B swizzle: 8-row atoms of 128-byte rows, atoms `stride`
   // bytes apart; the element's byte address, then the swizzle of its bits.
   int64_t e = p.elementBytes();
@@ -525,10 +507,8 @@ Value Sm90Twin::operand(Sm90KernelBuilder &kb, Value desc, Value row, Value k,
   int64_t size = kb.ringBytes() / e;
   Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                        element, kb.idx(size));
-  poisonIf(kb,
-           arith::XOrIOp::create(b, loc, inside,
-                                 arith::ConstantIntOp::create(b, loc, 1, 1)),
-           ops);
+  poisonIf(kb, arith::XOrIOp::create(
+                   b, loc, inside, arith::ConstantIntOp::create(b, loc, 1, 1)));
   Value safe = arith::SelectOp::create(b, loc, inside, element, kb.idx(0));
   Value v = memref::LoadOp::create(b, loc, shared, ValueRange{safe});
   // tf32 operands are read as the f32 they are stored as, as the mma.sync
@@ -542,7 +522,7 @@ Value Sm90Twin::operand(Sm90KernelBuilder &kb, Value desc, Value row, Value k,
 }
 
 void Sm90Twin::emulateWgmma(Sm90KernelBuilder &kb, Value consumer, Value descA,
-                            Value descB, const Sm90Operands &ops) {
+                            Value descB) {
   OpBuilder &b = kb.b;
   Location loc = kb.loc;
   const GemmProblem &p = kb.p;
@@ -559,8 +539,8 @@ void Sm90Twin::emulateWgmma(Sm90KernelBuilder &kb, Value consumer, Value descA,
         b.setInsertionPointToStart(loop.getBody());
         Value k = loop.getInductionVar();
         // D[row, col] += A[row, k] * B[k, col], B K-major (row = col).
-        Value a = operand(kb, descA, row, k, ops);
-        Value bv = operand(kb, descB, col, k, ops);
+        Value a = operand(kb, descA, row, k);
+        Value bv = operand(kb, descB, col, k);
         Value sum = arith::AddFOp::create(b, loc, loop.getRegionIterArg(0),
                                           arith::MulFOp::create(b, loc, a, bv));
         scf::YieldOp::create(b, loc, sum);

@@ -71,40 +71,34 @@ private:
   void forEach(Sm90KernelBuilder &kb, int64_t n,
                function_ref<void(Value)> body);
   Value signedIndex(Sm90KernelBuilder &kb, Value i32v);
-  void poisonIf(Sm90KernelBuilder &kb, Value condition,
-                const Sm90Operands &ops);
-  Value barrierWord(Sm90KernelBuilder &kb, Value barrier, int64_t word,
-                    const Sm90Operands &ops);
+  void poisonIf(Sm90KernelBuilder &kb, Value condition);
+  Value barrierWord(Sm90KernelBuilder &kb, Value barrier, int64_t word);
   void setBarrierWord(Sm90KernelBuilder &kb, Value barrier, int64_t word,
-                      Value v, const Sm90Operands &ops);
-  void completePhaseIfDone(Sm90KernelBuilder &kb, Value barrier,
-                           const Sm90Operands &ops);
+                      Value v);
+  void completePhaseIfDone(Sm90KernelBuilder &kb, Value barrier);
   /// buffer[offset] where `inside`, else 0, never reading outside.
   Value loadOrZero(Sm90KernelBuilder &kb, Value buffer, Value inside,
                    Value offset);
-  void initBarriers(Sm90KernelBuilder &kb, const Sm90Operands &ops);
+  void initBarriers(Sm90KernelBuilder &kb);
   /// `count` arrivals after an expect-tx of `txBytes`.
   void arriveTx(Sm90KernelBuilder &kb, Value barrier, Value txBytes,
-                int64_t count, const Sm90Operands &ops);
-  void completeTx(Sm90KernelBuilder &kb, Value barrier, Value txBytes,
-                  const Sm90Operands &ops);
+                int64_t count);
+  void completeTx(Sm90KernelBuilder &kb, Value barrier, Value txBytes);
   /// Stores `value` at shared byte address `address` as the 128-byte
   /// swizzle places it (the tile bases are 1024-byte aligned).
-  void swizzledStore(Sm90KernelBuilder &kb, Value address, Value value,
-                     const Sm90Operands &ops);
+  void swizzledStore(Sm90KernelBuilder &kb, Value address, Value value);
   /// One wgmma.mma_async (m64nNk16, or k8 for tf32) of warpgroup
   /// `consumer`, every thread's every D register, accumulated into the
   /// twin's registers.
   void emulateWgmma(Sm90KernelBuilder &kb, Value consumer, Value descA,
-                    Value descB, const Sm90Operands &ops);
+                    Value descB);
   /// The PTX ISA's D fragment position, written apart from the kernel's
   /// accumulatorPosition so that the two check each other.
   std::pair<Value, Value> fragmentPosition(Sm90KernelBuilder &kb, Value tid,
                                            Value reg);
   /// An element of a K-major wgmma operand (row, k) through its decoded
   /// descriptor; sets poison on a layout the kernel never builds.
-  Value operand(Sm90KernelBuilder &kb, Value desc, Value row, Value k,
-                const Sm90Operands &ops);
+  Value operand(Sm90KernelBuilder &kb, Value desc, Value row, Value k);
 
   Value shared, barriers, acc, poison;
   /// The epilogue's warps: threads only (they issue no mma.sync).
