@@ -21,6 +21,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/Threading.h"
+#include "llvm/TargetParser/Host.h"
 
 #include <chrono>
 #include <mutex>
@@ -260,6 +261,22 @@ llvm::StringRef mlir::conv_lower::openMPRuntimePath() {
 #else
   return "";
 #endif
+}
+
+const CpuGemmTile &mlir::conv_lower::hostGemmTile() {
+  // AVX-512: 32 registers of 16 lanes; 8 x 32 is 16 accumulators (measured
+  // against 8 x 16 and 4 x 64 on Zen 4: docs/performance-journal.md).
+  // AVX2: 16 registers of 8 lanes; 6 x 16 is 12 accumulators, two B vectors
+  // and a broadcast, the BLIS/MLAS Haswell tile. 8 x 32 there is 32
+  // accumulators, twice the register file: spilled, 1x1 64->256 ran 2.5 ms
+  // against 1.25 ms (docs/performance-journal.md, 2026-12-03).
+  static const CpuGemmTile tile = [] {
+    llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+    if (features.lookup("avx512f"))
+      return CpuGemmTile{8, 32, 8, "AVX-512"};
+    return CpuGemmTile{6, 16, 8, "AVX2"};
+  }();
+  return tile;
 }
 
 int64_t mlir::conv_lower::defaultCpuThreads() {

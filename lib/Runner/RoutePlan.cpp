@@ -14,6 +14,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Debug.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #define DEBUG_TYPE "conv-run"
 
@@ -239,6 +240,11 @@ llvm::Expected<RoutePlan> runner::planRoute(const RouteRequest &request,
   plan.pipeline = pipelineOptions(request, route);
   report.pipeline = pipelineName(route).str();
   report.threads = request.threads;
+  if (plan.target == Target::Cpu)
+    report.kernel = llvm::formatv(
+        "GEMM register tile {0}x{1}, K by {2} ({3} default {4}x{5})",
+        request.tileM, request.tileN, request.tileK,
+        hostGemmTile().registers, hostGemmTile().m, hostGemmTile().n);
   if (inputs.module &&
       takesWinograd(inputs.module, inputs.function, plan.pipeline)) {
     LLVM_DEBUG(llvm::dbgs() << "conv-run: conv-lower-winograd's cost rule "

@@ -48,7 +48,8 @@ struct RouteRequest {
   /// chip whose kernel family the twin runs (default: sm_80).
   std::optional<convrt::Arch> chip;
   int64_t threads = 1;
-  int64_t tileM = 8, tileN = 32, tileK = 8;
+  int64_t tileM = hostGemmTile().m, tileN = hostGemmTile().n,
+          tileK = hostGemmTile().k;
   /// How messages spell the target option: "--target" (conv-run), "target"
   /// (the C API).
   llvm::StringRef targetFlag = "--target";

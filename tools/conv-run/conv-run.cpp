@@ -205,12 +205,16 @@ cl::opt<std::string> threadsText(
     "num-threads", cl::init(""), cl::cat(runCat),
     cl::desc("Worker threads of the CPU code (OpenMP; default: every core "
              "this process may use)"));
-cl::opt<std::string> tileMText("tile-m", cl::init("8"), cl::cat(runCat),
-                               cl::desc("CPU GEMM tile along M"));
-cl::opt<std::string> tileNText("tile-n", cl::init("32"), cl::cat(runCat),
-                               cl::desc("CPU GEMM tile along N"));
-cl::opt<std::string> tileKText("tile-k", cl::init("8"), cl::cat(runCat),
-                               cl::desc("CPU GEMM tile along K"));
+cl::opt<std::string> tileMText(
+    "tile-m", cl::init(""), cl::cat(runCat),
+    cl::desc("CPU GEMM register tile along M, output rows (default: the "
+             "host's, 8 with AVX-512, 6 with AVX2)"));
+cl::opt<std::string> tileNText(
+    "tile-n", cl::init(""), cl::cat(runCat),
+    cl::desc("CPU GEMM register tile along N, filters (default: the host's, "
+             "32 with AVX-512, 16 with AVX2)"));
+cl::opt<std::string> tileKText("tile-k", cl::init(""), cl::cat(runCat),
+                               cl::desc("CPU GEMM tile along K (default 8)"));
 
 /// Exit statuses.
 constexpr int kOk = 0, kFailed = 1, kBadInput = 2;
@@ -290,7 +294,7 @@ llvm::Expected<RunOptions> runOptionsFromFlags() {
   };
   for (IntFlag &flag : ints) {
     if (flag.text.getNumOccurrences() == 0 && flag.text.empty())
-      continue; // a default the library chooses (threads)
+      continue; // a default the library chooses (threads, tiles)
     int64_t v;
     if (llvm::Error e = parseInt(flag.text, flag.min, v))
       return std::move(e);

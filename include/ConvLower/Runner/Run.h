@@ -52,6 +52,14 @@ enum class ReferenceMode { Direct, None };
 /// Threads the CPU code runs on unless told: every core this process may
 /// use (its affinity mask), or 1 where the build has no OpenMP runtime.
 int64_t defaultCpuThreads();
+/// The CPU GEMM's register tile unless told: `m` rows (each a broadcast and
+/// a row of accumulators) by `n` filters (whole vectors) by `k` unrolled, the
+/// largest that fits the host's vector registers with room for the operands.
+struct CpuGemmTile {
+  int64_t m, n, k;
+  llvm::StringRef registers; ///< "AVX-512" or "AVX2": what `m x n` was sized for
+};
+const CpuGemmTile &hostGemmTile();
 /// The OpenMP runtime (LLVM's libomp) threaded CPU code loads, or "" in a
 /// build without one.
 llvm::StringRef openMPRuntimePath();
@@ -74,7 +82,8 @@ struct RunOptions {
   ReferenceMode reference = ReferenceMode::Direct;
   int repeat = 5, warmup = 1, referenceRepeat = 1;
   bool check = false;
-  int64_t threads = defaultCpuThreads(), tileM = 8, tileN = 32, tileK = 8;
+  int64_t threads = defaultCpuThreads(), tileM = hostGemmTile().m,
+          tileN = hostGemmTile().n, tileK = hostGemmTile().k;
   /// Called before each long step ("compiling ...").
   std::function<void(llvm::StringRef)> progress;
 };

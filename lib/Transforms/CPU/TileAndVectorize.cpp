@@ -2,8 +2,9 @@
 //
 // Three steps over every linalg contraction on tensors:
 //  1. tile (innermost m/n/k by the requested sizes, other loops by 1); a
-//     static extent gets the largest dividing tile (along n, whole vectors,
-//     or the requested tile and a peeled static remainder), a dynamic one
+//     static extent gets the largest dividing tile (along n, whole vectors;
+//     along n and m, where no such tile is near the requested one, the
+//     requested tile and a peeled static remainder), a dynamic one
 //     (batch) the requested tile with its last partial iteration peeled off;
 //  2. canonicalize, so the full tiles (and static remainders) get static
 //     shapes;
@@ -56,6 +57,19 @@ int64_t vectorTile(int64_t extent, int64_t size, int64_t lanes) {
   return largestDividingTile(extent, size);
 }
 
+/// The tile along M (rows: one broadcast operand and one accumulator row
+/// each): the largest divisor of the extent up to `size` where that is at
+/// least three quarters of it; else `size` with a peeled static remainder.
+/// AVX2's 6-row tile divides neither a 7x7 image's 49 rows (its largest
+/// dividing tile is 1: 49 tiles of one row, each reloading the whole B
+/// slice for one FMA a vector) nor 3136 (4: a third of the tile idle).
+int64_t rowTile(int64_t extent, int64_t size) {
+  int64_t dividing = largestDividingTile(extent, size);
+  if (extent <= size || 4 * dividing >= 3 * size)
+    return dividing;
+  return size;
+}
+
 /// Tile sizes for a contraction: the innermost m, n and k loops get the
 /// requested sizes (shrunk to divide a static extent; n kept whole vectors),
 /// every other loop 1.
@@ -73,8 +87,11 @@ SmallVector<int64_t> computeTileSizes(linalg::LinalgOp op,
                       ? size
                       : largestDividingTile(ranges[loop], size);
   };
-  setInnermost(dims.m, tileM);
   setInnermost(dims.n, tileN);
+  if (!dims.m.empty() && !ShapedType::isDynamic(ranges[dims.m.back()]))
+    sizes[dims.m.back()] = rowTile(ranges[dims.m.back()], tileM);
+  else
+    setInnermost(dims.m, tileM);
   // 16 f32 lanes: an AVX-512 register, two AVX2 ones.
   if (!dims.n.empty() && !ShapedType::isDynamic(ranges[dims.n.back()]))
     sizes[dims.n.back()] =

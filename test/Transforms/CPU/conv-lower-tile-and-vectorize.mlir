@@ -2,6 +2,7 @@
 // RUN: not conv-opt %s --conv-lower-tile-and-vectorize="tile-m=0" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: conv-opt %s --conv-lower-tile-and-vectorize="tile-m=8 tile-n=16 tile-k=4" --canonicalize | FileCheck %s --check-prefix=KC
 // RUN: conv-opt %s --conv-lower-tile-and-vectorize="tile-m=8 tile-n=16 tile-k=4 cache-block-bytes=0" --canonicalize | FileCheck %s --check-prefix=NOKC
+// RUN: conv-opt %s --conv-lower-tile-and-vectorize="tile-m=6 tile-n=16 tile-k=8" --canonicalize | FileCheck %s --check-prefix=AVX2
 
 // BAD: conv-lower-tile-and-vectorize: tile sizes must be positive
 
@@ -137,4 +138,18 @@ func.func @int_to_float_accumulator(%a: tensor<8x16xi8>, %b: tensor<16x16xi8>, %
 func.func @k_blocked(%a: tensor<8x1024xf32>, %b: tensor<1024x160xf32>, %c: tensor<8x160xf32>) -> tensor<8x160xf32> {
   %0 = linalg.matmul ins(%a, %b : tensor<8x1024xf32>, tensor<1024x160xf32>) outs(%c : tensor<8x160xf32>) -> tensor<8x160xf32>
   return %0 : tensor<8x160xf32>
+}
+
+// AVX2's 6-row tile against a 7x7 image's 49 rows: no divisor near 6 (the
+// largest is 1), so 8 tiles of 6 rows and a peeled static tile of one, not
+// 49 one-row tiles (the remainder's unit row dropped: a vector-matrix tile).
+// AVX2-LABEL: func.func @rows_peeled
+// AVX2: scf.for {{.*}} to %c48 step %c6
+// AVX2: vector.contract {{.*}} : vector<6x8xf32>, vector<8x16xf32> into vector<6x16xf32>
+// AVX2: scf.for {{.*}} to %c32 step %c16
+// AVX2: vector.contract {{.*}} : vector<8xf32>, vector<8x16xf32> into vector<16xf32>
+// AVX2-NOT: linalg.matmul
+func.func @rows_peeled(%a: tensor<49x64xf32>, %b: tensor<64x32xf32>, %c: tensor<49x32xf32>) -> tensor<49x32xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<49x64xf32>, tensor<64x32xf32>) outs(%c : tensor<49x32xf32>) -> tensor<49x32xf32>
+  return %0 : tensor<49x32xf32>
 }
