@@ -4,7 +4,9 @@
 For each layer (the seed layer, ResNet-50 convolutions at N=1 and N=8, a MobileNetV2
 depthwise layer) and each layout:
   conv-run  lowered_ms of `conv-run --target cpu --json --repeat R --warmup 1 --reference
-            none --check --num-threads T`, and the CPU route its report names ("im2col")
+            none --check --num-threads T --constant-weights` (the filter packed once
+            before timing, as the engines do at session creation; --per-call-weights:
+            without), and the CPU route its report names ("im2col")
   IREE      conv-run's own --emit-mlir module, compiled by iree-compile for the llvm-cpu
             backend and this CPU, checked against a float64 numpy convolution, then timed
             by iree-benchmark-module on the local-task driver with T workers (median of R)
@@ -18,7 +20,8 @@ Not a test: it prints numbers and does not fail on them (exit 1 only if conv-run
 
 Usage: /usr/bin/python3 bench/cpu/bench_cpu.py [--quick | --smoke] [--threads T]
            [--repeat R] [--out FILE.md] [--chart FILE.png] [--json FILE.json]
-           [--conv-run PATH] [--venv DIR] [--no-iree] [--no-torch]
+           [--conv-run PATH] [--venv DIR] [--no-iree] [--no-torch] [--no-engines]
+           [--per-call-weights]
 """
 
 import argparse
@@ -164,16 +167,20 @@ def ratio(a, b):
 # conv-run.
 # ----------------------------------------------------------------------------------------
 
-def conv_run_command(conv_run, layer, layout, repeat, threads):
-    # --target cpu: on a machine with a GPU, auto would pick cuda.
+def conv_run_command(conv_run, layer, layout, repeat, threads, constant_weights=True):
+    # --target cpu: on a machine with a GPU, auto would pick cuda. --constant-weights:
+    # the filter packed once before timing, as the engines prepare theirs at session
+    # creation (--per-call-weights times the packing in every call).
     return [conv_run, *layer.conv_run_flags(layout), "--target", "cpu", "--json",
             "--repeat", str(repeat), "--warmup", "1", "--reference", "none", "--check",
-            "--num-threads", str(threads)]
+            "--num-threads", str(threads)] + (["--constant-weights"] if constant_weights
+                                               else [])
 
 
 def measure_conv_run(row, args):
     r = subprocess.run(conv_run_command(args.conv_run, row.layer, row.layout, args.repeat,
-                                        args.threads), capture_output=True, text=True)
+                                        args.threads, not args.per_call_weights),
+                       capture_output=True, text=True)
     try:
         report = json.loads(r.stdout)
     except json.JSONDecodeError:
@@ -542,6 +549,9 @@ def parse_args(argv):
     ap.add_argument("--no-torch", action="store_true", help="leave the torch column empty")
     ap.add_argument("--no-engines", action="store_true",
                     help="leave the ONNX Runtime and OpenVINO columns empty")
+    ap.add_argument("--per-call-weights", action="store_true",
+                    help="conv-run without --constant-weights: the filter re-packed (W^T, "
+                         "Winograd's U) in every timed call")
     return ap.parse_args(argv)
 
 

@@ -7,6 +7,7 @@
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/ExecutionEngine/CRunnerUtils.h"
@@ -24,6 +25,7 @@
 #include "llvm/TargetParser/Host.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <mutex>
 
 using namespace mlir;
@@ -53,6 +55,10 @@ static LogicalResult addWrapper(ModuleOp module, func::FuncOp callee,
   auto wrapper = func::FuncOp::create(b, loc, kWrapperName,
                                       b.getFunctionType(argTypes, {}));
   wrapper->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  for (auto [i, s] : llvm::enumerate(inputs))
+    if (s.constant)
+      wrapper.setArgAttr(i, ConvLowerDialect::ConstantAttrHelper::getNameStr(),
+                         b.getUnitAttr());
   Block *body = wrapper.addEntryBlock();
   b.setInsertionPointToStart(body);
 
@@ -76,6 +82,27 @@ static LogicalResult addWrapper(ModuleOp module, func::FuncOp callee,
   store.setWritable(true);
   func::ReturnOp::create(b, loc);
   return success();
+}
+
+/// The packed buffers conv-lower-hoist-constant-weights added to the
+/// wrapper (trailing arguments), read off its attribute, which is dropped:
+/// the LLVM IR translation has no use for it.
+static std::vector<BufferSpec> takePackedSpecs(ModuleOp module) {
+  std::vector<BufferSpec> specs;
+  StringRef name = ConvLowerDialect::PackedAttrHelper::getNameStr();
+  for (auto f : module.getOps<LLVM::LLVMFuncOp>()) {
+    auto types = f->getAttrOfType<ArrayAttr>(name);
+    if (!types)
+      continue;
+    if (f.getSymName() == kWrapperName)
+      for (auto type : types.getAsValueRange<TypeAttr>()) {
+        auto memref = cast<MemRefType>(type);
+        specs.push_back({SmallVector<int64_t>(memref.getShape()),
+                         memref.getElementType()});
+      }
+    f->removeAttr(name);
+  }
+  return specs;
 }
 
 static llvm::Error checkSignature(func::FuncOp func, size_t numInputs) {
@@ -159,6 +186,7 @@ CpuRunner::create(OwningOpRef<ModuleOp> module, llvm::StringRef functionName,
   }
   if (llvm::Error e = checkFullyLowered(*module))
     return std::move(e);
+  std::vector<BufferSpec> packedSpecs = takePackedSpecs(*module);
 
   // Once per process: LLVM's target registry is not safe to fill from two
   // threads compiling at once.
@@ -210,6 +238,13 @@ CpuRunner::create(OwningOpRef<ModuleOp> module, llvm::StringRef functionName,
     return entry.takeError();
 
   std::unique_ptr<CpuRunner> runner(new CpuRunner());
+  if (!packedSpecs.empty()) {
+    auto pack = (*engine)->lookupPacked(("_mlir_ciface_" + kWrapperName +
+                                         "_pack").str());
+    if (!pack)
+      return pack.takeError();
+    runner->packEntryPoint = *pack;
+  }
   runner->engine = std::move(*engine);
   runner->entryPoint = *entry;
   // A ranked memref descriptor: {base, data, offset, sizes[r], strides[r]},
@@ -228,6 +263,19 @@ CpuRunner::create(OwningOpRef<ModuleOp> module, llvm::StringRef functionName,
   for (const BufferSpec &s : inputs)
     describe(s);
   describe(output);
+  for (const BufferSpec &s : packedSpecs) {
+    describe(s);
+    int64_t bytes = s.elementType.getIntOrFloatBitWidth() / 8;
+    for (int64_t d : s.shape)
+      bytes *= d;
+    // Vector loads of whole cache lines; aligned_alloc wants a multiple.
+    void *buffer = std::aligned_alloc(64, llvm::alignTo(bytes, 64));
+    if (!buffer)
+      return llvm::createStringError(llvm::formatv(
+          "cannot allocate {0} bytes for the packed weights", bytes));
+    runner->packed.emplace_back(buffer, std::free);
+    runner->packedBytes_ += bytes;
+  }
   runner->compileMillis = std::chrono::duration<double, std::milli>(
                               std::chrono::steady_clock::now() - start)
                               .count();
@@ -235,24 +283,40 @@ CpuRunner::create(OwningOpRef<ModuleOp> module, llvm::StringRef functionName,
 }
 
 llvm::Error CpuRunner::run(llvm::ArrayRef<void *> buffers) const {
-  if (buffers.size() != descriptorOffsets.size())
+  if (buffers.size() + packed.size() != descriptorOffsets.size())
     return llvm::createStringError("wrong number of buffers");
+  call(entryPoint, buffers);
+  return llvm::Error::success();
+}
+
+llvm::Error CpuRunner::pack(llvm::ArrayRef<void *> buffers) {
+  if (buffers.size() + packed.size() != descriptorOffsets.size())
+    return llvm::createStringError("wrong number of buffers");
+  if (packEntryPoint)
+    call(packEntryPoint, buffers);
+  return llvm::Error::success();
+}
+
+void CpuRunner::call(void (*entry)(void **),
+                     llvm::ArrayRef<void *> buffers) const {
   // A copy of the descriptors on the stack, so that several threads can run
   // at once without allocating.
   SmallVector<int64_t, 64> filled(descriptors.begin(), descriptors.end());
-  SmallVector<void *, 4> descriptorPtrs;
-  for (auto [at, ptr] : llvm::zip(descriptorOffsets, buffers)) {
+  SmallVector<void *, 8> descriptorPtrs;
+  SmallVector<void *, 8> all(buffers.begin(), buffers.end());
+  for (const auto &p : packed)
+    all.push_back(p.get());
+  for (auto [at, ptr] : llvm::zip(descriptorOffsets, all)) {
     filled[at] = filled[at + 1] = reinterpret_cast<int64_t>(ptr);
     descriptorPtrs.push_back(&filled[at]);
   }
   // The packed interface takes a pointer to each argument; each argument of
   // the C interface is a pointer to a descriptor.
-  SmallVector<void *, 4> args;
+  SmallVector<void *, 8> args;
   for (void *&p : descriptorPtrs)
     args.push_back(&p);
   // The entry point looked up at creation: no symbol lookup per call.
-  entryPoint(args.data());
-  return llvm::Error::success();
+  entry(args.data());
 }
 
 llvm::StringRef mlir::conv_lower::openMPRuntimePath() {

@@ -76,6 +76,10 @@ void mlir::conv_lower::printHuman(const RunReport &r, llvm::raw_ostream &os) {
   if (!r.kernel.empty())
     os << "kernel    : " << (r.chip.empty() ? "" : r.chip + " ") << r.kernel
        << "\n";
+  if (r.packMs)
+    os << formatv("packed    : {0:F2} MB computed from the constant weights "
+                  "once, in {1:F3} ms (not in the timed runs)\n",
+                  *r.packedBytes / 1e6, *r.packMs);
   os << formatv("lowered   : {0:F3} ms median of {1} (after {2} warm-up)",
                 r.loweredMs, r.repeat, r.warmup);
   if (r.threads)
@@ -176,6 +180,8 @@ void mlir::conv_lower::printJson(const RunReport &r, llvm::raw_ostream &os) {
       j.attribute("kernel_family", r.kernelFamily);
     optional("threads", r.threads);
     number("compile_ms", r.compileMs);
+    optional("pack_ms", r.packMs);
+    optional("packed_bytes", r.packedBytes);
     j.attribute("repeat", r.repeat);
     j.attribute("warmup", r.warmup);
     number("lowered_ms", r.loweredMs);

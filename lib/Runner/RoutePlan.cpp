@@ -153,6 +153,7 @@ RouteRequest runner::routeRequest(const RunOptions &options) {
   r.winograd = options.winograd;
   r.chip = options.chip;
   r.threads = options.threads;
+  r.constantWeights = options.constantWeights;
   r.tileM = options.tileM;
   r.tileN = options.tileN;
   r.tileK = options.tileK;
@@ -183,6 +184,8 @@ ConvLowerToLLVMOptions runner::pipelineOptions(const RouteRequest &request,
   o.tileN = request.tileN;
   o.tileK = request.tileK;
   o.threads = request.threads;
+  // The reference lowering (Direct) runs the convolution as written.
+  o.constantWeights = request.constantWeights && route != CpuRoute::Direct;
   o.im2col = route == CpuRoute::Im2col || route == CpuRoute::Im2colPanels;
   o.im2colPanels = route == CpuRoute::Im2colPanels;
   o.depthwiseDirect = route == CpuRoute::Im2colPanels;

@@ -48,6 +48,8 @@ struct RouteRequest {
   /// chip whose kernel family the twin runs (default: sm_80).
   std::optional<convrt::Arch> chip;
   int64_t threads = 1;
+  /// CPU: pack what depends on the filter alone once (constant-weights).
+  bool constantWeights = false;
   int64_t tileM = hostGemmTile().m, tileN = hostGemmTile().n,
           tileK = hostGemmTile().k;
   /// How messages spell the target option: "--target" (conv-run), "target"

@@ -49,7 +49,15 @@ cudaRouteRefusal(const RunOptions &o,
   return std::nullopt;
 }
 
+llvm::Error constantWeightsOnCuda() {
+  return badInput("--constant-weights packs the filter for the CPU "
+                      "routes; the cuda kernels read it in place (run with "
+                      "--target cpu)");
+}
+
 llvm::Error checkOptions(const RunOptions &o) {
+  if (o.constantWeights && o.target == Target::Cuda)
+    return constantWeightsOnCuda();
   if (!o.mlirFile.empty() && o.check && o.reference == ReferenceMode::None)
     return badInput("--check on a .mlir file compares with the reference "
                     "lowering: drop --reference none");
@@ -93,6 +101,10 @@ llvm::Error runOnCpu(const Prepared &p, const RunOptions &o,
     return lowered.takeError();
   report.compileMs = lowered->compileMs;
   report.loweredMs = lowered->medianMs;
+  if (lowered->packMs) {
+    report.packMs = lowered->packMs;
+    report.packedBytes = lowered->packedBytes;
+  }
   if (flops)
     report.gflops = *flops / (lowered->medianMs * 1e6);
 
@@ -175,6 +187,8 @@ llvm::Expected<RunReport> mlir::conv_lower::run(MLIRContext &context,
     report.im2colBytes = 0;
 
   if (plan->target == Target::Cuda) {
+    if (o.constantWeights) // auto chose the device
+      return constantWeightsOnCuda();
     if (llvm::Error e = runOnCuda(*prepared->module, prepared->function,
                                   *prepared->problem, o, report))
       return std::move(e);

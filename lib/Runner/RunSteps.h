@@ -57,6 +57,9 @@ llvm::Expected<Prepared> prepare(MLIRContext &context,
 /// kept as doubles).
 struct Execution {
   double compileMs = 0, medianMs = 0;
+  /// With constant weights: the packing call's time and bytes.
+  std::optional<double> packMs;
+  int64_t packedBytes = 0;
   std::vector<double> output;
 };
 llvm::Expected<Execution> compileAndRun(ModuleOp module, llvm::StringRef func,

@@ -195,6 +195,12 @@ cl::opt<bool> checkOpt(
     "check", cl::cat(runCat),
     cl::desc("Compare with a float64 direct convolution (flags) or with the "
              "reference lowering (a .mlir file)"));
+cl::opt<bool> constantWeightsOpt(
+    "constant-weights", cl::cat(runCat),
+    cl::desc("cpu, cpu-twin: the filter is constant (inference): what is "
+             "computed from it alone (the filter transposed for the GEMM, "
+             "Winograd's transformed filters) is made once before the timed "
+             "runs; the report gives that time and the packed bytes apart"));
 cl::opt<bool> jsonOpt("json", cl::cat(runCat),
                       cl::desc("Print the report as JSON"));
 cl::opt<bool> doctorOpt(
@@ -272,6 +278,7 @@ llvm::Expected<RunOptions> runOptionsFromFlags() {
   o.winograd = winogradOpt;
   o.reference = referenceOpt;
   o.check = checkOpt;
+  o.constantWeights = constantWeightsOpt;
   if (!chipOpt.empty()) {
     o.chip = convrt::parseArch(chipOpt.getValue());
     if (!o.chip)

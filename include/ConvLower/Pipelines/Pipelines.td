@@ -56,6 +56,12 @@ def ConvLowerToLLVM : Pass<"conv-lower-to-llvm", "::mlir::ModuleOp"> {
            "With im2col: compute X_col per block of output rows inside the "
            "GEMM's parallel loop (conv-lower-im2col-panels; off: X_col is "
            "materialized whole before the GEMM)">,
+    Option<"constantWeights", "constant-weights", "bool", "false",
+           "Pack constant weights once: calls are inlined, and what a "
+           "function computes from its arguments marked conv_lower.constant "
+           "alone (the transposed filter, Winograd's U) moves into a "
+           "@<name>_pack function that writes it into new trailing "
+           "arguments (conv-lower-hoist-constant-weights)">,
     Option<"implicitGemmTwin", "implicit-gemm-twin", "bool", "false",
            "Instead of the im2col rewrite, run every convolution as the CPU "
            "twin of the GPU implicit-GEMM kernel (fails on a convolution the "

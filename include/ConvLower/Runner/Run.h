@@ -82,6 +82,9 @@ struct RunOptions {
   ReferenceMode reference = ReferenceMode::Direct;
   int repeat = 5, warmup = 1, referenceRepeat = 1;
   bool check = false;
+  /// CPU: the filter is constant; what is computed from it alone (its
+  /// packed layout, Winograd's U) is made once before the timed runs.
+  bool constantWeights = false;
   int64_t threads = defaultCpuThreads(), tileM = hostGemmTile().m,
           tileN = hostGemmTile().n, tileK = hostGemmTile().k;
   /// Called before each long step ("compiling ...").

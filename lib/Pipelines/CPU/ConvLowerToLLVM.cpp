@@ -71,6 +71,9 @@ struct MissingTwinStagePass
 /// Convolutions into im2col + GEMM + fold, then plain linalg/tensor.
 static void addConvRewrite(OpPassManager &pm,
                            const ConvLowerToLLVMOptions &options) {
+  // One function, so that the constant weights' uses are all in sight.
+  if (options.constantWeights)
+    pm.addPass(createInlinerPass());
   if (options.implicitGemmTwin || options.im2col)
     pm.addPass(createConvLowerLiftTo2D());
   if (options.implicitGemmTwin) {
@@ -99,6 +102,12 @@ static void addConvRewrite(OpPassManager &pm,
 static void addTileAndVectorize(OpPassManager &pm,
                                 const ConvLowerToLLVMOptions &options) {
   pm.addPass(createConvLowerPackRhs());
+  // After every rewrite that derives values from the filter, before they
+  // are tiled (both functions are tiled alike).
+  if (options.constantWeights) {
+    pm.addPass(createCSEPass());
+    pm.addPass(createConvLowerHoistConstantWeights());
+  }
   if (options.im2col && options.im2colPanels && !options.implicitGemmTwin) {
     ConvLowerIm2ColPanelsOptions panels;
     panels.minBlocks = 4 * options.threads;

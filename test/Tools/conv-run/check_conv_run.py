@@ -12,6 +12,9 @@ Sets (each one lit test):
              form, batch, bias; torch's conv1d shapes) on numpy data given as .npy
              files; Y.npy against numpy, and the JSON's check, byte counts and rates
              against the problem
+  constant-weights
+             the numerics and winograd problems with --constant-weights: Y.npy against
+             numpy, the report's pack_ms/packed_bytes (U's size on Winograd)
   winograd   3x3 stride-1 f32 problems on conv-lower-winograd (forced, and by its cost
              rule): Y.npy within Winograd's stated bound, the report's route; what it
              leaves to the GEMM route
@@ -569,6 +572,55 @@ def winograd_set():
             ["--winograd", "always"], "panels")),
     ]
     return always + rule
+
+
+# ----------------------------------------------------------------------------------------
+# Set "constant-weights": --constant-weights packs what depends on the filter once.
+# ----------------------------------------------------------------------------------------
+
+def constant_weights_case(problem, extra, tolerance, packs):
+    """Y.npy against numpy with the filter packed once (the pack call runs before the
+    warm-up and the timed runs, which then read only the packed buffers); the report
+    gives the packing apart: pack_ms, and packed_bytes > 0 where the route derives
+    something from the filter (`packs`: True, False, or None for either)."""
+    def body(ctx):
+        report, y, ref = run_on_random_data(ctx, problem, ["--constant-weights", *extra])
+        max_diff, scale = compare(y, ref, tolerance)
+        expect(report.get("check_passed") is True,
+               f"check_passed is {report.get('check_passed')}")
+        expect(isinstance(report.get("pack_ms"), (int, float)) and report["pack_ms"] >= 0,
+               f"pack_ms {report.get('pack_ms')!r}")
+        packed = report.get("packed_bytes")
+        expect(isinstance(packed, int) and packed >= 0, f"packed_bytes {packed!r}")
+        if packs is not None:
+            expect((packed > 0) == packs, f"packed_bytes {packed}, expected "
+                   f"{'some' if packs else 'none'} for route {report.get('im2col')}")
+        if report.get("im2col") == "winograd":
+            # U [36, C, F] in f32, the whole of what Winograd derives from the filter.
+            c, f = int(problem.input.split(",")[1]), int(problem.filter.split(",")[0])
+            expect(packed == 36 * c * f * 4, f"packed_bytes {packed}, U is {36 * c * f * 4}")
+        return f"max|Y-ref|/max|ref| = {max_diff / scale:.1e}, packed {packed} B"
+    return body
+
+
+def constant_weights_set():
+    """Every numerics problem (layouts, dtypes, groups, strides, padding forms, batches,
+    bias) and the Winograd ones with --constant-weights; the NHWC GEMM (pack-rhs's W^T)
+    and Winograd (U, exactly) must pack something."""
+    numerics = [(p.name, constant_weights_case(p, [], REL_TOLERANCE[p.dtype], None))
+                for p in NUMERICS]
+    winograd = [(p.name, constant_weights_case(p, ["--winograd", "always"],
+                                               WINOGRAD_REL_TOLERANCE, True))
+                for p in WINOGRAD + random_winograd_problems(4, seed=20261204)]
+    routes = [
+        ("nhwc-gemm-packs", constant_weights_case(
+            Problem("nhwc-gemm", "2,16,9,9", "24,16,3,3", stride="2", padding="1",
+                    layout="nhwc"), [], REL_TOLERANCE["f32"], True)),
+        ("nhwc-1x1-batch8-packs", constant_weights_case(
+            Problem("nhwc-1x1", "8,32,7,7", "48,32,1,1", layout="nhwc", bias=True), [],
+            REL_TOLERANCE["f32"], True)),
+    ]
+    return numerics + winograd + routes
 
 
 # ----------------------------------------------------------------------------------------
@@ -1519,6 +1571,7 @@ def bad_input_set():
 # ----------------------------------------------------------------------------------------
 
 SETS = {"numerics": numerics_set, "winograd": winograd_set,
+        "constant-weights": constant_weights_set,
         "quantized": quantized_set,
         "volumetric": volumetric_set, "twin": twin_set,
         "twin-sm90a": twin_sm90a_set, "twin-narrow": twin_narrow_set,

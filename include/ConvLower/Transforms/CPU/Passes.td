@@ -28,6 +28,36 @@ def ConvLowerPackRhs : Pass<"conv-lower-pack-rhs"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def ConvLowerHoistConstantWeights
+    : Pass<"conv-lower-hoist-constant-weights", "::mlir::ModuleOp"> {
+  let summary = "Compute what depends only on constant weights once, in a "
+                "packing function of its own";
+  let description = [{
+    Inference weights do not change between calls, yet the CPU route
+    re-derives from them on every call: pack-rhs's transposed filter
+    [K, F], Winograd's U = G g G^T, depthwise's regrouped [KH, KW, C]
+    filter. For every function with memref arguments marked
+    `conv_lower.constant` (a unit argument attribute; read through
+    `bufferization.to_tensor`, destination style, as the runner's wrapper
+    is), this pass finds the side-effect-free ops computed from those
+    arguments alone and hoists the values the rest of the function reads:
+    each becomes a new trailing memref argument (read through a restrict
+    `to_tensor`), and a new function `@<name>_pack`, with the same new
+    signature and no results, computes them into those arguments. A caller
+    allocates the packed buffers (their types are listed in the
+    `conv_lower.packed` attribute of both functions), calls `_pack` once and
+    then the function as often as it likes; the marked arguments are not
+    read by it again. Values that are only views of the arguments (reshapes,
+    casts) are not hoisted: they cost nothing per call. A function with
+    nothing to hoist still gets its (empty) `_pack` and an empty
+    `conv_lower.packed`, so callers need no special case. The CPU pipeline
+    runs it after pack-rhs with `constant-weights` (after inlining, so the
+    wrapper sees the convolution's whole data flow).
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def ConvLowerDepthwiseDirect : Pass<"conv-lower-depthwise-direct"> {
   let summary = "Compute depthwise convolutions directly on CPU vectors "
                 "(no im2col, no K = 9 GEMM)";

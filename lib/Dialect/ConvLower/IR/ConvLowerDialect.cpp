@@ -76,7 +76,34 @@ ConvLowerDialect::verifyOperationAttribute(Operation *op,
       return op->emitOpError() << "'" << name << "' must be a unit attribute";
     return success();
   }
+  if (name == PackedAttrHelper::getNameStr()) {
+    auto types = dyn_cast<ArrayAttr>(attr.getValue());
+    auto isStaticMemRef = [](Attribute a) {
+      auto type = dyn_cast<TypeAttr>(a);
+      auto memref = type ? dyn_cast<MemRefType>(type.getValue()) : nullptr;
+      return memref && memref.hasStaticShape();
+    };
+    if (!types || !llvm::all_of(types, isStaticMemRef))
+      return op->emitOpError()
+             << "'" << name << "' must be an array of static memref types";
+    return success();
+  }
+  if (name == ConstantAttrHelper::getNameStr())
+    return op->emitOpError() << "'" << name
+                             << "' marks a function argument, not an op";
   return op->emitOpError() << "unknown conv_lower attribute '" << name << "'";
+}
+
+LogicalResult ConvLowerDialect::verifyRegionArgAttribute(
+    Operation *op, unsigned regionIndex, unsigned argIndex,
+    NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name != ConstantAttrHelper::getNameStr())
+    return op->emitOpError() << "unknown conv_lower argument attribute '"
+                             << name << "'";
+  if (!isa<UnitAttr>(attr.getValue()))
+    return op->emitOpError() << "'" << name << "' must be a unit attribute";
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

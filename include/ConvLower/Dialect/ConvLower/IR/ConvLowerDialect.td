@@ -39,16 +39,24 @@ def ConvLower_Dialect : Dialect {
   // The CPU's conv-lower-winograd marks the scf.forall of each convolution it
   // rewrites (conv-run's report counts them to name the route):
   //  - winograd: a unit attribute.
+  // Constant weights (conv-lower-hoist-constant-weights):
+  //  - constant: a unit attribute on a function's memref argument whose
+  //    values are the same on every call (inference weights);
+  //  - packed: on the function and its @<name>_pack, the types of the
+  //    trailing memref arguments that hold what was computed from them once.
   let discardableAttrs = (ins
     "::mlir::DenseI64ArrayAttr":$grid,
     "::mlir::DenseI64ArrayAttr":$block,
     "::mlir::conv_lower::KernelTilesAttr":$tiles,
     "::mlir::IntegerAttr":$shared_memory,
     "::mlir::ArrayAttr":$tensor_maps,
-    "::mlir::UnitAttr":$winograd
+    "::mlir::UnitAttr":$winograd,
+    "::mlir::UnitAttr":$constant,
+    "::mlir::ArrayAttr":$packed
   );
   // Checks the shapes above wherever the attributes appear.
   let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
 }
 
 //===----------------------------------------------------------------------===//
