@@ -102,12 +102,6 @@ static void addConvRewrite(OpPassManager &pm,
 static void addTileAndVectorize(OpPassManager &pm,
                                 const ConvLowerToLLVMOptions &options) {
   pm.addPass(createConvLowerPackRhs());
-  // After every rewrite that derives values from the filter, before they
-  // are tiled (both functions are tiled alike).
-  if (options.constantWeights) {
-    pm.addPass(createCSEPass());
-    pm.addPass(createConvLowerHoistConstantWeights());
-  }
   if (options.im2col && options.im2colPanels && !options.implicitGemmTwin) {
     ConvLowerIm2ColPanelsOptions panels;
     panels.minBlocks = 4 * options.threads;
@@ -116,6 +110,14 @@ static void addTileAndVectorize(OpPassManager &pm,
     panels.tileN = options.tileN;
     pm.addPass(createConvLowerIm2ColPanels(panels));
     pm.addPass(createCanonicalizerPass());
+  }
+  // After every rewrite that derives values from the filter (the panels
+  // take back pack-rhs's W^T for channels-first outputs: hoisted before
+  // them, the NCHW stem kept W^T and the fold, 3.8 -> 7.3 ms), before
+  // tiling (both functions are tiled alike).
+  if (options.constantWeights) {
+    pm.addPass(createCSEPass());
+    pm.addPass(createConvLowerHoistConstantWeights());
   }
   ConvLowerTileAndVectorizeOptions tiling;
   tiling.tileM = options.tileM;

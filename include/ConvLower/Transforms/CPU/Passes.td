@@ -51,7 +51,7 @@ def ConvLowerHoistConstantWeights
     casts) are not hoisted: they cost nothing per call. A function with
     nothing to hoist still gets its (empty) `_pack` and an empty
     `conv_lower.packed`, so callers need no special case. The CPU pipeline
-    runs it after pack-rhs with `constant-weights` (after inlining, so the
+    runs it after pack-rhs and the im2col panels with `constant-weights` (after inlining, so the
     wrapper sees the convolution's whole data flow).
   }];
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
