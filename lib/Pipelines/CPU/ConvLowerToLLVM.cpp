@@ -108,6 +108,7 @@ static void addTileAndVectorize(OpPassManager &pm,
     panels.threads = options.threads;
     panels.tileM = options.tileM;
     panels.tileN = options.tileN;
+    panels.filterPackedOnce = options.constantWeights;
     pm.addPass(createConvLowerIm2ColPanels(panels));
     pm.addPass(createCanonicalizerPass());
   }

@@ -714,18 +714,34 @@ struct ConvLowerIm2ColPanelsPass
                     (m.colType().getElementTypeBitWidth() / 8);
     return {bytes, filterCacheBytes, threads};
   }
-  /// Whether the W-first block GEMM suits `m`: one image's output pixels
-  /// are its vector dimension (a block never spans images), so they must
-  /// be whole vectors enough, unless the batch is too small to pay for the
-  /// rows-first GEMM's per-call transpose of W (pack-rhs's, 9.4 MB on a
-  /// 512-channel 3x3 filter). NCHW r50 512 7x7 (49 pixels: three vectors
-  /// and one lane) W first / rows first: N1 2.1 / 2.8 ms, N4 8.0 / 7.6,
-  /// N8 20 / 11-15 (docs/performance.md).
+  /// Whether the W-first block GEMM suits `m`. It puts the filters on M
+  /// (tile-m rows) and one image's output pixels on the vector dimension
+  /// (a block never spans images); the rows-first GEMM the other way round,
+  /// plus the fold's transpose and pack-rhs's transpose of W. Measured on
+  /// NCHW, AVX2 (6x16), 2 threads (docs/performance-journal.md,
+  /// 2026-12-04), W first / rows first:
+  ///  - few filters per group go to rows first: ResNeXt's 8 are one 6-row
+  ///    tile and a 2-row remainder per group on M, one whole vector on N
+  ///    (g32 256 28x28 N1: 1.6 / 0.9-1.2 ms, with or without packing);
+  ///  - pixels in whole 16-lane vectors (56x56, 28x28, the stem's 112x112)
+  ///    stay W first (stem: 3.6 / 7.1 ms; 1x1 256->64 N8: 12.3 / 14.1);
+  ///  - ragged pixels (14x14's 196, 7x7's 49) leave a peeled remainder on
+  ///    every W-first tile row: rows first where W^T is packed once
+  ///    (256 14x14 N1: 3.2 / 2.0 ms; 512 7x7: 3.6 / 3.3); else only in a
+  ///    batch of at least four times `channels-first-min-rows` pixels, that
+  ///    pays for the per-call transpose of W (9.4 MB on a 512-channel 3x3
+  ///    filter: 512 7x7 N1 2.1 / 2.8 ms, N8 20 / 11-15).
   bool filtersFirstSuits(PanelGemm &m) const {
+    if (m.filtersPerGroup() < 2 * tileM)
+      return false;
     RankedTensorType col = m.colType();
     int64_t pixels = 1;
     for (int64_t i = 2; i < m.spatialRank() + 2; ++i)
       pixels *= col.getDimSize(i);
+    if (pixels % conv_lower::kVectorLanes == 0)
+      return true;
+    if (filterPackedOnce)
+      return false;
     int64_t batch = col.getDimSize(1);
     return pixels >= channelsFirstMinRows ||
            batch * pixels < 4 * channelsFirstMinRows;

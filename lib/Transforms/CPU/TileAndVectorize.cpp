@@ -92,10 +92,9 @@ SmallVector<int64_t> computeTileSizes(linalg::LinalgOp op,
     sizes[dims.m.back()] = rowTile(ranges[dims.m.back()], tileM);
   else
     setInnermost(dims.m, tileM);
-  // 16 f32 lanes: an AVX-512 register, two AVX2 ones.
   if (!dims.n.empty() && !ShapedType::isDynamic(ranges[dims.n.back()]))
     sizes[dims.n.back()] =
-        vectorTile(ranges[dims.n.back()], tileN, /*lanes=*/16);
+        vectorTile(ranges[dims.n.back()], tileN, conv_lower::kVectorLanes);
   setInnermost(dims.k, tileK);
   return sizes;
 }
@@ -139,7 +138,7 @@ linalg::LinalgOp tileForThreads(RewriterBase &rewriter, linalg::LinalgOp op,
     for (unsigned d : dims->n)
       sizes[d] = 1;
     sizes[dims->n.back()] = blockSize(
-        columns, blocks, vectorTile(columns, tileN, /*lanes=*/16));
+        columns, blocks, vectorTile(columns, tileN, conv_lower::kVectorLanes));
   } else {
     for (unsigned d : dims->m)
       sizes[d] = 1;

@@ -18,6 +18,10 @@
 
 namespace mlir::conv_lower {
 
+/// The f32 lanes a vector tile is made of: an AVX-512 register, two AVX2
+/// ones. An N extent that is no multiple of it leaves a peeled remainder.
+inline constexpr int64_t kVectorLanes = 16;
+
 /// The largest divisor of `extent` not above `size` (at least 1): full tiles
 /// only, so every tile of a static extent is static and vectorizes without
 /// masks.

@@ -2,6 +2,10 @@
 // RUN:   --canonicalize --conv-lower-pack-rhs \
 // RUN:   --conv-lower-im2col-panels="panel-bytes=2048 min-blocks=4 tile-n=16" \
 // RUN:   --canonicalize | FileCheck %s
+// RUN: conv-opt %s --conv-lower-im2col --canonicalize --conv-lower-decompose \
+// RUN:   --canonicalize --conv-lower-pack-rhs \
+// RUN:   --conv-lower-im2col-panels="panel-bytes=2048 min-blocks=4 tile-n=16 filter-packed-once" \
+// RUN:   --canonicalize | FileCheck %s --check-prefix=PACKED
 // RUN: not conv-opt %s --conv-lower-im2col-panels="min-blocks=0" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BAD
 
@@ -73,20 +77,61 @@ func.func @nchw(%x: tensor<1x4x10x10xf32>, %w: tensor<16x4x3x3xf32>) -> tensor<1
   return %y : tensor<1x16x8x8xf32>
 }
 
-// Grouped, channels first: one batch_matmul per block over the groups.
+// Grouped, channels first, 16 filters a group (whole 8-row tiles on M):
+// one batch_matmul per block over the groups, W first.
 // CHECK-LABEL: func.func @grouped
-// CHECK: scf.forall (%{{.*}}) in (4) shared_outs(%{{.*}}) -> (tensor<1x2x8x4x4xf32>)
+// CHECK: scf.forall (%{{.*}}) in (4) shared_outs(%{{.*}}) -> (tensor<1x2x16x4x4xf32>)
 // CHECK:   linalg.generic {{.*}} outs(%{{.*}} : tensor<2x4x3x3x1x1x4xf32>)
 // CHECK:   tensor.collapse_shape {{.*}} into tensor<2x36x4xf32>
-// CHECK:   linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<2x8x36xf32>, tensor<2x36x4xf32>)
+// CHECK:   linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<2x16x36xf32>, tensor<2x36x4xf32>)
 // CHECK-NOT: linalg.transpose
-func.func @grouped(%x: tensor<1x2x4x6x6xf32>, %w: tensor<2x8x4x3x3xf32>) -> tensor<1x2x8x4x4xf32> {
+func.func @grouped(%x: tensor<1x2x4x6x6xf32>, %w: tensor<2x16x4x3x3xf32>) -> tensor<1x2x16x4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x2x16x4x4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x16x4x4xf32>) -> tensor<1x2x16x4x4xf32>
+  %y = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%x, %w : tensor<1x2x4x6x6xf32>, tensor<2x16x4x3x3xf32>) outs(%init : tensor<1x2x16x4x4xf32>) -> tensor<1x2x16x4x4xf32>
+  return %y : tensor<1x2x16x4x4xf32>
+}
+
+// Grouped with 8 filters a group, fewer than two 8-row tiles: rows first,
+// the filters a whole vector on N (pack-rhs's W^T), the fold's transpose
+// after the blocks.
+// CHECK-LABEL: func.func @grouped_few_filters
+// CHECK: %[[WT:.*]] = linalg.transpose {{.*}} permutation = [0, 2, 1]
+// CHECK: scf.forall (%{{.*}}) in (4) shared_outs(%{{.*}}) -> (tensor<2x16x8xf32>)
+// CHECK:   linalg.batch_matmul ins(%{{.*}}, %[[WT]] : tensor<2x4x36xf32>, tensor<2x36x8xf32>)
+// CHECK: linalg.transpose {{.*}} permutation = [1, 0, 4, 2, 3]
+func.func @grouped_few_filters(%x: tensor<1x2x4x6x6xf32>, %w: tensor<2x8x4x3x3xf32>) -> tensor<1x2x8x4x4xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1x2x8x4x4xf32>
   %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x8x4x4xf32>) -> tensor<1x2x8x4x4xf32>
   %y = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
        ins(%x, %w : tensor<1x2x4x6x6xf32>, tensor<2x8x4x3x3xf32>) outs(%init : tensor<1x2x8x4x4xf32>) -> tensor<1x2x8x4x4xf32>
   return %y : tensor<1x2x8x4x4xf32>
+}
+
+// A 7x7 output (49 pixels: three 16-lane vectors and one lane) of one
+// image: W first while W^T would be transposed per call; rows first, with
+// the fold's transpose, where the filter is packed once.
+// CHECK-LABEL: func.func @ragged_pixels
+// CHECK: scf.forall
+// CHECK:   linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x36xf32>, tensor<36x{{[0-9]+}}xf32>)
+// CHECK-NOT: linalg.transpose
+// CHECK: return
+// PACKED-LABEL: func.func @ragged_pixels
+// PACKED: %[[WT:.*]] = linalg.transpose
+// PACKED: scf.forall
+// PACKED:   linalg.matmul ins(%{{.*}}, %[[WT]] : tensor<{{[0-9]+}}x36xf32>, tensor<36x16xf32>)
+// PACKED: linalg.transpose
+// PACKED: return
+func.func @ragged_pixels(%x: tensor<1x4x9x9xf32>, %w: tensor<16x4x3x3xf32>) -> tensor<1x16x7x7xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x7x7xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16x7x7xf32>) -> tensor<1x16x7x7xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%x, %w : tensor<1x4x9x9xf32>, tensor<16x4x3x3xf32>) outs(%init : tensor<1x16x7x7xf32>) -> tensor<1x16x7x7xf32>
+  return %y : tensor<1x16x7x7xf32>
 }
 
 // Two blocks of one output row are fewer than min-blocks = 4: the 64

@@ -272,12 +272,15 @@ def ConvLowerIm2ColPanels : Pass<"conv-lower-im2col-panels"> {
     loop along the output row, and the block computes W [F, K] x
     X_panel^T straight into its [F, rows] of the output: the fold and
     pack-rhs's transpose of W go away. That needs rows enough for whole
-    vectors: an image of fewer than `channels-first-min-rows` output pixels
-    (a 7x7 one: 49, three vectors and one lane), in a batch of at least
-    four times that many pixels (enough to pay for pack-rhs's per-call
-    transpose of W), takes the channels-last block GEMM, its filters as the
-    vector dimension, and the fold's transpose stays after it. Every other
-    GEMM is left as it is.
+    vectors and filters enough for whole register tiles. A group of fewer
+    than 2 x `tile-m` filters (ResNeXt's 8), or an image whose output
+    pixels are no whole number of 16-lane vectors (14x14: 196; 7x7: 49)
+    where the filter is packed once (`filter-packed-once`) or, of fewer
+    than `channels-first-min-rows` pixels, in a batch of at least four
+    times that many (enough to pay for pack-rhs's per-call transpose of W),
+    takes the channels-last block GEMM, its filters as the vector
+    dimension, and the fold's transpose stays after it. Every other GEMM is
+    left as it is.
   }];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
@@ -306,6 +309,12 @@ def ConvLowerIm2ColPanels : Pass<"conv-lower-im2col-panels"> {
            "Channels first: an image of fewer output pixels than this (the "
            "W-first GEMM's vector dimension) in a batch of at least 4x as "
            "many takes the rows-first block GEMM and keeps the fold">,
+    Option<"filterPackedOnce", "filter-packed-once", "bool",
+           /*default=*/"false",
+           "The filter is constant and what is computed from it alone is "
+           "hoisted (conv-lower-hoist-constant-weights): pack-rhs's W^T "
+           "costs nothing per call, so an image whose output pixels are no "
+           "whole number of 16-lane vectors takes the rows-first GEMM">,
     GemmTileMOption,
     GemmTileNOption,
   ];
