@@ -40,7 +40,7 @@ extern "C" {
 
 /// The version of this header's API; convlowerGetApiVersion() returns the
 /// library's (a caller built against another version should not use it).
-#define CONVLOWER_API_VERSION 1
+#define CONVLOWER_API_VERSION 2
 
 typedef enum ConvLowerStatus {
   ConvLowerStatusOk = 0,
@@ -106,6 +106,12 @@ typedef struct ConvLowerConvDesc {
   /// family it runs), as "sm_90a"; NULL or "": the device's (sm_90a on
   /// compute capability 9.0; the twin: sm_80).
   const char *chip;
+  /// The filter holds the same values on every run (inference weights).
+  /// The CPU routes then compute what depends on it alone (the transposed
+  /// filter, Winograd's U) once per handle, at convlowerConvPackWeights()
+  /// or else at the handle's first run, and later runs read that copy, not
+  /// the filter they are passed. Nothing is packed on cuda.
+  bool constantWeights;
 } ConvLowerConvDesc;
 
 /// A compiled convolution.
@@ -155,6 +161,14 @@ CONVLOWER_CAPI_EXPORTED ConvLowerStatus
 convlowerConvRun(ConvLowerConv conv, const void *input, const void *filter,
                  const void *bias, void *output);
 
+/// desc.constantWeights: packs `filter` for this handle's runs now (else
+/// its first run packs the filter it is given); call it again after
+/// changing the filter's values, not while runs on the handle are in
+/// flight. Handles of one description share the compiled code, each with
+/// its own packed weights. Bad input without constantWeights.
+CONVLOWER_CAPI_EXPORTED ConvLowerStatus
+convlowerConvPackWeights(ConvLowerConv conv, const void *filter);
+
 /// Element counts of the four buffers (bias: 0 without one).
 CONVLOWER_CAPI_EXPORTED ConvLowerStatus
 convlowerConvGetSizes(ConvLowerConv conv, int64_t *inputElements,
@@ -168,7 +182,8 @@ convlowerConvGetTarget(ConvLowerConv conv);
 /// The report as JSON, conv-run's keys: target and why, pipeline, im2col
 /// mode, kernel tiles, kernel_family and chip (cuda/twin), threads (cpu),
 /// compile_ms, lowered_ms (the last run; the kernel's time on a GPU), repeat
-/// (runs so far), gflops, input_bytes, im2col_bytes.
+/// (runs so far), gflops, input_bytes, im2col_bytes; with constantWeights,
+/// once packed, pack_ms and packed_bytes (this handle's).
 CONVLOWER_CAPI_EXPORTED ConvLowerStatus
 convlowerConvPrintReport(ConvLowerConv conv, ConvLowerStringCallback callback,
                          void *userData);

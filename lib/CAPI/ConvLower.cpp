@@ -45,6 +45,8 @@ ConvLowerStatus fail(llvm::Error error) {
 
 struct Handle {
   std::shared_ptr<CompiledConv> conv;
+  /// This handle's constant weights, packed (constantWeights).
+  WeightsPack weights;
 };
 
 Handle *unwrap(ConvLowerConv conv) { return static_cast<Handle *>(conv.ptr); }
@@ -140,6 +142,7 @@ llvm::Expected<ConvSpec> specOf(const ConvLowerConvDesc &d) {
   spec.relu = d.relu;
   spec.target = *target;
   spec.threads = d.threads;
+  spec.constantWeights = d.constantWeights;
   if (d.chip && *d.chip) {
     std::optional<convrt::Arch> arch = convrt::parseArch(d.chip);
     if (!arch)
@@ -209,7 +212,9 @@ ConvLowerStatus convlowerConvCreate(const ConvLowerConvDesc *desc,
     return fail(compiled.takeError());
   if (cacheHit)
     *cacheHit = hit;
-  conv->ptr = new Handle{std::move(*compiled)};
+  auto *handle = new Handle();
+  handle->conv = std::move(*compiled);
+  conv->ptr = handle;
   return succeed();
 }
 
@@ -221,7 +226,18 @@ ConvLowerStatus convlowerConvRun(ConvLowerConv conv, const void *input,
   Handle *h = unwrap(conv);
   if (!h)
     return fail(ConvLowerStatusBadInput, "convlowerConvRun: a NULL handle");
-  if (llvm::Error e = h->conv->run(input, filter, bias, output))
+  if (llvm::Error e = h->conv->run(input, filter, bias, output, &h->weights))
+    return fail(std::move(e));
+  return succeed();
+}
+
+ConvLowerStatus convlowerConvPackWeights(ConvLowerConv conv,
+                                         const void *filter) {
+  Handle *h = unwrap(conv);
+  if (!h)
+    return fail(ConvLowerStatusBadInput,
+                "convlowerConvPackWeights: a NULL handle");
+  if (llvm::Error e = h->conv->pack(filter, &h->weights))
     return fail(std::move(e));
   return succeed();
 }
@@ -269,7 +285,7 @@ ConvLowerStatus convlowerConvPrintReport(ConvLowerConv conv,
                 "convlowerConvPrintReport: a NULL handle or callback");
   std::string json;
   llvm::raw_string_ostream os(json);
-  printJson(h->conv->report(), os);
+  printJson(h->conv->report(&h->weights), os);
   emit(callback, userData, json);
   return succeed();
 }

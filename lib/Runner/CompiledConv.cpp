@@ -40,12 +40,12 @@ std::string ConvSpec::key() const {
   const ConvProblem &p = problem;
   std::string key = llvm::formatv(
       "{0} {1} {2} {3} acc {4} zp {5},{6} bias {7} relu {8} target {9} "
-      "threads {10} chip {11}",
+      "threads {10} chip {11} constant-weights {12}",
       p.describe(), toString(p.layout),
       convrt::filterLayoutName(p.filterLayout), toString(p.dtype),
       toString(p.accumulate), p.inputZeroPoint, p.filterZeroPoint, p.hasBias,
       relu, toString(target), threads,
-      chip ? convrt::archName(*chip) : "default");
+      chip ? convrt::archName(*chip) : "default", constantWeights);
   if (p.hasDepth)
     key += llvm::formatv(" depth {0} k{1} s{2} d{3} p{4},{5}", p.d, p.kd,
                          p.strideD, p.dilationD, p.padFront, p.padBack)
@@ -56,7 +56,12 @@ std::string ConvSpec::key() const {
 struct CompiledConv::Impl {
   std::unique_ptr<CpuRunner> cpu;
   std::unique_ptr<convrt::KernelSession> gpu;
+  // The weights of runs given no pack of their own (constantWeights).
+  WeightsPack own;
 };
+
+WeightsPack::WeightsPack() = default;
+WeightsPack::~WeightsPack() = default;
 
 CompiledConv::CompiledConv() = default;
 CompiledConv::~CompiledConv() = default;
@@ -81,6 +86,7 @@ RouteRequest routeRequest(const ConvSpec &spec) {
   r.target = spec.target;
   r.chip = spec.chip;
   r.threads = spec.threads ? spec.threads : defaultCpuThreads();
+  r.constantWeights = spec.constantWeights;
   r.targetFlag = "target";
   return r;
 }
@@ -116,7 +122,7 @@ llvm::Expected<std::unique_ptr<CpuRunner>> compileForCpu(const ConvSpec &spec,
   Type element = elementType(ctx, p.dtype);
   llvm::SmallVector<BufferSpec> inputs = {
       {llvm::to_vector(p.inputShape()), element},
-      {llvm::to_vector(p.filterShape()), element}};
+      {llvm::to_vector(p.filterShape()), element, spec.constantWeights}};
   if (p.hasBias)
     inputs.push_back({llvm::to_vector(p.biasShape()), element});
   BufferSpec output{llvm::to_vector(p.outputShape()),
@@ -197,7 +203,8 @@ CompiledConv::compile(const ConvSpec &spec) {
 }
 
 llvm::Error CompiledConv::run(const void *input, const void *filter,
-                              const void *bias, void *output) {
+                              const void *bias, void *output,
+                              WeightsPack *weights) {
   if (!input || !filter || !output || (spec_.problem.hasBias && !bias))
     return badInput(llvm::formatv(
         "run: a null buffer (input {0}, filter {1}, bias {2}, output {3}); "
@@ -211,13 +218,21 @@ llvm::Error CompiledConv::run(const void *input, const void *filter,
       return runner::failed(kernelMs.error().message());
     ms = *kernelMs;
   } else {
+    const PackedWeights *packed = nullptr;
+    if (spec_.constantWeights) {
+      WeightsPack &pack = packOf(weights);
+      if (!pack.packed())
+        if (llvm::Error e = packLocked(filter, pack, /*repack=*/false))
+          return e;
+      packed = pack.weights_.get();
+    }
     llvm::SmallVector<void *, 4> buffers = {const_cast<void *>(input),
                                             const_cast<void *>(filter)};
     if (spec_.problem.hasBias)
       buffers.push_back(const_cast<void *>(bias));
     buffers.push_back(output);
     auto start = std::chrono::steady_clock::now();
-    if (llvm::Error e = impl_->cpu->run(buffers))
+    if (llvm::Error e = impl_->cpu->run(buffers, packed))
       return asFailure(std::move(e));
     ms = std::chrono::duration<double, std::milli>(
              std::chrono::steady_clock::now() - start)
@@ -228,8 +243,57 @@ llvm::Error CompiledConv::run(const void *input, const void *filter,
   return llvm::Error::success();
 }
 
-RunReport CompiledConv::report() const {
+WeightsPack &CompiledConv::packOf(WeightsPack *weights) const {
+  return weights ? *weights : impl_->own;
+}
+
+llvm::Error CompiledConv::pack(const void *filter, WeightsPack *into) {
+  if (!spec_.constantWeights)
+    return badInput("pack: this convolution was compiled without constant "
+                    "weights: its runs read the filter they are given");
+  if (!filter)
+    return badInput("pack: a null filter");
+  return packLocked(filter, packOf(into), /*repack=*/true);
+}
+
+llvm::Error CompiledConv::packLocked(const void *filter, WeightsPack &into,
+                                     bool repack) {
+  std::lock_guard<std::mutex> lock(into.mutex_);
+  // Another run packed it while this one waited.
+  if (into.packed() && !repack)
+    return llvm::Error::success();
+  auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<PackedWeights> weights;
+  if (impl_->cpu) {
+    // The packing function reads the constant filter alone: the image,
+    // bias and output are not touched.
+    llvm::SmallVector<void *, 4> buffers = {nullptr,
+                                            const_cast<void *>(filter)};
+    if (spec_.problem.hasBias)
+      buffers.push_back(nullptr);
+    buffers.push_back(nullptr);
+    auto made = impl_->cpu->pack(buffers);
+    if (!made)
+      return asFailure(made.takeError());
+    weights = std::move(*made);
+  }
+  into.ready_.store(false, std::memory_order_release);
+  into.bytes_ = weights ? weights->bytes() : 0;
+  into.weights_ = std::move(weights);
+  into.packMs_ = std::chrono::duration<double, std::milli>(
+                     std::chrono::steady_clock::now() - start)
+                     .count();
+  into.ready_.store(true, std::memory_order_release);
+  return llvm::Error::success();
+}
+
+RunReport CompiledConv::report(const WeightsPack *weights) const {
   RunReport r = report_;
+  const WeightsPack &pack = packOf(const_cast<WeightsPack *>(weights));
+  if (spec_.constantWeights && pack.packed()) {
+    r.packMs = pack.packMs();
+    r.packedBytes = pack.bytes();
+  }
   r.repeat = static_cast<int>(runs_.load());
   r.loweredMs = lastMs_.load();
   if (r.repeat > 0 && r.loweredMs > 0)

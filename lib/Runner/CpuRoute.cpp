@@ -25,13 +25,14 @@ double medianOf(std::vector<double> v) {
 }
 
 /// Runs `runner` warm-up + repeat times; returns the median in ms.
-llvm::Expected<double> timeRuns(CpuRunner &runner,
-                                llvm::ArrayRef<void *> buffers, int warmup,
+llvm::Expected<double> timeRuns(const CpuRunner &runner,
+                                llvm::ArrayRef<void *> buffers,
+                                const PackedWeights *packed, int warmup,
                                 int repeat) {
   std::vector<double> times;
   for (int i = 0; i < warmup + repeat; ++i) {
     auto start = std::chrono::steady_clock::now();
-    if (llvm::Error e = runner.run(buffers))
+    if (llvm::Error e = runner.run(buffers, packed))
       return std::move(e);
     double ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - start)
@@ -67,16 +68,19 @@ llvm::Expected<Execution> runner::compileAndRun(
   buffers.push_back(out.data());
   Execution e;
   e.compileMs = (*runner)->compileMs();
+  std::unique_ptr<PackedWeights> packed;
   if (pipeline.constantWeights) {
     auto start = std::chrono::steady_clock::now();
-    if (llvm::Error err = (*runner)->pack(buffers))
-      return asFailure(std::move(err));
+    auto made = (*runner)->pack(buffers);
+    if (!made)
+      return asFailure(made.takeError());
     e.packMs = std::chrono::duration<double, std::milli>(
                    std::chrono::steady_clock::now() - start)
                    .count();
-    e.packedBytes = (*runner)->packedBytes();
+    packed = std::move(*made);
+    e.packedBytes = packed->bytes();
   }
-  auto ms = timeRuns(**runner, buffers, warmup, repeat);
+  auto ms = timeRuns(**runner, buffers, packed.get(), warmup, repeat);
   if (!ms)
     return asFailure(ms.takeError());
   e.medianMs = *ms;

@@ -263,18 +263,13 @@ CpuRunner::create(OwningOpRef<ModuleOp> module, llvm::StringRef functionName,
   for (const BufferSpec &s : inputs)
     describe(s);
   describe(output);
+  runner->numBuffers = inputs.size() + 1;
   for (const BufferSpec &s : packedSpecs) {
     describe(s);
     int64_t bytes = s.elementType.getIntOrFloatBitWidth() / 8;
     for (int64_t d : s.shape)
       bytes *= d;
-    // Vector loads of whole cache lines; aligned_alloc wants a multiple.
-    void *buffer = std::aligned_alloc(64, llvm::alignTo(bytes, 64));
-    if (!buffer)
-      return llvm::createStringError(llvm::formatv(
-          "cannot allocate {0} bytes for the packed weights", bytes));
-    runner->packed.emplace_back(buffer, std::free);
-    runner->packedBytes_ += bytes;
+    runner->packedBufferBytes.push_back(bytes);
   }
   runner->compileMillis = std::chrono::duration<double, std::milli>(
                               std::chrono::steady_clock::now() - start)
@@ -282,30 +277,55 @@ CpuRunner::create(OwningOpRef<ModuleOp> module, llvm::StringRef functionName,
   return runner;
 }
 
-llvm::Error CpuRunner::run(llvm::ArrayRef<void *> buffers) const {
-  if (buffers.size() + packed.size() != descriptorOffsets.size())
-    return llvm::createStringError("wrong number of buffers");
-  call(entryPoint, buffers);
+llvm::Error CpuRunner::checkBuffers(llvm::ArrayRef<void *> buffers) const {
+  if (buffers.size() != numBuffers)
+    return llvm::createStringError(
+        llvm::formatv("{0} buffers for a function of {1} (inputs, output)",
+                      buffers.size(), numBuffers));
   return llvm::Error::success();
 }
 
-llvm::Error CpuRunner::pack(llvm::ArrayRef<void *> buffers) {
-  if (buffers.size() + packed.size() != descriptorOffsets.size())
-    return llvm::createStringError("wrong number of buffers");
+llvm::Error CpuRunner::run(llvm::ArrayRef<void *> buffers,
+                           const PackedWeights *packed) const {
+  if (llvm::Error e = checkBuffers(buffers))
+    return e;
+  if (readsPacked() &&
+      (!packed || packed->buffers.size() != packedBufferBytes.size()))
+    return llvm::createStringError(
+        "this function reads its constant weights packed: pack() them first");
+  call(entryPoint, buffers, packed);
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::unique_ptr<PackedWeights>>
+CpuRunner::pack(llvm::ArrayRef<void *> buffers) const {
+  if (llvm::Error e = checkBuffers(buffers))
+    return std::move(e);
+  auto packed = std::make_unique<PackedWeights>();
+  for (int64_t bytes : packedBufferBytes) {
+    // Vector loads of whole cache lines; aligned_alloc wants a multiple.
+    void *buffer = std::aligned_alloc(64, llvm::alignTo(bytes, 64));
+    if (!buffer)
+      return llvm::createStringError(llvm::formatv(
+          "cannot allocate {0} bytes for the packed weights", bytes));
+    packed->buffers.emplace_back(buffer, std::free);
+    packed->bytes_ += bytes;
+  }
   if (packEntryPoint)
-    call(packEntryPoint, buffers);
-  return llvm::Error::success();
+    call(packEntryPoint, buffers, packed.get());
+  return packed;
 }
 
-void CpuRunner::call(void (*entry)(void **),
-                     llvm::ArrayRef<void *> buffers) const {
+void CpuRunner::call(void (*entry)(void **), llvm::ArrayRef<void *> buffers,
+                     const PackedWeights *packed) const {
   // A copy of the descriptors on the stack, so that several threads can run
   // at once without allocating.
   SmallVector<int64_t, 64> filled(descriptors.begin(), descriptors.end());
   SmallVector<void *, 8> descriptorPtrs;
   SmallVector<void *, 8> all(buffers.begin(), buffers.end());
-  for (const auto &p : packed)
-    all.push_back(p.get());
+  if (packed)
+    for (const auto &p : packed->buffers)
+      all.push_back(p.get());
   for (auto [at, ptr] : llvm::zip(descriptorOffsets, all)) {
     filled[at] = filled[at + 1] = reinterpret_cast<int64_t>(ptr);
     descriptorPtrs.push_back(&filled[at]);

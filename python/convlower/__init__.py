@@ -82,16 +82,22 @@ class Conv:
     arguments: spatial_rank, batch, in_channels, out_channels, input_size,
     kernel_size, stride, dilation, pad_before, pad_after (sequences of
     spatial_rank ints, outermost first), groups, layout, dtype ("f32", "tf32",
-    "f16", "bf16", "i8"), zero_points, bias, relu, target, threads, chip.
-    conv1d/2d/3d build one from their arguments; use Conv directly to keep a
-    layer's compilation at hand.
+    "f16", "bf16", "i8"), zero_points, bias, relu, target, threads, chip,
+    constant_weights. conv1d/2d/3d build one from their arguments; use Conv
+    directly to keep a layer's compilation at hand.
+
+    constant_weights=True: the filter is the same on every call (inference).
+    The CPU routes compute what depends on it alone (the transposed filter,
+    Winograd's U) once, at pack(w) or else at the first call, and later calls
+    read that copy, not the w they are given: pack(w) again after changing it.
+    Each Conv has its own packed weights (the compiled code is shared).
     """
 
     def __init__(self, *, spatial_rank=2, batch=1, in_channels=1, out_channels=1,
                  input_size=(1, 1), kernel_size=(1, 1), stride=None, dilation=None,
                  pad_before=None, pad_after=None, groups=1, layout="nchw",
                  dtype="f32", zero_points=(0, 0), bias=False, relu=False,
-                 target="auto", threads=0, chip=None):
+                 target="auto", threads=0, chip=None, constant_weights=False):
         if layout not in _capi.LAYOUTS:
             raise BadInputError(f"layout {layout!r}: expected 'nchw' or 'nhwc'")
         if dtype not in _capi.DTYPES:
@@ -117,7 +123,9 @@ class Conv:
         d.inputZeroPoint, d.filterZeroPoint = zero_points
         d.bias, d.relu = bias, relu
         d.chip = chip.encode() if chip else None
+        d.constantWeights = bool(constant_weights)
         self._desc = d
+        self.constant_weights = bool(constant_weights)
         self.layout, self.dtype, self.has_bias = layout, dtype, bias
         self._handle = _capi.ConvHandle()
         hit = _capi.ctypes.c_bool(False)
@@ -143,11 +151,21 @@ class Conv:
         if handle is not None and handle.ptr and _lib is not None:
             _lib.convlowerConvDestroy(handle)
 
+    def _operand(self, name, a, shape):
+        """`a` as the C API reads it: C-contiguous, the compiled dtype and shape."""
+        want = _STORAGE[self.dtype]
+        a = np.ascontiguousarray(a)
+        if a.dtype not in want:
+            raise BadInputError(f"{name}: dtype {a.dtype}, compiled for {self.dtype} "
+                                f"({' or '.join(str(np.dtype(t)) for t in want)})")
+        if tuple(a.shape) != tuple(shape):
+            raise BadInputError(f"{name}: shape {tuple(a.shape)}, compiled for {tuple(shape)}")
+        return a
+
     def __call__(self, x, w, bias=None):
         """Runs on numpy arrays (the dtype's storage: float32, float16, int8, or
         int16/uint16 words for bf16) of exactly the compiled shapes; returns the
         float32 (int32 for i8) output."""
-        want = _STORAGE[self.dtype]
         operands = [("input", x, self.input_shape), ("filter", w, self.filter_shape)]
         if self.has_bias:
             if bias is None:
@@ -155,25 +173,24 @@ class Conv:
             operands.append(("bias", bias, (self.output_shape[1 if self.layout == "nchw" else -1],)))
         elif bias is not None:
             raise BadInputError("this convolution was compiled without a bias")
-        buffers = []
-        for name, a, shape in operands:
-            a = np.ascontiguousarray(a)
-            if a.dtype not in want:
-                raise BadInputError(f"{name}: dtype {a.dtype}, compiled for {self.dtype} "
-                                    f"({' or '.join(str(np.dtype(t)) for t in want)})")
-            if tuple(a.shape) != tuple(shape):
-                raise BadInputError(f"{name}: shape {tuple(a.shape)}, compiled for {tuple(shape)}")
-            buffers.append(a)
+        buffers = [self._operand(*o) for o in operands]
         y = np.empty(self.output_shape, np.int32 if self.dtype == "i8" else np.float32)
         ptrs = [b.ctypes.data for b in buffers] + [None] * (3 - len(buffers))
         _raise_for(_lib.convlowerConvRun(self._handle, ptrs[0], ptrs[1], ptrs[2],
                                          y.ctypes.data), "running")
         return y
 
+    def pack(self, w):
+        """constant_weights: packs the filter `w` now for this Conv's calls (else
+        the first call packs the w it is given); again after changing w."""
+        w = self._operand("filter", w, self.filter_shape)
+        _raise_for(_lib.convlowerConvPackWeights(self._handle, w.ctypes.data), "packing")
+
     def report(self):
         """The report as a dict (conv-run's JSON keys): target, pipeline, im2col,
         kernel, kernel_family, chip (cuda, cpu-twin), threads, compile_ms, lowered_ms
-        (last run), repeat (runs), gflops, input_bytes, im2col_bytes."""
+        (last run), repeat (runs), gflops, input_bytes, im2col_bytes; with
+        constant_weights, once packed, pack_ms and packed_bytes."""
         status, text = _capi.collect_string(_lib.convlowerConvPrintReport, self._handle)
         _raise_for(status, "report")
         return json.loads(text)
@@ -287,8 +304,37 @@ def _padding(padding, rank, kernel, stride, dilation):
     return p, p
 
 
+def _weights_stamp(w):
+    """What changes when a filter's values may have: torch's storage and its
+    version counter (bumped by every in-place write except through .data; an
+    inference tensor has none), or a numpy array's buffer."""
+    if _is_torch(w):
+        try:
+            version = w._version
+        except RuntimeError:  # an inference tensor (made in inference_mode)
+            version = None
+        return (w.data_ptr(), version, str(w.dtype), str(w.device))
+    return (id(w), np.asarray(w).ctypes.data)
+
+
+def _layer_conv(layer, fields, w, wa):
+    """The Conv of one layer whose weights are constant (`layer`, a dict the
+    caller keeps per layer): its own packed weights, packed again when the
+    weights' stamp says they changed."""
+    if layer.get("fields") != fields:
+        layer.clear()
+        layer["conv"] = Conv(constant_weights=True, **fields)
+        layer["fields"] = fields
+    conv = layer["conv"]
+    stamp = _weights_stamp(w)
+    if layer.get("stamp") != stamp:
+        conv.pack(wa)
+        layer["stamp"] = stamp
+    return conv
+
+
 def _conv(rank, x, w, bias, stride, padding, dilation, groups, relu, layout,
-          target, threads, tf32, zero_points, chip):
+          target, threads, tf32, zero_points, chip, constant_layer=None):
     torch_in = _is_torch(x)
     device = x.device if torch_in else None
     xa, dtype = _to_numpy(x)
@@ -333,12 +379,14 @@ def _conv(rank, x, w, bias, stride, padding, dilation, groups, relu, layout,
         ba, _ = _to_numpy(bias)
         if ba.shape != (f,):
             raise BadInputError(f"bias: shape {ba.shape}, expected ({f},)")
-    conv = _compiled(dict(
+    fields = dict(
         spatial_rank=rank, batch=n, in_channels=c, out_channels=f,
         input_size=tuple(spatial), kernel_size=tuple(kernel), stride=stride,
         dilation=dilation, pad_before=before, pad_after=after, groups=groups,
         layout=layout, dtype=dtype, zero_points=tuple(zero_points or (0, 0)),
-        bias=ba is not None, relu=relu, target=target, threads=threads, chip=chip))
+        bias=ba is not None, relu=relu, target=target, threads=threads, chip=chip)
+    conv = (_compiled(fields) if constant_layer is None
+            else _layer_conv(constant_layer, fields, w, wa))
     start = time.perf_counter()
     y = conv(xa, wa, ba)
     run_ms = (time.perf_counter() - start) * 1e3

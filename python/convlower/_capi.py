@@ -10,7 +10,7 @@ import ctypes
 import ctypes.util
 import os
 
-API_VERSION = 1
+API_VERSION = 2
 
 STATUS_OK, STATUS_BAD_INPUT, STATUS_FAILED = 0, 1, 2
 LAYOUTS = {"nchw": 0, "nhwc": 1}
@@ -44,6 +44,7 @@ class ConvDesc(ctypes.Structure):
         ("target", ctypes.c_int),
         ("threads", ctypes.c_int32),
         ("chip", ctypes.c_char_p),
+        ("constantWeights", ctypes.c_bool),
     ]
 
 
@@ -58,7 +59,7 @@ class StringRef(ctypes.Structure):
 
 StringCallback = ctypes.CFUNCTYPE(None, StringRef, ctypes.c_void_p)
 
-LIBRARY_NAMES = ("libConvLowerCAPI.so.1", "libConvLowerCAPI.so")
+LIBRARY_NAMES = ("libConvLowerCAPI.so.2", "libConvLowerCAPI.so")
 
 
 def _candidates():
@@ -111,6 +112,7 @@ def _declare(lib):
         "convlowerConvDestroy": (None, [ConvHandle]),
         "convlowerConvRun": (c.c_int, [ConvHandle, c.c_void_p, c.c_void_p,
                                        c.c_void_p, c.c_void_p]),
+        "convlowerConvPackWeights": (c.c_int, [ConvHandle, c.c_void_p]),
         "convlowerConvGetSizes": (c.c_int, [ConvHandle] + [c.POINTER(c.c_int64)] * 4),
         "convlowerConvGetTarget": (c.c_int, [ConvHandle]),
         "convlowerConvPrintReport": (c.c_int, [ConvHandle, StringCallback, c.c_void_p]),

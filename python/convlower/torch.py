@@ -35,6 +35,7 @@ class LayerRecord:
         self.fallback_reason = ""
         self.input_shape = None
         self.conv = None         # the compiled convolution of the last call
+        self.constant = None     # constant_weights: the layer's Conv and packing
 
     @property
     def report(self):
@@ -118,7 +119,7 @@ def _forward(record, target, threads, strict, tf32):
                 padding, module.dilation, module.groups, relu=False,
                 layout="nchw", target=target, threads=threads,
                 tf32=tf32 and x.dtype == torch.float32, zero_points=None,
-                chip=None)
+                chip=None, constant_layer=record.constant)
         except convlower.BadInputError as e:
             if strict:
                 raise convlower.BadInputError(f"{record.name}: {e}") from None
@@ -150,13 +151,18 @@ def _warn_two_openmp_runtimes(target, threads):
         "2 cores: 136 -> 74 ms, bench/models/README.md)", RuntimeWarning, stacklevel=4)
 
 
-def patch(model, *, target="auto", threads=0, strict=True, tf32=False):
+def patch(model, *, target="auto", threads=0, strict=True, tf32=False,
+          constant_weights=False):
     """Patches every nn.Conv1d/2d/3d of `model` in place and returns a Patch.
 
     target, threads: as convlower.conv2d. strict: refuse (BadInputError) a call
     ConvLower cannot take, naming the layer and why; strict=False leaves such
     calls to torch and counts them in the layer's record. tf32: float32 layers
-    use tf32 math on a GPU.
+    use tf32 math on a GPU. constant_weights: each layer packs its weight once
+    (convlower.Conv's constant_weights) and again when the weight tensor is
+    replaced or written in place (torch's version counter; a write through
+    `weight.data`, or into an inference tensor, escapes it: patch again after
+    one).
     """
     _warn_two_openmp_runtimes(target, threads)
     layers = []
@@ -165,6 +171,8 @@ def patch(model, *, target="auto", threads=0, strict=True, tf32=False):
         if rank is None:
             continue
         record = LayerRecord(name or type(module).__name__, module, rank)
+        if constant_weights:
+            record.constant = {}
         module.forward = _forward(record, target, threads, strict, tf32)
         layers.append(record)
     return Patch(model, layers)

@@ -199,6 +199,45 @@ static double *reference(const ConvLowerConvDesc *desc, const Tensor *x,
   return y;
 }
 
+/* Whether `y` matches the float64 reference of (x, w, b) within the
+ * dtype's tolerance; prints a line for `name`. */
+static int matches(const char *name, ConvLowerConv conv,
+                   const ConvLowerConvDesc *desc, const Tensor *x,
+                   const Tensor *w, const Tensor *b, const void *y,
+                   int64_t yn) {
+  double *want = reference(desc, x, w, b);
+  double maxRef = 0, maxDiff = 0;
+  for (int64_t i = 0; i < yn; ++i) {
+    double got = desc->dtype == ConvLowerDTypeI8
+                     ? (double)((const int32_t *)y)[i]
+                     : (double)((const float *)y)[i];
+    double d = fabs(got - want[i]);
+    if (!(d <= maxDiff)) /* NaN counts */
+      maxDiff = isnan(d) ? INFINITY : d;
+    if (fabs(want[i]) > maxRef)
+      maxRef = fabs(want[i]);
+  }
+  double tolerance = desc->dtype == ConvLowerDTypeI8 ? 0
+                     : (desc->dtype == ConvLowerDTypeF32) ? 1e-5
+                     : (desc->dtype == ConvLowerDTypeTF32) ? 1e-3
+                                                             : 1e-2;
+  int ok = maxRef > 0 && maxDiff <= tolerance * maxRef;
+  EXPECT(ok, "%s: max |diff| %.3g, max |reference| %.3g, tolerance %.1g", name,
+         maxDiff, maxRef, tolerance);
+  printf("%-28s target %d  %lld outputs  max |diff| / max |ref| = %.3g\n",
+         name, (int)convlowerConvGetTarget(conv), (long long)yn,
+         maxRef > 0 ? maxDiff / maxRef : 0.0);
+  free(want);
+  return ok;
+}
+
+/* An output buffer of NaNs: an unwritten output fails the check. */
+static void *nanOutput(int64_t yn) {
+  void *y = malloc(4 * (size_t)yn);
+  memset(y, 0xff, 4 * (size_t)yn);
+  return y;
+}
+
 /* Compiles, runs on fresh data and checks one description; returns whether
  * it passed. */
 static int checkCase(const char *name, ConvLowerConvDesc desc, uint64_t seed) {
@@ -213,34 +252,12 @@ static int checkCase(const char *name, ConvLowerConvDesc desc, uint64_t seed) {
   Tensor x = makeTensor(xn, desc.dtype, seed * 3 + 1);
   Tensor w = makeTensor(wn, desc.dtype, seed * 3 + 2);
   Tensor b = makeTensor(bn ? bn : 1, desc.dtype, seed * 3 + 3);
-  void *y = malloc(4 * (size_t)yn);
-  memset(y, 0xff, 4 * (size_t)yn); /* NaN: unwritten output fails */
+  void *y = nanOutput(yn);
   status = convlowerConvRun(conv, x.bytes, w.bytes, bn ? b.bytes : NULL, y);
   EXPECT(status == ConvLowerStatusOk, "%s: run failed: %s", name,
          convlowerGetLastErrorMessage());
-  double *want = reference(&desc, &x, &w, bn ? &b : NULL);
-  double maxRef = 0, maxDiff = 0;
-  for (int64_t i = 0; i < yn; ++i) {
-    double got = desc.dtype == ConvLowerDTypeI8 ? (double)((int32_t *)y)[i]
-                                                : (double)((float *)y)[i];
-    double d = fabs(got - want[i]);
-    if (!(d <= maxDiff)) /* NaN counts */
-      maxDiff = isnan(d) ? INFINITY : d;
-    if (fabs(want[i]) > maxRef)
-      maxRef = fabs(want[i]);
-  }
-  double tolerance = desc.dtype == ConvLowerDTypeI8 ? 0
-                     : (desc.dtype == ConvLowerDTypeF32) ? 1e-5
-                     : (desc.dtype == ConvLowerDTypeTF32) ? 1e-3
-                                                            : 1e-2;
-  int ok = status == ConvLowerStatusOk && maxRef > 0 &&
-           maxDiff <= tolerance * maxRef;
-  EXPECT(ok, "%s: max |diff| %.3g, max |reference| %.3g, tolerance %.1g", name,
-         maxDiff, maxRef, tolerance);
-  printf("%-28s target %d  %lld outputs  max |diff| / max |ref| = %.3g\n",
-         name, (int)convlowerConvGetTarget(conv), (long long)yn,
-         maxRef > 0 ? maxDiff / maxRef : 0.0);
-  free(want);
+  int ok = status == ConvLowerStatusOk &&
+           matches(name, conv, &desc, &x, &w, bn ? &b : NULL, y, yn);
   free(y);
   freeTensor(&x);
   freeTensor(&w);
@@ -410,6 +427,130 @@ static void report(void) {
   convlowerConvDestroy(conv);
 }
 
+/* The packed bytes in a handle's report (-1: null, not packed). */
+static long long packedBytes(ConvLowerConv conv) {
+  char *json = NULL;
+  convlowerConvPrintReport(conv, collect, &json);
+  const char *key = "\"packed_bytes\": ";
+  const char *at = json ? strstr(json, key) : NULL;
+  EXPECT(at, "no packed_bytes in the report: %s", json);
+  long long bytes = -2;
+  if (at && strncmp(at + strlen(key), "null", 4) == 0)
+    bytes = -1;
+  else if (at)
+    bytes = atoll(at + strlen(key));
+  EXPECT((bytes == -1) == (strstr(json, "\"pack_ms\": null") != NULL),
+         "packed_bytes and pack_ms disagree: %s", json);
+  free(json);
+  return bytes;
+}
+
+/* Constant weights: two handles of one description share the code, each
+ * packs its own filter (one at its first run, one ahead through
+ * convlowerConvPackWeights) and matches the reference of that filter; a
+ * later run given another filter still reads the packed one where
+ * something was packed; packing again takes the new filter. */
+static void constantWeightsCase(const char *name, ConvLowerConvDesc d,
+                                uint64_t seed, int expectPacked) {
+  d.constantWeights = true;
+  ConvLowerConv a, b;
+  bool hitA = true, hitB = false;
+  EXPECT(convlowerConvCreate(&d, &a, &hitA) == ConvLowerStatusOk &&
+             convlowerConvCreate(&d, &b, &hitB) == ConvLowerStatusOk,
+         "%s: create failed: %s", name, convlowerGetLastErrorMessage());
+  EXPECT(hitB, "%s: the second handle compiled again", name);
+  int64_t xn, wn, bn, yn;
+  convlowerConvGetSizes(a, &xn, &wn, &bn, &yn);
+  Tensor x = makeTensor(xn, d.dtype, seed * 5 + 1);
+  Tensor w1 = makeTensor(wn, d.dtype, seed * 5 + 2);
+  Tensor w2 = makeTensor(wn, d.dtype, seed * 5 + 3);
+  Tensor bias = makeTensor(bn ? bn : 1, d.dtype, seed * 5 + 4);
+  const void *bp = bn ? bias.bytes : NULL;
+  const Tensor *bt = bn ? &bias : NULL;
+  char line[96];
+
+  EXPECT(packedBytes(a) == -1, "%s: packed before any run", name);
+  void *y = nanOutput(yn);
+  EXPECT(convlowerConvRun(a, x.bytes, w1.bytes, bp, y) == ConvLowerStatusOk,
+         "%s: %s", name, convlowerGetLastErrorMessage());
+  snprintf(line, sizeof line, "%s: packed at run", name);
+  matches(line, a, &d, &x, &w1, bt, y, yn);
+  long long bytes = packedBytes(a);
+  EXPECT(expectPacked ? bytes > 0 : bytes >= 0, "%s: packed_bytes %lld", name,
+         bytes);
+
+  EXPECT(convlowerConvPackWeights(b, w2.bytes) == ConvLowerStatusOk, "%s: %s",
+         name, convlowerGetLastErrorMessage());
+  free(y), y = nanOutput(yn);
+  EXPECT(convlowerConvRun(b, x.bytes, w2.bytes, bp, y) == ConvLowerStatusOk,
+         "%s: %s", name, convlowerGetLastErrorMessage());
+  snprintf(line, sizeof line, "%s: packed ahead", name);
+  matches(line, b, &d, &x, &w2, bt, y, yn);
+
+  if (bytes > 0) {
+    /* a reads its packed w1, not the w2 it is given. */
+    free(y), y = nanOutput(yn);
+    convlowerConvRun(a, x.bytes, w2.bytes, bp, y);
+    snprintf(line, sizeof line, "%s: packed reused", name);
+    matches(line, a, &d, &x, &w1, bt, y, yn);
+  }
+  EXPECT(convlowerConvPackWeights(a, w2.bytes) == ConvLowerStatusOk, "%s: %s",
+         name, convlowerGetLastErrorMessage());
+  free(y), y = nanOutput(yn);
+  convlowerConvRun(a, x.bytes, w2.bytes, bp, y);
+  snprintf(line, sizeof line, "%s: packed again", name);
+  matches(line, a, &d, &x, &w2, bt, y, yn);
+  printf("%-28s packed %lld bytes\n", name, bytes);
+  free(y);
+  freeTensor(&x), freeTensor(&w1), freeTensor(&w2), freeTensor(&bias);
+  convlowerConvDestroy(a);
+  convlowerConvDestroy(b);
+}
+
+static void constantWeights(void) {
+  /* NCHW, 14x14 output pixels (no whole 16-lane vectors): the rows-first
+   * GEMM on W^T packed once. */
+  ConvLowerConvDesc d = conv2d(1, 32, 14, 14, 48, 3);
+  d.padBefore[0] = d.padBefore[1] = d.padAfter[0] = d.padAfter[1] = 1;
+  d.bias = true;
+  constantWeightsCase("constant nchw 14x14 bias", d, 21, 1);
+  /* NHWC: the GEMM's W^T. */
+  d = conv2d(2, 24, 9, 11, 40, 3);
+  d.layout = ConvLowerLayoutNHWC, d.stride[0] = 2;
+  constantWeightsCase("constant nhwc strided", d, 22, 1);
+  /* Winograd's U (64 4x4 tiles of 3x3, stride 1). */
+  d = conv2d(1, 16, 32, 32, 16, 3);
+  d.padBefore[0] = d.padBefore[1] = d.padAfter[0] = d.padAfter[1] = 1;
+  constantWeightsCase("constant winograd", d, 23, 1);
+  /* NCHW with whole vectors (8x8 = 64 pixels): W read in place, nothing
+   * packed, still right. */
+  d = conv2d(2, 8, 8, 8, 16, 1);
+  constantWeightsCase("constant nchw in place", d, 24, 0);
+  /* Grouped (few filters a group), f16; i8 with zero points. */
+  d = conv2d(1, 32, 10, 10, 32, 3);
+  d.groups = 8, d.dtype = ConvLowerDTypeF16;
+  constantWeightsCase("constant f16 grouped", d, 25, 0);
+  d = conv2d(1, 16, 6, 6, 32, 3);
+  d.layout = ConvLowerLayoutNHWC, d.dtype = ConvLowerDTypeI8;
+  d.inputZeroPoint = 5, d.filterZeroPoint = -3;
+  constantWeightsCase("constant i8 nhwc", d, 26, 0);
+
+  /* Packing a handle compiled without constant weights is refused. */
+  d = conv2d(1, 4, 8, 8, 4, 3);
+  ConvLowerConv conv;
+  float w[4 * 4 * 9] = {0};
+  convlowerConvCreate(&d, &conv, NULL);
+  EXPECT(convlowerConvPackWeights(conv, w) == ConvLowerStatusBadInput &&
+             strstr(convlowerGetLastErrorMessage(), "constant weights"),
+         "pack without constant weights: '%s'",
+         convlowerGetLastErrorMessage());
+  printf("pack without constant weights -> %s\n",
+         convlowerGetLastErrorMessage());
+  EXPECT(convlowerConvPackWeights(conv, NULL) == ConvLowerStatusBadInput,
+         "a NULL filter packed");
+  convlowerConvDestroy(conv);
+}
+
 /* The twin's report names the kernel it emulates, of the chip asked for:
  * chip "sm_90a" the TMA + wgmma family, the default (sm_80) mma.sync. */
 static void twinReport(const char *chip, const char *family) {
@@ -508,6 +649,7 @@ int main(void) {
   cache();
   threads();
   report();
+  constantWeights();
   twinReport("sm_90a", "sm90a_tma_wgmma");
   twinReport(NULL, "mma_sync");
   badInput();

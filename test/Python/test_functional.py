@@ -5,7 +5,7 @@ strides, dilations, padding as ints, per-dimension ints, (before, after) pairs,
 "same" (odd and even kernels) and "valid"; groups and depthwise; bias and the
 fused ReLU; NCHW and NHWC; f32, f16, int8 with zero points; 1-D, 3-D and
 unbatched inputs; then the cache, several Python threads at once, the report,
-and the bad-input errors (each a BadInputError naming the fault). Tolerances:
+constant weights packed per Conv, and the bad-input errors (each a BadInputError naming the fault). Tolerances:
 max |diff| / max |reference| at f32 1e-5, f16 1e-2, int8 exact.
 """
 
@@ -127,6 +127,35 @@ expect(c.target == "cpu", f"Conv.target {c.target}")
 d = convlower.devices()
 expect("devices" in d and "driver_version" in d, f"devices(): {d}")
 
+# Constant weights: two Convs of one problem share the code, each packs its
+# own filter (at pack() or its first call) and reads that packed copy, not the
+# filter it is later given, until packed again. NHWC 3x3: W^T is packed.
+fields = dict(batch=2, in_channels=16, out_channels=24, input_size=(9, 7),
+              kernel_size=(3, 3), pad_before=(1, 1), pad_after=(1, 1),
+              layout="nhwc", target="cpu", bias=True)
+xc = data((2, 9, 7, 16), np.float32)
+w1, w2 = data((24, 3, 3, 16), np.float32), data((24, 3, 3, 16), np.float32)
+bc = data((24,), np.float32)
+ref = {i: reference.conv(xc, w, bc, (1, 1), (1, 1), (1, 1), layout="nhwc")
+       for i, w in ((1, w1), (2, w2))}
+a = convlower.Conv(constant_weights=True, **fields)
+b = convlower.Conv(constant_weights=True, **fields)
+expect(b.cache_hit, "a second constant-weights Conv of one problem compiled again")
+expect(a.report()["packed_bytes"] is None, "packed before any call")
+b.pack(w2)
+for name, conv, w, want in (("first call packs", a, w1, 1), ("packed ahead", b, w2, 2),
+                            ("packed copy read", a, w2, 1), ("packed again", a, None, 2)):
+    if w is None:
+        conv.pack(w2)
+        w = w2
+    err = reference.relative_error(conv(xc, w, bc), ref[want])
+    expect(err <= 1e-5, f"constant weights, {name}: relative error {err:.3g}")
+    print(f"constant weights: {name:20} error {err:.2e}")
+r = a.report()
+expect(r["packed_bytes"] == 16 * 9 * 24 * 4 and r["pack_ms"] >= 0,
+       f"constant weights report: packed {r['packed_bytes']} bytes, {r['pack_ms']} ms")
+print(f"constant weights: packed {r['packed_bytes']} bytes")
+
 
 def refused(name, call, needle):
     try:
@@ -163,6 +192,8 @@ refused("Conv without its bias", lambda: convlower.Conv(
     batch=1, in_channels=4, out_channels=4, input_size=(8, 8), kernel_size=(3, 3),
     bias=True, target="cpu")(x, w), "bias")
 refused("Conv with a wrong shape", lambda: c(x[:, :, :7], w), "shape")
+refused("pack without constant weights", lambda: c.pack(w), "constant weights")
+refused("pack a wrong shape", lambda: a.pack(w1[:, :2]), "shape")
 
 if failures:
     print(f"{len(failures)} failure(s)")

@@ -75,6 +75,18 @@ check("f32 conv1d", 1, (2, 4, 30), (8, 4, 3), stride=3, padding=1)
 check("f32 conv3d", 3, (1, 3, 6, 6, 6), (4, 3, 3, 3, 3), padding=1, bias=True)
 
 
+def torch_model_output(model, x):
+    """The model's output through torch's own forwards (patched or not)."""
+    convs = [m for m in model.modules() if "forward" in vars(m)]
+    saved = {m: vars(m).pop("forward") for m in convs}
+    try:
+        with torch.inference_mode():
+            return model(x)
+    finally:
+        for m, f in saved.items():
+            m.forward = f
+
+
 def run_model(name, model, x, tol=1e-4):
     model.eval()
     with torch.inference_mode():
@@ -119,6 +131,26 @@ run_model("1-D model", torch.nn.Sequential(
 run_model("3-D model", torch.nn.Sequential(
     torch.nn.Conv3d(2, 4, 3, padding=1), torch.nn.ReLU(), torch.nn.Conv3d(4, 4, 1)),
     torch.rand(1, 2, 5, 6, 7))
+
+# Constant weights: each layer packs its weight once and again when the weight
+# is written in place (torch's version counter) or replaced.
+cw = torch.nn.Sequential(torch.nn.Conv2d(8, 24, 3, padding=1), torch.nn.ReLU(),
+                         torch.nn.Conv2d(24, 16, 3, stride=2, padding=1, groups=2)).eval()
+xc = torch.rand(1, 8, 14, 14)
+with convlower.patch(cw, target="cpu", constant_weights=True) as p, \
+        torch.inference_mode():
+    first = cw(xc)
+    expect(rel(first, torch_model_output(cw, xc)) <= 1e-5, "constant weights: first call")
+    packed = [r.report["packed_bytes"] for r in p.layers]
+    expect(all(b is not None for b in packed), f"constant weights: packed {packed}")
+    with torch.no_grad():
+        cw[0].weight.mul_(-2)             # in place: the version counter moves
+        cw[2].weight = torch.nn.Parameter(torch.rand_like(cw[2].weight))  # replaced
+    again = cw(xc)
+    err = rel(again, torch_model_output(cw, xc))
+    expect(err <= 1e-5, f"constant weights after the weights changed: error {err:.3g}")
+    print(f"constant weights: packed {packed} bytes, re-packed after a change, "
+          f"error {err:.2e}")
 
 # Gradients: refused by name in strict mode, left to torch otherwise.
 model.eval()

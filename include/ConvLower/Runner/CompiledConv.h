@@ -37,9 +37,41 @@ struct ConvSpec {
   int64_t threads = 0;
   /// The chip for cuda (default: the device's).
   std::optional<convrt::Arch> chip;
+  /// The filter holds the same values on every run (inference): the CPU
+  /// routes compute what depends on it alone (the transposed filter,
+  /// Winograd's U) once, into a WeightsPack, and every run reads that.
+  /// Nothing is packed on cuda (the kernel reads the filter as given).
+  bool constantWeights = false;
 
   /// Every field, in one line: the cache's key.
   std::string key() const;
+};
+
+class PackedWeights;
+
+/// One set of constant weights packed for a CompiledConv whose spec has
+/// constantWeights: made from a filter once (CompiledConv::pack, or the
+/// first run) and read by every later run. Several users of one shared
+/// CompiledConv (C API handles, a network's layers of one shape) each have
+/// their own.
+class WeightsPack {
+public:
+  WeightsPack();
+  ~WeightsPack();
+  /// Whether it holds packed weights (after pack() or a first run).
+  bool packed() const { return ready_.load(std::memory_order_acquire); }
+  /// The packing's wall time and the packed buffers' bytes (0 where the
+  /// route reads the filter in place).
+  double packMs() const { return packMs_; }
+  int64_t bytes() const { return bytes_; }
+
+private:
+  friend class CompiledConv;
+  std::mutex mutex_; // held while packing
+  std::atomic<bool> ready_{false};
+  std::unique_ptr<PackedWeights> weights_;
+  double packMs_ = 0;
+  int64_t bytes_ = 0;
 };
 
 class CompiledConv {
@@ -55,19 +87,35 @@ public:
   /// bias, when the problem has one) in its dtype (f16/bf16 as 16-bit
   /// words, tf32 as f32), the output as f32 (i32 for a quantized problem).
   /// Safe to call from several threads at once.
+  ///
+  /// With spec().constantWeights, runs read `weights` (null: this
+  /// CompiledConv's own pack), packed from `filter` at the first run unless
+  /// pack() made it before; later runs do not read `filter`, so it must
+  /// hold the same values (pack() again after changing them).
   llvm::Error run(const void *input, const void *filter, const void *bias,
-                  void *output);
+                  void *output, WeightsPack *weights = nullptr);
+
+  /// spec().constantWeights: packs `filter` into `into` (null: this
+  /// CompiledConv's own), replacing what it held; not while runs on it are
+  /// in flight. Bad input without constantWeights.
+  llvm::Error pack(const void *filter, WeightsPack *into = nullptr);
 
   const ConvSpec &spec() const { return spec_; }
   /// Where it runs: cpu, cpu-twin or cuda (never auto).
   Target target() const { return target_; }
   /// Target, route, compile time, tiles, memory; loweredMs is the last
-  /// run's time (the kernel's on a GPU), repeat the number of runs so far.
-  RunReport report() const;
+  /// run's time (the kernel's on a GPU), repeat the number of runs so far;
+  /// with constantWeights, the pack time and bytes of `weights` (null: its
+  /// own) once packed.
+  RunReport report(const WeightsPack *weights = nullptr) const;
 
 private:
   struct Impl;
   CompiledConv();
+  /// Packs into `into` under its mutex (unless it is ready and !repack).
+  llvm::Error packLocked(const void *filter, WeightsPack &into, bool repack);
+  /// `weights`, or this CompiledConv's own pack where it is null.
+  WeightsPack &packOf(WeightsPack *weights) const;
   ConvSpec spec_;
   Target target_ = Target::Cpu;
   RunReport report_;

@@ -25,6 +25,21 @@ struct BufferSpec {
   bool constant = false;
 };
 
+/// What CpuRunner::pack() computes from the constant inputs alone (the
+/// transposed filter, Winograd's U), in buffers of its own: one per set of
+/// constant values, so that layers of one shape with different weights
+/// share the compiled code.
+class PackedWeights {
+public:
+  /// The packed buffers' bytes.
+  int64_t bytes() const { return bytes_; }
+
+private:
+  friend class CpuRunner;
+  std::vector<std::unique_ptr<void, void (*)(void *)>> buffers;
+  int64_t bytes_ = 0;
+};
+
 /// `func(inputs...) -> output` on tensors, wrapped into
 /// `conv_run(memref inputs..., memref output)`, compiled with
 /// conv-lower-to-llvm and loaded into an ExecutionEngine.
@@ -38,18 +53,21 @@ public:
          const ConvLowerToLLVMOptions &options);
 
   /// Calls the compiled function on host buffers (inputs..., output), laid out
-  /// densely in row-major order of the specs. Safe to call from several
-  /// threads at once, once pack() has returned.
-  llvm::Error run(llvm::ArrayRef<void *> buffers) const;
+  /// densely in row-major order of the specs; `packed` is what pack() made
+  /// of the constant inputs' values, required where readsPacked(). Safe to
+  /// call from several threads at once.
+  llvm::Error run(llvm::ArrayRef<void *> buffers,
+                  const PackedWeights *packed = nullptr) const;
 
-  /// With constant inputs and the pipeline's constant-weights: computes
-  /// what depends on them alone (the transposed filter, Winograd's U) into
-  /// the runner's packed buffers, from `buffers` as run() takes them; later
-  /// runs read those instead. Call it once before the first run (again
-  /// after the constant inputs change); a no-op where nothing was hoisted.
-  llvm::Error pack(llvm::ArrayRef<void *> buffers);
-  /// The packed buffers' bytes (0: nothing was hoisted).
-  int64_t packedBytes() const { return packedBytes_; }
+  /// Whether run() reads packed weights: constant inputs, the pipeline's
+  /// constant-weights, and something computed from them alone was hoisted
+  /// (not so where the kernel reads the filter in place).
+  bool readsPacked() const { return packEntryPoint != nullptr; }
+  /// Computes what depends on the constant inputs alone from `buffers` as
+  /// run() takes them (only the constant ones are read: the others may be
+  /// null) into new buffers, 64-byte aligned. Empty where !readsPacked().
+  llvm::Expected<std::unique_ptr<PackedWeights>>
+  pack(llvm::ArrayRef<void *> buffers) const;
 
   /// Wall time of the pass pipeline plus JIT compilation.
   double compileMs() const { return compileMillis; }
@@ -61,10 +79,13 @@ private:
   void (*packEntryPoint)(void **) = nullptr; // conv_run_pack, when hoisted
   std::vector<int64_t> descriptors;     // the memref descriptors, in order
   std::vector<size_t> descriptorOffsets; // where each one starts
-  // The hoisted values' buffers (the trailing arguments after the output).
-  std::vector<std::unique_ptr<void, void (*)(void *)>> packed;
-  int64_t packedBytes_ = 0;
-  void call(void (*entry)(void **), llvm::ArrayRef<void *> buffers) const;
+  size_t numBuffers = 0;                 // run()'s buffers (inputs, output)
+  // The hoisted values' bytes (the trailing arguments after the output);
+  // not their types: the module's context may not outlive create().
+  std::vector<int64_t> packedBufferBytes;
+  llvm::Error checkBuffers(llvm::ArrayRef<void *> buffers) const;
+  void call(void (*entry)(void **), llvm::ArrayRef<void *> buffers,
+            const PackedWeights *packed) const;
   double compileMillis = 0;
 };
 
