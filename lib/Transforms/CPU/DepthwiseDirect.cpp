@@ -14,6 +14,13 @@
 // and its vectorizer turns into FMAs on channel vectors, the filter taps
 // unrolled.
 //
+// Channels-first layers at stride 1 skip both transposes instead: each
+// (image, channel) plane is a single-channel linalg.conv_2d on its own
+// zero-padded copy, vectorized along the output row (upstream's
+// DownscaleConv2DOp and its 1-D convolution vectorizer), the taps scalars.
+// MobileNetV2's 144 x 56 x 56 layer: 0.87-1.23 -> 0.57-0.60 ms on one
+// thread (docs/performance-journal.md, 2026-12-04).
+//
 //===----------------------------------------------------------------------===//
 
 #include "Transforms/Common/ChannelsLast.h"
@@ -21,6 +28,7 @@
 
 #include "ConvLower/Transforms/CPU/Passes.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -306,6 +314,225 @@ LogicalResult tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp conv,
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Channels first, stride 1: one single-channel 2-D convolution per plane.
+//===----------------------------------------------------------------------===//
+
+/// Whether `plan` takes the planar route: a channels-first image at unit
+/// strides and dilations (linalg.conv_2d has neither), of the output's
+/// element type, whose cropped and padded planes are exactly what the
+/// output reads.
+bool takesPlanes(const ConvPlan &plan) {
+  auto one = [](int64_t v) { return v == 1; };
+  if (plan.form->layout != ImageLayout::nchw ||
+      !llvm::all_of(plan.strides, one) || !llvm::all_of(plan.dilations, one))
+    return false;
+  // One element type: upstream's vectorization of a 1-D linalg.conv_1d
+  // with f16 data into f32 builds an invalid vector.outerproduct (its lhs
+  // and result types differ).
+  linalg::LinalgOp op = plan.op;
+  Type element = getElementTypeOrSelf(op.getDpsInitOperand(0)->get());
+  if (getElementTypeOrSelf(op.getDpsInputOperand(0)->get()) != element ||
+      getElementTypeOrSelf(op.getDpsInputOperand(1)->get()) != element)
+    return false;
+  ArrayRef<int64_t> shape =
+      cast<RankedTensorType>(plan.input.getType()).getShape();
+  SmallVector<int64_t> image =
+      plan.inputIsImage ? llvm::to_vector(shape)
+                        : collapseShape(shape, plan.form->inputToImage);
+  for (int d = 0; d < 2; ++d) {
+    int64_t padded = image[d + 2] - plan.crop[d] + plan.padding[d] +
+                     plan.padding[d + 2];
+    if (padded != plan.outSize[d] + plan.kernel[d] - 1)
+      return false;
+  }
+  return true;
+}
+
+/// The filter as [C, KH, KW]: regrouped into B, ordered (G, F, K), the unit
+/// F merged into G and K split into (KH, KW).
+Value tapsByPlane(OpBuilder &b, Location loc, ConvPlan &plan) {
+  const ConvForm &form = *plan.form;
+  Value filter =
+      collapsed(b, loc, plan.op.getDpsInputOperand(1)->get(), form.filterToB);
+  SmallVector<int64_t> perm;
+  for (Role role : {Role::G, Role::F, Role::K})
+    if (const Role *it = llvm::find(form.bRoles, role);
+        it != form.bRoles.end())
+      perm.push_back(it - form.bRoles.begin());
+  if (!llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+    filter = transposed(b, loc, filter, perm);
+  if (perm.size() == 3)
+    filter = collapsed(b, loc, filter, {{0, 1}, {2}});
+  auto type = cast<RankedTensorType>(filter.getType());
+  return tensor::ExpandShapeOp::create(
+      b, loc,
+      RankedTensorType::get({plan.channels, plan.kernel[0], plan.kernel[1]},
+                            type.getElementType()),
+      filter, SmallVector<ReassociationIndices>{{0}, {1, 2}});
+}
+
+/// The slice [offsets..., sizes...] of `v` with unit strides, its leading
+/// unit dimensions dropped (rank-reduced to the trailing `rank`).
+Value reducedSlice(OpBuilder &b, Location loc, Value v,
+                   ArrayRef<OpFoldResult> offsets, ArrayRef<int64_t> sizes,
+                   int64_t rank) {
+  auto type = cast<RankedTensorType>(v.getType());
+  auto reduced = RankedTensorType::get(sizes.take_back(rank),
+                                       type.getElementType());
+  return tensor::ExtractSliceOp::create(
+      b, loc, reduced, v, offsets,
+      getAsIndexOpFoldResult(b.getContext(), sizes),
+      SmallVector<OpFoldResult>(sizes.size(), b.getIndexAttr(1)));
+}
+
+/// Replaces `plan.op` by an scf.forall over (image, block of channels),
+/// each block an scf.for over its planes, each computing its [Ho, Wo]
+/// output plane as a linalg.conv_2d of its [KH, KW] taps over a zero-padded
+/// copy of its image plane (a few KiB, in cache: the whole-image pad the
+/// channels-last route avoids is one plane at a time here); returns that
+/// conv_2d.
+linalg::Conv2DOp rewritePlanes(RewriterBase &rewriter, ConvPlan &plan) {
+  Location loc = plan.op.getLoc();
+  const ConvForm &form = *plan.form;
+  rewriter.setInsertionPoint(plan.op);
+  Value image = croppedImage(rewriter, loc, plan);
+  auto imageType = cast<RankedTensorType>(image.getType());
+  int64_t n = imageType.getDimSize(0), c = plan.channels;
+  int64_t h = imageType.getDimSize(2), w = imageType.getDimSize(3);
+  int64_t ho = plan.outSize[0], wo = plan.outSize[1];
+  ArrayRef<int64_t> pad = plan.padding; // top, left, bottom, right
+  assert(h + pad[0] + pad[2] == ho + plan.kernel[0] - 1 &&
+         w + pad[1] + pad[3] == wo + plan.kernel[1] - 1 && "takesPlanes");
+  Value taps = tapsByPlane(rewriter, loc, plan);
+  Value init = plan.op.getDpsInitOperand(0)->get();
+  Type element = cast<RankedTensorType>(init.getType()).getElementType();
+  Value acc, fillValue;
+  if (auto fill = init.getDefiningOp<linalg::FillOp>()) {
+    acc = tensor::EmptyOp::create(rewriter, loc, {n, c, ho, wo}, element);
+    fillValue = fill.getInputs()[0];
+  } else {
+    acc = collapsed(rewriter, loc, init, form.outputToImage);
+  }
+
+  // Blocks of planes: about 16 an image (what threads share), each with
+  // one padded plane buffer, zeroed once, whose interior each plane of the
+  // block overwrites (an allocation, a fill and a copy per plane cost
+  // more than the plane's FMAs).
+  MLIRContext *ctx = rewriter.getContext();
+  int64_t perBlock = largestDividingTile(c, std::max<int64_t>(1, c / 16));
+  SmallVector<OpFoldResult> counts =
+      getAsIndexOpFoldResult(ctx, {n, c / perBlock});
+  auto forall = scf::ForallOp::create(rewriter, loc, counts, ValueRange{acc},
+                                      /*mapping=*/std::nullopt);
+  rewriter.setInsertionPointToStart(forall.getBody());
+  Value in = forall.getInductionVar(0), blk = forall.getInductionVar(1);
+  Value shared = forall.getRegionIterArgs()[0];
+  OpFoldResult zero = rewriter.getIndexAttr(0);
+  AffineExpr d0;
+  bindDims(ctx, d0);
+  OpFoldResult first = affine::makeComposedFoldedAffineApply(
+      rewriter, loc, d0 * perBlock, {blk});
+  SmallVector<OpFoldResult> blockOffsets = {in, first, zero, zero};
+  SmallVector<int64_t> blockSizes = {1, perBlock, ho, wo};
+  Value blockOut = tensor::ExtractSliceOp::create(
+      rewriter, loc, shared, blockOffsets,
+      getAsIndexOpFoldResult(ctx, blockSizes),
+      SmallVector<OpFoldResult>(4, rewriter.getIndexAttr(1)));
+  bool padded = llvm::any_of(pad, [](int64_t p) { return p != 0; });
+  int64_t hp = ho + plan.kernel[0] - 1, wp = wo + plan.kernel[1] - 1;
+  Type imageElement = imageType.getElementType();
+  SmallVector<Value> carried = {blockOut};
+  if (padded) {
+    Value buffer = tensor::EmptyOp::create(rewriter, loc, {hp, wp},
+                                           imageElement);
+    Value zeroValue = arith::ConstantOp::create(
+        rewriter, loc, rewriter.getZeroAttr(imageElement));
+    carried.push_back(
+        linalg::FillOp::create(rewriter, loc, zeroValue, buffer).getResult(0));
+  }
+  Value lb = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value ub = arith::ConstantIndexOp::create(rewriter, loc, perBlock);
+  Value step = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  linalg::Conv2DOp conv;
+  auto planes = scf::ForOp::create(
+      rewriter, loc, lb, ub, step, carried,
+      [&](OpBuilder &b, Location loc, Value j, ValueRange args) {
+        Value ch = affine::makeComposedAffineApply(
+            b, loc, d0 + AffineExpr(getAffineDimExpr(1, ctx)),
+            {getAsOpFoldResult(j), first});
+        Value plane =
+            reducedSlice(b, loc, image, {in, ch, zero, zero}, {1, 1, h, w}, 2);
+        if (padded)
+          plane = tensor::InsertSliceOp::create(
+              b, loc, plane, args[1],
+              getAsIndexOpFoldResult(ctx, {pad[0], pad[1]}),
+              getAsIndexOpFoldResult(ctx, {h, w}),
+              getAsIndexOpFoldResult(ctx, {1, 1}));
+        Value kernel = reducedSlice(b, loc, taps, {ch, zero, zero},
+                                    {1, plan.kernel[0], plan.kernel[1]}, 2);
+        SmallVector<OpFoldResult> outOffsets = {zero, j, zero, zero};
+        Value outPlane =
+            reducedSlice(b, loc, args[0], outOffsets, {1, 1, ho, wo}, 2);
+        if (fillValue)
+          outPlane =
+              linalg::FillOp::create(b, loc, fillValue, outPlane).getResult(0);
+        conv = linalg::Conv2DOp::create(b, loc, TypeRange{outPlane.getType()},
+                                        ValueRange{plane, kernel},
+                                        ValueRange{outPlane});
+        SmallVector<Value> yielded = {tensor::InsertSliceOp::create(
+            b, loc, conv.getResult(0), args[0], outOffsets,
+            getAsIndexOpFoldResult(ctx, {1, 1, ho, wo}),
+            SmallVector<OpFoldResult>(4, b.getIndexAttr(1)))};
+        if (padded)
+          yielded.push_back(plane);
+        scf::YieldOp::create(b, loc, yielded);
+      });
+  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(
+      rewriter, loc, planes.getResult(0), shared, blockOffsets,
+      getAsIndexOpFoldResult(ctx, blockSizes),
+      SmallVector<OpFoldResult>(4, rewriter.getIndexAttr(1)));
+
+  rewriter.setInsertionPointAfter(forall);
+  Value result = forall.getResult(0);
+  if (!form.outputToImage.empty())
+    result = tensor::ExpandShapeOp::create(
+        rewriter, loc, plan.op->getResult(0).getType(), result,
+        form.outputToImage);
+  rewriter.replaceOp(plan.op, result);
+  if (plan.absorbedExpand && plan.absorbedExpand->use_empty())
+    rewriter.eraseOp(plan.absorbedExpand);
+  if (plan.absorbedPad && plan.absorbedPad->use_empty())
+    rewriter.eraseOp(plan.absorbedPad);
+  return conv;
+}
+
+/// Tiles a plane's conv_2d (loops oh, ow, kh, kw) into one output row x
+/// `columns` output columns (the largest divisor not above it) x one kernel
+/// row: a 1-D convolution (upstream's DownscaleConv2DOp) that the
+/// vectorizer turns into FMAs of the taps (scalars) on shifted vectors of
+/// the image row.
+LogicalResult tileAndVectorizePlane(RewriterBase &rewriter,
+                                    linalg::Conv2DOp conv, int64_t columns) {
+  SmallVector<int64_t> ranges = conv.getStaticLoopRanges();
+  FailureOr<linalg::LinalgOp> tile = tileInPlace(
+      rewriter, conv, {1, largestDividingTile(ranges[1], columns), 1, 0});
+  if (failed(tile))
+    return failure();
+  Operation *planeLoop = tile->getOperation()->getParentOfType<scf::ForallOp>();
+  RewritePatternSet patterns(rewriter.getContext());
+  patterns.add<linalg::DownscaleConv2DOp>(rewriter.getContext());
+  if (failed(applyOpPatternsGreedily({tile->getOperation()},
+                                     std::move(patterns))))
+    return failure();
+  SmallVector<linalg::Conv1DOp> convs;
+  planeLoop->walk([&](linalg::Conv1DOp op) { convs.push_back(op); });
+  for (linalg::Conv1DOp conv1d : convs)
+    vectorizeOrKeep(rewriter, conv1d);
+  return success();
+}
+
 struct ConvLowerDepthwiseDirectPass
     : conv_lower::impl::ConvLowerDepthwiseDirectBase<
           ConvLowerDepthwiseDirectPass> {
@@ -336,6 +563,11 @@ struct ConvLowerDepthwiseDirectPass
     });
     IRRewriter rewriter(&getContext());
     for (ConvPlan &plan : plans) {
+      if (takesPlanes(plan)) {
+        (void)tileAndVectorizePlane(rewriter, rewritePlanes(rewriter, plan),
+                                    kVectorLanes);
+        continue;
+      }
       for (linalg::LinalgOp direct : rewriteDepthwise(rewriter, plan))
         (void)tileAndVectorize(rewriter, direct, tileColumns, tileChannels);
     }

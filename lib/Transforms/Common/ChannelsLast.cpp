@@ -25,8 +25,8 @@ Value mlir::conv_lower::collapsed(OpBuilder &b, Location loc, Value v,
                               .getResult();
 }
 
-Value mlir::conv_lower::channelsLastImage(OpBuilder &b, Location loc,
-                                          ConvPlan &plan) {
+Value mlir::conv_lower::croppedImage(OpBuilder &b, Location loc,
+                                     ConvPlan &plan) {
   const ConvForm &form = *plan.form;
   Value image = plan.inputIsImage
                     ? plan.input
@@ -43,7 +43,13 @@ Value mlir::conv_lower::channelsLastImage(OpBuilder &b, Location loc,
     image = tensor::ExtractSliceOp::create(b, loc, image, offsets, sizes,
                                            strides);
   }
-  if (form.layout == ImageLayout::nchw)
+  return image;
+}
+
+Value mlir::conv_lower::channelsLastImage(OpBuilder &b, Location loc,
+                                          ConvPlan &plan) {
+  Value image = croppedImage(b, loc, plan);
+  if (plan.form->layout == ImageLayout::nchw)
     image = transposed(b, loc, image, {0, 2, 3, 1});
   return image;
 }

@@ -20,6 +20,10 @@ Value transposed(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm);
 Value collapsed(OpBuilder &b, Location loc, Value v,
                 ArrayRef<ReassociationIndices> groups);
 
+/// The image in its layout (2-D: [N, C, H, W] or [N, H, W, C]), cropped to
+/// what the output reads (not padded: the consumer pads what it reads).
+Value croppedImage(OpBuilder &b, Location loc, ConvPlan &plan);
+
 /// The image as [N, H, W, C], cropped to what the output reads (not
 /// padded: the consumer pads what it reads).
 Value channelsLastImage(OpBuilder &b, Location loc, ConvPlan &plan);

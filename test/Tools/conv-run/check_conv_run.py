@@ -391,6 +391,12 @@ NUMERICS = [
             stride="2", padding="1", bias=True),
     Problem("nhwc-depthwise-dilation2", "1,5,10,10", "5,1,3,3", groups=5, dilation="2",
             padding="2", layout="nhwc"),
+    # NCHW depthwise at stride 1: one padded plane at a time, vectors along W
+    # (48 channels: blocks of 3 planes).
+    Problem("nchw-depthwise-planes-batch2-bias", "2,48,13,10", "48,1,3,3", groups=48,
+            padding="1", bias=True),
+    Problem("nchw-depthwise-planes-5x5-asympad", "1,6,9,11", "6,1,5,5", groups=6,
+            padding="2,1,0,2"),
     Problem("nhwc-1x1", "2,8,4,4", "8,8,1,1", layout="nhwc"),
     # 16-bit inputs (accumulated in f32)
     Problem("f16-nchw-groups2-bias", "1,4,8,8", "4,2,3,3", groups=2, padding="1", bias=True,
@@ -409,6 +415,11 @@ NUMERICS = [
             dilation="2", padding="2,1"),
     Problem("conv1d-nhwc-groups2-f16", "1,8,15", "6,4,3", groups=2, padding="1",
             layout="nhwc", dtype="f16"),
+    Problem("conv1d-nchw-depthwise-planes", "2,8,30", "8,1,5", groups=8, padding="2"),
+    # f16 data into f32 keeps the channels-last route (upstream's conv_1d
+    # vectorization takes one element type).
+    Problem("conv1d-nchw-depthwise-f16", "2,8,30", "8,1,5", groups=8, padding="2",
+            dtype="f16"),
 ]
 
 

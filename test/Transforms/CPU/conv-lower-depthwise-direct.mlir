@@ -83,3 +83,37 @@ func.func @not_depthwise(%x: tensor<1x10x10x32xf32>, %w: tensor<16x3x3x32xf32>, 
        ins(%x, %w : tensor<1x10x10x32xf32>, tensor<16x3x3x32xf32>) outs(%init : tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32>
   return %y : tensor<1x8x8x16xf32>
 }
+
+// Channels first at stride 1: no transposes. An scf.forall over (image,
+// block of planes: 8 channels / 16 rounds to blocks of 1 here), one padded
+// plane buffer zeroed per block, each plane copied into its interior; the
+// output plane as rows of 1-D convolutions, vectorized along the output row
+// (14 columns: the largest divisor of 28 up to 16 lanes), the taps scalars.
+// CHECK-LABEL: func.func @nchw_planes
+// CHECK-NOT: linalg.transpose
+// CHECK: scf.forall (%[[N:.*]], %[[C:.*]]) in (2, 8) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<2x8x6x28xf32>)
+// CHECK:   %[[BLOCK:.*]] = tensor.extract_slice %[[OUT]][%[[N]], %[[C]], 0, 0] [1, 1, 6, 28]
+// CHECK:   %[[BUF:.*]] = linalg.fill {{.*}} -> tensor<8x30xf32>
+// CHECK:   %[[PLANE:.*]] = tensor.extract_slice %{{.*}}[%[[N]], %[[C]], 0, 0] [1, 1, 6, 28] [1, 1, 1, 1] : tensor<2x8x6x28xf32> to tensor<6x28xf32>
+// CHECK:   %[[PADDED:.*]] = tensor.insert_slice %[[PLANE]] into %[[BUF]][1, 1] [6, 28] [1, 1]
+// CHECK:   tensor.extract_slice %{{.*}}[%[[C]], 0, 0] [1, 3, 3] [1, 1, 1] : tensor<8x3x3xf32> to tensor<3x3xf32>
+// CHECK:   linalg.fill
+// CHECK:   scf.for
+// CHECK:     tensor.extract_slice %[[PADDED]]
+// CHECK:     vector.transfer_read {{.*}} : tensor<16xf32>, vector<16xf32>
+// CHECK-COUNT-3: vector.outerproduct {{.*}} : vector<14xf32>, f32
+// CHECK:   tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[N]], %[[C]], 0, 0] [1, 1, 6, 28]
+// CHECK-NOT: linalg.transpose
+// CHECK: return
+func.func @nchw_planes(%x: tensor<2x8x6x28xf32>, %w: tensor<8x3x3xf32>) -> tensor<2x8x6x28xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x8x6x28xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8x6x28xf32>) -> tensor<2x8x6x28xf32>
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zero : f32
+  } : tensor<2x8x6x28xf32> to tensor<2x8x8x30xf32>
+  %y = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%p, %w : tensor<2x8x8x30xf32>, tensor<8x3x3xf32>) outs(%init : tensor<2x8x6x28xf32>) -> tensor<2x8x6x28xf32>
+  return %y : tensor<2x8x6x28xf32>
+}

@@ -76,7 +76,17 @@ def ConvLowerDepthwiseDirect : Pass<"conv-lower-depthwise-direct"> {
     divisors not above them) and one kernel row, which become 1-D depthwise
     convolutions (upstream's DownscaleDepthwiseConv2DNhwcHwcOp) and are
     vectorized (`linalg::vectorize`: FMAs on channel vectors, the taps
-    unrolled). The CPU pipeline runs it before the im2col rewrite; other
+    unrolled).
+
+    A channels-first convolution at unit strides and dilations, of one
+    element type, takes no transposes instead: an `scf.forall` over
+    (image, block of about a sixteenth of the channels), each block an
+    `scf.for` over its planes that copies each image plane into one
+    zero-padded plane buffer (zeroed once a block) and computes its output
+    plane as a `linalg.conv_2d` of the channel's [KH, KW] taps, tiled to one
+    output row x up to 16 columns x one kernel row: a 1-D convolution
+    (upstream's DownscaleConv2DOp), vectorized along the row, the taps
+    scalars. The CPU pipeline runs it before the im2col rewrite; other
     convolutions, quantized ones and dynamic shapes are left untouched.
   }];
   let dependentDialects = [
