@@ -198,6 +198,67 @@ linalg::LinalgOp blockReduction(RewriterBase &rewriter, linalg::LinalgOp op,
   return succeeded(tiled) ? *tiled : op;
 }
 
+/// The floats between consecutive rows of `v` where it is a slice of a
+/// dense tensor: the innermost extent of what it was sliced from.
+int64_t rowPitch(Value v) {
+  while (auto slice = v.getDefiningOp<tensor::ExtractSliceOp>())
+    v = slice.getSource();
+  return cast<RankedTensorType>(v.getType()).getShape().back();
+}
+
+/// Step 0c: the [K, N] operand as contiguous column panels where its rows
+/// lie far apart. A channels-first pointwise convolution's B is the image
+/// itself, X [C, pixels], rows 3136 floats (12.5 KB) apart on r50's 56x56
+/// layers: each register tile's K loop read a vector from another page per
+/// step. N is tiled by the vector tile first (an scf.for outside the row
+/// tiles) and each [K, tile] panel copied contiguous once, then read by
+/// every row tile: the GEMM library's packed B. Operands whose rows are at
+/// most `kPackedPitch` floats apart (pack-rhs's W^T of up to 512 filters,
+/// already laid out for this) are left as they are. Returns the
+/// contraction inside the N loop (or `op`).
+constexpr int64_t kPackedPitch = 512;
+linalg::LinalgOp packColumnPanels(RewriterBase &rewriter, linalg::LinalgOp op,
+                                  int64_t tileN) {
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->n.empty() || dims->k.empty())
+    return op;
+  OpOperand *b = op.getDpsInputOperand(1);
+  AffineMap map = op.getMatchingIndexingMap(b);
+  unsigned results = map.getNumResults();
+  if (results < 2 ||
+      map.getResult(results - 1) !=
+          getAffineDimExpr(dims->n.back(), op.getContext()) ||
+      map.getResult(results - 2) !=
+          getAffineDimExpr(dims->k.back(), op.getContext()))
+    return op;
+  if (rowPitch(b->get()) <= kPackedPitch || op.hasDynamicShape())
+    return op;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t columns = ranges[dims->n.back()];
+  int64_t panel = vectorTile(columns, tileN, conv_lower::kVectorLanes);
+  if (panel >= columns || columns % panel)
+    return op;
+  SmallVector<int64_t> sizes(op.getNumLoops(), 0);
+  sizes[dims->n.back()] = panel;
+  FailureOr<linalg::LinalgOp> tiled = tileInPlace(rewriter, op, sizes);
+  if (failed(tiled))
+    return op;
+  OpOperand *tileB = tiled->getDpsInputOperand(1);
+  auto type = cast<RankedTensorType>(tileB->get().getType());
+  rewriter.setInsertionPoint(*tiled);
+  Location loc = tiled->getLoc();
+  Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                        type.getElementType());
+  Value packed =
+      linalg::CopyOp::create(rewriter, loc, tileB->get(), empty).getResult(0);
+  rewriter.modifyOpInPlace(*tiled, [&] { tileB->set(packed); });
+  LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] B rows " << rowPitch(b->get())
+                          << " floats apart: packed in [K, " << panel
+                          << "] column panels\n");
+  return *tiled;
+}
+
 /// Step 1: tile one contraction; peel loops over dynamic extents.
 LogicalResult tileAndPeel(RewriterBase &rewriter, linalg::LinalgOp op,
                           int64_t tileM, int64_t tileN, int64_t tileK) {
@@ -351,6 +412,7 @@ struct ConvLowerTileAndVectorizePass
       if (parallelBlocks > 0 && !op->getParentOfType<scf::ForallOp>())
         op = tileForThreads(rewriter, op, parallelBlocks, tileM, tileN);
       op = blockReduction(rewriter, op, cacheBlockBytes);
+      op = packColumnPanels(rewriter, op, tileN);
       (void)tileAndPeel(rewriter, op, tileM, tileN, tileK);
     }
 

@@ -379,6 +379,8 @@ NUMERICS = [
             dilation="2,1", padding="1,0"),
     Problem("nchw-1x1-batch3", "3,8,5,5", "4,8,1,1"),
     Problem("nchw-1x1-stride2", "1,8,6,6", "4,8,1,1", stride="2"),
+    # 768 pixels a row of B (more than 512 floats apart): packed column panels.
+    Problem("nchw-1x1-wide-image-bias", "2,16,24,32", "24,16,1,1", bias=True),
     # nhwc (NHWC input, FHWC filter)
     Problem("nhwc-3x3-batch3-bias", "3,4,8,8", "6,4,3,3", padding="1", bias=True,
             layout="nhwc"),

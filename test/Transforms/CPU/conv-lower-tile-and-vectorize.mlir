@@ -153,3 +153,33 @@ func.func @rows_peeled(%a: tensor<49x64xf32>, %b: tensor<64x32xf32>, %c: tensor<
   %0 = linalg.matmul ins(%a, %b : tensor<49x64xf32>, tensor<64x32xf32>) outs(%c : tensor<49x32xf32>) -> tensor<49x32xf32>
   return %0 : tensor<49x32xf32>
 }
+
+// A channels-first pointwise GEMM: B is the image [C, pixels], its rows 640
+// floats apart (more than 512): N is tiled by the 16-lane vector tile
+// first, each [64, 16] column panel of B copied contiguous, and the row tiles
+// run inside that N loop on the copy. B rows 512 floats apart or fewer (a
+// packed W^T) are read in place.
+// CHECK-LABEL: func.func @pointwise_channels_first
+// CHECK: scf.for %{{.*}} = %c0 to %c640 step %c16
+// CHECK:   %[[PANEL:.*]] = tensor.extract_slice %{{.*}}[0, %{{.*}}] [64, 16] [1, 1] : tensor<64x640xf32> to tensor<64x16xf32>
+// CHECK:   %[[PACKED:.*]] = linalg.copy ins(%[[PANEL]] : tensor<64x16xf32>)
+// CHECK:   scf.for
+// CHECK:     tensor.extract_slice %[[PACKED]]
+// CHECK:     vector.contract
+// CHECK-LABEL: func.func @pointwise_near_rows
+// CHECK-NOT: linalg.copy
+// CHECK: return
+func.func @pointwise_channels_first(%w: tensor<24x64xf32>, %x: tensor<64x640xf32>) -> tensor<24x640xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<24x640xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<24x640xf32>) -> tensor<24x640xf32>
+  %y = linalg.matmul ins(%w, %x : tensor<24x64xf32>, tensor<64x640xf32>) outs(%init : tensor<24x640xf32>) -> tensor<24x640xf32>
+  return %y : tensor<24x640xf32>
+}
+func.func @pointwise_near_rows(%w: tensor<24x64xf32>, %x: tensor<64x512xf32>) -> tensor<24x512xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<24x512xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<24x512xf32>) -> tensor<24x512xf32>
+  %y = linalg.matmul ins(%w, %x : tensor<24x64xf32>, tensor<64x512xf32>) outs(%init : tensor<24x512xf32>) -> tensor<24x512xf32>
+  return %y : tensor<24x512xf32>
+}

@@ -347,7 +347,12 @@ def ConvLowerTileAndVectorize : Pass<"conv-lower-tile-and-vectorize"> {
     tile reads all of it) is larger than `cache-block-bytes`, K is first
     split into blocks (BLIS's kc) whose [kc, N] slice fits that budget: the
     row tiles then read it from the L2 cache, and the accumulators go back
-    to the output once per block.
+    to the output once per block. Where that operand's rows lie more than
+    512 floats apart (a slice of a larger tensor: a channels-first
+    pointwise convolution's image [C, pixels]), N is first tiled by the
+    vector tile and each [K, tile] column panel copied contiguous
+    (`linalg.copy`) for the row tiles to read: the packed B of a GEMM
+    library.
   }];
   let dependentDialects = [
     "::mlir::scf::SCFDialect",
