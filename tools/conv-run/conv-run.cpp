@@ -156,8 +156,9 @@ EnumOpt<WinogradChoice> winogradOpt(
              "error a few 1e-6 instead of ~3e-7)"),
     cl::values(clEnumValN(WinogradChoice::Auto, "auto",
                           "where conv-lower-winograd's cost rule says it is "
-                          "faster: at least 32 4x4 output tiles per call, the "
-                          "transformed filters within 16 MiB"),
+                          "faster: at least 32 4x4 output tiles per call (16 "
+                          "with --constant-weights), the transformed filters "
+                          "within 16 MiB"),
                clEnumValN(WinogradChoice::Always, "always",
                           "every convolution it can take"),
                clEnumValN(WinogradChoice::Off, "off",

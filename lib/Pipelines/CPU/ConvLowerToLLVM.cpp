@@ -88,6 +88,7 @@ static void addConvRewrite(OpPassManager &pm,
       ConvLowerWinogradOptions winograd;
       winograd.minTiles = options.winogradMinTiles;
       winograd.threads = options.threads;
+      winograd.filterPackedOnce = options.constantWeights;
       pm.addPass(createConvLowerWinograd(winograd));
     }
     pm.addPass(createConvLowerIm2Col());

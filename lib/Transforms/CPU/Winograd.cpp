@@ -550,6 +550,7 @@ bool isF32(Value v) { return getElementTypeOrSelf(v.getType()).isF32(); }
 /// The cost rule's and the error bound's limits.
 struct WinogradOptions {
   int64_t minTiles, maxChannels;
+  bool filterPackedOnce;
 };
 
 /// Why `plan` does not take the Winograd route ("" when it does).
@@ -580,7 +581,13 @@ std::string winogradRejection(ConvPlan &plan, const WinogradOptions &options) {
   int64_t n = cast<ShapedType>(plan.input.getType()).getDimSize(0);
   int64_t tiles = n * llvm::divideCeil(plan.outSize[0], kOut) *
                   llvm::divideCeil(plan.outSize[1], kOut);
-  if (tiles < options.minTiles)
+  // U made once (constant weights) leaves the image and output transforms
+  // to amortize: r50 256 14x14 N1 (16 tiles), Winograd / GEMM, NCHW 1.0-1.2
+  // / 1.7-2.0 ms, NHWC 1.5 / 1.9-2.9 (docs/performance-journal.md,
+  // 2026-12-04).
+  int64_t minTiles =
+      options.filterPackedOnce ? options.minTiles / 2 : options.minTiles;
+  if (tiles < minTiles)
     return "fewer 4x4 output tiles than min-tiles (the GEMM route is faster)";
   // Each block reads all of U [36, C, F] for 72 * T * C * F flops: T / 2
   // flops a byte, below what a core computes per byte of memory traffic when
@@ -605,7 +612,7 @@ struct ConvLowerWinogradPass
              "block-tiles and threads positive";
       return signalPassFailure();
     }
-    WinogradOptions options{minTiles, maxChannels};
+    WinogradOptions options{minTiles, maxChannels, filterPackedOnce};
     SmallVector<std::pair<ConvPlan, WinogradShape>, 2> chosen;
     getOperation()->walk([&](linalg::LinalgOp op) {
       if (!looksLikeConvolution(op))

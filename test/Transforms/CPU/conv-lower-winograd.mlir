@@ -1,5 +1,6 @@
 // RUN: conv-opt %s --conv-lower-winograd="min-tiles=0" --canonicalize | FileCheck %s
 // RUN: conv-opt %s --conv-lower-winograd | FileCheck %s --check-prefix=RULE
+// RUN: conv-opt %s --conv-lower-winograd="filter-packed-once" | FileCheck %s --check-prefix=PACKED
 // RUN: conv-opt %s --conv-lower-winograd="emit-remarks" -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=REMARK
 // RUN: not conv-opt %s --conv-lower-winograd="block-tiles=0" 2>&1 \
@@ -155,4 +156,21 @@ func.func @deep_small_images(%x: tensor<8x9x9x512xf32>, %w: tensor<512x3x3x512xf
   %y = linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
        ins(%x, %w : tensor<8x9x9x512xf32>, tensor<512x3x3x512xf32>) outs(%init : tensor<8x7x7x512xf32>) -> tensor<8x7x7x512xf32>
   return %y : tensor<8x7x7x512xf32>
+}
+
+// A 14x14 output: 16 tiles, fewer than min-tiles (32), left to the GEMM
+// route; with the filter packed once (U made once), half of min-tiles (16)
+// suffices.
+// RULE-LABEL: func.func @sixteen_tiles
+// RULE: linalg.conv_2d_nchw_fchw
+// PACKED-LABEL: func.func @sixteen_tiles
+// PACKED-NOT: linalg.conv_2d_nchw_fchw
+// PACKED: return
+func.func @sixteen_tiles(%x: tensor<1x16x16x16xf32>, %w: tensor<16x16x3x3xf32>) -> tensor<1x16x14x14xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x14x14xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16x14x14xf32>) -> tensor<1x16x14x14xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%x, %w : tensor<1x16x16x16xf32>, tensor<16x16x3x3xf32>) outs(%init : tensor<1x16x14x14xf32>) -> tensor<1x16x14x14xf32>
+  return %y : tensor<1x16x14x14xf32>
 }

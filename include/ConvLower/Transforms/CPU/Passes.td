@@ -162,6 +162,11 @@ def ConvLowerWinograd : Pass<"conv-lower-winograd"> {
            "The fewest 4x4 output tiles per call (N * ceil(Ho/4) * "
            "ceil(Wo/4)) for which Winograd is chosen (0: every convolution "
            "it can take, the cost rule off)">,
+    Option<"filterPackedOnce", "filter-packed-once", "bool",
+           /*default=*/"false",
+           "The filter is constant and its transform hoisted "
+           "(conv-lower-hoist-constant-weights): no call pays for U, so "
+           "half of min-tiles suffices">,
     Option<"maxChannels", "max-channels", "int64_t", /*default=*/"1024",
            "The most input channels for which Winograd's f32 error stays "
            "within 1e-5">,
