@@ -96,7 +96,8 @@ ModuleInfo mlir::conv_lower::analyzeConvModule(ModuleOp module,
 
 int64_t mlir::conv_lower::countWinogradConvs(ModuleOp module,
                                              llvm::StringRef function,
-                                             int64_t minTiles) {
+                                             int64_t minTiles,
+                                             bool filterPackedOnce) {
   OwningOpRef<ModuleOp> copy(module.clone());
   auto func = copy->lookupSymbol<func::FuncOp>(function);
   if (!func)
@@ -104,6 +105,7 @@ int64_t mlir::conv_lower::countWinogradConvs(ModuleOp module,
   PassManager pm(copy->getContext());
   ConvLowerWinogradOptions options;
   options.minTiles = minTiles;
+  options.filterPackedOnce = filterPackedOnce;
   pm.addPass(createConvLowerWinograd(options));
   if (failed(pm.run(*copy)))
     return 0;

@@ -116,7 +116,8 @@ CpuRoute cpuRoute(Target target, bool implicit) {
 bool takesWinograd(ModuleOp module, llvm::StringRef function,
                    const ConvLowerToLLVMOptions &pipeline) {
   return pipeline.winograd &&
-         countWinogradConvs(module, function, pipeline.winogradMinTiles) > 0;
+         countWinogradConvs(module, function, pipeline.winogradMinTiles,
+                            pipeline.constantWeights) > 0;
 }
 
 /// The twin runs the kernel of its chip: the report names the chip, the

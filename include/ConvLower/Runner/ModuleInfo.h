@@ -29,9 +29,10 @@ struct ModuleInfo {
 ModuleInfo analyzeConvModule(ModuleOp module, llvm::StringRef function);
 
 /// How many of `function`'s convolutions conv-lower-winograd rewrites with
-/// `minTiles` (its cost rule), counted on a copy of `module`.
+/// `minTiles` (its cost rule) and `filterPackedOnce` (constant weights: half
+/// of min-tiles), counted on a copy of `module`.
 int64_t countWinogradConvs(ModuleOp module, llvm::StringRef function,
-                           int64_t minTiles);
+                           int64_t minTiles, bool filterPackedOnce);
 
 } // namespace mlir::conv_lower
 
