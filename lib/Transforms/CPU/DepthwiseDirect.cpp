@@ -152,28 +152,53 @@ Value pieceWindow(OpBuilder &b, Location loc, const ConvPlan &plan,
       getAsIndexOpFoldResult(b.getContext(), high), zero);
 }
 
-/// The filter as [KH, KW, C]: regrouped into B (roles G, K and a unit F;
-/// with one channel per group K is (kh, kw) in any K order), then ordered
-/// (K, G, F), the unit F merged into G and K split into (KH, KW).
-Value tapsByChannel(OpBuilder &b, Location loc, ConvPlan &plan) {
+/// The filter regrouped into B (roles G, K and a unit F; with one channel
+/// per group K is (kh, kw) in any K order), its roles transposed into
+/// `order` (G before F), the unit F merged into G: [K, C] or [C, K].
+Value filterInRoleOrder(OpBuilder &b, Location loc, ConvPlan &plan,
+                        ArrayRef<Role> order) {
   const ConvForm &form = *plan.form;
   Value filter =
       collapsed(b, loc, plan.op.getDpsInputOperand(1)->get(), form.filterToB);
   SmallVector<int64_t> perm;
-  for (Role role : {Role::K, Role::G, Role::F})
-    if (const Role *it = llvm::find(form.bRoles, role);
-        it != form.bRoles.end())
-      perm.push_back(it - form.bRoles.begin());
+  SmallVector<ReassociationIndices> merged;
+  for (Role role : order) {
+    const Role *it = llvm::find(form.bRoles, role);
+    if (it == form.bRoles.end())
+      continue;
+    if (role == Role::F && !merged.empty())
+      merged.back().push_back(perm.size());
+    else
+      merged.push_back({static_cast<int64_t>(perm.size())});
+    perm.push_back(it - form.bRoles.begin());
+  }
   if (!llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
     filter = transposed(b, loc, filter, perm);
-  if (perm.size() == 3)
-    filter = collapsed(b, loc, filter, {{0}, {1, 2}});
+  if (merged.size() < perm.size())
+    filter = collapsed(b, loc, filter, merged);
+  return filter;
+}
+
+/// The filter as [KH, KW, C] (the channels-last route's taps by channel)
+/// or, `byPlane`, [C, KH, KW] (the planar route's taps of each plane): K
+/// split into (KH, KW).
+Value depthwiseTaps(OpBuilder &b, Location loc, ConvPlan &plan, bool byPlane) {
+  Value filter = filterInRoleOrder(
+      b, loc, plan,
+      byPlane ? ArrayRef<Role>{Role::G, Role::F, Role::K}
+              : ArrayRef<Role>{Role::K, Role::G, Role::F});
+  SmallVector<int64_t> shape = {plan.kernel[0], plan.kernel[1]};
+  SmallVector<ReassociationIndices> split = {{0, 1}, {2}};
+  if (byPlane) {
+    shape.insert(shape.begin(), plan.channels);
+    split = {{0}, {1, 2}};
+  } else {
+    shape.push_back(plan.channels);
+  }
   auto type = cast<RankedTensorType>(filter.getType());
   return tensor::ExpandShapeOp::create(
-      b, loc,
-      RankedTensorType::get({plan.kernel[0], plan.kernel[1], plan.channels},
-                            type.getElementType()),
-      filter, SmallVector<ReassociationIndices>{{0, 1}, {2}});
+      b, loc, RankedTensorType::get(shape, type.getElementType()), filter,
+      split);
 }
 
 /// The accumulator as [N, Ho, Wo, C], which the pieces update in place: an
@@ -197,6 +222,22 @@ std::pair<Value, Value> channelsLastInit(OpBuilder &b, Location loc,
   return {nchw ? transposed(b, loc, image, {0, 2, 3, 1}) : image, Value()};
 }
 
+/// Replaces `plan.op` by `image` ([N, C, Ho, Wo] or [N, Ho, Wo, C], its
+/// layout's) expanded back to the op's result, and erases the pad and
+/// expand the plan absorbed once nothing else reads them.
+void replaceWithImage(RewriterBase &rewriter, ConvPlan &plan, Value image) {
+  const ConvForm &form = *plan.form;
+  if (!form.outputToImage.empty())
+    image = tensor::ExpandShapeOp::create(
+        rewriter, plan.op.getLoc(), plan.op->getResult(0).getType(), image,
+        form.outputToImage);
+  rewriter.replaceOp(plan.op, image);
+  if (plan.absorbedExpand && plan.absorbedExpand->use_empty())
+    rewriter.eraseOp(plan.absorbedExpand);
+  if (plan.absorbedPad && plan.absorbedPad->use_empty())
+    rewriter.eraseOp(plan.absorbedPad);
+}
+
 /// Replaces `plan.op` by direct convolutions, one per output piece; returns
 /// them.
 SmallVector<linalg::LinalgOp> rewriteDepthwise(RewriterBase &rewriter,
@@ -204,7 +245,7 @@ SmallVector<linalg::LinalgOp> rewriteDepthwise(RewriterBase &rewriter,
   Location loc = plan.op.getLoc();
   rewriter.setInsertionPoint(plan.op);
   Value image = channelsLastImage(rewriter, loc, plan);
-  Value taps = tapsByChannel(rewriter, loc, plan);
+  Value taps = depthwiseTaps(rewriter, loc, plan, /*byPlane=*/false);
   auto [acc, fillValue] = channelsLastInit(rewriter, loc, plan);
   auto imageType = cast<RankedTensorType>(image.getType());
   int64_t n = imageType.getDimSize(0);
@@ -238,15 +279,7 @@ SmallVector<linalg::LinalgOp> rewriteDepthwise(RewriterBase &rewriter,
   const ConvForm &form = *plan.form;
   if (form.layout == ImageLayout::nchw)
     result = transposed(rewriter, loc, result, {0, 3, 1, 2});
-  if (!form.outputToImage.empty())
-    result = tensor::ExpandShapeOp::create(
-        rewriter, loc, plan.op->getResult(0).getType(), result,
-        form.outputToImage);
-  rewriter.replaceOp(plan.op, result);
-  if (plan.absorbedExpand && plan.absorbedExpand->use_empty())
-    rewriter.eraseOp(plan.absorbedExpand);
-  if (plan.absorbedPad && plan.absorbedPad->use_empty())
-    rewriter.eraseOp(plan.absorbedPad);
+  replaceWithImage(rewriter, plan, result);
   return convs;
 }
 
@@ -349,29 +382,6 @@ bool takesPlanes(const ConvPlan &plan) {
   return true;
 }
 
-/// The filter as [C, KH, KW]: regrouped into B, ordered (G, F, K), the unit
-/// F merged into G and K split into (KH, KW).
-Value tapsByPlane(OpBuilder &b, Location loc, ConvPlan &plan) {
-  const ConvForm &form = *plan.form;
-  Value filter =
-      collapsed(b, loc, plan.op.getDpsInputOperand(1)->get(), form.filterToB);
-  SmallVector<int64_t> perm;
-  for (Role role : {Role::G, Role::F, Role::K})
-    if (const Role *it = llvm::find(form.bRoles, role);
-        it != form.bRoles.end())
-      perm.push_back(it - form.bRoles.begin());
-  if (!llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
-    filter = transposed(b, loc, filter, perm);
-  if (perm.size() == 3)
-    filter = collapsed(b, loc, filter, {{0, 1}, {2}});
-  auto type = cast<RankedTensorType>(filter.getType());
-  return tensor::ExpandShapeOp::create(
-      b, loc,
-      RankedTensorType::get({plan.channels, plan.kernel[0], plan.kernel[1]},
-                            type.getElementType()),
-      filter, SmallVector<ReassociationIndices>{{0}, {1, 2}});
-}
-
 /// The slice [offsets..., sizes...] of `v` with unit strides, its leading
 /// unit dimensions dropped (rank-reduced to the trailing `rank`).
 Value reducedSlice(OpBuilder &b, Location loc, Value v,
@@ -404,7 +414,7 @@ linalg::Conv2DOp rewritePlanes(RewriterBase &rewriter, ConvPlan &plan) {
   ArrayRef<int64_t> pad = plan.padding; // top, left, bottom, right
   assert(h + pad[0] + pad[2] == ho + plan.kernel[0] - 1 &&
          w + pad[1] + pad[3] == wo + plan.kernel[1] - 1 && "takesPlanes");
-  Value taps = tapsByPlane(rewriter, loc, plan);
+  Value taps = depthwiseTaps(rewriter, loc, plan, /*byPlane=*/true);
   Value init = plan.op.getDpsInitOperand(0)->get();
   Type element = cast<RankedTensorType>(init.getType()).getElementType();
   Value acc, fillValue;
@@ -496,15 +506,7 @@ linalg::Conv2DOp rewritePlanes(RewriterBase &rewriter, ConvPlan &plan) {
 
   rewriter.setInsertionPointAfter(forall);
   Value result = forall.getResult(0);
-  if (!form.outputToImage.empty())
-    result = tensor::ExpandShapeOp::create(
-        rewriter, loc, plan.op->getResult(0).getType(), result,
-        form.outputToImage);
-  rewriter.replaceOp(plan.op, result);
-  if (plan.absorbedExpand && plan.absorbedExpand->use_empty())
-    rewriter.eraseOp(plan.absorbedExpand);
-  if (plan.absorbedPad && plan.absorbedPad->use_empty())
-    rewriter.eraseOp(plan.absorbedPad);
+  replaceWithImage(rewriter, plan, result);
   return conv;
 }
 
