@@ -162,14 +162,17 @@ Value filterInRoleOrder(OpBuilder &b, Location loc, ConvPlan &plan,
       collapsed(b, loc, plan.op.getDpsInputOperand(1)->get(), form.filterToB);
   SmallVector<int64_t> perm;
   SmallVector<ReassociationIndices> merged;
+  bool afterG = false;
   for (Role role : order) {
     const Role *it = llvm::find(form.bRoles, role);
     if (it == form.bRoles.end())
       continue;
-    if (role == Role::F && !merged.empty())
+    // F joins G's group (an ungrouped form has no G: F is the channels).
+    if (role == Role::F && afterG)
       merged.back().push_back(perm.size());
     else
       merged.push_back({static_cast<int64_t>(perm.size())});
+    afterG = role == Role::G;
     perm.push_back(it - form.bRoles.begin());
   }
   if (!llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
