@@ -62,6 +62,9 @@ struct CompiledConv::Impl {
 
 WeightsPack::WeightsPack() = default;
 WeightsPack::~WeightsPack() = default;
+int64_t WeightsPack::bytes() const {
+  return weights_ ? weights_->bytes() : 0;
+}
 
 CompiledConv::CompiledConv() = default;
 CompiledConv::~CompiledConv() = default;
@@ -278,7 +281,6 @@ llvm::Error CompiledConv::packLocked(const void *filter, WeightsPack &into,
     weights = std::move(*made);
   }
   into.ready_.store(false, std::memory_order_release);
-  into.bytes_ = weights ? weights->bytes() : 0;
   into.weights_ = std::move(weights);
   into.packMs_ = std::chrono::duration<double, std::milli>(
                      std::chrono::steady_clock::now() - start)
@@ -289,7 +291,7 @@ llvm::Error CompiledConv::packLocked(const void *filter, WeightsPack &into,
 
 RunReport CompiledConv::report(const WeightsPack *weights) const {
   RunReport r = report_;
-  const WeightsPack &pack = packOf(const_cast<WeightsPack *>(weights));
+  const WeightsPack &pack = weights ? *weights : impl_->own;
   if (spec_.constantWeights && pack.packed()) {
     r.packMs = pack.packMs();
     r.packedBytes = pack.bytes();

@@ -63,7 +63,7 @@ public:
   /// The packing's wall time and the packed buffers' bytes (0 where the
   /// route reads the filter in place).
   double packMs() const { return packMs_; }
-  int64_t bytes() const { return bytes_; }
+  int64_t bytes() const;
 
 private:
   friend class CompiledConv;
@@ -71,7 +71,6 @@ private:
   std::atomic<bool> ready_{false};
   std::unique_ptr<PackedWeights> weights_;
   double packMs_ = 0;
-  int64_t bytes_ = 0;
 };
 
 class CompiledConv {

@@ -318,6 +318,25 @@ FailureOr<linalg::LinalgOp> tileRowsFusingFill(RewriterBase &rewriter,
   return cast<linalg::LinalgOp>(tiled->tiledAndFusedOps.front());
 }
 
+/// `tile`, a 2-D convolution of one output row and one kernel row inside an
+/// scf.forall, as the 1-D convolution upstream's `Downscale` pattern makes
+/// of it (a `Conv1D`), vectorized by `linalg::vectorize`.
+template <typename Downscale, typename Conv1D>
+LogicalResult downscaleAndVectorize(RewriterBase &rewriter,
+                                    linalg::LinalgOp tile) {
+  Operation *loop = tile->getParentOfType<scf::ForallOp>();
+  RewritePatternSet patterns(rewriter.getContext());
+  patterns.add<Downscale>(rewriter.getContext());
+  if (failed(applyOpPatternsGreedily({tile.getOperation()},
+                                     std::move(patterns))))
+    return failure();
+  SmallVector<Conv1D> convs;
+  loop->walk([&](Conv1D op) { convs.push_back(op); });
+  for (Conv1D conv1d : convs)
+    vectorizeOrKeep(rewriter, conv1d);
+  return success();
+}
+
 /// Tiles the direct convolution (loops n, oh, ow, c, kh, kw): an scf.forall
 /// over (n, oh) (the fill fused), then register tiles of `columns` output
 /// columns x `channels` channels and one kernel row, each a 1-D depthwise
@@ -336,18 +355,8 @@ LogicalResult tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp conv,
   if (failed(reg))
     return failure();
   // One output row and one kernel row: a 1-D depthwise convolution.
-  Operation *rows = reg->getOperation()->getParentOfType<scf::ForallOp>();
-  RewritePatternSet patterns(rewriter.getContext());
-  patterns.add<linalg::DownscaleDepthwiseConv2DNhwcHwcOp>(
-      rewriter.getContext());
-  if (failed(applyOpPatternsGreedily({reg->getOperation()},
-                                     std::move(patterns))))
-    return failure();
-  SmallVector<linalg::DepthwiseConv1DNwcWcOp> convs;
-  rows->walk([&](linalg::DepthwiseConv1DNwcWcOp op) { convs.push_back(op); });
-  for (linalg::DepthwiseConv1DNwcWcOp conv1d : convs)
-    vectorizeOrKeep(rewriter, conv1d);
-  return success();
+  return downscaleAndVectorize<linalg::DownscaleDepthwiseConv2DNhwcHwcOp,
+                               linalg::DepthwiseConv1DNwcWcOp>(rewriter, *reg);
 }
 
 //===----------------------------------------------------------------------===//
@@ -525,17 +534,8 @@ LogicalResult tileAndVectorizePlane(RewriterBase &rewriter,
       rewriter, conv, {1, largestDividingTile(ranges[1], columns), 1, 0});
   if (failed(tile))
     return failure();
-  Operation *planeLoop = tile->getOperation()->getParentOfType<scf::ForallOp>();
-  RewritePatternSet patterns(rewriter.getContext());
-  patterns.add<linalg::DownscaleConv2DOp>(rewriter.getContext());
-  if (failed(applyOpPatternsGreedily({tile->getOperation()},
-                                     std::move(patterns))))
-    return failure();
-  SmallVector<linalg::Conv1DOp> convs;
-  planeLoop->walk([&](linalg::Conv1DOp op) { convs.push_back(op); });
-  for (linalg::Conv1DOp conv1d : convs)
-    vectorizeOrKeep(rewriter, conv1d);
-  return success();
+  return downscaleAndVectorize<linalg::DownscaleConv2DOp, linalg::Conv1DOp>(
+      rewriter, *tile);
 }
 
 struct ConvLowerDepthwiseDirectPass
