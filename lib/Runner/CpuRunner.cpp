@@ -19,6 +19,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/Threading.h"
@@ -195,8 +196,18 @@ CpuRunner::create(OwningOpRef<ModuleOp> module, llvm::StringRef functionName,
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
   });
-  auto transformer = makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0,
-                                               /*targetMachine=*/nullptr);
+  // The IR is optimized for the host: without a target machine LLVM's
+  // passes see a target with no vector registers, and the loops MLIR leaves
+  // scalar (the copies into padded buffers, the fills) stay scalar. The
+  // machine code is the host's either way (ExecutionEngine detects it).
+  auto hostMachine = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!hostMachine)
+    return hostMachine.takeError();
+  auto targetMachine = hostMachine->createTargetMachine();
+  if (!targetMachine)
+    return targetMachine.takeError();
+  auto transformer = makeOptimizingTransformer(
+      /*optLevel=*/3, /*sizeLevel=*/0, targetMachine->get());
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
   // Threaded code calls the OpenMP runtime (__kmpc_*).
