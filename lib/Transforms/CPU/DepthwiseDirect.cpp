@@ -14,12 +14,14 @@
 // and its vectorizer turns into FMAs on channel vectors, the filter taps
 // unrolled.
 //
-// Channels-first layers at stride 1 skip both transposes instead: each
-// (image, channel) plane is a single-channel linalg.conv_2d on its own
-// zero-padded copy, vectorized along the output row (upstream's
-// DownscaleConv2DOp and its 1-D convolution vectorizer), the taps scalars.
+// Channels-first layers skip both transposes instead: each (image,
+// channel) plane is a single-channel linalg.conv_2d on its own zero-padded
+// copy, vectorized along the output row (upstream's DownscaleConv2DOp and
+// its 1-D convolution vectorizer), the taps scalars; a strided one is split
+// into its phases first (PlaneLayout), each a unit-stride conv_2d.
 // MobileNetV2's 144 x 56 x 56 layer: 0.87-1.23 -> 0.57-0.60 ms on one
-// thread (docs/performance-journal.md, 2026-12-04).
+// thread; its 96 x 112 x 112 stride-2 layer 1.01 -> about 0.5 ms on two
+// (docs/performance-journal.md, 2026-12-04 and 2026-12-05).
 //
 //===----------------------------------------------------------------------===//
 
@@ -364,13 +366,12 @@ LogicalResult tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp conv,
 //===----------------------------------------------------------------------===//
 
 /// Whether `plan` takes the planar route: a channels-first image at unit
-/// strides and dilations (linalg.conv_2d has neither), of the output's
-/// element type, whose cropped and padded planes are exactly what the
-/// output reads.
+/// dilations (linalg.conv_2d has none), of the output's element type,
+/// whose cropped and padded planes are exactly what the output reads.
 bool takesPlanes(const ConvPlan &plan) {
   auto one = [](int64_t v) { return v == 1; };
   if (plan.form->layout != ImageLayout::nchw ||
-      !llvm::all_of(plan.strides, one) || !llvm::all_of(plan.dilations, one))
+      !llvm::all_of(plan.dilations, one))
     return false;
   // One element type: upstream's vectorization of a 1-D linalg.conv_1d
   // with f16 data into f32 builds an invalid vector.outerproduct (its lhs
@@ -388,33 +389,78 @@ bool takesPlanes(const ConvPlan &plan) {
   for (int d = 0; d < 2; ++d) {
     int64_t padded = image[d + 2] - plan.crop[d] + plan.padding[d] +
                      plan.padding[d + 2];
-    if (padded != plan.outSize[d] + plan.kernel[d] - 1)
+    if (padded != (plan.outSize[d] - 1) * plan.strides[d] + plan.kernel[d])
       return false;
   }
   return true;
 }
 
-/// The slice [offsets..., sizes...] of `v` with unit strides, its leading
-/// unit dimensions dropped (rank-reduced to the trailing `rank`).
+/// The slice [offsets..., sizes...] of `v` with `strides` (unit where
+/// empty), its leading unit dimensions dropped (rank-reduced to the
+/// trailing `rank`).
 Value reducedSlice(OpBuilder &b, Location loc, Value v,
                    ArrayRef<OpFoldResult> offsets, ArrayRef<int64_t> sizes,
-                   int64_t rank) {
+                   int64_t rank, ArrayRef<int64_t> strides = {}) {
   auto type = cast<RankedTensorType>(v.getType());
   auto reduced = RankedTensorType::get(sizes.take_back(rank),
                                        type.getElementType());
+  // A unit dimension takes a unit stride: its stride means nothing, and a
+  // rank-reduced memref.subview with strided unit dimensions crashes
+  // upstream's getDroppedDims (it cannot tell which ones were dropped).
+  SmallVector<int64_t> steps(sizes.size(), 1);
+  for (auto [i, stride] : llvm::enumerate(strides))
+    steps[i] = sizes[i] == 1 ? 1 : stride;
   return tensor::ExtractSliceOp::create(
       b, loc, reduced, v, offsets,
       getAsIndexOpFoldResult(b.getContext(), sizes),
-      SmallVector<OpFoldResult>(sizes.size(), b.getIndexAttr(1)));
+      getAsIndexOpFoldResult(b.getContext(), steps));
 }
+
+/// How a plane is laid out for its unit-stride convolutions. At stride
+/// (sh, sw) the padded plane P is split into its sh x sw phases, Q[pr, pc,
+/// y, x] = P[y * sh + pr, x * sw + pc], and the strided convolution is the
+/// sum over phases of unit-stride convolutions of each phase with the taps
+/// of that phase, f[jh * sh + pr, jw * sw + pc]: every tap is still used
+/// once, and every read is contiguous along the row. (Read strided
+/// directly, a row's vector is a gather; copied strided, each element is a
+/// scalar load and store: measured slower than the transposes it replaces.)
+/// The phase split is a linalg.transpose of P viewed as [hq, sh, wq, sw]
+/// to [sh, sw, hq, wq], which conv-lower-vectorize-transposes makes
+/// 16 x 2 -> 2 x 16 shuffles.
+struct PlaneLayout {
+  int64_t strides[2];
+  int64_t padded[2]; // the padded plane P's extents
+  int64_t phase[2];  // a phase's extents (strided only)
+
+  PlaneLayout(const ConvPlan &plan)
+      : strides{plan.strides[0], plan.strides[1]} {
+    for (int d = 0; d < 2; ++d) {
+      int64_t reads = (plan.outSize[d] - 1) * strides[d] + plan.kernel[d];
+      phase[d] = llvm::divideCeil(reads, strides[d]);
+      // A phase's rows are whole transpose tiles (the zero columns past
+      // what the output reads are never read back).
+      if (d == 1 && strided())
+        phase[d] = llvm::alignTo(phase[d], kVectorLanes);
+      padded[d] = strided() ? phase[d] * strides[d] : reads;
+    }
+  }
+  bool strided() const { return strides[0] > 1 || strides[1] > 1; }
+  /// The taps of phase (pr, pc) along dimension d: ceil((k - p) / s).
+  int64_t phaseTaps(const ConvPlan &plan, int d, int64_t p) const {
+    return plan.kernel[d] > p ? llvm::divideCeil(plan.kernel[d] - p, strides[d])
+                              : 0;
+  }
+};
 
 /// Replaces `plan.op` by an scf.forall over (image, block of channels),
 /// each block an scf.for over its planes, each computing its [Ho, Wo]
-/// output plane as a linalg.conv_2d of its [KH, KW] taps over a zero-padded
-/// copy of its image plane (a few KiB, in cache: the whole-image pad the
-/// channels-last route avoids is one plane at a time here); returns that
-/// conv_2d.
-linalg::Conv2DOp rewritePlanes(RewriterBase &rewriter, ConvPlan &plan) {
+/// output plane by linalg.conv_2d ops of its taps over a zero-padded copy
+/// of its image plane (a few KiB, in cache: the whole-image pad the
+/// channels-last route avoids is one plane at a time here): one conv_2d of
+/// the [KH, KW] taps at unit strides, one per phase (PlaneLayout) when
+/// strided; returns those conv_2d ops.
+SmallVector<linalg::Conv2DOp> rewritePlanes(RewriterBase &rewriter,
+                                            ConvPlan &plan) {
   Location loc = plan.op.getLoc();
   const ConvForm &form = *plan.form;
   rewriter.setInsertionPoint(plan.op);
@@ -424,8 +470,10 @@ linalg::Conv2DOp rewritePlanes(RewriterBase &rewriter, ConvPlan &plan) {
   int64_t h = imageType.getDimSize(2), w = imageType.getDimSize(3);
   int64_t ho = plan.outSize[0], wo = plan.outSize[1];
   ArrayRef<int64_t> pad = plan.padding; // top, left, bottom, right
-  assert(h + pad[0] + pad[2] == ho + plan.kernel[0] - 1 &&
-         w + pad[1] + pad[3] == wo + plan.kernel[1] - 1 && "takesPlanes");
+  PlaneLayout layout(plan);
+  assert(h + pad[0] + pad[2] == (ho - 1) * layout.strides[0] + plan.kernel[0] &&
+         w + pad[1] + pad[3] == (wo - 1) * layout.strides[1] + plan.kernel[1] &&
+         "takesPlanes");
   Value taps = depthwiseTaps(rewriter, loc, plan, /*byPlane=*/true);
   Value init = plan.op.getDpsInitOperand(0)->get();
   Type element = cast<RankedTensorType>(init.getType()).getElementType();
@@ -440,7 +488,7 @@ linalg::Conv2DOp rewritePlanes(RewriterBase &rewriter, ConvPlan &plan) {
   // Blocks of planes: about 16 an image (what threads share), each with
   // one padded plane buffer, zeroed once, whose interior each plane of the
   // block overwrites (an allocation, a fill and a copy per plane cost
-  // more than the plane's FMAs).
+  // more than the plane's FMAs), and, strided, one buffer of its phases.
   MLIRContext *ctx = rewriter.getContext();
   int64_t perBlock = largestDividingTile(c, std::max<int64_t>(1, c / 16));
   SmallVector<OpFoldResult> counts =
@@ -461,22 +509,29 @@ linalg::Conv2DOp rewritePlanes(RewriterBase &rewriter, ConvPlan &plan) {
       rewriter, loc, shared, blockOffsets,
       getAsIndexOpFoldResult(ctx, blockSizes),
       SmallVector<OpFoldResult>(4, rewriter.getIndexAttr(1)));
-  bool padded = llvm::any_of(pad, [](int64_t p) { return p != 0; });
-  int64_t hp = ho + plan.kernel[0] - 1, wp = wo + plan.kernel[1] - 1;
+  bool strided = layout.strided();
+  bool buffered =
+      strided || llvm::any_of(pad, [](int64_t p) { return p != 0; });
   Type imageElement = imageType.getElementType();
   SmallVector<Value> carried = {blockOut};
-  if (padded) {
-    Value buffer = tensor::EmptyOp::create(rewriter, loc, {hp, wp},
-                                           imageElement);
+  if (buffered) {
+    Value buffer = tensor::EmptyOp::create(
+        rewriter, loc, {layout.padded[0], layout.padded[1]}, imageElement);
     Value zeroValue = arith::ConstantOp::create(
         rewriter, loc, rewriter.getZeroAttr(imageElement));
     carried.push_back(
         linalg::FillOp::create(rewriter, loc, zeroValue, buffer).getResult(0));
   }
+  if (strided)
+    carried.push_back(tensor::EmptyOp::create(
+        rewriter, loc,
+        {layout.strides[0], layout.strides[1], layout.phase[0],
+         layout.phase[1]},
+        imageElement));
   Value lb = arith::ConstantIndexOp::create(rewriter, loc, 0);
   Value ub = arith::ConstantIndexOp::create(rewriter, loc, perBlock);
   Value step = arith::ConstantIndexOp::create(rewriter, loc, 1);
-  linalg::Conv2DOp conv;
+  SmallVector<linalg::Conv2DOp> convs;
   auto planes = scf::ForOp::create(
       rewriter, loc, lb, ub, step, carried,
       [&](OpBuilder &b, Location loc, Value j, ValueRange args) {
@@ -485,29 +540,60 @@ linalg::Conv2DOp rewritePlanes(RewriterBase &rewriter, ConvPlan &plan) {
             {getAsOpFoldResult(j), first});
         Value plane =
             reducedSlice(b, loc, image, {in, ch, zero, zero}, {1, 1, h, w}, 2);
-        if (padded)
+        if (buffered)
           plane = tensor::InsertSliceOp::create(
               b, loc, plane, args[1],
               getAsIndexOpFoldResult(ctx, {pad[0], pad[1]}),
               getAsIndexOpFoldResult(ctx, {h, w}),
               getAsIndexOpFoldResult(ctx, {1, 1}));
-        Value kernel = reducedSlice(b, loc, taps, {ch, zero, zero},
-                                    {1, plan.kernel[0], plan.kernel[1]}, 2);
+        Value phases;
+        if (strided) {
+          Value split = tensor::ExpandShapeOp::create(
+              b, loc,
+              RankedTensorType::get({layout.phase[0], layout.strides[0],
+                                     layout.phase[1], layout.strides[1]},
+                                    imageElement),
+              plane, SmallVector<ReassociationIndices>{{0, 1}, {2, 3}});
+          phases = linalg::TransposeOp::create(b, loc, split, args[2],
+                                               ArrayRef<int64_t>{1, 3, 0, 2})
+                       .getResult()[0];
+        }
         SmallVector<OpFoldResult> outOffsets = {zero, j, zero, zero};
         Value outPlane =
             reducedSlice(b, loc, args[0], outOffsets, {1, 1, ho, wo}, 2);
         if (fillValue)
           outPlane =
               linalg::FillOp::create(b, loc, fillValue, outPlane).getResult(0);
-        conv = linalg::Conv2DOp::create(b, loc, TypeRange{outPlane.getType()},
-                                        ValueRange{plane, kernel},
-                                        ValueRange{outPlane});
+        for (int64_t pr = 0; pr < layout.strides[0]; ++pr) {
+          for (int64_t pc = 0; pc < layout.strides[1]; ++pc) {
+            int64_t kh = layout.phaseTaps(plan, 0, pr);
+            int64_t kw = layout.phaseTaps(plan, 1, pc);
+            if (kh == 0 || kw == 0)
+              continue;
+            Value source = plane;
+            if (strided)
+              source = reducedSlice(
+                  b, loc, phases,
+                  getAsIndexOpFoldResult(ctx, {pr, pc, 0, 0}),
+                  {1, 1, ho + kh - 1, wo + kw - 1}, 2);
+            Value kernel = reducedSlice(
+                b, loc, taps, {ch, b.getIndexAttr(pr), b.getIndexAttr(pc)},
+                {1, kh, kw}, 2, {1, layout.strides[0], layout.strides[1]});
+            auto conv = linalg::Conv2DOp::create(
+                b, loc, TypeRange{outPlane.getType()},
+                ValueRange{source, kernel}, ValueRange{outPlane});
+            convs.push_back(conv);
+            outPlane = conv.getResult(0);
+          }
+        }
         SmallVector<Value> yielded = {tensor::InsertSliceOp::create(
-            b, loc, conv.getResult(0), args[0], outOffsets,
+            b, loc, outPlane, args[0], outOffsets,
             getAsIndexOpFoldResult(ctx, {1, 1, ho, wo}),
             SmallVector<OpFoldResult>(4, b.getIndexAttr(1)))};
-        if (padded)
+        if (buffered)
           yielded.push_back(plane);
+        if (strided)
+          yielded.push_back(phases);
         scf::YieldOp::create(b, loc, yielded);
       });
   rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
@@ -519,7 +605,7 @@ linalg::Conv2DOp rewritePlanes(RewriterBase &rewriter, ConvPlan &plan) {
   rewriter.setInsertionPointAfter(forall);
   Value result = forall.getResult(0);
   replaceWithImage(rewriter, plan, result);
-  return conv;
+  return convs;
 }
 
 /// Tiles a plane's conv_2d (loops oh, ow, kh, kw) into one output row x
@@ -543,7 +629,7 @@ struct ConvLowerDepthwiseDirectPass
           ConvLowerDepthwiseDirectPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (tileColumns < 1 || tileChannels < 1) {
+    if (tileColumns < 1 || tileChannels < 1 || planeColumns < 1) {
       getOperation()->emitError() << "conv-lower-depthwise-direct: the tile "
                                      "sizes must be positive";
       return signalPassFailure();
@@ -569,8 +655,8 @@ struct ConvLowerDepthwiseDirectPass
     IRRewriter rewriter(&getContext());
     for (ConvPlan &plan : plans) {
       if (takesPlanes(plan)) {
-        (void)tileAndVectorizePlane(rewriter, rewritePlanes(rewriter, plan),
-                                    kVectorLanes);
+        for (linalg::Conv2DOp conv : rewritePlanes(rewriter, plan))
+          (void)tileAndVectorizePlane(rewriter, conv, planeColumns);
         continue;
       }
       for (linalg::LinalgOp direct : rewriteDepthwise(rewriter, plan))

@@ -399,6 +399,16 @@ NUMERICS = [
             padding="1", bias=True),
     Problem("nchw-depthwise-planes-5x5-asympad", "1,6,9,11", "6,1,5,5", groups=6,
             padding="2,1,0,2"),
+    # Strided: the padded plane split into its phases, one unit-stride
+    # convolution per phase (torch's padding past the last window trimmed).
+    Problem("nchw-depthwise-planes-stride2-wide", "1,16,30,112", "16,1,3,3", groups=16,
+            stride="2", padding="1"),
+    Problem("nchw-depthwise-planes-stride1,2-5x5-bias", "2,6,9,13", "6,1,5,5", groups=6,
+            stride="1,2", padding="2,1", bias=True),
+    Problem("nchw-depthwise-planes-stride3-trimmed", "1,5,10,11", "5,1,3,3", groups=5,
+            stride="3", padding="1"),
+    Problem("nchw-depthwise-planes-stride2,1-4x2", "1,4,9,8", "4,1,4,2", groups=4,
+            stride="2,1", padding="0,1,1,0"),
     Problem("nhwc-1x1", "2,8,4,4", "8,8,1,1", layout="nhwc"),
     # 16-bit inputs (accumulated in f32)
     Problem("f16-nchw-groups2-bias", "1,4,8,8", "4,2,3,3", groups=2, padding="1", bias=True,
@@ -418,6 +428,8 @@ NUMERICS = [
     Problem("conv1d-nhwc-groups2-f16", "1,8,15", "6,4,3", groups=2, padding="1",
             layout="nhwc", dtype="f16"),
     Problem("conv1d-nchw-depthwise-planes", "2,8,30", "8,1,5", groups=8, padding="2"),
+    Problem("conv1d-nchw-depthwise-planes-stride2", "1,8,31", "8,1,3", groups=8, stride="2",
+            padding="1"),
     # f16 data into f32 keeps the channels-last route (upstream's conv_1d
     # vectorization takes one element type).
     Problem("conv1d-nchw-depthwise-f16", "2,8,30", "8,1,5", groups=8, padding="2",

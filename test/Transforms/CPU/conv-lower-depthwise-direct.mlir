@@ -88,7 +88,7 @@ func.func @not_depthwise(%x: tensor<1x10x10x32xf32>, %w: tensor<16x3x3x32xf32>, 
 // block of planes: 8 channels / 16 rounds to blocks of 1 here), one padded
 // plane buffer zeroed per block, each plane copied into its interior; the
 // output plane as rows of 1-D convolutions, vectorized along the output row
-// (14 columns: the largest divisor of 28 up to 16 lanes), the taps scalars.
+// (all 28 columns: plane-columns is 56), the taps scalars.
 // CHECK-LABEL: func.func @nchw_planes
 // CHECK-NOT: linalg.transpose
 // CHECK: scf.forall (%[[N:.*]], %[[C:.*]]) in (2, 8) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<2x8x6x28xf32>)
@@ -96,12 +96,12 @@ func.func @not_depthwise(%x: tensor<1x10x10x32xf32>, %w: tensor<16x3x3x32xf32>, 
 // CHECK:   %[[BUF:.*]] = linalg.fill {{.*}} -> tensor<8x30xf32>
 // CHECK:   %[[PLANE:.*]] = tensor.extract_slice %{{.*}}[%[[N]], %[[C]], 0, 0] [1, 1, 6, 28] [1, 1, 1, 1] : tensor<2x8x6x28xf32> to tensor<6x28xf32>
 // CHECK:   %[[PADDED:.*]] = tensor.insert_slice %[[PLANE]] into %[[BUF]][1, 1] [6, 28] [1, 1]
-// CHECK:   tensor.extract_slice %{{.*}}[%[[C]], 0, 0] [1, 3, 3] [1, 1, 1] : tensor<8x3x3xf32> to tensor<3x3xf32>
 // CHECK:   linalg.fill
+// CHECK:   tensor.extract_slice %{{.*}}[%[[C]], 0, 0] [1, 3, 3] [1, 1, 1] : tensor<8x3x3xf32> to tensor<3x3xf32>
 // CHECK:   scf.for
 // CHECK:     tensor.extract_slice %[[PADDED]]
-// CHECK:     vector.transfer_read {{.*}} : tensor<16xf32>, vector<16xf32>
-// CHECK-COUNT-3: vector.outerproduct {{.*}} : vector<14xf32>, f32
+// CHECK:     vector.transfer_read {{.*}} : tensor<30xf32>, vector<30xf32>
+// CHECK-COUNT-3: vector.outerproduct {{.*}} : vector<28xf32>, f32
 // CHECK:   tensor.parallel_insert_slice %{{.*}} into %[[OUT]][%[[N]], %[[C]], 0, 0] [1, 1, 6, 28]
 // CHECK-NOT: linalg.transpose
 // CHECK: return
@@ -116,4 +116,46 @@ func.func @nchw_planes(%x: tensor<2x8x6x28xf32>, %w: tensor<8x3x3xf32>) -> tenso
   %y = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
        ins(%p, %w : tensor<2x8x8x30xf32>, tensor<8x3x3xf32>) outs(%init : tensor<2x8x6x28xf32>) -> tensor<2x8x6x28xf32>
   return %y : tensor<2x8x6x28xf32>
+}
+
+// Channels first at stride 2 (32 channels in 16 blocks of 2): the padded
+// plane (the 15 x 17 window the 7 x 8 output reads, in a 16 x 32 buffer) is
+// split into its 2 x 2 phases by one transpose of its [8, 2, 16, 2] view
+// (each phase's rows 16 wide: one 16-lane tile), and the output plane is the
+// sum of four unit-stride conv_2d ops, one per phase, on that phase's taps:
+// rows {0, 2} x columns {0, 2} (2 x 2), {0, 2} x {1} (2 x 1), {1} x {0, 2}
+// (1 x 2), {1} x {1}. Every phase is read at its own extent (output + taps
+// - 1).
+// CHECK-LABEL: func.func @nchw_planes_strided
+// CHECK-NOT: linalg.transpose
+// CHECK: scf.forall (%[[C:.*]]) in (16)
+// CHECK:   linalg.fill {{.*}} -> tensor<16x32xf32>
+// CHECK:   %[[PHASES0:.*]] = tensor.empty() : tensor<2x2x8x16xf32>
+// CHECK:   scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %[[BUF:.*]] = %{{.*}}, %[[PH:.*]] = %[[PHASES0]])
+// CHECK:     %[[PADDED:.*]] = tensor.insert_slice %{{.*}} into %[[BUF]][1, 1] [14, 15] [1, 1]
+// CHECK:     %[[VIEW:.*]] = tensor.expand_shape %[[PADDED]] {{\[}}[0, 1], [2, 3]] output_shape [8, 2, 16, 2]
+// CHECK:     %[[PHASES:.*]] = linalg.transpose ins(%[[VIEW]] : tensor<8x2x16x2xf32>) outs(%[[PH]] : tensor<2x2x8x16xf32>) permutation = [1, 3, 0, 2]
+// CHECK:     tensor.extract_slice %[[PHASES]][0, 0, 0, 0] [1, 1, 8, 9] [1, 1, 1, 1] : tensor<2x2x8x16xf32> to tensor<8x9xf32>
+// CHECK:     tensor.extract_slice %{{.*}}[%{{.*}}, 0, 0] [1, 2, 2] [1, 2, 2] : tensor<32x3x3xf32> to tensor<2x2xf32>
+// CHECK-COUNT-2: vector.outerproduct {{.*}} : vector<8xf32>, f32
+// CHECK:     tensor.extract_slice %[[PHASES]][0, 1, 0, 0] [1, 1, 8, 8] [1, 1, 1, 1] : tensor<2x2x8x16xf32> to tensor<8x8xf32>
+// CHECK:     tensor.extract_slice %{{.*}}[%{{.*}}, 0, 1] [1, 2, 1] [1, 2, 1] : tensor<32x3x3xf32> to tensor<2x1xf32>
+// CHECK:     tensor.extract_slice %[[PHASES]][1, 0, 0, 0] [1, 1, 7, 9] [1, 1, 1, 1] : tensor<2x2x8x16xf32> to tensor<7x9xf32>
+// CHECK:     tensor.extract_slice %{{.*}}[%{{.*}}, 1, 0] [1, 1, 2] [1, 1, 2] : tensor<32x3x3xf32> to tensor<1x2xf32>
+// CHECK:     tensor.extract_slice %[[PHASES]][1, 1, 0, 0] [1, 1, 7, 8] [1, 1, 1, 1] : tensor<2x2x8x16xf32> to tensor<7x8xf32>
+// CHECK:     tensor.extract_slice %{{.*}}[%{{.*}}, 1, 1] [1, 1, 1] [1, 1, 1] : tensor<32x3x3xf32> to tensor<1x1xf32>
+// CHECK:     scf.yield %{{.*}}, %[[PADDED]], %[[PHASES]]
+// CHECK-NOT: linalg.transpose
+// CHECK: return
+func.func @nchw_planes_strided(%x: tensor<1x32x14x15xf32>, %w: tensor<32x3x3xf32>) -> tensor<1x32x7x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x32x7x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x32x7x8xf32>) -> tensor<1x32x7x8xf32>
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 0, 1] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zero : f32
+  } : tensor<1x32x14x15xf32> to tensor<1x32x15x17xf32>
+  %y = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+       ins(%p, %w : tensor<1x32x15x17xf32>, tensor<32x3x3xf32>) outs(%init : tensor<1x32x7x8xf32>) -> tensor<1x32x7x8xf32>
+  return %y : tensor<1x32x7x8xf32>
 }

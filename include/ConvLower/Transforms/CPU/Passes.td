@@ -78,14 +78,23 @@ def ConvLowerDepthwiseDirect : Pass<"conv-lower-depthwise-direct"> {
     vectorized (`linalg::vectorize`: FMAs on channel vectors, the taps
     unrolled).
 
-    A channels-first convolution at unit strides and dilations, of one
-    element type, takes no transposes instead: an `scf.forall` over
-    (image, block of about a sixteenth of the channels), each block an
-    `scf.for` over its planes that copies each image plane into one
-    zero-padded plane buffer (zeroed once a block) and computes its output
-    plane as a `linalg.conv_2d` of the channel's [KH, KW] taps, tiled to one
-    output row x up to 16 columns x one kernel row: a 1-D convolution
-    (upstream's DownscaleConv2DOp), vectorized along the row, the taps
+    A channels-first convolution at unit dilations, of one element type,
+    takes no transposes instead: an `scf.forall` over (image, block of
+    about a sixteenth of the channels), each block an `scf.for` over its
+    planes that copies each image plane into one zero-padded plane buffer
+    (zeroed once a block) and computes its output plane as `linalg.conv_2d`
+    ops of the channel's taps, tiled to one output row x up to
+    `plane-columns` columns x one kernel row: 1-D convolutions (upstream's
+    DownscaleConv2DOp), vectorized along the row, the taps scalars. At unit
+    strides that is one conv_2d of the [KH, KW] taps over the padded plane.
+    At strides (SH, SW) the padded plane is first split into its SH x SW
+    phases (phase (p, q) holds rows p, p + SH, ... and columns q, q + SW,
+    ...: a `linalg.transpose` of the plane viewed as [H/SH, SH, W/SW, SW],
+    which conv-lower-vectorize-transposes makes vector shuffles, its rows
+    padded to whole 16-lane tiles), and the output plane is the sum of one
+    unit-stride conv_2d per phase with that phase's taps (rows p, p + SH,
+    ... and columns q, q + SW, ... of the filter): every tap once, every
+    read contiguous.
     scalars. The CPU pipeline runs it before the im2col rewrite; other
     convolutions, quantized ones and dynamic shapes are left untouched.
   }];
@@ -101,6 +110,9 @@ def ConvLowerDepthwiseDirect : Pass<"conv-lower-depthwise-direct"> {
            "Output columns per register tile">,
     Option<"tileChannels", "tile-channels", "int64_t", /*default=*/"16",
            "Channels per register tile (16: one AVX-512 f32 vector)">,
+    Option<"planeColumns", "plane-columns", "int64_t", /*default=*/"56",
+           "Channels-first planes: most output columns per 1-D convolution "
+           "(56: seven AVX2 vectors; a 112-column row spills)">,
   ];
 }
 
