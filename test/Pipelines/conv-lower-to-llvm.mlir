@@ -5,6 +5,11 @@
 // IR-NOT: vector.
 // IR-NOT: conv_lower.
 // IR: llvm.func @conv
+// The GEMM's register-tile updates are fused multiply-adds (one
+// instruction each), not a multiply and an add.
+// IR-NOT: llvm.fmul
+// IR: llvm.intr.fmuladd{{.*}} -> vector<2xf32>
+// IR-NOT: llvm.fmul
 // IR: llvm.func @main
 //
 // ...and what it leaves runs. The example's data are small integers, so the

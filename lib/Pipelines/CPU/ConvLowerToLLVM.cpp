@@ -133,6 +133,9 @@ static void addTileAndVectorize(OpPassManager &pm,
   pm.addPass(createConvLowerVectorizeTransposes());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // After canonicalization, which turns the unit-K contractions into the
+  // multiplies and adds this fuses.
+  pm.addPass(createConvLowerFuseMultiplyAdd());
 }
 
 /// Tensors into buffers, with deallocation made explicit.

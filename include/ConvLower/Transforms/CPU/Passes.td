@@ -194,6 +194,23 @@ def ConvLowerWinograd : Pass<"conv-lower-winograd"> {
   ];
 }
 
+def ConvLowerFuseMultiplyAdd : Pass<"conv-lower-fuse-multiply-add"> {
+  let summary = "Fuse vector multiplies into the additions that consume them "
+                "(vector.fma)";
+  let description = [{
+    Every `arith.addf` of f32 or f64 vectors with an operand that is an
+    `arith.mulf` of the same type used nowhere else becomes one
+    `vector.fma` (one rounding, as under `-ffp-contract=fast`). linalg's
+    vectorizer writes the GEMM register tiles' updates as a multiply and an
+    add, which LLVM, without fast-math flags, must emit as two instructions
+    (vmulps + vaddps): twice the arithmetic per K step, half the peak where
+    additions share the FMA ports. 16-bit vectors are left alone (no FMA
+    instruction for bf16; f16 needs AVX512-FP16). The CPU pipeline runs it
+    after the GEMMs are vectorized.
+  }];
+  let dependentDialects = ["::mlir::vector::VectorDialect"];
+}
+
 def ConvLowerCopiesToLinalg : Pass<"conv-lower-copies-to-linalg"> {
   let summary = "Rewrite strided memref.copy ops as linalg.copy";
   let description = [{
