@@ -288,38 +288,6 @@ SmallVector<linalg::LinalgOp> rewriteDepthwise(RewriterBase &rewriter,
   return convs;
 }
 
-/// The scf.forall over (n, oh) with the accumulator's fill fused into it:
-/// each output row is zeroed just before it is accumulated (in cache), not
-/// in a serial pass over the whole output first.
-FailureOr<linalg::LinalgOp> tileRowsFusingFill(RewriterBase &rewriter,
-                                               linalg::LinalgOp conv) {
-  scf::SCFTilingOptions tiling;
-  tiling.setTileSizes(
-      getAsIndexOpFoldResult(rewriter.getContext(), {1, 1, 0, 0, 0, 0}));
-  tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-  scf::SCFTileAndFuseOptions options;
-  options.setTilingOptions(tiling);
-  options.setFusionControlFn(
-      [](tensor::ExtractSliceOp, OpResult producer, bool)
-          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-        if (!isa<linalg::FillOp>(producer.getOwner()))
-          return std::nullopt;
-        return scf::SCFTileAndFuseOptions::ControlFnResult{};
-      });
-  rewriter.setInsertionPoint(conv);
-  FailureOr<scf::SCFTileAndFuseResult> tiled =
-      scf::tileConsumerAndFuseProducersUsingSCF(
-          rewriter, cast<TilingInterface>(conv.getOperation()), options);
-  if (failed(tiled) || tiled->tiledAndFusedOps.empty())
-    return failure();
-  auto replacement = tiled->replacements.find(conv->getResult(0));
-  if (replacement == tiled->replacements.end())
-    return failure();
-  rewriter.replaceAllUsesWith(conv->getResult(0), replacement->second);
-  rewriter.eraseOp(conv);
-  return cast<linalg::LinalgOp>(tiled->tiledAndFusedOps.front());
-}
-
 /// `tile`, a 2-D convolution of one output row and one kernel row inside an
 /// scf.forall, as the 1-D convolution upstream's `Downscale` pattern makes
 /// of it (a `Conv1D`), vectorized by `linalg::vectorize`.
@@ -346,7 +314,11 @@ LogicalResult downscaleAndVectorize(RewriterBase &rewriter,
 LogicalResult tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp conv,
                                int64_t columns, int64_t channels) {
   SmallVector<int64_t> ranges = conv.getStaticLoopRanges();
-  FailureOr<linalg::LinalgOp> row = tileRowsFusingFill(rewriter, conv);
+  // An scf.forall over (n, oh), the fill fused: each output row is zeroed
+  // just before it is accumulated (in cache), not in a serial pass first.
+  FailureOr<linalg::LinalgOp> row = tileInPlaceFusingFill(
+      rewriter, conv, {1, 1, 0, 0, 0, 0},
+      scf::SCFTilingOptions::LoopType::ForallOp);
   if (failed(row))
     return failure();
   // Full tiles only (divisors), so that every tile is static and vectorizes.

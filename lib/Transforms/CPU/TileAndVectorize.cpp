@@ -39,6 +39,7 @@ namespace mlir::conv_lower {
 using namespace mlir;
 using mlir::conv_lower::largestDividingTile;
 using mlir::conv_lower::tileInPlace;
+using mlir::conv_lower::tileInPlaceFusingFill;
 
 namespace {
 
@@ -147,7 +148,7 @@ linalg::LinalgOp tileForThreads(RewriterBase &rewriter, linalg::LinalgOp op,
             ? 32 * tileM // a dynamic extent: a fixed block
             : blockSize(rows, blocks, largestDividingTile(rows, tileM));
   }
-  FailureOr<linalg::LinalgOp> tiled = tileInPlace(
+  FailureOr<linalg::LinalgOp> tiled = tileInPlaceFusingFill(
       rewriter, op, sizes, scf::SCFTilingOptions::LoopType::ForallOp);
   return succeeded(tiled) ? *tiled : op;
 }
@@ -241,7 +242,8 @@ linalg::LinalgOp packColumnPanels(RewriterBase &rewriter, linalg::LinalgOp op,
     return op;
   SmallVector<int64_t> sizes(op.getNumLoops(), 0);
   sizes[dims->n.back()] = panel;
-  FailureOr<linalg::LinalgOp> tiled = tileInPlace(rewriter, op, sizes);
+  FailureOr<linalg::LinalgOp> tiled =
+      tileInPlaceFusingFill(rewriter, op, sizes);
   if (failed(tiled))
     return op;
   OpOperand *tileB = tiled->getDpsInputOperand(1);

@@ -65,6 +65,50 @@ tileInPlace(RewriterBase &rewriter, linalg::LinalgOp op,
   return cast<linalg::LinalgOp>(tiled->tiledOps.front());
 }
 
+/// tileInPlace, with the accumulator's linalg.fill (where the init is one)
+/// fused into the loops: each tile zeroes its own part of the output just
+/// before it accumulates there (in cache, on its own thread), not in a
+/// serial pass over the whole output first. Only where every tiled loop is
+/// parallel (a fill inside a reduction loop would zero each partial sum);
+/// otherwise, and where nothing fuses, it tiles as tileInPlace does.
+inline FailureOr<linalg::LinalgOp>
+tileInPlaceFusingFill(RewriterBase &rewriter, linalg::LinalgOp op,
+                      ArrayRef<int64_t> sizes,
+                      scf::SCFTilingOptions::LoopType loopType =
+                          scf::SCFTilingOptions::LoopType::ForOp) {
+  bool tilesReduction = false;
+  for (auto [size, type] : llvm::zip(sizes, op.getIteratorTypesArray()))
+    tilesReduction |= size != 0 && type == utils::IteratorType::reduction;
+  Value init = op.getNumDpsInits() == 1 ? op.getDpsInitOperand(0)->get()
+                                        : Value();
+  if (tilesReduction || !init || !init.getDefiningOp<linalg::FillOp>())
+    return tileInPlace(rewriter, op, sizes, loopType);
+  scf::SCFTilingOptions tiling;
+  tiling.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
+  tiling.setLoopType(loopType);
+  scf::SCFTileAndFuseOptions options;
+  options.setTilingOptions(tiling);
+  options.setFusionControlFn(
+      [](tensor::ExtractSliceOp, OpResult producer, bool)
+          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        if (!isa<linalg::FillOp>(producer.getOwner()))
+          return std::nullopt;
+        return scf::SCFTileAndFuseOptions::ControlFnResult{};
+      });
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTileAndFuseResult> tiled =
+      scf::tileConsumerAndFuseProducersUsingSCF(
+          rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled) || tiled->tiledAndFusedOps.empty())
+    return failure();
+  auto replacement = tiled->replacements.find(op->getResult(0));
+  if (replacement == tiled->replacements.end())
+    return failure();
+  rewriter.replaceAllUsesWith(op->getResult(0), replacement->second);
+  rewriter.eraseOp(op);
+  return cast<linalg::LinalgOp>(tiled->tiledAndFusedOps.front());
+}
+
 /// Vectorizes `op` in place (linalg::vectorize with its defaults); where it
 /// does not vectorize, the scalar op is left, still right.
 inline void vectorizeOrKeep(RewriterBase &rewriter, linalg::LinalgOp op) {

@@ -30,3 +30,20 @@ func.func @pixels(%w: tensor<16x8xf32>, %x: tensor<2x8x256xf32>, %y: tensor<2x16
   } -> tensor<2x16x256xf32>
   return %0 : tensor<2x16x256xf32>
 }
+
+// An accumulator that is a linalg.fill is fused into the blocks: each block
+// zeroes its own [16, 48] part just before its tiles accumulate there (on
+// its thread, in cache), not in a serial pass over the whole output first.
+// CHECK-LABEL: func.func @fill_fused
+// CHECK-NOT: linalg.fill
+// CHECK: scf.forall (%[[ROW:.*]]) = (0) to (64) step (16) shared_outs(%[[OUT:.*]] = %{{.*}})
+// CHECK:   %[[PART:.*]] = tensor.extract_slice %[[OUT]][%[[ROW]], 0] [16, 48]
+// CHECK:   linalg.fill ins(%{{.*}} : f32) outs(%[[PART]] : tensor<16x48xf32>)
+// CHECK:   vector.contract {{.*}} : vector<8x4xf32>, vector<4x16xf32> into vector<8x16xf32>
+func.func @fill_fused(%a: tensor<64x36xf32>, %b: tensor<36x48xf32>) -> tensor<64x48xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x48xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<64x48xf32>) -> tensor<64x48xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<64x36xf32>, tensor<36x48xf32>) outs(%c : tensor<64x48xf32>) -> tensor<64x48xf32>
+  return %0 : tensor<64x48xf32>
+}
