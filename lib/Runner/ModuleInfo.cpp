@@ -94,6 +94,26 @@ ModuleInfo mlir::conv_lower::analyzeConvModule(ModuleOp module,
   return info;
 }
 
+int64_t mlir::conv_lower::countGroupedDirectConvs(ModuleOp module,
+                                                  llvm::StringRef function,
+                                                  int64_t maxFilters) {
+  OwningOpRef<ModuleOp> copy(module.clone());
+  auto func = copy->lookupSymbol<func::FuncOp>(function);
+  if (!func)
+    return 0;
+  PassManager pm(copy->getContext());
+  pm.addPass(createConvLowerLiftTo2D());
+  ConvLowerGroupedDirectOptions options;
+  options.maxFilters = maxFilters;
+  pm.addPass(createConvLowerGroupedDirect(options));
+  if (failed(pm.run(*copy)))
+    return 0;
+  ConvLowerDialect::GroupedDirectAttrHelper grouped(copy->getContext());
+  int64_t count = 0;
+  func.walk([&](Operation *op) { count += grouped.isAttrPresent(op); });
+  return count;
+}
+
 int64_t mlir::conv_lower::countWinogradConvs(ModuleOp module,
                                              llvm::StringRef function,
                                              int64_t minTiles,

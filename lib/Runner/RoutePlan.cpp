@@ -170,7 +170,7 @@ llvm::StringRef runner::pipelineName(CpuRoute route) {
     return "conv-lower-to-llvm{implicit-gemm-twin twin-explicit-im2col}";
   case CpuRoute::Im2col:
     return "conv-lower-to-llvm{im2col-panels=false depthwise-direct=false "
-           "winograd=false}";
+           "grouped-direct=false winograd=false}";
   case CpuRoute::Im2colPanels:
   case CpuRoute::Direct:
     return "conv-lower-to-llvm";
@@ -190,6 +190,7 @@ ConvLowerToLLVMOptions runner::pipelineOptions(const RouteRequest &request,
   o.im2col = route == CpuRoute::Im2col || route == CpuRoute::Im2colPanels;
   o.im2colPanels = route == CpuRoute::Im2colPanels;
   o.depthwiseDirect = route == CpuRoute::Im2colPanels;
+  o.groupedDirect = route == CpuRoute::Im2colPanels;
   o.winograd = route == CpuRoute::Im2colPanels &&
                request.winograd != WinogradChoice::Off;
   if (request.winograd == WinogradChoice::Always)
@@ -256,6 +257,10 @@ llvm::Expected<RoutePlan> runner::planRoute(const RouteRequest &request,
                             << inputs.function << "\n");
     report.im2col = Im2colRoute::Winograd;
   }
+  if (inputs.module && plan.pipeline.groupedDirect &&
+      countGroupedDirectConvs(inputs.module, inputs.function,
+                              plan.pipeline.tileN) > 0)
+    report.im2col = Im2colRoute::Direct;
   if (plan.target == Target::CpuTwin)
     recordTwinKernels(plan, inputs, report);
   return plan;

@@ -45,6 +45,10 @@ def ConvLowerToLLVM : Pass<"conv-lower-to-llvm", "::mlir::ModuleOp"> {
     Option<"depthwiseDirect", "depthwise-direct", "bool", "true",
            "With im2col: depthwise convolutions computed directly on "
            "vectors (conv-lower-depthwise-direct) instead of a K = 9 GEMM">,
+    Option<"groupedDirect", "grouped-direct", "bool", "true",
+           "With im2col: grouped f32 convolutions with fewer filters a group "
+           "than tile-n computed directly on vectors of a group's filters "
+           "(conv-lower-grouped-direct) instead of per-group GEMMs">,
     Option<"winograd", "winograd", "bool", "true",
            "With im2col: 3x3 stride-1 f32 convolutions with enough output "
            "tiles computed by Winograd F(4x4, 3x3) (conv-lower-winograd; "

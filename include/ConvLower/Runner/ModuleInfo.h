@@ -28,6 +28,12 @@ struct ModuleInfo {
 /// ranges. Unknown (dynamic) quantities stay empty.
 ModuleInfo analyzeConvModule(ModuleOp module, llvm::StringRef function);
 
+/// How many convolutions of `function` conv-lower-grouped-direct computes
+/// directly (groups of fewer than `maxFilters` filters), asked of the pass
+/// on a copy of `module`.
+int64_t countGroupedDirectConvs(ModuleOp module, llvm::StringRef function,
+                                int64_t maxFilters);
+
 /// How many of `function`'s convolutions conv-lower-winograd rewrites with
 /// `minTiles` (its cost rule) and `filterPackedOnce` (constant weights: half
 /// of min-tiles), counted on a copy of `module`.

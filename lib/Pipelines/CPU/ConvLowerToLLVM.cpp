@@ -84,6 +84,11 @@ static void addConvRewrite(OpPassManager &pm,
   } else if (options.im2col) {
     if (options.depthwiseDirect)
       pm.addPass(createConvLowerDepthwiseDirect());
+    if (options.groupedDirect) {
+      ConvLowerGroupedDirectOptions grouped;
+      grouped.maxFilters = options.tileN;
+      pm.addPass(createConvLowerGroupedDirect(grouped));
+    }
     if (options.winograd) {
       ConvLowerWinogradOptions winograd;
       winograd.minTiles = options.winogradMinTiles;
@@ -234,6 +239,7 @@ struct ConvLowerToLLVMPass
     options.im2col = im2col;
     options.im2colPanels = im2colPanels;
     options.depthwiseDirect = depthwiseDirect;
+    options.groupedDirect = groupedDirect;
     options.winograd = winograd;
     options.winogradMinTiles = winogradMinTiles;
     options.implicitGemmTwin = implicitGemmTwin;

@@ -196,10 +196,25 @@ class Problem:
         c, f = self.nchw[1], self.fchw[0]
         return self.groups == c == f and self.groups > 1
 
+    @property
+    def grouped_direct(self):
+        """conv-lower-grouped-direct's: f32, grouped with more than one channel
+        and 8 filters a group (fewer than the GEMM tile's 16 or 32, one AVX2
+        vector), unit dilations."""
+        c, f = self.nchw[1], self.fchw[0]
+        g = self.groups
+        return (self.dtype == "f32" and len(self.nchw) == 4 and g > 1 and c // g > 1
+                and f // g == 8
+                and not self.zero_points
+                and all(d == 1 for d in int_list(self.dilation or "1")))
+
     def cpu_route(self):
-        """The im2col the CPU's default route reports: float depthwise layers run
-        direct (conv-lower-depthwise-direct: no X_col at all), others in panels."""
-        return "direct" if self.depthwise and self.dtype != "i8" else "panels"
+        """The im2col the CPU's default route reports: float depthwise layers and
+        grouped ones of 8 filters a group run direct (conv-lower-depthwise-direct,
+        conv-lower-grouped-direct: no X_col at all), others in panels."""
+        if (self.depthwise and self.dtype != "i8") or self.grouped_direct:
+            return "direct"
+        return "panels"
 
     @property
     def zx_zw(self):
@@ -409,6 +424,14 @@ NUMERICS = [
             stride="3", padding="1"),
     Problem("nchw-depthwise-planes-stride2,1-4x2", "1,4,9,8", "4,1,4,2", groups=4,
             stride="2,1", padding="0,1,1,0"),
+    # Grouped, 8 filters a group (fewer than the GEMM tile's 16):
+    # conv-lower-grouped-direct, one vector of filters, broadcast pixels.
+    Problem("nhwc-grouped-direct-g4-batch2-bias", "2,12,9,10", "32,3,3,3", groups=4,
+            padding="1", bias=True, layout="nhwc"),
+    Problem("nchw-grouped-direct-g2-stride2-asympad", "1,16,11,13", "16,8,3,3", groups=2,
+            stride="2", padding="2,0,1,1"),
+    Problem("nhwc-grouped-direct-g3-5x3-stride2,1", "1,15,12,17", "24,5,5,3", groups=3,
+            stride="2,1", padding="2,1", layout="nhwc"),
     Problem("nhwc-1x1", "2,8,4,4", "8,8,1,1", layout="nhwc"),
     # 16-bit inputs (accumulated in f32)
     Problem("f16-nchw-groups2-bias", "1,4,8,8", "4,2,3,3", groups=2, padding="1", bias=True,

@@ -116,6 +116,49 @@ def ConvLowerDepthwiseDirect : Pass<"conv-lower-depthwise-direct"> {
   ];
 }
 
+def ConvLowerGroupedDirect : Pass<"conv-lower-grouped-direct"> {
+  let summary = "Compute grouped convolutions with few filters per group "
+                "directly on CPU vectors of a group's filters";
+  let description = [{
+    Every 2-D grouped convolution with more than one channel a group, fewer
+    than `max-filters` filters a group (the GEMM's register-tile width: a
+    group that fills it gains nothing here) and a whole number of
+    `filter-lanes` filter vectors, f32 data, static shapes, unit dilations,
+    not quantized, is rewritten as an `scf.forall` over (image, group),
+    marked `conv_lower.grouped_direct`, of `linalg.conv_2d_nhwc_hwcf` ops:
+    each reads its group's channels of the zero-padded channels-last image
+    (channels-first images and outputs transposed) with its [KH, KW, Cg,
+    Fg] taps (the filter regrouped once: constant weights hoist it) and
+    writes its filters of the result. Each is tiled to one output row x as
+    many columns as `accumulators` vectors hold x one tap x one channel,
+    which upstream's DownscaleSizeOneWindowed2DConvolution makes a 1-D
+    convolution and the vectorizer one FMA per column (a broadcast pixel on
+    the tap's vector of filters), the accumulators hoisted out of the tap
+    and channel loops. No im2col gather, no half-empty register tile. The
+    CPU pipeline runs it after conv-lower-depthwise-direct, before the
+    im2col rewrite, with `max-filters` = its tile-n; other convolutions are
+    left untouched.
+  }];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect",
+    "::mlir::conv_lower::ConvLowerDialect",
+  ];
+  let options = [
+    Option<"accumulators", "accumulators", "int64_t", /*default=*/"14",
+           "Accumulator vectors per 1-D convolution (14: AVX2's 16 "
+           "registers less the filter vector and the broadcast)">,
+    Option<"maxFilters", "max-filters", "int64_t", /*default=*/"16",
+           "Take groups of fewer filters than this (the GEMM tile's width)">,
+    Option<"filterLanes", "filter-lanes", "int64_t", /*default=*/"8",
+           "Filters a group must be a multiple of (one AVX2 f32 vector)">,
+  ];
+}
+
 def ConvLowerWinograd : Pass<"conv-lower-winograd"> {
   let summary = "Compute 3x3 stride-1 convolutions by Winograd F(4x4, 3x3) "
                 "on CPU vectors";

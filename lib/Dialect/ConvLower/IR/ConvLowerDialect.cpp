@@ -71,7 +71,8 @@ ConvLowerDialect::verifyOperationAttribute(Operation *op,
              << "'" << name << "' must be an array of #conv_lower.tensor_map";
     return success();
   }
-  if (name == WinogradAttrHelper::getNameStr()) {
+  if (name == WinogradAttrHelper::getNameStr() ||
+      name == GroupedDirectAttrHelper::getNameStr()) {
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitOpError() << "'" << name << "' must be a unit attribute";
     return success();

@@ -36,9 +36,10 @@ def ConvLower_Dialect : Dialect {
   //    kernel takes by value after its memref arguments (TensorMapAttr
   //    below: convrt::TensorMapSpec's fields), which the runtime encodes
   //    for the caller's buffers.
-  // The CPU's conv-lower-winograd marks the scf.forall of each convolution it
-  // rewrites (conv-run's report counts them to name the route):
-  //  - winograd: a unit attribute.
+  // The CPU's conv-lower-winograd and conv-lower-grouped-direct mark the
+  // scf.forall of each convolution they rewrite (conv-run's report counts
+  // them to name the route):
+  //  - winograd, grouped_direct: unit attributes.
   // Constant weights (conv-lower-hoist-constant-weights):
   //  - constant: a unit attribute on a function's memref argument whose
   //    values are the same on every call (inference weights);
@@ -51,6 +52,7 @@ def ConvLower_Dialect : Dialect {
     "::mlir::IntegerAttr":$shared_memory,
     "::mlir::ArrayAttr":$tensor_maps,
     "::mlir::UnitAttr":$winograd,
+    "::mlir::UnitAttr":$grouped_direct,
     "::mlir::UnitAttr":$constant,
     "::mlir::ArrayAttr":$packed
   );
