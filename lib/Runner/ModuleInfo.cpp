@@ -94,43 +94,43 @@ ModuleInfo mlir::conv_lower::analyzeConvModule(ModuleOp module,
   return info;
 }
 
-int64_t mlir::conv_lower::countGroupedDirectConvs(ModuleOp module,
-                                                  llvm::StringRef function,
-                                                  int64_t maxFilters) {
+/// How many ops of `function` carry the dialect attribute `mark` after the
+/// CPU pipeline's lift-to-2d and `pass` ran on a copy of `module`: the
+/// convolutions that pass rewrote (it marks each one's loop).
+static int64_t countMarkedByPass(ModuleOp module, llvm::StringRef function,
+                                 std::unique_ptr<Pass> pass,
+                                 llvm::StringRef mark) {
   OwningOpRef<ModuleOp> copy(module.clone());
   auto func = copy->lookupSymbol<func::FuncOp>(function);
   if (!func)
     return 0;
   PassManager pm(copy->getContext());
   pm.addPass(createConvLowerLiftTo2D());
-  ConvLowerGroupedDirectOptions options;
-  options.maxFilters = maxFilters;
-  pm.addPass(createConvLowerGroupedDirect(options));
+  pm.addPass(std::move(pass));
   if (failed(pm.run(*copy)))
     return 0;
-  ConvLowerDialect::GroupedDirectAttrHelper grouped(copy->getContext());
   int64_t count = 0;
-  func.walk([&](Operation *op) { count += grouped.isAttrPresent(op); });
+  func.walk([&](Operation *op) { count += op->hasAttr(mark); });
   return count;
+}
+
+int64_t mlir::conv_lower::countGroupedDirectConvs(ModuleOp module,
+                                                  llvm::StringRef function,
+                                                  int64_t maxFilters) {
+  ConvLowerGroupedDirectOptions options;
+  options.maxFilters = maxFilters;
+  return countMarkedByPass(
+      module, function, createConvLowerGroupedDirect(options),
+      ConvLowerDialect::GroupedDirectAttrHelper::getNameStr());
 }
 
 int64_t mlir::conv_lower::countWinogradConvs(ModuleOp module,
                                              llvm::StringRef function,
                                              int64_t minTiles,
                                              bool filterPackedOnce) {
-  OwningOpRef<ModuleOp> copy(module.clone());
-  auto func = copy->lookupSymbol<func::FuncOp>(function);
-  if (!func)
-    return 0;
-  PassManager pm(copy->getContext());
   ConvLowerWinogradOptions options;
   options.minTiles = minTiles;
   options.filterPackedOnce = filterPackedOnce;
-  pm.addPass(createConvLowerWinograd(options));
-  if (failed(pm.run(*copy)))
-    return 0;
-  ConvLowerDialect::WinogradAttrHelper winograd(copy->getContext());
-  int64_t count = 0;
-  func.walk([&](Operation *op) { count += winograd.isAttrPresent(op); });
-  return count;
+  return countMarkedByPass(module, function, createConvLowerWinograd(options),
+                           ConvLowerDialect::WinogradAttrHelper::getNameStr());
 }

@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Transforms/Common/ChannelsLast.h"
+#include "Transforms/CPU/DirectConvUtils.h"
 #include "Transforms/CPU/TilingUtils.h"
 
 #include "ConvLower/Transforms/CPU/Passes.h"
@@ -225,22 +226,6 @@ std::pair<Value, Value> channelsLastInit(OpBuilder &b, Location loc,
   }
   Value image = collapsed(b, loc, init, form.outputToImage);
   return {nchw ? transposed(b, loc, image, {0, 2, 3, 1}) : image, Value()};
-}
-
-/// Replaces `plan.op` by `image` ([N, C, Ho, Wo] or [N, Ho, Wo, C], its
-/// layout's) expanded back to the op's result, and erases the pad and
-/// expand the plan absorbed once nothing else reads them.
-void replaceWithImage(RewriterBase &rewriter, ConvPlan &plan, Value image) {
-  const ConvForm &form = *plan.form;
-  if (!form.outputToImage.empty())
-    image = tensor::ExpandShapeOp::create(
-        rewriter, plan.op.getLoc(), plan.op->getResult(0).getType(), image,
-        form.outputToImage);
-  rewriter.replaceOp(plan.op, image);
-  if (plan.absorbedExpand && plan.absorbedExpand->use_empty())
-    rewriter.eraseOp(plan.absorbedExpand);
-  if (plan.absorbedPad && plan.absorbedPad->use_empty())
-    rewriter.eraseOp(plan.absorbedPad);
 }
 
 /// Replaces `plan.op` by direct convolutions, one per output piece; returns
@@ -606,24 +591,8 @@ struct ConvLowerDepthwiseDirectPass
                                      "sizes must be positive";
       return signalPassFailure();
     }
-    SmallVector<ConvPlan, 2> plans;
-    getOperation()->walk([&](linalg::LinalgOp op) {
-      if (!looksLikeConvolution(op))
-        return;
-      std::string whyNot;
-      FailureOr<ConvPlan> plan = analyzeConv(op, whyNot);
-      bool direct = succeeded(plan) && isDirectDepthwise(*plan);
-      LLVM_DEBUG(llvm::dbgs()
-                 << "[" DEBUG_TYPE "] " << op->getName() << " at "
-                 << op.getLoc() << ": "
-                 << (direct         ? "direct depthwise"
-                     : failed(plan) ? "left alone: " + whyNot
-                                    : std::string("left alone: not a "
-                                                  "direct depthwise form"))
-                 << "\n");
-      if (direct)
-        plans.push_back(*plan);
-    });
+    SmallVector<ConvPlan, 2> plans = collectPlans(
+        getOperation(), isDirectDepthwise, DEBUG_TYPE, "direct depthwise");
     IRRewriter rewriter(&getContext());
     for (ConvPlan &plan : plans) {
       if (takesPlanes(plan)) {

@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Transforms/Common/ChannelsLast.h"
+#include "Transforms/CPU/DirectConvUtils.h"
 #include "Transforms/CPU/TilingUtils.h"
 
 #include "ConvLower/Dialect/ConvLower/IR/ConvLowerDialect.h"
@@ -171,15 +172,7 @@ linalg::Conv2DNhwcHwcfOp rewriteGroups(RewriterBase &rewriter, ConvPlan &plan) {
   Value result = forall.getResult(0);
   if (form.layout == ImageLayout::nchw)
     result = transposed(rewriter, loc, result, {0, 3, 1, 2});
-  if (!form.outputToImage.empty())
-    result = tensor::ExpandShapeOp::create(
-        rewriter, loc, plan.op->getResult(0).getType(), result,
-        form.outputToImage);
-  rewriter.replaceOp(plan.op, result);
-  if (plan.absorbedExpand && plan.absorbedExpand->use_empty())
-    rewriter.eraseOp(plan.absorbedExpand);
-  if (plan.absorbedPad && plan.absorbedPad->use_empty())
-    rewriter.eraseOp(plan.absorbedPad);
+  replaceWithImage(rewriter, plan, result);
   return conv;
 }
 
@@ -241,25 +234,12 @@ struct ConvLowerGroupedDirectPass
                                      "must be positive";
       return signalPassFailure();
     }
-    SmallVector<ConvPlan, 2> plans;
-    getOperation()->walk([&](linalg::LinalgOp op) {
-      if (!looksLikeConvolution(op))
-        return;
-      std::string whyNot;
-      FailureOr<ConvPlan> plan = analyzeConv(op, whyNot);
-      bool direct =
-          succeeded(plan) && takesGrouped(*plan, maxFilters, filterLanes);
-      LLVM_DEBUG(llvm::dbgs()
-                 << "[" DEBUG_TYPE "] " << op->getName() << " at "
-                 << op.getLoc() << ": "
-                 << (direct         ? "grouped direct"
-                     : failed(plan) ? "left alone: " + whyNot
-                                    : std::string("left alone: not a grouped "
-                                                  "form this pass takes"))
-                 << "\n");
-      if (direct)
-        plans.push_back(*plan);
-    });
+    SmallVector<ConvPlan, 2> plans = collectPlans(
+        getOperation(),
+        [&](const ConvPlan &plan) {
+          return takesGrouped(plan, maxFilters, filterLanes);
+        },
+        DEBUG_TYPE, "grouped direct");
     IRRewriter rewriter(&getContext());
     for (ConvPlan &plan : plans)
       (void)tileAndVectorizeGroup(rewriter, rewriteGroups(rewriter, plan),
