@@ -273,25 +273,6 @@ SmallVector<linalg::LinalgOp> rewriteDepthwise(RewriterBase &rewriter,
   return convs;
 }
 
-/// `tile`, a 2-D convolution of one output row and one kernel row inside an
-/// scf.forall, as the 1-D convolution upstream's `Downscale` pattern makes
-/// of it (a `Conv1D`), vectorized by `linalg::vectorize`.
-template <typename Downscale, typename Conv1D>
-LogicalResult downscaleAndVectorize(RewriterBase &rewriter,
-                                    linalg::LinalgOp tile) {
-  Operation *loop = tile->getParentOfType<scf::ForallOp>();
-  RewritePatternSet patterns(rewriter.getContext());
-  patterns.add<Downscale>(rewriter.getContext());
-  if (failed(applyOpPatternsGreedily({tile.getOperation()},
-                                     std::move(patterns))))
-    return failure();
-  SmallVector<Conv1D> convs;
-  loop->walk([&](Conv1D op) { convs.push_back(op); });
-  for (Conv1D conv1d : convs)
-    vectorizeOrKeep(rewriter, conv1d);
-  return success();
-}
-
 /// Tiles the direct convolution (loops n, oh, ow, c, kh, kw): an scf.forall
 /// over (n, oh) (the fill fused), then register tiles of `columns` output
 /// columns x `channels` channels and one kernel row, each a 1-D depthwise

@@ -1,8 +1,8 @@
 //===- DirectConvUtils.h - shared steps of the direct CPU routes -*- C++ -*-===//
 //
 // The direct routes (conv-lower-depthwise-direct, conv-lower-grouped-direct)
-// find their convolutions the same way and put their result back the same
-// way; these are those two steps.
+// find their convolutions the same way, make their tiles 1-D convolutions
+// and vectorize them the same way, and put their result back the same way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,8 +10,11 @@
 #define CONVLOWER_TRANSFORMS_CPU_DIRECTCONVUTILS_H
 
 #include "Transforms/Common/ConvAnalysis.h"
+#include "Transforms/CPU/TilingUtils.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include "llvm/Support/Debug.h"
 
@@ -62,6 +65,25 @@ inline void replaceWithImage(RewriterBase &rewriter, ConvPlan &plan,
     rewriter.eraseOp(plan.absorbedExpand);
   if (plan.absorbedPad && plan.absorbedPad->use_empty())
     rewriter.eraseOp(plan.absorbedPad);
+}
+
+/// `tile`, a 2-D convolution of one output row and one kernel row inside an
+/// scf.forall, as the 1-D convolution upstream's `Downscale` pattern makes
+/// of it (a `Conv1D`), vectorized by `linalg::vectorize`.
+template <typename Downscale, typename Conv1D>
+inline LogicalResult downscaleAndVectorize(RewriterBase &rewriter,
+                                    linalg::LinalgOp tile) {
+  Operation *loop = tile->getParentOfType<scf::ForallOp>();
+  RewritePatternSet patterns(rewriter.getContext());
+  patterns.add<Downscale>(rewriter.getContext());
+  if (failed(applyOpPatternsGreedily({tile.getOperation()},
+                                     std::move(patterns))))
+    return failure();
+  SmallVector<Conv1D> convs;
+  loop->walk([&](Conv1D op) { convs.push_back(op); });
+  for (Conv1D conv1d : convs)
+    vectorizeOrKeep(rewriter, conv1d);
+  return success();
 }
 
 } // namespace mlir::conv_lower

@@ -196,16 +196,11 @@ LogicalResult tileAndVectorizeGroup(RewriterBase &rewriter,
   if (failed(tile))
     return failure();
   Operation *loop = (*tile)->getParentOfType<scf::ForallOp>();
-  RewritePatternSet patterns(rewriter.getContext());
-  patterns.add<linalg::DownscaleSizeOneWindowed2DConvolution<
-      linalg::Conv2DNhwcHwcfOp, linalg::Conv1DNwcWcfOp>>(rewriter.getContext());
-  if (failed(applyOpPatternsGreedily({tile->getOperation()},
-                                     std::move(patterns))))
+  if (failed(downscaleAndVectorize<
+             linalg::DownscaleSizeOneWindowed2DConvolution<
+                 linalg::Conv2DNhwcHwcfOp, linalg::Conv1DNwcWcfOp>,
+             linalg::Conv1DNwcWcfOp>(rewriter, *tile)))
     return failure();
-  SmallVector<linalg::Conv1DNwcWcfOp> convs;
-  loop->walk([&](linalg::Conv1DNwcWcfOp op) { convs.push_back(op); });
-  for (linalg::Conv1DNwcWcfOp conv1d : convs)
-    vectorizeOrKeep(rewriter, conv1d);
   // The accumulator tile read and written whole each step (its slices
   // folded, so the read and the write match), then hoisted out of the tap
   // and channel loops, innermost first, so it climbs as far as its indices
