@@ -60,6 +60,10 @@ def ConvLowerToLLVM : Pass<"conv-lower-to-llvm", "::mlir::ModuleOp"> {
            "With im2col: compute X_col per block of output rows inside the "
            "GEMM's parallel loop (conv-lower-im2col-panels; off: X_col is "
            "materialized whole before the GEMM)">,
+    Option<"filterPanels", "filter-panels", "bool", "true",
+           "Lay the transposed filter out as contiguous [K, tile-n] column "
+           "panels for the GEMMs that read it (conv-lower-pack-filter-panels; "
+           "off: they read W^T [K, F] rows)">,
     Option<"constantWeights", "constant-weights", "bool", "false",
            "Pack constant weights once: calls are inlined, and what a "
            "function computes from its arguments marked conv_lower.constant "

@@ -118,6 +118,12 @@ static void addTileAndVectorize(OpPassManager &pm,
     pm.addPass(createConvLowerIm2ColPanels(panels));
     pm.addPass(createCanonicalizerPass());
   }
+  // After the panels, which slice W^T per block of filters.
+  if (options.filterPanels) {
+    ConvLowerPackFilterPanelsOptions filterPanels;
+    filterPanels.panelWidth = options.tileN;
+    pm.addPass(createConvLowerPackFilterPanels(filterPanels));
+  }
   // After every rewrite that derives values from the filter (the panels
   // take back pack-rhs's W^T for channels-first outputs: hoisted before
   // them, the NCHW stem kept W^T and the fold, 3.8 -> 7.3 ms), before
@@ -242,6 +248,8 @@ struct ConvLowerToLLVMPass
     options.groupedDirect = groupedDirect;
     options.winograd = winograd;
     options.winogradMinTiles = winogradMinTiles;
+    options.filterPanels = filterPanels;
+    options.constantWeights = constantWeights;
     options.implicitGemmTwin = implicitGemmTwin;
     options.twinExplicitIm2col = twinExplicitIm2col;
     options.twinChip = twinChip;

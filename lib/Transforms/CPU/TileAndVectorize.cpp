@@ -129,13 +129,28 @@ linalg::LinalgOp tileForThreads(RewriterBase &rewriter, linalg::LinalgOp op,
     return op;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   int64_t rows = ranges[dims->m.back()];
+  // The columns: one N dimension, or packed panels [.., panel, column]
+  // (the innermost no wider than a register tile) read as one.
   int64_t columns = dims->n.empty() ? 0 : ranges[dims->n.back()];
+  bool panels = dims->n.size() > 1 && !ShapedType::isDynamic(columns) &&
+                columns <= tileN &&
+                !ShapedType::isDynamic(ranges[dims->n[dims->n.size() - 2]]);
+  if (panels)
+    columns *= ranges[dims->n[dims->n.size() - 2]];
   bool splitColumns = !ShapedType::isDynamic(rows) &&
                       !ShapedType::isDynamic(columns) && columns > rows;
   SmallVector<int64_t> sizes(op.getNumLoops(), 0);
   for (unsigned d : dims->batch)
     sizes[d] = 1;
-  if (splitColumns) {
+  if (splitColumns && panels) {
+    // Packed filter panels (conv-lower-pack-filter-panels): blocks of whole
+    // panels, each panel whole.
+    unsigned panelDim = dims->n[dims->n.size() - 2];
+    for (unsigned d : dims->n)
+      sizes[d] = 1;
+    sizes[dims->n.back()] = 0;
+    sizes[panelDim] = blockSize(ranges[panelDim], blocks, 1);
+  } else if (splitColumns) {
     for (unsigned d : dims->n)
       sizes[d] = 1;
     sizes[dims->n.back()] = blockSize(

@@ -668,7 +668,49 @@ def constant_weights_set():
             Problem("nhwc-1x1", "8,32,7,7", "48,32,1,1", layout="nhwc", bias=True), [],
             REL_TOLERANCE["f32"], True)),
     ]
-    return numerics + winograd + routes
+    return numerics + winograd + routes + filter_panels_cases()
+
+
+def random_panel_problems(count, seed):
+    """GEMM problems whose filters are whole 16- or 32-wide panels, drawn at random:
+    1-8 images, 1x1 or 3x3 windows at stride 1 or 2, either layout."""
+    rng = random.Random(seed)
+    problems = []
+    for i in range(count):
+        n, c, k = rng.choice([1, 2, 8]), 4 * rng.randint(1, 12), rng.choice([1, 3])
+        f, h, w = 16 * rng.randint(1, 8), rng.randint(3, 12), rng.randint(3, 12)
+        problems.append(Problem(f"panels-random-{i}", f"{n},{c},{h},{w}",
+                                f"{f},{c},{k},{k}", stride=str(rng.choice([1, 2])),
+                                padding=str(k // 2), layout=rng.choice(["nchw", "nhwc"]),
+                                bias=rng.random() < 0.3))
+    return problems
+
+
+def filter_panels_cases():
+    """conv-lower-pack-filter-panels: the filter as [F / nr, K, nr] panels, whole (the
+    GEMM's threads split into blocks of panels: few rows, many filters) or sliced per
+    block of filters (conv-lower-im2col-panels' filter chunks on a 7x7 image), at both
+    panel widths (tile-n 16 and 32, AVX2's and AVX-512's), per call and packed once."""
+    fixed = [
+        (Problem("panels-nhwc-7x7-filter-chunks", "1,24,7,7", "64,24,3,3", padding="1",
+                 layout="nhwc"), ["--tile-n", "16"]),
+        (Problem("panels-nchw-s2-batch3", "3,16,9,9", "96,16,3,3", stride="2",
+                 padding="1"), ["--tile-n", "32"]),
+        (Problem("panels-nhwc-1x1-many-filters", "1,32,5,5", "256,32,1,1",
+                 layout="nhwc"), ["--tile-n", "32"]),
+        (Problem("panels-nhwc-bias-batch8", "8,16,6,6", "48,16,3,3", padding="1",
+                 layout="nhwc", bias=True), ["--tile-n", "16"]),
+    ]
+    # A channels-first 1x1 reads W as it is (nothing to pack): `packs` None for those.
+    fixed += [(p, []) for p in random_panel_problems(4, seed=20261204)]
+    cases = []
+    for problem, extra in fixed:
+        extra = extra + ["--num-threads", "2", "--winograd", "off"]
+        packs = True if not problem.name.startswith("panels-random") else None
+        cases.append((problem.name, numerics_case(problem, extra)))
+        cases.append((problem.name + "-packed-once", constant_weights_case(
+            problem, extra, REL_TOLERANCE["f32"], packs)))
+    return cases
 
 
 # ----------------------------------------------------------------------------------------

@@ -47,3 +47,22 @@ func.func @fill_fused(%a: tensor<64x36xf32>, %b: tensor<36x48xf32>) -> tensor<64
   %0 = linalg.matmul ins(%a, %b : tensor<64x36xf32>, tensor<36x48xf32>) outs(%c : tensor<64x48xf32>) -> tensor<64x48xf32>
   return %0 : tensor<64x48xf32>
 }
+
+// conv-lower-pack-filter-panels' contraction over (m, panel, column, k) with
+// 8 rows and 16 panels of 16 filters: the threads' blocks are whole panels
+// (4 of them per block), each tiled into 8x16 register tiles that read one
+// contiguous [4, 16] slice of the panel per K step.
+// CHECK-LABEL: func.func @filter_panels
+// CHECK: scf.forall (%{{.*}}) = (0) to (16) step (4)
+// CHECK:   vector.contract {{.*}} : vector<8x4xf32>, vector<4x16xf32> into vector<8x16xf32>
+func.func @filter_panels(%a: tensor<8x36xf32>, %b: tensor<16x36x16xf32>, %c: tensor<8x16x16xf32>) -> tensor<8x16x16xf32> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(m, p, n, k) -> (m, k)>, affine_map<(m, p, n, k) -> (p, k, n)>, affine_map<(m, p, n, k) -> (m, p, n)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+       ins(%a, %b : tensor<8x36xf32>, tensor<16x36x16xf32>) outs(%c : tensor<8x16x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<8x16x16xf32>
+  return %0 : tensor<8x16x16xf32>
+}

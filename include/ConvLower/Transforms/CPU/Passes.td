@@ -28,6 +28,31 @@ def ConvLowerPackRhs : Pass<"conv-lower-pack-rhs"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def ConvLowerPackFilterPanels : Pass<"conv-lower-pack-filter-panels"> {
+  let summary = "Lay the transposed filter out as contiguous [K, nr] column "
+                "panels, the GEMM libraries' packed B";
+  let description = [{
+    After conv-lower-pack-rhs (and conv-lower-im2col-panels), a GEMM that
+    reads W^T [K, F] (a transpose of the filter W [F, K], or a slice of it
+    whose columns are whole panels) reads instead the panels
+    Wp [F / nr, K, nr], made from W by one transpose in place of pack-rhs's:
+    the GEMM becomes a contraction over (m, panel, column, k) into its output
+    viewed as [M, F / nr, nr]. Every [K, nr] strip the register tile streams
+    is then contiguous, where W^T's rows lay F floats apart (2 KB at
+    F = 512: the strip maps into two of L1's 64 sets). With constant weights
+    the panels are made once, by conv-lower-hoist-constant-weights. GEMMs
+    whose filter has a number of columns that is not a multiple of nr, or
+    whose B is anything else, are left as they are.
+  }];
+  let options = [
+    Option<"panelWidth", "panel-width", "int64_t", /*default=*/"16",
+           "nr: the columns of one panel (the register tile's width)">,
+  ];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def ConvLowerHoistConstantWeights
     : Pass<"conv-lower-hoist-constant-weights", "::mlir::ModuleOp"> {
   let summary = "Compute what depends only on constant weights once, in a "
