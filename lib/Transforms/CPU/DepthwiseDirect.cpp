@@ -6,8 +6,8 @@
 // directly, as upstream vectorizes it: the convolution written as
 // linalg.depthwise_conv_2d_nhwc_hwc (channels-first images transposed to
 // channels last and back: the layer is memory-bound, two passes more of a
-// small image; the padding is not materialized for the whole image, only
-// for the border strips of the output), tiled into an scf.forall over output
+// small image; the padding is not materialized: each piece of the output
+// reads the image with the taps that land in it), tiled into an scf.forall over output
 // rows (what threads
 // share) and register tiles of output columns x 16 channels with one kernel
 // row each, which upstream's decomposition makes 1-D depthwise convolutions
@@ -72,22 +72,56 @@ bool isDirectDepthwise(const ConvPlan &plan) {
          floating(op.getDpsInitOperand(0)->get());
 }
 
-/// A block of output pixels: rows [begin[0], end[0]) x columns [begin[1],
-/// end[1]).
+/// A block of output pixels, rows [begin[0], end[0]) x columns [begin[1],
+/// end[1]), whose windows all take the same taps, [tapBegin[d], tapEnd[d])
+/// along each dimension: those that land in the image; or, `padded`, all
+/// taps on a zero-padded copy of its window.
 struct OutputPiece {
-  std::array<int64_t, 2> begin, end;
+  std::array<int64_t, 2> begin, end, tapBegin, tapEnd;
+  bool padded = false;
 };
 
-/// The pieces the output is computed in. Padding a whole image costs a fill
-/// and a copy of it before the convolution reads it again (on the
-/// MobileNetV2 layer, 144 x 56 x 56, more than half the time); instead the
-/// interior, whose windows lie inside the image, reads the image itself, and
-/// only the border strips (top, bottom, left, right: one output row or
-/// column per padded input row or column) pad their small windows. One piece
-/// when no output pixel's window is inside.
-SmallVector<OutputPiece> outputPieces(const ConvPlan &plan,
+/// One dimension's runs of outputs with the same taps in the image: the
+/// interior (every tap) and, at each edge, one run per output whose window
+/// reaches into the padding (its taps there dropped).
+struct TapRun {
+  int64_t begin, end, tapBegin, tapEnd;
+};
+SmallVector<TapRun> tapRuns(int64_t outSize, int64_t imageSize, int64_t stride,
+                            int64_t padLow, int64_t dilation, int64_t kernel) {
+  SmallVector<TapRun> runs;
+  for (int64_t o = 0; o < outSize; ++o) {
+    // Tap k reads row o * stride - padLow + k * dilation.
+    int64_t first = o * stride - padLow;
+    int64_t k0 = first >= 0 ? 0 : llvm::divideCeil(-first, dilation);
+    int64_t k1 = std::min<int64_t>(
+        kernel, first >= imageSize
+                    ? 0
+                    : llvm::divideFloorSigned(imageSize - 1 - first, dilation) +
+                          1);
+    k0 = std::min(k0, kernel);
+    if (k1 < k0)
+      k1 = k0;
+    if (!runs.empty() && runs.back().tapBegin == k0 && runs.back().tapEnd == k1)
+      runs.back().end = o + 1;
+    else
+      runs.push_back({o, o + 1, k0, k1});
+  }
+  return runs;
+}
+
+/// Above this many pieces of distinct taps (a pad of 2 or more on a side:
+/// 5 x 5 pieces and up, each its own parallel loop), the border strips pad
+/// their windows instead.
+constexpr size_t kMaxTapPieces = 9;
+
+/// The interior, whose windows lie inside the image, and the border strips
+/// (top, bottom, left, right: one output row or column per padded input row
+/// or column), each on a zero-padded copy of its window. One piece when no
+/// output pixel's window is inside.
+SmallVector<OutputPiece> paddedStrips(const ConvPlan &plan,
                                       ArrayRef<int64_t> imageSize) {
-  std::array<int64_t, 2> lo, hi;
+  std::array<int64_t, 2> lo, hi, all = {plan.kernel[0], plan.kernel[1]};
   for (int d = 0; d < 2; ++d) {
     // o is interior when o*s - padLow >= 0 and o*s - padLow + dl*(k-1) is
     // a row (column) of the image.
@@ -99,13 +133,13 @@ SmallVector<OutputPiece> outputPieces(const ConvPlan &plan,
   }
   int64_t rows = plan.outSize[0], cols = plan.outSize[1];
   if (lo[0] >= hi[0] || lo[1] >= hi[1])
-    return {OutputPiece{{0, 0}, {rows, cols}}};
+    return {OutputPiece{{0, 0}, {rows, cols}, {0, 0}, all, true}};
   SmallVector<OutputPiece> pieces = {
-      {{lo[0], lo[1]}, {hi[0], hi[1]}}, // the interior
-      {{0, 0}, {lo[0], cols}},          // top
-      {{hi[0], 0}, {rows, cols}},       // bottom
-      {{lo[0], 0}, {hi[0], lo[1]}},     // left
-      {{lo[0], hi[1]}, {hi[0], cols}},  // right
+      {{lo[0], lo[1]}, {hi[0], hi[1]}, {0, 0}, all, false}, // the interior
+      {{0, 0}, {lo[0], cols}, {0, 0}, all, true},           // top
+      {{hi[0], 0}, {rows, cols}, {0, 0}, all, true},        // bottom
+      {{lo[0], 0}, {hi[0], lo[1]}, {0, 0}, all, true},      // left
+      {{lo[0], hi[1]}, {hi[0], cols}, {0, 0}, all, true},   // right
   };
   llvm::erase_if(pieces, [](const OutputPiece &piece) {
     return piece.begin[0] >= piece.end[0] || piece.begin[1] >= piece.end[1];
@@ -113,9 +147,47 @@ SmallVector<OutputPiece> outputPieces(const ConvPlan &plan,
   return pieces;
 }
 
-/// The image window `piece` reads, zero-padded where it lies outside.
-Value pieceWindow(OpBuilder &b, Location loc, const ConvPlan &plan,
-                  Value image, const OutputPiece &piece) {
+/// The pieces the output is computed in. Padding a whole image costs a fill
+/// and a copy of it before the convolution reads it again (on the
+/// MobileNetV2 layer, 144 x 56 x 56, more than half the time), and padding
+/// each border strip's window a smaller one, but serial, between the
+/// threads' loops (a quarter of the time at 2 threads). Instead every piece
+/// reads the image itself with the taps that land in it: the interior all
+/// of them, a border row or column those its window does not lose to the
+/// padding (pad 1, 3x3: the interior, 4 edges and 4 corners). Wider pads
+/// fall back to padded strips (kMaxTapPieces).
+SmallVector<OutputPiece> outputPieces(const ConvPlan &plan,
+                                      ArrayRef<int64_t> imageSize) {
+  std::array<SmallVector<TapRun>, 2> runs;
+  for (int d = 0; d < 2; ++d)
+    runs[d] = tapRuns(plan.outSize[d], imageSize[d], plan.strides[d],
+                      plan.padding[d], plan.dilations[d], plan.kernel[d]);
+  if (runs[0].size() * runs[1].size() > kMaxTapPieces)
+    return paddedStrips(plan, imageSize);
+  SmallVector<OutputPiece> pieces;
+  for (const TapRun &r : runs[0])
+    for (const TapRun &c : runs[1])
+      pieces.push_back({{r.begin, c.begin},
+                        {r.end, c.end},
+                        {r.tapBegin, c.tapBegin},
+                        {r.tapEnd, c.tapEnd}});
+  // The interior first: the bulk of the work, one parallel loop.
+  llvm::stable_sort(pieces, [](const OutputPiece &a, const OutputPiece &b) {
+    return (a.end[0] - a.begin[0]) * (a.end[1] - a.begin[1]) >
+           (b.end[0] - b.begin[0]) * (b.end[1] - b.begin[1]);
+  });
+  return pieces;
+}
+
+bool hasTaps(const OutputPiece &piece) {
+  return piece.tapBegin[0] < piece.tapEnd[0] &&
+         piece.tapBegin[1] < piece.tapEnd[1];
+}
+
+/// The image window a padded piece reads, zero-padded where it lies
+/// outside.
+Value paddedWindow(OpBuilder &b, Location loc, const ConvPlan &plan,
+                   Value image, const OutputPiece &piece) {
   auto type = cast<RankedTensorType>(image.getType());
   SmallVector<int64_t> offsets = {0, 0, 0, 0}, sizes = llvm::to_vector(
                                                    type.getShape());
@@ -153,6 +225,46 @@ Value pieceWindow(OpBuilder &b, Location loc, const ConvPlan &plan,
       b, loc, RankedTensorType::get(shape, type.getElementType()), window,
       getAsIndexOpFoldResult(b.getContext(), low),
       getAsIndexOpFoldResult(b.getContext(), high), zero);
+}
+
+/// The image window `piece` reads with its taps: inside the image (or, for a
+/// padded piece, its padded copy).
+Value pieceWindow(OpBuilder &b, Location loc, const ConvPlan &plan,
+                  Value image, const OutputPiece &piece) {
+  if (piece.padded)
+    return paddedWindow(b, loc, plan, image, piece);
+  auto type = cast<RankedTensorType>(image.getType());
+  SmallVector<int64_t> offsets = {0, 0, 0, 0},
+                       sizes = llvm::to_vector(type.getShape());
+  for (int d = 0; d < 2; ++d) {
+    int64_t dilation = plan.dilations[d], stride = plan.strides[d];
+    offsets[d + 1] = piece.begin[d] * stride - plan.padding[d] +
+                     piece.tapBegin[d] * dilation;
+    sizes[d + 1] = (piece.end[d] - piece.begin[d] - 1) * stride +
+                   (piece.tapEnd[d] - piece.tapBegin[d] - 1) * dilation + 1;
+  }
+  if (sizes == type.getShape())
+    return image;
+  return tensor::ExtractSliceOp::create(
+      b, loc, image, getAsIndexOpFoldResult(b.getContext(), offsets),
+      getAsIndexOpFoldResult(b.getContext(), sizes),
+      getAsIndexOpFoldResult(b.getContext(), {1, 1, 1, 1}));
+}
+
+/// The taps `piece` uses: its slice of the [KH, KW, C] filter.
+Value pieceTaps(OpBuilder &b, Location loc, Value taps,
+                const OutputPiece &piece) {
+  auto type = cast<RankedTensorType>(taps.getType());
+  SmallVector<int64_t> offsets = {piece.tapBegin[0], piece.tapBegin[1], 0};
+  SmallVector<int64_t> sizes = {piece.tapEnd[0] - piece.tapBegin[0],
+                                piece.tapEnd[1] - piece.tapBegin[1],
+                                type.getDimSize(2)};
+  if (sizes == type.getShape())
+    return taps;
+  return tensor::ExtractSliceOp::create(
+      b, loc, taps, getAsIndexOpFoldResult(b.getContext(), offsets),
+      getAsIndexOpFoldResult(b.getContext(), sizes),
+      getAsIndexOpFoldResult(b.getContext(), {1, 1, 1}));
 }
 
 /// The filter regrouped into B (roles G, K and a unit F; with one channel
@@ -249,21 +361,28 @@ SmallVector<linalg::LinalgOp> rewriteDepthwise(RewriterBase &rewriter,
                                 piece.end[1] - piece.begin[1], plan.channels});
     SmallVector<OpFoldResult> unit =
         getAsIndexOpFoldResult(rewriter.getContext(), {1, 1, 1, 1});
+    // Outputs whose windows lie all in the padding keep their init.
+    if (!hasTaps(piece) && !fillValue)
+      continue;
     Value part = tensor::ExtractSliceOp::create(rewriter, loc, acc, offsets,
                                                 sizes, unit);
     if (fillValue)
       part = linalg::FillOp::create(rewriter, loc, fillValue, part).getResult(0);
-    auto conv = linalg::DepthwiseConv2DNhwcHwcOp::create(
-        rewriter, loc, TypeRange{part.getType()},
-        ValueRange{pieceWindow(rewriter, loc, plan, image, piece), taps},
-        ValueRange{part},
-        {rewriter.getNamedAttr("strides",
-                               rewriter.getI64TensorAttr(plan.strides)),
-         rewriter.getNamedAttr("dilations",
-                               rewriter.getI64TensorAttr(plan.dilations))});
-    convs.push_back(conv);
-    acc = tensor::InsertSliceOp::create(rewriter, loc, conv.getResult(0), acc,
-                                        offsets, sizes, unit);
+    if (hasTaps(piece)) {
+      auto conv = linalg::DepthwiseConv2DNhwcHwcOp::create(
+          rewriter, loc, TypeRange{part.getType()},
+          ValueRange{pieceWindow(rewriter, loc, plan, image, piece),
+                     pieceTaps(rewriter, loc, taps, piece)},
+          ValueRange{part},
+          {rewriter.getNamedAttr("strides",
+                                 rewriter.getI64TensorAttr(plan.strides)),
+           rewriter.getNamedAttr("dilations",
+                                 rewriter.getI64TensorAttr(plan.dilations))});
+      convs.push_back(conv);
+      part = conv.getResult(0);
+    }
+    acc = tensor::InsertSliceOp::create(rewriter, loc, part, acc, offsets,
+                                        sizes, unit);
   }
   Value result = acc;
   const ConvForm &form = *plan.form;

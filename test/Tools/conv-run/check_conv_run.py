@@ -408,6 +408,18 @@ NUMERICS = [
             stride="2", padding="1", bias=True),
     Problem("nhwc-depthwise-dilation2", "1,5,10,10", "5,1,3,3", groups=5, dilation="2",
             padding="2", layout="nhwc"),
+    # conv-lower-depthwise-direct's pieces of equal taps (no padded copies): edges and
+    # corners at stride 2 on an odd image, asymmetric pads at dilation 2 with a bias,
+    # a one-pixel image (only its centre tap lands), a pad beyond the taps' reach
+    # (outputs all padding: the bias alone; wide pads take padded strips).
+    Problem("nhwc-depthwise-tap-pieces-stride2", "2,32,9,8", "32,1,3,3", groups=32,
+            stride="2", padding="1", layout="nhwc"),
+    Problem("nhwc-depthwise-tap-pieces-dilation2-asympad", "1,16,10,11", "16,1,3,3",
+            groups=16, dilation="2", padding="2,1,0,3", layout="nhwc", bias=True),
+    Problem("nhwc-depthwise-one-pixel", "1,16,1,1", "16,1,3,3", groups=16, padding="1",
+            layout="nhwc", bias=True),
+    Problem("nhwc-depthwise-pad-beyond-taps", "1,16,5,4", "16,1,3,3", groups=16,
+            padding="3", layout="nhwc", bias=True),
     # NCHW depthwise at stride 1: one padded plane at a time, vectors along W
     # (48 channels: blocks of 3 planes).
     Problem("nchw-depthwise-planes-batch2-bias", "2,48,13,10", "48,1,3,3", groups=48,

@@ -36,32 +36,30 @@ func.func @nhwc_grouped(%x: tensor<1x10x10x32x1xf32>, %w: tensor<32x1x3x3x1xf32>
 // Channels first, padded, strided, f16 into an f32 init that is not a fill:
 // the image is transposed to channels last, the init transposed too (the
 // convolution accumulates into it in place), the result transposed back. The
-// image is not padded whole: the interior (output rows and columns 1..3, whose
-// windows lie inside the 9x9 image) reads it directly; the top and bottom
-// rows and the left and right columns pad their own small windows.
+// image is not padded at all: the output is cut into pieces whose windows
+// take the same taps, each reading the image with those taps only. The
+// interior (output rows and columns 1..3) takes all 9 from the 9x9 image; the
+// top row's middle columns (row 0 reads padded row -1 with tap row 0) take
+// tap rows 1..2, its window image rows 0..1; the bottom-right corner (row
+// and column 4 read padded 9 with tap 2) takes taps 0..1 x 0..1.
 // CHECK-LABEL: func.func @nchw_padded_strided
+// CHECK-NOT: tensor.pad
 // CHECK: %[[IMAGE:.*]] = linalg.transpose ins(%arg0 : tensor<2x16x9x9xf16>) {{.*}} permutation = [0, 2, 3, 1]
+// CHECK: %[[TAPS:.*]] = tensor.expand_shape {{.*}} : tensor<9x16xf16> into tensor<3x3x16xf16>
 // CHECK: %[[INIT:.*]] = linalg.transpose ins(%arg2 : tensor<2x16x5x5xf32>) {{.*}} permutation = [0, 2, 3, 1]
 // CHECK: %[[ACC:.*]] = tensor.extract_slice %[[INIT]][0, 1, 1, 0] [2, 3, 3, 16]
 // CHECK: tensor.extract_slice %[[IMAGE]][0, 1, 1, 0] [2, 7, 7, 16] [1, 1, 1, 1] : tensor<2x9x9x16xf16> to tensor<2x7x7x16xf16>
-// CHECK-NOT: tensor.pad
 // CHECK: scf.forall (%{{.*}}, %{{.*}}) in (2, 3) shared_outs(%{{.*}} = %[[ACC]])
 // CHECK:   arith.extf {{.*}} : vector<1x1x16xf16> to vector<1x1x16xf32>
 // CHECK:   vector.fma {{.*}} : vector<1x1x16xf32>
 // CHECK: %[[Y0:.*]] = tensor.insert_slice %{{.*}} into %[[INIT]][0, 1, 1, 0] [2, 3, 3, 16]
-// CHECK: tensor.extract_slice %[[IMAGE]][0, 0, 0, 0] [2, 2, 9, 16]
-// CHECK: tensor.pad %{{.*}} low[0, 1, 1, 0] high[0, 0, 1, 0]
-// CHECK: %[[Y1:.*]] = tensor.insert_slice %{{.*}} into %[[Y0]][0, 0, 0, 0] [2, 1, 5, 16]
-// CHECK: tensor.extract_slice %[[IMAGE]][0, 7, 0, 0] [2, 2, 9, 16]
-// CHECK: tensor.pad %{{.*}} low[0, 0, 1, 0] high[0, 1, 1, 0]
-// CHECK: %[[Y2:.*]] = tensor.insert_slice %{{.*}} into %[[Y1]][0, 4, 0, 0] [2, 1, 5, 16]
-// CHECK: tensor.extract_slice %[[IMAGE]][0, 1, 0, 0] [2, 7, 2, 16]
-// CHECK: tensor.pad %{{.*}} low[0, 0, 1, 0] high[0, 0, 0, 0]
-// CHECK: %[[Y3:.*]] = tensor.insert_slice %{{.*}} into %[[Y2]][0, 1, 0, 0] [2, 3, 1, 16]
-// CHECK: tensor.extract_slice %[[IMAGE]][0, 1, 7, 0] [2, 7, 2, 16]
-// CHECK: tensor.pad %{{.*}} low[0, 0, 0, 0] high[0, 0, 1, 0]
-// CHECK: %[[Y4:.*]] = tensor.insert_slice %{{.*}} into %[[Y3]][0, 1, 4, 0] [2, 3, 1, 16]
-// CHECK: linalg.transpose ins(%[[Y4]] : tensor<2x5x5x16xf32>) {{.*}} permutation = [0, 3, 1, 2]
+// CHECK: tensor.extract_slice %[[IMAGE]][0, 0, 1, 0] [2, 2, 7, 16]
+// CHECK: tensor.extract_slice %[[TAPS]][1, 0, 0] [2, 3, 16]
+// CHECK: tensor.insert_slice %{{.*}} into %[[Y0]][0, 0, 1, 0] [2, 1, 3, 16]
+// CHECK: tensor.extract_slice %[[IMAGE]][0, 7, 7, 0] [2, 2, 2, 16]
+// CHECK: tensor.extract_slice %[[TAPS]][0, 0, 0] [2, 2, 16]
+// CHECK: %[[Y8:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 4, 4, 0] [2, 1, 1, 16]
+// CHECK: linalg.transpose ins(%[[Y8]] : tensor<2x5x5x16xf32>) {{.*}} permutation = [0, 3, 1, 2]
 
 func.func @nchw_padded_strided(%x: tensor<2x16x9x9xf16>, %w: tensor<16x3x3xf16>, %init: tensor<2x16x5x5xf32>) -> tensor<2x16x5x5xf32> {
   %cst = arith.constant 0.0 : f16
@@ -158,4 +156,25 @@ func.func @nchw_planes_strided(%x: tensor<1x32x14x15xf32>, %w: tensor<32x3x3xf32
   %y = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
        ins(%p, %w : tensor<1x32x15x17xf32>, tensor<32x3x3xf32>) outs(%init : tensor<1x32x7x8xf32>) -> tensor<1x32x7x8xf32>
   return %y : tensor<1x32x7x8xf32>
+}
+
+// A pad of 2 on each side of a 3x3 window: 5 x 5 runs of distinct taps, more
+// pieces (each its own parallel loop) than kMaxTapPieces allows; the border
+// strips pad their windows instead (top: output rows 0..1 on image rows
+// 0..1, padded 2 above).
+// CHECK-LABEL: func.func @wide_pad_strips
+// CHECK: scf.forall
+// CHECK: tensor.pad %{{.*}} low[0, 2, 2, 0] high[0, 0, 2, 0]
+// CHECK-NOT: tensor.extract_slice %{{.*}}[1, 0, 0] [2, 3, 16]
+func.func @wide_pad_strips(%x: tensor<1x8x8x16xf32>, %w: tensor<3x3x16xf32>) -> tensor<1x10x10x16xf32> {
+  %cst = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 2, 2, 0] high[0, 2, 2, 0] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %cst : f32
+  } : tensor<1x8x8x16xf32> to tensor<1x12x12x16xf32>
+  %e = tensor.empty() : tensor<1x10x10x16xf32>
+  %init = linalg.fill ins(%cst : f32) outs(%e : tensor<1x10x10x16xf32>) -> tensor<1x10x10x16xf32>
+  %y = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%p, %w : tensor<1x12x12x16xf32>, tensor<3x3x16xf32>) outs(%init : tensor<1x10x10x16xf32>) -> tensor<1x10x10x16xf32>
+  return %y : tensor<1x10x10x16xf32>
 }
