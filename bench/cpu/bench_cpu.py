@@ -104,8 +104,10 @@ def resnet50_layers(n):
 def other_layer_classes():
     """The layer classes the ResNet-50 stages leave out (issue 33's set): the 1x1
     expansion, a strided 3x3, the 7x7 stride-2 stem on 3 channels, a grouped 3x3 with 8
-    channels a group (ResNeXt-50 32x4d's stage 2), MobileNetV2's strided depthwise."""
+    channels a group (ResNeXt-50 32x4d's stage 2), MobileNetV2's strided depthwise, and
+    ResNet-50's widest 1x1 (stage 4's 512 -> 2048 expansion: W^T rows 8 KB apart)."""
     return [Layer("r50 1x1 64->256 56x56 N1", 1, 64, 56, 256, 1),
+            Layer("r50 1x1 512->2048 7x7 N1", 1, 512, 7, 2048, 1),
             Layer("r50 3x3 128 56x56 s2 N1", 1, 128, 56, 128, 3, stride=2, pad=1),
             Layer("r50 stem 7x7 s2 C3 224 N1", 1, 3, 224, 64, 7, stride=2, pad=3),
             Layer("ResNeXt g32 3x3 256 28x28 N1", 1, 256, 28, 256, 3, pad=1, groups=32),

@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Transforms/Common/ChannelsLast.h"
 #include "Transforms/Common/ConvAnalysis.h"
 #include "ConvLower/Dialect/ConvLower/IR/ConvLowerOps.h"
 #include "ConvLower/Transforms/Common/Im2Col.h"
@@ -295,6 +296,41 @@ Value subtractZeroPointTerms(OpBuilder &b, Location loc, Value gemm, Value lhs,
 // The rewrite
 //===----------------------------------------------------------------------===//
 
+/// Below this many pixels an image's pointwise NCHW GEMM has too few
+/// columns for the filters-first form (a 7x7 image's 49: one 32-wide tile
+/// and a 17-wide remainder, 40 % of the CPU's peak on r50's 512 -> 2048
+/// layer); the image is transposed instead (rowsFirstPointwiseNchw).
+constexpr int64_t kFiltersFirstMinPixels = 64;
+
+/// 1x1, stride 1, unpadded NCHW, one group, a small static image: the
+/// channels-last GEMM Y^T = X^T . W^T, X^T [N * P, C] one transpose of the
+/// (small) image and Y one of the result, so that the filters are the
+/// GEMM's columns (a matmul with W as [F, K], packed like the NHWC
+/// layers'). r50 1x1 512 -> 2048 7x7 on 2 Zen 4 cores: 1.1 -> 0.5 ms.
+Value rowsFirstPointwiseNchw(OpBuilder &b, Location loc, Value x,
+                             Value filterB, const ConvPlan &plan, Value init,
+                             RankedTensorType imageOutType, bool &initIsFill,
+                             Operation *&contraction) {
+  auto xType = cast<RankedTensorType>(x.getType());
+  int64_t n = xType.getDimSize(0), pixels = xType.getDimSize(2),
+          f = plan.filtersPerGroup;
+  Value rows = tensor::CollapseShapeOp::create(
+      b, loc, transposed(b, loc, x, {0, 2, 1}),
+      SmallVector<ReassociationIndices>{{0, 1}, {2}});
+  Value acc = buildAccumulator(b, loc, {n * pixels, f},
+                               imageOutType.getElementType(), {}, init,
+                               initIsFill);
+  Value y = buildGemm(b, loc, rows, filterB, acc, {Role::F, Role::K});
+  contraction = y.getDefiningOp();
+  Value perImage = tensor::ExpandShapeOp::create(
+      b, loc,
+      RankedTensorType::get({n, pixels, f}, imageOutType.getElementType()),
+      y, SmallVector<ReassociationIndices>{{0, 1}, {2}});
+  return tensor::ExpandShapeOp::create(
+      b, loc, imageOutType, transposed(b, loc, perImage, {0, 2, 1}),
+      mergeSpatial(plan.spatialRank()));
+}
+
 /// 1x1, stride 1, unpadded NCHW, one group: Y[n] = W . X[n] with X viewed as
 /// [N, C, H*W] (any spatial rank). No im2col and no fold: the data never
 /// moves.
@@ -306,6 +342,10 @@ Value rewritePointwiseNchw(OpBuilder &b, Location loc, Value image,
   Value x = tensor::CollapseShapeOp::create(
       b, loc, image, mergeSpatial(plan.spatialRank()));
   int64_t pixels = plan.pixelsPerImage();
+  if (!imageOutType.isDynamicDim(0) && !ShapedType::isDynamic(pixels) &&
+      pixels < kFiltersFirstMinPixels)
+    return rowsFirstPointwiseNchw(b, loc, x, filterB, plan, init,
+                                  imageOutType, initIsFill, contraction);
   SmallVector<int64_t> accShape = {imageOutType.getDimSize(0),
                                    plan.filtersPerGroup, pixels};
   SmallVector<Value> dyn;

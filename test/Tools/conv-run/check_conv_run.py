@@ -712,6 +712,10 @@ def filter_panels_cases():
                  layout="nhwc"), ["--tile-n", "32"]),
         (Problem("panels-nhwc-bias-batch8", "8,16,6,6", "48,16,3,3", padding="1",
                  layout="nhwc", bias=True), ["--tile-n", "16"]),
+        # NCHW 1x1 on fewer than 64 pixels: the image transposed into the NHWC GEMM.
+        (Problem("panels-nchw-1x1-7x7-rows-first", "3,64,7,7", "128,64,1,1",
+                 bias=True), ["--tile-n", "32"]),
+        (Problem("panels-conv1d-1x1-rows-first", "2,24,40", "64,24,1"), ["--tile-n", "16"]),
     ]
     # A channels-first 1x1 reads W as it is (nothing to pack): `packs` None for those.
     fixed += [(p, []) for p in random_panel_problems(4, seed=20261204)]

@@ -36,6 +36,23 @@ func.func @pointwise_nchw(%x: tensor<?x16x7x7xf32>, %w: tensor<32x16x1x1xf32>, %
   return %y : tensor<?x32x7x7xf32>
 }
 
+// The same on a static image of fewer than 64 pixels (r50's 7x7 stage): too
+// few GEMM columns for the filters-first form, so the image is transposed into
+// rows (the NHWC pointwise GEMM, W read as [F, K]) and the result back.
+// CHECK-LABEL: func.func @pointwise_nchw_small_image
+// CHECK-NOT: conv_lower
+// CHECK: %[[X:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0], [1], [2, 3]] : tensor<2x16x7x7xf32> into tensor<2x16x49xf32>
+// CHECK: %[[XT:.*]] = linalg.transpose ins(%[[X]] : tensor<2x16x49xf32>) outs(%{{.*}} : tensor<2x49x16xf32>) permutation = [0, 2, 1]
+// CHECK: %[[ROWS:.*]] = tensor.collapse_shape %[[XT]] {{\[\[}}0, 1], [2]] : tensor<2x49x16xf32> into tensor<98x16xf32>
+// CHECK: %[[Y:.*]] = linalg.matmul indexing_maps = [#{{.*}}, #{{.*}}, #{{.*}}] ins(%[[ROWS]], %{{.*}} : tensor<98x16xf32>, tensor<32x16xf32>) outs(%{{.*}} : tensor<98x32xf32>)
+// CHECK: %[[YI:.*]] = tensor.expand_shape %[[Y]] {{\[\[}}0, 1], [2]] output_shape [2, 49, 32]
+// CHECK: %[[YT:.*]] = linalg.transpose ins(%[[YI]] : tensor<2x49x32xf32>) outs(%{{.*}} : tensor<2x32x49xf32>) permutation = [0, 2, 1]
+// CHECK: tensor.expand_shape %[[YT]] {{\[\[}}0], [1], [2, 3]] output_shape [2, 32, 7, 7]
+func.func @pointwise_nchw_small_image(%x: tensor<2x16x7x7xf32>, %w: tensor<32x16x1x1xf32>, %init: tensor<2x32x7x7xf32>) -> tensor<2x32x7x7xf32> {
+  %y = linalg.conv_2d_nchw_fchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<2x16x7x7xf32>, tensor<32x16x1x1xf32>) outs(%init : tensor<2x32x7x7xf32>) -> tensor<2x32x7x7xf32>
+  return %y : tensor<2x32x7x7xf32>
+}
+
 // 1x1, stride 1, NHWC: the image is already X_col; only reshapes remain.
 // CHECK-LABEL: func.func @pointwise_nhwc
 // CHECK-NOT: conv_lower
