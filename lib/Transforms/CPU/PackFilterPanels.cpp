@@ -13,13 +13,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Transforms/CPU/TilingUtils.h"
-
 #include "ConvLower/Transforms/CPU/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
