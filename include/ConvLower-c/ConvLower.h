@@ -40,7 +40,7 @@ extern "C" {
 
 /// The version of this header's API; convlowerGetApiVersion() returns the
 /// library's (a caller built against another version should not use it).
-#define CONVLOWER_API_VERSION 2
+#define CONVLOWER_API_VERSION 3
 
 typedef enum ConvLowerStatus {
   ConvLowerStatusOk = 0,
@@ -196,6 +196,12 @@ CONVLOWER_CAPI_EXPORTED const char *convlowerGetLastErrorMessage(void);
 /// theirs).
 CONVLOWER_CAPI_EXPORTED size_t convlowerCacheSize(void);
 CONVLOWER_CAPI_EXPORTED void convlowerCacheClear(void);
+/// The most compiled convolutions the cache keeps: past it, the least
+/// recently created problems are dropped (live handles keep theirs). The
+/// default is $CONVLOWER_CACHE_ENTRIES where that is a positive integer,
+/// else 64. Setting it (at least 1) drops what is past the new bound now.
+CONVLOWER_CAPI_EXPORTED size_t convlowerCacheCapacity(void);
+CONVLOWER_CAPI_EXPORTED void convlowerCacheSetCapacity(size_t entries);
 
 /// The OpenMP runtime ConvLower's threaded CPU code runs on (LLVM's libomp,
 /// loaded by the first threaded convolution), or "" in a build without one.

@@ -296,6 +296,12 @@ size_t convlowerCacheSize(void) { return ConvCache::global().size(); }
 
 void convlowerCacheClear(void) { ConvCache::global().clear(); }
 
+size_t convlowerCacheCapacity(void) { return ConvCache::global().capacity(); }
+
+void convlowerCacheSetCapacity(size_t entries) {
+  ConvCache::global().setCapacity(entries);
+}
+
 const char *convlowerGetOpenMPRuntimePath(void) {
   // A string literal of the build: valid for the process's lifetime.
   return openMPRuntimePath().data();

@@ -30,7 +30,9 @@
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 using namespace mlir;
 using namespace mlir::conv_lower;
@@ -303,6 +305,17 @@ RunReport CompiledConv::report(const WeightsPack *weights) const {
   return r;
 }
 
+/// $CONVLOWER_CACHE_ENTRIES where it is a positive integer.
+static size_t capacityFromEnvironment() {
+  const char *text = std::getenv("CONVLOWER_CACHE_ENTRIES");
+  unsigned long long entries = 0;
+  if (text && !llvm::StringRef(text).getAsInteger(10, entries) && entries > 0)
+    return static_cast<size_t>(entries);
+  return ConvCache::kDefaultCapacity;
+}
+
+ConvCache::ConvCache() : capacity_(capacityFromEnvironment()) {}
+
 llvm::Expected<std::shared_ptr<CompiledConv>>
 ConvCache::get(const ConvSpec &spec, bool *hit) {
   std::shared_ptr<Entry> entry;
@@ -311,6 +324,7 @@ ConvCache::get(const ConvSpec &spec, bool *hit) {
     std::shared_ptr<Entry> &slot = entries_[spec.key()];
     if (!slot)
       slot = std::make_shared<Entry>();
+    slot->lastUse = ++clock_;
     entry = slot;
   }
   // A second thread asking for the same new key waits here for the first
@@ -330,7 +344,36 @@ ConvCache::get(const ConvSpec &spec, bool *hit) {
   }
   entry->conv = std::move(*conv);
   entry->ready = true;
+  std::lock_guard<std::mutex> lock(mutex_);
+  evictLocked();
   return entry->conv;
+}
+
+void ConvCache::evictLocked() {
+  size_t compiled = 0;
+  for (const auto &[key, entry] : entries_)
+    compiled += entry->ready.load();
+  // Entries still compiling are neither counted nor dropped.
+  for (; compiled > capacity_; --compiled) {
+    auto oldest = entries_.end();
+    for (auto it = entries_.begin(); it != entries_.end(); ++it)
+      if (it->second->ready &&
+          (oldest == entries_.end() ||
+           it->second->lastUse < oldest->second->lastUse))
+        oldest = it;
+    entries_.erase(oldest);
+  }
+}
+
+size_t ConvCache::capacity() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return capacity_;
+}
+
+void ConvCache::setCapacity(size_t entries) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  capacity_ = std::max<size_t>(1, entries);
+  evictLocked();
 }
 
 size_t ConvCache::size() const {

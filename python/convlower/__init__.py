@@ -17,6 +17,7 @@ Layouts: "nchw" takes torch's [N, C, *spatial] images with [F, C/G, *kernel]
 filters; "nhwc" takes [N, *spatial, C] with [F, *kernel, C/G].
 """
 
+import collections
 import json
 import os
 import threading
@@ -52,7 +53,8 @@ from . import _capi  # noqa: E402
 
 __all__ = [
     "Conv", "ConvLowerError", "BadInputError", "conv1d", "conv2d", "conv3d",
-    "patch", "devices", "cache_size", "cache_clear", "library_path",
+    "patch", "devices", "cache_size", "cache_clear", "cache_capacity",
+    "set_cache_capacity", "library_path",
     "openmp_runtime",
 ]
 
@@ -199,18 +201,30 @@ class Conv:
 _STORAGE = {"f32": (np.float32,), "tf32": (np.float32,), "f16": (np.float16,),
             "bf16": (np.int16, np.uint16), "i8": (np.int8,)}
 
-_convs = {}
+# The functions' Conv objects, least recently used first; bounded like the C API's
+# cache (each holds its compiled code alive).
+_convs = collections.OrderedDict()
 _convs_lock = threading.Lock()
+
+
+def _trim_convs():
+    capacity = _lib.convlowerCacheCapacity()
+    while len(_convs) > capacity:
+        _convs.popitem(last=False)
 
 
 def _compiled(key_fields):
     key = tuple(sorted(key_fields.items()))
     with _convs_lock:
         conv = _convs.get(key)
+        if conv is not None:
+            _convs.move_to_end(key)
     if conv is None:
         conv = Conv(**key_fields)
         with _convs_lock:
             conv = _convs.setdefault(key, conv)
+            _convs.move_to_end(key)
+            _trim_convs()
     return conv
 
 
@@ -224,6 +238,23 @@ def cache_clear():
     with _convs_lock:
         _convs.clear()
     _lib.convlowerCacheClear()
+
+
+def cache_capacity():
+    """The most compiled convolutions kept (default 64, or $CONVLOWER_CACHE_ENTRIES):
+    past it the least recently used are dropped."""
+    return _lib.convlowerCacheCapacity()
+
+
+def set_cache_capacity(entries):
+    """Bounds the cache to `entries` (at least 1) compiled convolutions, dropping the
+    least recently used ones past it now; live Conv objects keep theirs."""
+    entries = int(entries)
+    if entries < 1:
+        raise BadInputError(f"cache capacity must be at least 1, got {entries}")
+    with _convs_lock:
+        _lib.convlowerCacheSetCapacity(entries)
+        _trim_convs()
 
 
 def openmp_runtime():

@@ -10,7 +10,7 @@ import ctypes
 import ctypes.util
 import os
 
-API_VERSION = 2
+API_VERSION = 3
 
 STATUS_OK, STATUS_BAD_INPUT, STATUS_FAILED = 0, 1, 2
 LAYOUTS = {"nchw": 0, "nhwc": 1}
@@ -59,7 +59,7 @@ class StringRef(ctypes.Structure):
 
 StringCallback = ctypes.CFUNCTYPE(None, StringRef, ctypes.c_void_p)
 
-LIBRARY_NAMES = ("libConvLowerCAPI.so.2", "libConvLowerCAPI.so")
+LIBRARY_NAMES = ("libConvLowerCAPI.so.3", "libConvLowerCAPI.so")
 
 
 def _candidates():
@@ -119,6 +119,8 @@ def _declare(lib):
         "convlowerGetLastErrorMessage": (c.c_char_p, []),
         "convlowerCacheSize": (c.c_size_t, []),
         "convlowerCacheClear": (None, []),
+        "convlowerCacheCapacity": (c.c_size_t, []),
+        "convlowerCacheSetCapacity": (None, [c.c_size_t]),
         "convlowerPrintDevices": (None, [StringCallback, c.c_void_p]),
         "convlowerGetOpenMPRuntimePath": (c.c_char_p, []),
     }

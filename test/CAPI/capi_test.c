@@ -367,6 +367,53 @@ static void cache(void) {
   convlowerConvDestroy(c);
 }
 
+/* The cache's bound: past its capacity the least recently created problem
+ * is dropped (a handle to it still runs); 64 by default. */
+static void cacheCapacity(void) {
+  EXPECT(convlowerCacheCapacity() == 64, "default capacity %zu",
+         convlowerCacheCapacity());
+  convlowerCacheClear();
+  convlowerCacheSetCapacity(2);
+  ConvLowerConvDesc d = conv2d(1, 4, 6, 6, 4, 3);
+  ConvLowerConv a, b, c, again;
+  bool hit = true;
+  EXPECT(convlowerConvCreate(&d, &a, &hit) == ConvLowerStatusOk && !hit,
+         "capacity: %s", convlowerGetLastErrorMessage());
+  d.stride[0] = 2;
+  EXPECT(convlowerConvCreate(&d, &b, &hit) == ConvLowerStatusOk && !hit,
+         "capacity: %s", convlowerGetLastErrorMessage());
+  d.stride[0] = 1; /* the first problem again: now the most recent */
+  EXPECT(convlowerConvCreate(&d, &again, &hit) == ConvLowerStatusOk && hit,
+         "capacity: the first problem missed (%d)", hit);
+  d.stride[1] = 2; /* a third: the stride-2 one, least recent, goes */
+  EXPECT(convlowerConvCreate(&d, &c, &hit) == ConvLowerStatusOk && !hit,
+         "capacity: %s", convlowerGetLastErrorMessage());
+  EXPECT(convlowerCacheSize() == 2, "capacity 2 keeps %zu",
+         convlowerCacheSize());
+  int64_t xn, wn, yn;
+  convlowerConvGetSizes(b, &xn, &wn, NULL, &yn);
+  float *x = calloc((size_t)xn, 4), *w = calloc((size_t)wn, 4),
+        *y = calloc((size_t)yn, 4);
+  EXPECT(convlowerConvRun(b, x, w, NULL, y) == ConvLowerStatusOk,
+         "a dropped problem's handle: %s", convlowerGetLastErrorMessage());
+  free(x), free(w), free(y);
+  ConvLowerConv b2;
+  d.stride[1] = 1, d.stride[0] = 2;
+  EXPECT(convlowerConvCreate(&d, &b2, &hit) == ConvLowerStatusOk && !hit,
+         "the dropped problem was still cached (hit %d)", hit);
+  EXPECT(convlowerCacheSize() == 2, "capacity 2 keeps %zu",
+         convlowerCacheSize());
+  /* Lowering the bound drops at once; 0 means 1. */
+  convlowerCacheSetCapacity(0);
+  EXPECT(convlowerCacheCapacity() == 1 && convlowerCacheSize() == 1,
+         "capacity %zu, size %zu after setting 0", convlowerCacheCapacity(),
+         convlowerCacheSize());
+  convlowerConvDestroy(a), convlowerConvDestroy(b), convlowerConvDestroy(c);
+  convlowerConvDestroy(again), convlowerConvDestroy(b2);
+  convlowerCacheSetCapacity(64);
+  convlowerCacheClear();
+}
+
 /* Four threads compile and run one new problem at once. */
 static void *threadMain(void *arg) {
   ConvLowerConvDesc d = conv2d(2, 8, 12, 12, 16, 3);
@@ -647,6 +694,7 @@ int main(void) {
   EXPECT(convlowerGetApiVersion() == CONVLOWER_API_VERSION, "API version");
   numerics();
   cache();
+  cacheCapacity();
   threads();
   report();
   constantWeights();

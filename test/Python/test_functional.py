@@ -105,6 +105,30 @@ c = convlower.Conv(batch=1, in_channels=4, out_channels=4, input_size=(8, 8),
                    kernel_size=(3, 3), pad_before=(1, 1), pad_after=(1, 1), target="cpu")
 expect(c.cache_hit, "a Conv of a compiled problem missed the C API's cache")
 
+# The cache's bound (64 by default): past it the least recently used compiled
+# problems go, from the C API's cache and from the functions' own (which keeps
+# the Conv objects; the C test checks the order of use).
+expect(convlower.cache_capacity() == 64, f"capacity {convlower.cache_capacity()}")
+convlower.cache_clear()
+convlower.set_cache_capacity(2)
+for pad in (0, 1, 2):
+    convlower.conv2d(x, w, padding=pad, target="cpu")
+expect(convlower.cache_size() == 2 and len(convlower._convs) == 2,
+       f"capacity 2 keeps {convlower.cache_size()} compiled, {len(convlower._convs)} Convs")
+kept = convlower.Conv(batch=1, in_channels=4, out_channels=4, input_size=(8, 8),
+                      kernel_size=(3, 3), pad_before=(2, 2), pad_after=(2, 2),
+                      target="cpu")
+expect(kept.cache_hit, "padding 2, the most recent, was dropped")
+dropped = convlower.Conv(batch=1, in_channels=4, out_channels=4, input_size=(8, 8),
+                         kernel_size=(3, 3), target="cpu")
+expect(not dropped.cache_hit, "padding 0, the least recent, was still cached")
+try:
+    convlower.set_cache_capacity(0)
+    expect(False, "capacity 0 was taken")
+except convlower.BadInputError:
+    pass
+convlower.set_cache_capacity(64)
+
 # Python threads at once (ctypes releases the GIL during the call).
 x8 = [data((2, 8, 12, 12), np.float32) for _ in range(8)]
 w8 = data((16, 8, 3, 3), np.float32)

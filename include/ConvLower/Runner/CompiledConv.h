@@ -126,13 +126,24 @@ private:
 /// One compilation per distinct ConvSpec::key(), shared: a second request
 /// for the same problem returns the first one's CompiledConv without
 /// compiling, and two threads asking for the same new key compile it once.
-/// Failed compilations are not kept.
+/// Failed compilations are not kept. At most capacity() compiled entries
+/// are kept: past it, the least recently requested ones are dropped (a
+/// server called with ever new batch sizes must not grow without bound;
+/// each entry holds JIT'd code and its buffers). Handles keep theirs.
 class ConvCache {
 public:
+  /// The default bound: $CONVLOWER_CACHE_ENTRIES where it is a positive
+  /// integer, else kDefaultCapacity.
+  static constexpr size_t kDefaultCapacity = 64;
+  ConvCache();
+
   llvm::Expected<std::shared_ptr<CompiledConv>> get(const ConvSpec &spec,
                                                     bool *hit = nullptr);
   size_t size() const;
   void clear();
+  size_t capacity() const;
+  /// At least 1; entries past the new bound are dropped now.
+  void setCapacity(size_t entries);
   /// The process-wide cache the C API uses.
   static ConvCache &global();
 
@@ -141,9 +152,14 @@ private:
     std::mutex compiling; // held while the entry's problem compiles
     std::shared_ptr<CompiledConv> conv;
     std::atomic<bool> ready{false}; // conv is set (read without `compiling`)
+    uint64_t lastUse = 0;           // under the cache's mutex
   };
+  /// Drops the least recently used compiled entries past capacity_.
+  void evictLocked();
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<Entry>> entries_;
+  size_t capacity_;
+  uint64_t clock_ = 0;
 };
 
 } // namespace mlir::conv_lower
