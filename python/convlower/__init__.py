@@ -364,6 +364,29 @@ def _layer_conv(layer, fields, w, wa):
     return conv
 
 
+def _empty_result(rank, n, f, spatial, kernel, stride, dilation, before, after,
+                  layout, dtype, unbatched, torch_x):
+    """torch's answer to a batch of no images (or no filters): an empty result of the
+    output's shape, nothing compiled or run (the C API takes positive sizes only).
+    A window that does not fit is still an error, as in torch."""
+    out = [(size + b + a - d * (k - 1) - 1) // s + 1 for size, k, s, d, b, a in
+           zip(spatial, kernel, stride, dilation, before, after)]
+    if any(o < 1 for o in out):
+        raise BadInputError(
+            f"the {'x'.join(map(str, kernel))} kernel (dilation "
+            f"{'x'.join(map(str, dilation))}) does not fit the "
+            f"{'x'.join(map(str, spatial))} input padded by {before} before and "
+            f"{after} after")
+    shape = [n, f, *out] if layout == "nchw" else [n, *out, f]
+    if unbatched:
+        shape = shape[1:]
+    y = np.empty(shape, np.int32 if dtype == "i8" else np.float32)
+    if torch_x is not None:
+        import torch
+        y = torch.from_numpy(y).to(torch_x.device)
+    return y, None, 0.0
+
+
 def _conv(rank, x, w, bias, stride, padding, dilation, groups, relu, layout,
           target, threads, tf32, zero_points, chip, constant_layer=None):
     torch_in = _is_torch(x)
@@ -410,6 +433,9 @@ def _conv(rank, x, w, bias, stride, padding, dilation, groups, relu, layout,
         ba, _ = _to_numpy(bias)
         if ba.shape != (f,):
             raise BadInputError(f"bias: shape {ba.shape}, expected ({f},)")
+    if n == 0 or f == 0:
+        return _empty_result(rank, n, f, spatial, kernel, stride, dilation, before,
+                             after, layout, dtype, unbatched, x if torch_in else None)
     fields = dict(
         spatial_rank=rank, batch=n, in_channels=c, out_channels=f,
         input_size=tuple(spatial), kernel_size=tuple(kernel), stride=stride,

@@ -114,7 +114,7 @@ def _forward(record, target, threads, strict, tf32):
             padding = 0
         record.input_shape = tuple(x.shape)
         try:
-            y, record.conv, ms = convlower._conv(
+            y, conv, ms = convlower._conv(
                 record.rank, x, module.weight, module.bias, module.stride,
                 padding, module.dilation, module.groups, relu=False,
                 layout="nchw", target=target, threads=threads,
@@ -126,6 +126,9 @@ def _forward(record, target, threads, strict, tf32):
             record.fallbacks += 1
             record.fallback_reason = str(e)
             return torch_forward(module, x)
+        # An empty batch compiles nothing: the record keeps its last convolution.
+        if conv is not None:
+            record.conv = conv
         record.ms += ms
         record.calls += 1
         return y.to(x.dtype) if y.dtype != x.dtype else y

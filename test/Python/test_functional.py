@@ -105,6 +105,16 @@ c = convlower.Conv(batch=1, in_channels=4, out_channels=4, input_size=(8, 8),
                    kernel_size=(3, 3), pad_before=(1, 1), pad_after=(1, 1), target="cpu")
 expect(c.cache_hit, "a Conv of a compiled problem missed the C API's cache")
 
+# A batch of no images: the empty result of the output's shape (torch's answer),
+# nothing compiled; int8 gives int32 as it would.
+before = convlower.cache_size()
+e = convlower.conv2d(np.empty((0, 4, 8, 8), np.float32), w, stride=2, padding=1)
+expect(e.shape == (0, 4, 4, 4) and e.dtype == np.float32, f"empty nchw: {e.shape} {e.dtype}")
+e = convlower.conv2d(np.empty((0, 8, 8, 4), np.int8), data((6, 3, 3, 4), np.int8),
+                     layout="nhwc")
+expect(e.shape == (0, 6, 6, 6) and e.dtype == np.int32, f"empty nhwc i8: {e.shape} {e.dtype}")
+expect(convlower.cache_size() == before, "an empty batch compiled something")
+
 # The cache's bound (64 by default): past it the least recently used compiled
 # problems go, from the C API's cache and from the functions' own (which keeps
 # the Conv objects; the C test checks the order of use).

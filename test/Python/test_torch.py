@@ -13,7 +13,8 @@
    LD_PRELOAD fix; run with LD_PRELOAD=<libomp> (torch.test's second RUN,
    CONVLOWER_EXPECT_SHARED_OPENMP=1) they are one, and neither happens. Every
    check above also passes in that configuration.
-4. What ConvLower refuses: a call that needs gradients (strict: BadInputError
+4. A batch of no images gets torch's empty result (functions and patch).
+5. What ConvLower refuses: a call that needs gradients (strict: BadInputError
    naming the layer; strict=False: torch runs it and the record says why) and
    float64 layers.
 """
@@ -151,6 +152,24 @@ with convlower.patch(cw, target="cpu", constant_weights=True) as p, \
     expect(err <= 1e-5, f"constant weights after the weights changed: error {err:.3g}")
     print(f"constant weights: packed {packed} bytes, re-packed after a change, "
           f"error {err:.2e}")
+
+# A batch of no images: torch's empty result, of the output's shape, from the
+# functions and through patch() (nothing compiled; a window that does not fit is
+# still refused).
+empty = convlower.conv2d(torch.rand(0, 8, 14, 14), cw[0].weight, cw[0].bias, padding=1)
+expect(isinstance(empty, torch.Tensor) and tuple(empty.shape) == (0, 24, 14, 14),
+       f"empty batch: {type(empty).__name__} {tuple(empty.shape)}")
+with convlower.patch(cw, target="cpu") as p, torch.inference_mode():
+    y0 = cw(torch.rand(0, 8, 14, 14))
+    want = torch_model_output(cw, torch.rand(0, 8, 14, 14))
+    expect(tuple(y0.shape) == tuple(want.shape) == (0, 16, 7, 7),
+           f"empty batch through patch: {tuple(y0.shape)}, torch {tuple(want.shape)}")
+    expect(all(r.calls == 1 for r in p.layers), "empty batch: a layer did not run")
+try:
+    convlower.conv2d(torch.rand(0, 8, 2, 2), torch.rand(4, 8, 3, 3))
+    expect(False, "empty batch: a 3x3 window on a 2x2 image was taken")
+except convlower.BadInputError as e:
+    print(f"empty batch, window too large -> {e}")
 
 # Gradients: refused by name in strict mode, left to torch otherwise.
 model.eval()
