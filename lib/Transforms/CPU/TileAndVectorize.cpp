@@ -130,31 +130,30 @@ linalg::LinalgOp tileForThreads(RewriterBase &rewriter, linalg::LinalgOp op,
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   int64_t rows = ranges[dims->m.back()];
   // The columns: one N dimension, or packed panels [.., panel, column]
-  // (the innermost no wider than a register tile) read as one.
+  // (conv-lower-pack-filter-panels: the innermost no wider than a register
+  // tile), read as one and split in whole panels.
   int64_t columns = dims->n.empty() ? 0 : ranges[dims->n.back()];
+  unsigned panelDim = dims->n.size() > 1 ? dims->n[dims->n.size() - 2] : 0;
   bool panels = dims->n.size() > 1 && !ShapedType::isDynamic(columns) &&
-                columns <= tileN &&
-                !ShapedType::isDynamic(ranges[dims->n[dims->n.size() - 2]]);
+                columns <= tileN && !ShapedType::isDynamic(ranges[panelDim]);
   if (panels)
-    columns *= ranges[dims->n[dims->n.size() - 2]];
+    columns *= ranges[panelDim];
   bool splitColumns = !ShapedType::isDynamic(rows) &&
                       !ShapedType::isDynamic(columns) && columns > rows;
   SmallVector<int64_t> sizes(op.getNumLoops(), 0);
   for (unsigned d : dims->batch)
     sizes[d] = 1;
-  if (splitColumns && panels) {
-    // Packed filter panels (conv-lower-pack-filter-panels): blocks of whole
-    // panels, each panel whole.
-    unsigned panelDim = dims->n[dims->n.size() - 2];
+  if (splitColumns) {
     for (unsigned d : dims->n)
       sizes[d] = 1;
-    sizes[dims->n.back()] = 0;
-    sizes[panelDim] = blockSize(ranges[panelDim], blocks, 1);
-  } else if (splitColumns) {
-    for (unsigned d : dims->n)
-      sizes[d] = 1;
-    sizes[dims->n.back()] = blockSize(
-        columns, blocks, vectorTile(columns, tileN, conv_lower::kVectorLanes));
+    if (panels) {
+      sizes[dims->n.back()] = 0;
+      sizes[panelDim] = blockSize(ranges[panelDim], blocks, 1);
+    } else {
+      sizes[dims->n.back()] =
+          blockSize(columns, blocks,
+                    vectorTile(columns, tileN, conv_lower::kVectorLanes));
+    }
   } else {
     for (unsigned d : dims->m)
       sizes[d] = 1;

@@ -705,24 +705,25 @@ def filter_panels_cases():
     panel widths (tile-n 16 and 32, AVX2's and AVX-512's), per call and packed once."""
     fixed = [
         (Problem("panels-nhwc-7x7-filter-chunks", "1,24,7,7", "64,24,3,3", padding="1",
-                 layout="nhwc"), ["--tile-n", "16"]),
+                 layout="nhwc"), ["--tile-n", "16"], True),
         (Problem("panels-nchw-s2-batch3", "3,16,9,9", "96,16,3,3", stride="2",
-                 padding="1"), ["--tile-n", "32"]),
+                 padding="1"), ["--tile-n", "32"], True),
         (Problem("panels-nhwc-1x1-many-filters", "1,32,5,5", "256,32,1,1",
-                 layout="nhwc"), ["--tile-n", "32"]),
+                 layout="nhwc"), ["--tile-n", "32"], True),
         (Problem("panels-nhwc-bias-batch8", "8,16,6,6", "48,16,3,3", padding="1",
-                 layout="nhwc", bias=True), ["--tile-n", "16"]),
+                 layout="nhwc", bias=True), ["--tile-n", "16"], True),
         # NCHW 1x1 on fewer than 64 pixels: the image transposed into the NHWC GEMM.
         (Problem("panels-nchw-1x1-7x7-rows-first", "3,64,7,7", "128,64,1,1",
-                 bias=True), ["--tile-n", "32"]),
-        (Problem("panels-conv1d-1x1-rows-first", "2,24,40", "64,24,1"), ["--tile-n", "16"]),
+                 bias=True), ["--tile-n", "32"], True),
+        (Problem("panels-conv1d-1x1-rows-first", "2,24,40", "64,24,1"), ["--tile-n", "16"],
+         True),
     ]
-    # A channels-first 1x1 reads W as it is (nothing to pack): `packs` None for those.
-    fixed += [(p, []) for p in random_panel_problems(4, seed=20261204)]
+    # Whether a random problem packs depends on its route (a channels-first 1x1
+    # reads W as it is): `packs` None for those.
+    fixed += [(p, [], None) for p in random_panel_problems(4, seed=20261204)]
     cases = []
-    for problem, extra in fixed:
+    for problem, extra, packs in fixed:
         extra = extra + ["--num-threads", "2", "--winograd", "off"]
-        packs = True if not problem.name.startswith("panels-random") else None
         cases.append((problem.name, numerics_case(problem, extra)))
         cases.append((problem.name + "-packed-once", constant_weights_case(
             problem, extra, REL_TOLERANCE["f32"], packs)))
