@@ -94,11 +94,28 @@ if os.path.exists(fake_libcuda):
 # being skipped.
 config.substitutions.append(("%fake_libcuda", fake_libcuda))
 
-# The OpenMP runtime that threaded CPU code needs (conv-lower-to-llvm{threads}).
+# OpenMP runtimes: threaded CPU code (conv-lower-to-llvm{threads}) calls GCC's
+# OpenMP ABI (GOMP_parallel), which LLVM's libomp and GCC's libgomp both export.
 libomp = os.path.join(config.llvm_lib_dir, "libomp.so")
 if os.path.exists(libomp):
     config.available_features.add("libomp")
     config.substitutions.append(("%libomp", libomp))
+def shared_library_path(soname):
+    """The file ldconfig's cache gives for `soname`, or None."""
+    try:
+        out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+    except OSError:
+        return None
+    for line in out.splitlines():
+        if line.strip().startswith(soname + " ") and "=>" in line:
+            return line.split("=>")[-1].strip()
+    return None
+
+
+libgomp = shared_library_path("libgomp.so.1")
+if libgomp:
+    config.available_features.add("libgomp")
+    config.substitutions.append(("%libgomp", libgomp))
 
 # The sanitize preset: our tools and libraries carry ASan/UBSan. A test where
 # an uninstrumented host (mlir-runner) loads one of our libraries says

@@ -203,11 +203,11 @@ CONVLOWER_CAPI_EXPORTED void convlowerCacheClear(void);
 CONVLOWER_CAPI_EXPORTED size_t convlowerCacheCapacity(void);
 CONVLOWER_CAPI_EXPORTED void convlowerCacheSetCapacity(size_t entries);
 
-/// The OpenMP runtime ConvLower's threaded CPU code runs on (LLVM's libomp,
-/// loaded by the first threaded convolution), or "" in a build without one.
-/// A host whose own OpenMP calls (GOMP_*, torch's) go to another runtime
-/// has two thread pools competing for the cores; preloading this one
-/// (LD_PRELOAD) gives both one pool.
+/// The OpenMP library ConvLower's threaded CPU code runs on: the one the
+/// process already has (a host's libgomp, a preloaded libomp), so host and
+/// ConvLower share one thread pool; in a process with none, LLVM's libomp,
+/// loaded by this call or the first threaded convolution. "" when there is
+/// none to be had. Chosen once per process.
 CONVLOWER_CAPI_EXPORTED const char *convlowerGetOpenMPRuntimePath(void);
 
 /// The devices as conv-run --doctor sees them, as JSON ({"driver_version",

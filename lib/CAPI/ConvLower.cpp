@@ -303,8 +303,8 @@ void convlowerCacheSetCapacity(size_t entries) {
 }
 
 const char *convlowerGetOpenMPRuntimePath(void) {
-  // A string literal of the build: valid for the process's lifetime.
-  return openMPRuntimePath().data();
+  // Chosen once and kept for the process's lifetime.
+  return processOpenMPRuntime().path.c_str();
 }
 
 void convlowerPrintDevices(ConvLowerStringCallback callback, void *userData) {

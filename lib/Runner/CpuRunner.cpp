@@ -210,18 +210,14 @@ CpuRunner::create(OwningOpRef<ModuleOp> module, llvm::StringRef functionName,
       /*optLevel=*/3, /*sizeLevel=*/0, targetMachine->get());
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
-  // Threaded code calls the OpenMP runtime (__kmpc_*).
-  SmallVector<StringRef> sharedLibs;
+  // Threaded code starts its regions through GCC's OpenMP ABI, bound below
+  // to the runtime the process already has (OpenMPRuntime.cpp).
+  const OpenMPRuntime *openmp = nullptr;
   if (options.threads > 1) {
-#ifdef CONV_LOWER_LIBOMP_PATH
-    sharedLibs.push_back(CONV_LOWER_LIBOMP_PATH);
-#else
-    return llvm::createStringError(
-        "threads need the OpenMP runtime, and this build found no libomp: "
-        "install libomp-22-dev (scripts/setup.sh does) and reconfigure");
-#endif
+    openmp = &processOpenMPRuntime();
+    if (!openmp->error.empty())
+      return llvm::createStringError(openmp->error);
   }
-  engineOptions.sharedLibPaths = sharedLibs;
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   // No GDB or perf JIT listeners: they are process-wide singletons that a
   // library (the C API, loaded into a Python process) must not wire up,
@@ -234,11 +230,20 @@ CpuRunner::create(OwningOpRef<ModuleOp> module, llvm::StringRef functionName,
 
   // Strided memref copies (bufferized pads, slices) call the C runner
   // utilities' memrefCopy; resolve it from the library linked into the tool.
-  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+  (*engine)->registerSymbols([openmp](llvm::orc::MangleAndInterner interner) {
     llvm::orc::SymbolMap symbols;
     symbols[interner("memrefCopy")] = {
         llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
         llvm::JITSymbolFlags::Exported};
+    if (openmp) {
+      auto bind = [&](llvm::StringRef name, void *address) {
+        symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                                   llvm::JITSymbolFlags::Exported};
+      };
+      bind("GOMP_parallel", openmp->parallel);
+      bind("omp_get_thread_num", openmp->threadNum);
+      bind("omp_get_num_threads", openmp->numThreads);
+    }
     return symbols;
   });
 
@@ -348,14 +353,6 @@ void CpuRunner::call(void (*entry)(void **), llvm::ArrayRef<void *> buffers,
     args.push_back(&p);
   // The entry point looked up at creation: no symbol lookup per call.
   entry(args.data());
-}
-
-llvm::StringRef mlir::conv_lower::openMPRuntimePath() {
-#ifdef CONV_LOWER_LIBOMP_PATH
-  return CONV_LOWER_LIBOMP_PATH;
-#else
-  return "";
-#endif
 }
 
 const CpuGemmTile &mlir::conv_lower::hostGemmTile() {

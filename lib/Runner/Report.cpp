@@ -6,6 +6,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
 
 #include <cmath>
 #include <type_traits>
@@ -84,6 +85,8 @@ void mlir::conv_lower::printHuman(const RunReport &r, llvm::raw_ostream &os) {
                 r.loweredMs, r.repeat, r.warmup);
   if (r.threads)
     os << formatv(" on {0} thread{1}", *r.threads, *r.threads == 1 ? "" : "s");
+  if (!r.openmpRuntime.empty())
+    os << " (" << llvm::sys::path::filename(r.openmpRuntime) << ")";
   if (r.gflops)
     os << formatv(", {0:F1} GFLOP/s", *r.gflops);
   os << "\n";
@@ -179,6 +182,8 @@ void mlir::conv_lower::printJson(const RunReport &r, llvm::raw_ostream &os) {
     if (!r.kernelFamily.empty())
       j.attribute("kernel_family", r.kernelFamily);
     optional("threads", r.threads);
+    if (!r.openmpRuntime.empty())
+      j.attribute("openmp_runtime", r.openmpRuntime);
     number("compile_ms", r.compileMs);
     optional("pack_ms", r.packMs);
     optional("packed_bytes", r.packedBytes);

@@ -245,6 +245,8 @@ llvm::Expected<RoutePlan> runner::planRoute(const RouteRequest &request,
   plan.pipeline = pipelineOptions(request, route);
   report.pipeline = pipelineName(route).str();
   report.threads = request.threads;
+  if (request.threads > 1)
+    report.openmpRuntime = processOpenMPRuntime().path;
   if (plan.target == Target::Cpu)
     report.kernel = llvm::formatv(
         "GEMM register tile {0}x{1}, K by {2} ({3} default {4}x{5})",

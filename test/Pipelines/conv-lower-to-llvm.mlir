@@ -23,14 +23,25 @@
 // RUN: | mlir-runner -e main -entry-point-result=void \
 // RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils \
 // RUN: | FileCheck %s --check-prefix=EXEC
-// With threads, the GEMM's row blocks are an OpenMP loop (libomp at run time).
-// RUN: %if libomp %{ conv-opt %S/../../examples/conv2d_nchw.mlir --conv-lower-to-llvm="threads=2 tile-m=1" \
-// RUN: | FileCheck %s --check-prefix=OMP %}
-// OMP: omp.parallel
-// OMP: omp.wsloop
+// With threads, the GEMM's row blocks are OpenMP parallel regions started
+// through GCC's OpenMP ABI: no libomp-only __kmpc_* entry point remains, and
+// the code runs on LLVM's libomp and on GCC's libgomp alike.
+// RUN: conv-opt %S/../../examples/conv2d_nchw.mlir --conv-lower-to-llvm="threads=2 tile-m=1" \
+// RUN: | FileCheck %s --check-prefix=OMP --implicit-check-not=__kmpc --implicit-check-not=omp.
+// OMP-DAG: llvm.func @GOMP_parallel(!llvm.ptr, !llvm.ptr, i32, i32)
+// OMP-DAG: llvm.func @omp_get_thread_num() -> i32
+// OMP-DAG: llvm.func @omp_get_num_threads() -> i32
+// OMP-DAG: llvm.func internal @conv_omp_parallel(%{{.*}}: !llvm.ptr)
+// OMP-DAG: llvm.call @GOMP_parallel({{.*}}) : (!llvm.ptr, !llvm.ptr, i32, i32) -> ()
 // RUN: %if libomp %{ conv-opt %S/../../examples/conv2d_nchw.mlir --conv-lower-to-llvm="threads=2 tile-m=1" \
 // RUN: | mlir-runner -e main -entry-point-result=void \
 // RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils,%libomp \
+// RUN: | FileCheck %s --check-prefix=EXEC %}
+// libgomp preloaded, not in -shared-libs: mlir-runner unloads those at exit,
+// under libgomp's idle worker threads.
+// RUN: %if libgomp %{ conv-opt %S/../../examples/conv2d_nchw.mlir --conv-lower-to-llvm="threads=2 tile-m=1" \
+// RUN: | env LD_PRELOAD=%libgomp mlir-runner -e main -entry-point-result=void \
+// RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils \
 // RUN: | FileCheck %s --check-prefix=EXEC %}
 // Without the im2col rewrite the same pipeline lowers the convolution as is.
 // RUN: conv-opt %S/../../examples/conv2d_nchw.mlir --conv-lower-to-llvm="im2col=false" \

@@ -44,6 +44,7 @@ struct RunReport {
   std::string kernelFamily;
   std::string chip;                // GPU/twin: the architecture compiled for
   std::optional<int64_t> threads;  // CPU: worker threads of the JIT code
+  std::string openmpRuntime;       // CPU, threads > 1: the OpenMP library
   // Constant weights (CPU): what was computed from the filter once, before
   // the timed runs, and how long that took (not part of loweredMs).
   std::optional<double> packMs;

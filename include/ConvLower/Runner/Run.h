@@ -60,8 +60,20 @@ struct CpuGemmTile {
   llvm::StringRef registers; ///< "AVX-512" or "AVX2": what `m x n` was sized for
 };
 const CpuGemmTile &hostGemmTile();
-/// The OpenMP runtime (LLVM's libomp) threaded CPU code loads, or "" in a
-/// build without one.
+/// The OpenMP runtime threaded CPU code runs on: the entry points of GCC's
+/// OpenMP ABI that conv-lower-omp-parallel-to-gomp calls, bound to the
+/// runtime the process already has (torch's libgomp, a preloaded libomp),
+/// else to LLVM's libomp, loaded on first use. Chosen once per process.
+struct OpenMPRuntime {
+  void *parallel = nullptr;   ///< GOMP_parallel
+  void *threadNum = nullptr;  ///< omp_get_thread_num
+  void *numThreads = nullptr; ///< omp_get_num_threads
+  std::string path;           ///< the library that defines them
+  bool loaded = false;        ///< ConvLower loaded it (the process had none)
+  std::string error;          ///< why there is none (then the rest is empty)
+};
+const OpenMPRuntime &processOpenMPRuntime();
+/// processOpenMPRuntime().path: "" when there is none.
 llvm::StringRef openMPRuntimePath();
 
 struct RunOptions {

@@ -158,8 +158,10 @@ static void addBufferize(OpPassManager &pm) {
 }
 
 /// Remaining linalg ops (im2col copies, transposes, fills) into loops, then
-/// every dialect into LLVM. With threads, the GEMMs' row blocks become an
-/// OpenMP worksharing loop.
+/// every dialect into LLVM. With threads, the GEMMs' row blocks become
+/// OpenMP parallel regions, each thread taking a chunk of the blocks, started
+/// through GOMP_parallel: the host's OpenMP runtime, whichever it is, runs
+/// them.
 static void addLowerToLLVM(OpPassManager &pm,
                            const ConvLowerToLLVMOptions &options) {
   // The im2col copies in vector runs, on buffers (on tensors, a vector read
@@ -170,9 +172,9 @@ static void addLowerToLLVM(OpPassManager &pm,
     // lowered to one collapsed 7-D parallel loop recomputes every index per
     // element and ran 2x slower on 2 threads than on one.
     pm.addPass(createForallToParallelLoopPass());
-    ConvertSCFToOpenMPPassOptions openmp;
-    openmp.numThreads = options.threads;
-    pm.addPass(createConvertSCFToOpenMPPass(openmp));
+    ConvLowerParallelToThreadChunksOptions chunks;
+    chunks.numThreads = options.threads;
+    pm.addPass(createConvLowerParallelToThreadChunks(chunks));
   } else {
     pm.addPass(createForallToForLoopPass());
   }
@@ -208,6 +210,8 @@ static void addLowerToLLVM(OpPassManager &pm,
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  if (options.threads > 1)
+    pm.addPass(createConvLowerOmpParallelToGomp());
   // Last, on the LLVM dialect: no bf16 reaches LLVM's type legalization,
   // which aborts on some bf16 vectors where AVX512-BF16 is present.
   pm.addPass(createConvLowerLegalizeBF16());

@@ -500,4 +500,58 @@ def ConvLowerLegalizeBF16 : Pass<"conv-lower-legalize-bf16", "::mlir::ModuleOp">
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def ConvLowerParallelToThreadChunks
+    : Pass<"conv-lower-parallel-to-thread-chunks", "::mlir::ModuleOp"> {
+  let summary = "Run each outermost scf.parallel as an omp.parallel region in "
+                "which every thread takes one contiguous chunk of the "
+                "iterations";
+  let description = [{
+    The CPU pipeline's parallel loops (the GEMMs' row blocks) have no
+    reductions and independent iterations. Each outermost reduction-free
+    `scf.parallel` becomes an `omp.parallel` whose body asks the OpenMP ABI
+    for its thread number and team size (`omp_get_thread_num`,
+    `omp_get_num_threads`, which GCC's libgomp and LLVM's libomp both
+    export), takes the balanced chunk `[t * n / T, (t + 1) * n / T)` of the
+    loop's `n` iterations (linearized, row major) and runs it as an
+    `scf.for`. There is no worksharing loop: unlike `convert-scf-to-openmp`'s
+    `omp.wsloop`, which LLVM's OpenMP translation turns into libomp-only
+    `__kmpc_for_static_init` calls, nothing here ties the code to one
+    runtime (see `conv-lower-omp-parallel-to-gomp`). A body with
+    `memref.alloca`s runs in a `memref.alloca_scope` per iteration, so the
+    stack does not grow with the chunk. Loops with reductions, and loops
+    nested in another parallel loop, are left as they are.
+  }];
+  let options = [
+    Option<"numThreads", "num-threads", "unsigned", /*default=*/"0",
+           "Team size asked of the runtime (0: the runtime's default)">,
+  ];
+  let dependentDialects = [
+    "::mlir::omp::OpenMPDialect", "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::arith::ArithDialect",
+  ];
+}
+
+def ConvLowerOmpParallelToGomp
+    : Pass<"conv-lower-omp-parallel-to-gomp", "::mlir::ModuleOp"> {
+  let summary = "Outline omp.parallel regions (LLVM dialect) into functions "
+                "that GOMP_parallel runs on a team of threads";
+  let description = [{
+    LLVM's OpenMP translation starts a parallel region with
+    `__kmpc_fork_call`, which only LLVM's libomp exports. In a process that
+    already runs GCC's libgomp (torch), that makes a second thread pool whose
+    idle threads spin against the first one's. This pass, run on the LLVM
+    dialect after everything else is lowered, moves the body of each
+    `omp.parallel` that has no clause but `num_threads` into an internal
+    function `void(ptr)`, passes the values it uses from outside in a stack
+    struct (constants are cloned instead), and calls
+    `GOMP_parallel(fn, data, num_threads, 0)`: the entry point of GCC's
+    OpenMP ABI, which libgomp and libomp both export. Whoever links the code
+    then chooses the runtime (ConvLower's JIT takes the one the process
+    already has). Regions with other clauses, or with OpenMP constructs
+    inside them, are reported as errors.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // CONVLOWER_TRANSFORMS_CPU_PASSES_TD
