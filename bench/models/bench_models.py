@@ -16,10 +16,11 @@ mode, f32, NCHW) and batch (224x224 random images):
               torch = torch.nn.functional.conv2d with the layer's parameters (oneDNN) on
               the same tensor under inference_mode; median of --repeat after a warm-up.
 torch runs on T threads too (torch.set_num_threads), so oneDNN and ConvLower get the
-same cores. Two OpenMP runtimes share them: torch's GNU libgomp and the LLVM libomp of
-ConvLower's threaded code, whose idle threads spin a while after each parallel region;
-the phases are separated by a pause (settle) so that one phase's spinning threads do not
-slow the next, and --omp-env sets their variables (GOMP_SPINCOUNT, KMP_BLOCKTIME).
+same cores, and the same thread pool: ConvLower's threaded code runs on the OpenMP
+runtime torch already has (GNU libgomp; CONVLOWER_OPENMP=<libomp> in --omp-env brings
+back a second pool, to measure what two cost). Idle OpenMP threads spin a while after
+each parallel region, so the phases are separated by a pause (settle), and --omp-env
+sets the runtimes' variables (GOMP_SPINCOUNT, KMP_BLOCKTIME, CONVLOWER_OPENMP).
 Each model+batch waits for an idle spell first and is run again (--retries) when other
 processes took more than --busy cores meanwhile.
 
@@ -55,7 +56,8 @@ MODELS = ("resnet50", "mobilenet_v2", "resnext50_32x4d")
 BATCHES = (1, 8)
 TOLERANCE = 1e-3          # max |patched - torch| / max |torch logit|, f32
 SEED = 0
-OMP_VARIABLES = ("LD_PRELOAD", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "KMP_BLOCKTIME", "OMP_NUM_THREADS",
+OMP_VARIABLES = ("LD_PRELOAD", "CONVLOWER_OPENMP", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT",
+                 "KMP_BLOCKTIME", "OMP_NUM_THREADS",
                  "OMP_PROC_BIND", "KMP_AFFINITY")
 
 
@@ -91,9 +93,9 @@ def import_convlower(build):
 
 def settle():
     """Lets the idle OpenMP threads of the last phase go to sleep before the next phase
-    times anything: LLVM's libomp (ConvLower's threads) spins KMP_BLOCKTIME = 200 ms by
-    default after a parallel region, GNU libgomp (torch's) a shorter while, and a
-    spinning thread takes a core from the other runtime's threads."""
+    times anything: after a parallel region GNU libgomp spins GOMP_SPINCOUNT
+    iterations, LLVM's libomp KMP_BLOCKTIME = 200 ms (one of them, with two runtimes:
+    CONVLOWER_OPENMP), and a spinning thread takes a core from other threads."""
     time.sleep(0.5)
 
 
@@ -398,6 +400,7 @@ def machine_info(args, torch, bench_cpu, convlower):
             "torch_onednn": bool(torch.backends.mkldnn.is_available()),
             "torch_threads": torch.get_num_threads(),
             "convlower_library": str(convlower.library_path),
+            "openmp_runtime": convlower.openmp_runtime(),
             "omp_env": {k: os.environ[k] for k in OMP_VARIABLES if k in os.environ},
             "load_at_start": args.load_at_start, "load_at_end": os.getloadavg()[0]}
 
@@ -476,7 +479,8 @@ def markdown(runs, machine, args, wall_s):
            f"- commit: `{m['commit']}`; library {m['convlower_library']}",
            f"- torch {m['torch']}, torchvision {m['torchvision']} (Debian; oneDNN "
            f"{'available' if m['torch_onednn'] else 'NOT available'}; OpenMP: libgomp), "
-           "ConvLower's threads: LLVM's libomp; OpenMP environment: " +
+           f"ConvLower's threads: {m.get('openmp_runtime') or 'LLVM libomp'}; "
+           "OpenMP environment: " +
            (", ".join(f"`{k}={v}`" for k, v in m["omp_env"].items()) or "none (defaults)"),
            f"- timings: median of {args.repeat} after one warm-up; whole run "
            f"{wall_s:.0f} s", ""]
@@ -568,7 +572,7 @@ def main(argv=None):
     args.load_at_start = os.getloadavg()[0]
     for item in args.omp_env:
         # Read when each OpenMP runtime starts: set before torch (libgomp) is imported
-        # and before ConvLower's first threaded convolution loads libomp.
+        # and before ConvLower's first threaded convolution chooses its runtime.
         var, sep, value = item.partition("=")
         if not sep or not var:
             log(f"error: --omp-env {item!r}: expected VAR=VALUE")

@@ -19,37 +19,12 @@ filters; "nhwc" takes [N, *spatial, C] with [F, *kernel, C/G].
 
 import collections
 import json
-import os
 import threading
 import time
 
 import numpy as np
 
-import ctypes as _ctypes
-
-
-def _openmp_is_global():
-    """Whether LLVM's libomp is in the process's global symbol scope (started
-    with LD_PRELOAD=<libomp>): then every OpenMP call of the process, torch's
-    GOMP_* ones included, binds to it, and there is one thread pool."""
-    try:
-        return hasattr(_ctypes.CDLL(None), "__kmpc_fork_call")
-    except OSError:
-        return False
-
-
-# ConvLower's threaded code runs on LLVM's libomp, which reads this when the
-# first threaded convolution starts it. Next to another OpenMP runtime (torch's
-# libgomp) its idle workers, spinning 200 ms after every convolution, take the
-# cores from the other's operators: ResNet-50 at batch 1 on 2 cores, the patched
-# forward took 232 ms with the default and 120 ms with 0 (bench/models). With
-# one runtime for both (libomp preloaded) spinning helps, and the default stays.
-# A value the user set is kept.
-OPENMP_SHARED = _openmp_is_global()
-if not OPENMP_SHARED:
-    os.environ.setdefault("KMP_BLOCKTIME", "0")
-
-from . import _capi  # noqa: E402
+from . import _capi
 
 __all__ = [
     "Conv", "ConvLowerError", "BadInputError", "conv1d", "conv2d", "conv3d",
@@ -258,9 +233,11 @@ def set_cache_capacity(entries):
 
 
 def openmp_runtime():
-    """The OpenMP runtime ConvLower's CPU threads use (LLVM's libomp), '' in a
-    build without one. Preloading it (LD_PRELOAD=<this path> python ...) gives
-    torch and ConvLower one thread pool instead of two competing ones."""
+    """The OpenMP library ConvLower's threaded CPU code runs on: the one the
+    process already has (torch's libgomp, or a libomp started with
+    LD_PRELOAD), so that torch and ConvLower share one thread pool; in a
+    process with none, LLVM's libomp, loaded by this call or by the first
+    threaded convolution. '' when there is none to be had."""
     return _lib.convlowerGetOpenMPRuntimePath().decode()
 
 

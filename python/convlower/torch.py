@@ -14,8 +14,6 @@ gradients is refused (strict) or left to torch (strict=False), as is anything
 else ConvLower does not take (float64, say); Patch.layers says which.
 """
 
-import warnings
-
 import torch
 import torch.nn.functional as F
 
@@ -136,24 +134,6 @@ def _forward(record, target, threads, strict, tf32):
     return forward
 
 
-_warned = False
-
-
-def _warn_two_openmp_runtimes(target, threads):
-    """Once: torch's OpenMP calls go to its own libgomp, ConvLower's threads to
-    libomp, and the two pools compete for the cores between every layer."""
-    global _warned
-    if _warned or convlower.OPENMP_SHARED or target not in ("auto", "cpu") or \
-            threads == 1 or torch.get_num_threads() == 1 or not convlower.openmp_runtime():
-        return
-    _warned = True
-    warnings.warn(
-        "torch and ConvLower run on two OpenMP runtimes (libgomp, libomp) whose idle "
-        "threads take each other's cores between layers; for one thread pool start "
-        f"Python with LD_PRELOAD={convlower.openmp_runtime()} (ResNet-50 at batch 1 on "
-        "2 cores: 136 -> 74 ms, bench/models/README.md)", RuntimeWarning, stacklevel=4)
-
-
 def patch(model, *, target="auto", threads=0, strict=True, tf32=False,
           constant_weights=False):
     """Patches every nn.Conv1d/2d/3d of `model` in place and returns a Patch.
@@ -167,7 +147,6 @@ def patch(model, *, target="auto", threads=0, strict=True, tf32=False,
     `weight.data`, or into an inference tensor, escapes it: patch again after
     one).
     """
-    _warn_two_openmp_runtimes(target, threads)
     layers = []
     for name, module in model.named_modules():
         rank = _CONV_TYPES.get(type(module))

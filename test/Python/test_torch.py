@@ -8,13 +8,8 @@
    3-D models): under inference_mode its output matches the unpatched model's
    within 1e-4 relative, every conv layer ran through ConvLower once, and
    restore() undoes it.
-3. The OpenMP runtimes: run as is, torch's libgomp and ConvLower's libomp are
-   two pools, the package sets KMP_BLOCKTIME=0 and patch() warns once with the
-   LD_PRELOAD fix; run with LD_PRELOAD=<libomp> (torch.test's second RUN,
-   CONVLOWER_EXPECT_SHARED_OPENMP=1) they are one, and neither happens. Every
-   check above also passes in that configuration.
-4. A batch of no images gets torch's empty result (functions and patch).
-5. What ConvLower refuses: a call that needs gradients (strict: BadInputError
+3. A batch of no images gets torch's empty result (functions and patch).
+4. What ConvLower refuses: a call that needs gradients (strict: BadInputError
    naming the layer; strict=False: torch runs it and the record says why) and
    float64 layers.
 """
@@ -190,27 +185,6 @@ with convlower.patch(double, target="cpu", strict=False) as p, torch.inference_m
     double(torch.rand(1, 3, 8, 8, dtype=torch.float64))
     expect(p.layers[0].fallbacks == 1 and "float64" in p.layers[0].fallback_reason,
            f"float64: {p.layers[0].fallback_reason!r}")
-
-# One OpenMP runtime or two.
-import warnings  # noqa: E402
-
-shared = os.environ.get("CONVLOWER_EXPECT_SHARED_OPENMP") == "1"
-expect(convlower.OPENMP_SHARED == shared,
-       f"OPENMP_SHARED {convlower.OPENMP_SHARED}, expected {shared}")
-expect((os.environ.get("KMP_BLOCKTIME") == "0") != shared,
-       f"KMP_BLOCKTIME {os.environ.get('KMP_BLOCKTIME')!r} with shared={shared}")
-torch.set_num_threads(2)
-with warnings.catch_warnings(record=True) as caught:
-    warnings.simplefilter("always")
-    import convlower.torch as convlower_torch  # noqa: E402
-    convlower_torch._warned = False
-    convlower.patch(torch.nn.Conv2d(1, 1, 1)).restore()
-    convlower.patch(torch.nn.Conv2d(1, 1, 1)).restore()
-ours = [w for w in caught if "LD_PRELOAD" in str(w.message)]
-expect(len(ours) == (0 if shared else 1),
-       f"{len(ours)} OpenMP warnings with shared={shared}: {[str(w.message) for w in ours]}")
-print(f"OpenMP: {'one runtime' if shared else 'two runtimes'}, "
-      f"{len(ours)} warning(s)")
 
 if failures:
     print(f"{len(failures)} failure(s)")
