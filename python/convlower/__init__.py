@@ -3,6 +3,7 @@
     import convlower
     y = convlower.conv2d(x, w, bias, stride=1, padding=1)   # numpy or torch
     convlower.patch(model)       # a torch model's nn.Conv1d/2d/3d through ConvLower
+    fast = convlower.compile(model, (x,))  # its fx graph: conv + BatchNorm + ReLU fused
 
 conv1d/conv2d/conv3d take torch's arguments and semantics (zero padding, strides,
 dilation, groups; padding "same"/"valid", per-dimension ints or (before, after)
@@ -28,7 +29,7 @@ from . import _capi
 
 __all__ = [
     "Conv", "ConvLowerError", "BadInputError", "conv1d", "conv2d", "conv3d",
-    "patch", "devices", "cache_size", "cache_clear", "cache_capacity",
+    "patch", "compile", "devices", "cache_size", "cache_clear", "cache_capacity",
     "set_cache_capacity", "library_path",
     "openmp_runtime",
 ]
@@ -457,6 +458,15 @@ def _make(rank):
 conv1d = _make(1)
 conv2d = _make(2)
 conv3d = _make(3)
+
+
+def compile(model, example_inputs=None, **options):
+    """Traces a torch model with torch.fx and returns a module whose
+    convolutions, with the eval-mode BatchNorm folded in and the ReLU fused
+    after each, run through ConvLower with weights packed once; the other ops
+    stay torch's. .summary() says which ops run where. See convlower.fx."""
+    from .fx import compile as _compile
+    return _compile(model, example_inputs, **options)
 
 
 def patch(model, **options):

@@ -1,0 +1,290 @@
+"""convlower.compile(model): a torch model's graph with its convolutions fused.
+
+    import torch, torchvision, convlower
+    model = torchvision.models.resnet50().eval()
+    compiled = convlower.compile(model, (torch.rand(1, 3, 224, 224),))
+    with torch.inference_mode():
+        logits = compiled(x)
+    print(compiled.summary())        # which ops run where
+
+torch.fx traces the model (torch 1.13's symbolic tracing) and the graph is
+rewritten: each convolution (nn.Conv1d/2d/3d with zero padding) becomes one
+ConvLower call that also computes
+
+- the eval-mode BatchNorm that reads it alone, folded into the convolution's
+  weight and bias when compile() runs (w * g / sqrt(v + eps), (b - m) * g /
+  sqrt(v + eps) + beta);
+- the bias, and the ReLU that reads it alone, in the compiled convolution's
+  epilogue;
+
+with its weight packed once (the CPU routes' constant-weight mode: filter
+panels, Winograd's U), on the first call of each input shape. Every other
+op runs as torch ran it, between the convolutions, in the graph's layout
+(NCHW). Not yet: fused residual adds, one layout inside the graph, one MLIR
+module per graph, a compile cache on disk (issue 34).
+
+The graph computes what the model computes, with BatchNorm's running
+statistics: compile() refuses a model in training mode. A model fx cannot
+trace (data-dependent control flow) gets BadInputError naming
+convlower.patch(model), which needs no tracing.
+"""
+
+import torch
+import torch.fx
+import torch.nn.functional as F
+
+import convlower
+
+_CONV_RANK = {torch.nn.Conv1d: 1, torch.nn.Conv2d: 2, torch.nn.Conv3d: 3}
+_BATCH_NORMS = (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d, torch.nn.BatchNorm3d)
+_RELUS = {F.relu, torch.relu}
+
+
+class FusedConv(torch.nn.Module):
+    """A convolution with its BatchNorm folded in and its ReLU fused, run by
+    ConvLower with its weight packed once per input shape."""
+
+    def __init__(self, conv, batch_norm, relu, target, threads):
+        super().__init__()
+        weight = conv.weight.detach().double()
+        bias = (conv.bias.detach().double() if conv.bias is not None
+                else torch.zeros(conv.out_channels, dtype=torch.float64))
+        if batch_norm is not None:
+            scale = batch_norm.weight.detach().double() if batch_norm.affine else 1.0
+            shift = batch_norm.bias.detach().double() if batch_norm.affine else 0.0
+            inv_std = torch.rsqrt(batch_norm.running_var.double() + batch_norm.eps)
+            factor = scale * inv_std
+            weight = weight * factor.reshape(-1, *([1] * (weight.dim() - 1)))
+            bias = (bias - batch_norm.running_mean.double()) * factor + shift
+        dtype = conv.weight.dtype
+        self.register_buffer("weight", weight.to(dtype).contiguous())
+        self.register_buffer("bias", bias.to(dtype).contiguous()
+                             if conv.bias is not None or batch_norm is not None else None)
+        self.rank = _CONV_RANK[type(conv)]
+        self.stride, self.padding = conv.stride, conv.padding
+        self.dilation, self.groups = conv.dilation, conv.groups
+        self.relu, self.target, self.threads = relu, target, threads
+        self.fused = (["batchnorm"] if batch_norm is not None else []) + \
+            (["relu"] if relu else [])
+        self.calls, self.ms = 0, 0.0
+        self._packed = {}          # per input shape: the layer's packed weight
+
+    def forward(self, x):
+        y, _, ms = convlower._conv(
+            self.rank, x, self.weight, self.bias, self.stride, self.padding,
+            self.dilation, self.groups, relu=self.relu, layout="nchw",
+            target=self.target, threads=self.threads, tf32=False, zero_points=None,
+            chip=None, constant_layer=self._packed)
+        self.calls += 1
+        self.ms += ms
+        return y.to(x.dtype) if y.dtype != x.dtype else y
+
+
+class OpRecord:
+    """One op of the rewritten graph: what it computes and where it runs
+    ("convlower", or "torch"); `fused`: the ops of the traced graph a
+    ConvLower call also computes (BatchNorm2d bn1, ReLU relu, ...)."""
+
+    def __init__(self, name, what, where, fused=()):
+        self.name, self.what, self.where, self.fused = name, what, where, tuple(fused)
+        self.node = name          # its node in the rewritten graph
+
+    def __repr__(self):
+        fused = f" + {' + '.join(self.fused)}" if self.fused else ""
+        return f"<{self.name}: {self.what}{fused} on {self.where}>"
+
+
+class CompiledModel(torch.nn.Module):
+    """The rewritten graph (a torch.fx GraphModule) and what runs where."""
+
+    def __init__(self, graph_module, ops):
+        super().__init__()
+        self.graph_module = graph_module
+        self.ops = ops
+
+    def forward(self, *args, **kwargs):
+        return self.graph_module(*args, **kwargs)
+
+    @property
+    def code(self):
+        """The rewritten graph as Python (torch.fx's code)."""
+        return self.graph_module.code
+
+    def profile(self, *inputs, repeat=5):
+        """Runs the graph `repeat` times (after one warm-up) node by node and
+        returns {op name (as in .ops): median ms} in graph order: where the
+        time goes. The
+        node-by-node run (torch.fx's Interpreter) adds a few microseconds per
+        op over forward()."""
+        import statistics
+        import time
+        times = {}
+
+        class Timed(torch.fx.Interpreter):
+            def run_node(self, node):
+                start = time.perf_counter()
+                result = super().run_node(node)
+                if node.op not in ("placeholder", "output", "get_attr"):
+                    times.setdefault(node.name, []).append(
+                        (time.perf_counter() - start) * 1e3)
+                return result
+
+        with torch.inference_mode():
+            Timed(self.graph_module).run(*inputs)
+            times.clear()
+            for _ in range(repeat):
+                Timed(self.graph_module).run(*inputs)
+        return {op.name: statistics.median(times[op.node]) for op in self.ops}
+
+    def summary(self):
+        ours = [op for op in self.ops if op.where == "convlower"]
+        theirs = [op for op in self.ops if op.where == "torch"]
+        lines = [f"{len(ours)} ConvLower calls computing "
+                 f"{len(ours) + sum(len(op.fused) for op in ours)} ops of the graph; "
+                 f"{len(theirs)} ops on torch"]
+        for op in self.ops:
+            fused = f" + {', '.join(op.fused)}" if op.fused else ""
+            lines.append(f"  {op.name:32} {op.where:9} {op.what}{fused}")
+        return "\n".join(lines)
+
+
+def _only_user(node):
+    users = list(node.users)
+    return users[0] if len(users) == 1 else None
+
+
+def _module(graph_module, node):
+    if node is None or node.op != "call_module":
+        return None
+    return graph_module.get_submodule(node.target)
+
+
+def _is_plain_relu(graph_module, node):
+    """A ReLU of one tensor and nothing else (F.relu(x, inplace=True) too:
+    the fused result is a new tensor either way)."""
+    if node is None or len(node.args) != 1:
+        return False
+    if node.op == "call_module":
+        return isinstance(_module(graph_module, node), torch.nn.ReLU)
+    if node.op == "call_function":
+        return node.target in _RELUS and set(node.kwargs) <= {"inplace"}
+    return node.op == "call_method" and node.target in ("relu", "relu_") and not node.kwargs
+
+
+def _folding_batch_norm(graph_module, node, conv):
+    """The eval-mode BatchNorm module `node` calls, if it can fold into `conv`."""
+    bn = _module(graph_module, node)
+    if isinstance(bn, _BATCH_NORMS) and not bn.training and bn.track_running_stats \
+            and bn.running_mean is not None and bn.num_features == conv.out_channels \
+            and len(node.args) == 1 and not node.kwargs:
+        return bn
+    return None
+
+
+def _refusal(conv):
+    """Why this convolution module stays torch's, or ''."""
+    if conv.padding_mode != "zeros":
+        return f"padding_mode {conv.padding_mode!r}"
+    if conv.weight.dtype not in (torch.float32, torch.float16, torch.bfloat16):
+        return f"dtype {conv.weight.dtype}"
+    return ""
+
+
+def _describe(graph_module, node):
+    if node.op == "call_module":
+        return type(_module(graph_module, node)).__name__
+    if node.op == "call_function":
+        return getattr(node.target, "__name__", str(node.target))
+    return f".{node.target}()"
+
+
+def _trace(model):
+    try:
+        return torch.fx.symbolic_trace(model)
+    except Exception as e:  # fx raises TraceError, TypeError, ... on dynamic code
+        raise convlower.BadInputError(
+            f"torch.fx cannot trace {type(model).__name__} ({type(e).__name__}: {e}); "
+            "convlower.patch(model) runs its convolutions through ConvLower without "
+            "tracing") from None
+
+
+def _fuse_chain(graph_module, node, conv, target, threads, index):
+    """conv [-> BatchNorm] [-> ReLU], each read by the next alone, as one
+    FusedConv call; returns its record."""
+    graph = graph_module.graph
+    chain, relu = [node], False
+    follower = _only_user(node)
+    batch_norm = _folding_batch_norm(graph_module, follower, conv)
+    if batch_norm is not None:
+        chain.append(follower)
+        follower = _only_user(follower)
+    if _is_plain_relu(graph_module, follower):
+        relu = True
+        chain.append(follower)
+    fused = FusedConv(conv, batch_norm, relu, target, threads)
+    folded = [f"{_describe(graph_module, n)} {n.name}" for n in chain[1:]]
+    name = f"convlower_{index}"
+    graph_module.add_submodule(name, fused)
+    with graph.inserting_after(chain[-1]):
+        replacement = graph.call_module(name, args=(node.args[0],))
+    chain[-1].replace_all_uses_with(replacement)
+    for dead in reversed(chain):
+        graph.erase_node(dead)
+    return OpRecord(node.name, type(conv).__name__, "convlower", folded)
+
+
+def _fuse(graph_module, target, threads):
+    """Rewrites every convolution chain; returns the records of the graph's ops
+    in order."""
+    records, erased = {}, set()
+    index = 0
+    for node in list(graph_module.graph.nodes):
+        if node in erased:           # folded into an earlier chain
+            continue
+        conv = _module(graph_module, node)
+        if type(conv) not in _CONV_RANK or len(node.args) != 1 or node.kwargs:
+            continue
+        reason = _refusal(conv)
+        if reason:
+            records[node.name] = OpRecord(node.name, f"{type(conv).__name__} ({reason})",
+                                          "torch")
+            continue
+        before = set(graph_module.graph.nodes)
+        record = _fuse_chain(graph_module, node, conv, target, threads, index)
+        erased |= before - set(graph_module.graph.nodes)
+        records[f"convlower_{index}"] = record
+        index += 1
+    ops = []
+    for node in graph_module.graph.nodes:
+        if node.op in ("placeholder", "output", "get_attr"):
+            continue
+        record = records.get(node.name) or \
+            OpRecord(node.name, _describe(graph_module, node), "torch")
+        record.node = node.name
+        ops.append(record)
+    return ops
+
+
+def compile(model, example_inputs=None, *, target="cpu", threads=0):
+    """Traces `model` with torch.fx and returns a CompiledModel whose
+    convolutions (with their BatchNorm and ReLU) run through ConvLower.
+
+    example_inputs: a tuple of tensors the model takes; when given, the model
+    runs once on them, so every convolution is compiled before compile()
+    returns (otherwise on the first call of each input shape). target,
+    threads: as convlower.conv2d (target "cpu" by default: inference on this
+    process's cores). The model must be in eval mode.
+    """
+    if model.training:
+        raise convlower.BadInputError(
+            f"{type(model).__name__} is in training mode: compile() folds BatchNorm "
+            "with its running statistics; call model.eval() first")
+    graph_module = _trace(model)
+    ops = _fuse(graph_module, target, threads)
+    graph_module.graph.lint()
+    graph_module.recompile()
+    compiled = CompiledModel(graph_module, ops)
+    if example_inputs is not None:
+        with torch.inference_mode():
+            compiled(*example_inputs)
+    return compiled
