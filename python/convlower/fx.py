@@ -19,9 +19,12 @@ ConvLower call that also computes
 
 with its weight packed once (the CPU routes' constant-weight mode: filter
 panels, Winograd's U), on the first call of each input shape. Every other
-op runs as torch ran it, between the convolutions, in the graph's layout
-(NCHW). Not yet: fused residual adds, one layout inside the graph, one MLIR
-module per graph, a compile cache on disk (issue 34).
+op runs as torch ran it, between the convolutions. The 2-D convolutions
+compute on channels-last buffers (layout="nhwc", the default) and hand
+torch channels_last tensors, which torch's pooling, adds and activations
+keep: the activations are converted once, at the first convolution
+(layout="nchw": torch's default layout throughout). Not yet: fused residual
+adds, one MLIR module per graph, a compile cache on disk (issue 34).
 
 The graph computes what the model computes, with BatchNorm's running
 statistics: compile() refuses a model in training mode. A model fx cannot
@@ -42,9 +45,16 @@ _RELUS = {F.relu, torch.relu}
 
 class FusedConv(torch.nn.Module):
     """A convolution with its BatchNorm folded in and its ReLU fused, run by
-    ConvLower with its weight packed once per input shape."""
+    ConvLower with its weight packed once per input shape.
 
-    def __init__(self, conv, batch_norm, relu, target, threads):
+    layout "nhwc" (2-D convolutions of batched images): ConvLower computes on
+    channels-last buffers, which is torch's channels_last memory format seen
+    through a permute. The output is returned as that view (logical NCHW,
+    channels_last strides), which torch's pooling, adds and activations keep,
+    so the next convolution reads its input without a copy: the activations
+    are converted once, at the first convolution."""
+
+    def __init__(self, conv, batch_norm, relu, target, threads, layout):
         super().__init__()
         weight = conv.weight.detach().double()
         bias = (conv.bias.detach().double() if conv.bias is not None
@@ -57,26 +67,33 @@ class FusedConv(torch.nn.Module):
             weight = weight * factor.reshape(-1, *([1] * (weight.dim() - 1)))
             bias = (bias - batch_norm.running_mean.double()) * factor + shift
         dtype = conv.weight.dtype
+        self.rank = _CONV_RANK[type(conv)]
+        self.layout = layout if self.rank == 2 else "nchw"
+        if self.layout == "nhwc":
+            weight = weight.permute(0, 2, 3, 1)      # [F, kh, kw, C/G]
         self.register_buffer("weight", weight.to(dtype).contiguous())
         self.register_buffer("bias", bias.to(dtype).contiguous()
                              if conv.bias is not None or batch_norm is not None else None)
-        self.rank = _CONV_RANK[type(conv)]
         self.stride, self.padding = conv.stride, conv.padding
         self.dilation, self.groups = conv.dilation, conv.groups
         self.relu, self.target, self.threads = relu, target, threads
-        self.fused = (["batchnorm"] if batch_norm is not None else []) + \
-            (["relu"] if relu else [])
         self.calls, self.ms = 0, 0.0
         self._packed = {}          # per input shape: the layer's packed weight
 
     def forward(self, x):
+        nhwc = self.layout == "nhwc"
+        if nhwc and x.dim() != 4:
+            raise convlower.BadInputError(
+                f"a 2-D convolution compiled for batched images got a {x.dim()}-D input")
         y, _, ms = convlower._conv(
-            self.rank, x, self.weight, self.bias, self.stride, self.padding,
-            self.dilation, self.groups, relu=self.relu, layout="nchw",
-            target=self.target, threads=self.threads, tf32=False, zero_points=None,
-            chip=None, constant_layer=self._packed)
+            self.rank, x.permute(0, 2, 3, 1) if nhwc else x, self.weight, self.bias,
+            self.stride, self.padding, self.dilation, self.groups, relu=self.relu,
+            layout=self.layout, target=self.target, threads=self.threads, tf32=False,
+            zero_points=None, chip=None, constant_layer=self._packed)
         self.calls += 1
         self.ms += ms
+        if nhwc:
+            y = y.permute(0, 3, 1, 2)
         return y.to(x.dtype) if y.dtype != x.dtype else y
 
 
@@ -208,7 +225,7 @@ def _trace(model):
             "tracing") from None
 
 
-def _fuse_chain(graph_module, node, conv, target, threads, index):
+def _fuse_chain(graph_module, node, conv, target, threads, layout, index):
     """conv [-> BatchNorm] [-> ReLU], each read by the next alone, as one
     FusedConv call; returns its record."""
     graph = graph_module.graph
@@ -221,7 +238,7 @@ def _fuse_chain(graph_module, node, conv, target, threads, index):
     if _is_plain_relu(graph_module, follower):
         relu = True
         chain.append(follower)
-    fused = FusedConv(conv, batch_norm, relu, target, threads)
+    fused = FusedConv(conv, batch_norm, relu, target, threads, layout)
     folded = [f"{_describe(graph_module, n)} {n.name}" for n in chain[1:]]
     name = f"convlower_{index}"
     graph_module.add_submodule(name, fused)
@@ -233,7 +250,7 @@ def _fuse_chain(graph_module, node, conv, target, threads, index):
     return OpRecord(node.name, type(conv).__name__, "convlower", folded)
 
 
-def _fuse(graph_module, target, threads):
+def _fuse(graph_module, target, threads, layout):
     """Rewrites every convolution chain; returns the records of the graph's ops
     in order."""
     records, erased = {}, set()
@@ -250,7 +267,7 @@ def _fuse(graph_module, target, threads):
                                           "torch")
             continue
         before = set(graph_module.graph.nodes)
-        record = _fuse_chain(graph_module, node, conv, target, threads, index)
+        record = _fuse_chain(graph_module, node, conv, target, threads, layout, index)
         erased |= before - set(graph_module.graph.nodes)
         records[f"convlower_{index}"] = record
         index += 1
@@ -265,7 +282,7 @@ def _fuse(graph_module, target, threads):
     return ops
 
 
-def compile(model, example_inputs=None, *, target="cpu", threads=0):
+def compile(model, example_inputs=None, *, target="cpu", threads=0, layout="nhwc"):
     """Traces `model` with torch.fx and returns a CompiledModel whose
     convolutions (with their BatchNorm and ReLU) run through ConvLower.
 
@@ -273,14 +290,18 @@ def compile(model, example_inputs=None, *, target="cpu", threads=0):
     runs once on them, so every convolution is compiled before compile()
     returns (otherwise on the first call of each input shape). target,
     threads: as convlower.conv2d (target "cpu" by default: inference on this
-    process's cores). The model must be in eval mode.
+    process's cores). layout: what the 2-D convolutions compute on and hand
+    on, "nhwc" (channels-last: torch's channels_last memory format between
+    them) or "nchw". The model must be in eval mode.
     """
     if model.training:
         raise convlower.BadInputError(
             f"{type(model).__name__} is in training mode: compile() folds BatchNorm "
             "with its running statistics; call model.eval() first")
     graph_module = _trace(model)
-    ops = _fuse(graph_module, target, threads)
+    if layout not in ("nchw", "nhwc"):
+        raise convlower.BadInputError(f"layout {layout!r}: expected 'nhwc' or 'nchw'")
+    ops = _fuse(graph_module, target, threads, layout)
     graph_module.graph.lint()
     graph_module.recompile()
     compiled = CompiledModel(graph_module, ops)

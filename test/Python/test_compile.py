@@ -19,7 +19,8 @@ trivial) on every run.
 4. Refusals: a model in training mode, and a model fx cannot trace (named
    BadInputError pointing to patch()).
 5. ResNet-18 and MobileNetV2 (torchvision, random weights, BN statistics
-   randomized) at 64x64, batch 2, end to end.
+   randomized) at 64x64, batch 2, end to end: channels-last inside (every
+   convolution but the first reads its input without a copy) and NCHW.
 """
 
 import os
@@ -64,9 +65,9 @@ def error_against_float64(model, compiled, x):
     return float((got.double() - want).abs().max() / want.abs().max())
 
 
-def check(name, model, x, convlower_calls, torch_ops=None, tol=1e-4):
+def check(name, model, x, convlower_calls, torch_ops=None, tol=1e-4, layout="nhwc"):
     model = randomize_batch_norms(model).eval()
-    compiled = convlower.compile(model, (x,))
+    compiled = convlower.compile(model, (x,), layout=layout)
     error = error_against_float64(model, compiled, x)
     ours = [op for op in compiled.ops if op.where == "convlower"]
     theirs = [op.what for op in compiled.ops if op.where == "torch"]
@@ -184,15 +185,38 @@ except convlower.BadInputError as e:
     print("untraceable ->", str(e).split(";")[0])
     expect("patch(model)" in str(e), f"untraceable: {e}")
 
-# 5. Whole networks.
-for name, convs in (("resnet18", 20), ("mobilenet_v2", 52)):
+# 5. Whole networks, channels-last inside (the default) and NCHW.
+def channels_last_inputs(compiled, x):
+    """How many of the ConvLower calls got an input they read without a copy
+    (channels_last: its NHWC view is contiguous), of how many."""
+    seen = []
+    hooks = [m.register_forward_pre_hook(
+        lambda m, args: seen.append(args[0].permute(0, 2, 3, 1).is_contiguous()))
+        for m in compiled.graph_module.modules() if type(m).__name__ == "FusedConv"]
+    with torch.inference_mode():
+        compiled(x)
+    for h in hooks:
+        h.remove()
+    return sum(seen), len(seen)
+
+
+for name, convs, layout in (("resnet18", 20, "nhwc"), ("mobilenet_v2", 52, "nhwc"),
+                            ("resnet18", 20, "nchw")):
     model = getattr(torchvision.models, name)()
-    compiled = check(name, model, torch.rand(2, 3, 64, 64), convs)
+    x = torch.rand(2, 3, 64, 64)
+    compiled = check(f"{name} {layout}", model, x, convs, layout=layout)
     folded = sum(1 for op in compiled.ops if op.where == "convlower"
                  for f in op.fused if f.startswith("BatchNorm"))
     left = sum(1 for op in compiled.ops if op.what.startswith("BatchNorm"))
     expect(folded == convs and left == 0, f"{name}: {folded} BatchNorms folded, {left} left")
-    print(f"{name}: {folded} BatchNorms folded")
+    print(f"{name} {layout}: {folded} BatchNorms folded")
+    if layout == "nhwc":
+        # Only the image itself arrives in NCHW: every later convolution reads
+        # what the one before left, through torch's ops, in place.
+        direct, calls = channels_last_inputs(compiled, x)
+        expect((direct, calls) == (convs - 1, convs),
+               f"{name}: {direct} of {calls} convolutions read channels-last inputs")
+        print(f"{name}: {direct} of {calls} convolutions read channels-last inputs in place")
 
 if failures:
     print(f"{len(failures)} failure(s)")
