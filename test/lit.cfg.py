@@ -19,6 +19,9 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.conv_lower_obj_root, "test")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
+# No disk cache of compiled code (DiskCache.h) unless a test asks for one:
+# every test compiles what it checks, and nothing lands in the home directory.
+config.environment["CONVLOWER_CACHE_DIR"] = "off"
 config.substitutions.append(("%python", sys.executable))
 llvm_config.use_default_substitutions()
 

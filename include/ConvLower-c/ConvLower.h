@@ -40,7 +40,7 @@ extern "C" {
 
 /// The version of this header's API; convlowerGetApiVersion() returns the
 /// library's (a caller built against another version should not use it).
-#define CONVLOWER_API_VERSION 3
+#define CONVLOWER_API_VERSION 4
 
 typedef enum ConvLowerStatus {
   ConvLowerStatusOk = 0,
@@ -209,6 +209,18 @@ CONVLOWER_CAPI_EXPORTED void convlowerCacheSetCapacity(size_t entries);
 /// loaded by this call or the first threaded convolution. "" when there is
 /// none to be had. Chosen once per process.
 CONVLOWER_CAPI_EXPORTED const char *convlowerGetOpenMPRuntimePath(void);
+
+/// The disk cache of compiled CPU code: a later process compiling the same
+/// convolution (same pipeline, CPU and ConvLower build) links the object
+/// file an earlier one left ($CONVLOWER_CACHE_DIR, default
+/// $XDG_CACHE_HOME/convlower or ~/.cache/convlower; "off": none; bounded by
+/// $CONVLOWER_CACHE_BYTES, default 256 MiB, least recently used first out).
+/// Its directory, "" when it is off.
+CONVLOWER_CAPI_EXPORTED const char *convlowerDiskCacheDirectory(void);
+/// Its entries' total bytes; `entries` (may be NULL) gets their count.
+CONVLOWER_CAPI_EXPORTED uint64_t convlowerDiskCacheUsage(size_t *entries);
+/// Removes every entry; returns how many.
+CONVLOWER_CAPI_EXPORTED size_t convlowerDiskCacheClear(void);
 
 /// The devices as conv-run --doctor sees them, as JSON ({"driver_version",
 /// "devices": [...], "problem"}): what target auto will choose.

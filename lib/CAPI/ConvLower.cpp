@@ -12,6 +12,7 @@
 
 #include "ConvLower/Runner/CompiledConv.h"
 #include "ConvLower/Runner/Device.h"
+#include "ConvLower/Runner/DiskCache.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -306,6 +307,19 @@ const char *convlowerGetOpenMPRuntimePath(void) {
   // Chosen once and kept for the process's lifetime.
   return processOpenMPRuntime().path.c_str();
 }
+
+const char *convlowerDiskCacheDirectory(void) {
+  return DiskCache::process().path().data();
+}
+
+uint64_t convlowerDiskCacheUsage(size_t *entries) {
+  auto [bytes, count] = DiskCache::process().usage();
+  if (entries)
+    *entries = count;
+  return bytes;
+}
+
+size_t convlowerDiskCacheClear(void) { return DiskCache::process().clear(); }
 
 void convlowerPrintDevices(ConvLowerStringCallback callback, void *userData) {
   if (!callback)

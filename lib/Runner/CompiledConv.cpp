@@ -138,6 +138,7 @@ llvm::Expected<std::unique_ptr<CpuRunner>> compileForCpu(const ConvSpec &spec,
   if (!runner)
     return asFailure(runner.takeError());
   report.compileMs = (*runner)->compileMs();
+  report.diskCache = (*runner)->diskCache().str();
   return runner;
 }
 

@@ -68,6 +68,7 @@ llvm::Expected<Execution> runner::compileAndRun(
   buffers.push_back(out.data());
   Execution e;
   e.compileMs = (*runner)->compileMs();
+  e.diskCache = (*runner)->diskCache().str();
   std::unique_ptr<PackedWeights> packed;
   if (pipeline.constantWeights) {
     auto start = std::chrono::steady_clock::now();

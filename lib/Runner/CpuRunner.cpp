@@ -1,6 +1,7 @@
 //===- CpuRunner.cpp - compile a conv function and JIT it on the CPU ------===//
 
 #include "ConvLower/Runner/CpuRunner.h"
+#include "ConvLower/Runner/DiskCache.h"
 #include "ConvLower/Runner/Run.h"
 
 #include "ConvLower/Dialect/ConvLower/IR/ConvLowerDialect.h"
@@ -19,7 +20,12 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Debug.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/Threading.h"
@@ -28,6 +34,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
+
+#define DEBUG_TYPE "conv-lower-runner"
 
 using namespace mlir;
 using namespace mlir::conv_lower;
@@ -145,6 +153,85 @@ static llvm::Error checkFullyLowered(ModuleOp module) {
                     leftover->getName(), where));
 }
 
+/// The symbols the JIT'd code calls outside itself: the C runner utilities'
+/// memrefCopy (strided copies of bufferized pads and slices), and with
+/// threads the OpenMP entry points, bound to the process's runtime.
+static llvm::orc::SymbolMap runtimeSymbols(llvm::orc::MangleAndInterner &interner,
+                                           const OpenMPRuntime *openmp) {
+  llvm::orc::SymbolMap symbols;
+  auto bind = [&](llvm::StringRef name, void *address) {
+    symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                               llvm::JITSymbolFlags::Exported};
+  };
+  bind("memrefCopy", reinterpret_cast<void *>(&memrefCopy));
+  if (openmp) {
+    bind("GOMP_parallel", openmp->parallel);
+    bind("omp_get_thread_num", openmp->threadNum);
+    bind("omp_get_num_threads", openmp->numThreads);
+  }
+  return symbols;
+}
+
+/// The disk cache's key: the module as the pipeline gets it, the pipeline
+/// with every option, and the host and build (DiskCache.h).
+static std::string diskCacheKey(ModuleOp module, OpPassManager &pm) {
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  module->print(os, OpPrintingFlags().enableDebugInfo(false));
+  os << "\npipeline ";
+  pm.printAsTextualPipeline(os);
+  os << "\n" << DiskCache::environmentKey();
+  return key;
+}
+
+/// The object file the engine compiled (ExecutionEngine keeps it in memory
+/// and writes it only to a file).
+static std::optional<std::string> compiledObject(ExecutionEngine &engine) {
+  llvm::SmallString<128> path;
+  if (llvm::sys::fs::createTemporaryFile("convlower", "o", path))
+    return std::nullopt;
+  engine.dumpToObjectFile(path);
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                          /*RequiresNullTerminator=*/false);
+  llvm::sys::fs::remove(path);
+  if (!file || (*file)->getBufferSize() == 0)
+    return std::nullopt;
+  return (*file)->getBuffer().str();
+}
+
+/// Links a cached object file into a JIT of its own.
+static llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>>
+linkCachedObject(const CachedObject &entry, const OpenMPRuntime *openmp) {
+  auto jit = llvm::orc::LLJITBuilder().create();
+  if (!jit)
+    return jit.takeError();
+  llvm::orc::JITDylib &main = (*jit)->getMainJITDylib();
+  llvm::orc::MangleAndInterner interner((*jit)->getExecutionSession(),
+                                        (*jit)->getDataLayout());
+  if (llvm::Error e = main.define(
+          llvm::orc::absoluteSymbols(runtimeSymbols(interner, openmp))))
+    return std::move(e);
+  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      (*jit)->getDataLayout().getGlobalPrefix());
+  if (!process)
+    return process.takeError();
+  main.addGenerator(std::move(*process));
+  if (llvm::Error e = (*jit)->addObjectFile(
+          llvm::MemoryBuffer::getMemBufferCopy(entry.object)))
+    return std::move(e);
+  return std::move(*jit);
+}
+
+/// Once per process: LLVM's target registry is not safe to fill from two
+/// threads compiling at once.
+static void initializeNativeTarget() {
+  static std::once_flag nativeTarget;
+  std::call_once(nativeTarget, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+}
+
 llvm::Expected<std::unique_ptr<CpuRunner>>
 CpuRunner::create(OwningOpRef<ModuleOp> module, llvm::StringRef functionName,
                   llvm::ArrayRef<BufferSpec> inputs, const BufferSpec &output,
@@ -174,6 +261,81 @@ CpuRunner::create(OwningOpRef<ModuleOp> module, llvm::StringRef functionName,
   if (options.implicitGemmTwin)
     enableImplicitGemmTwin();
   buildConvLowerToLLVMPipeline(pm, options);
+
+  // Threaded code starts its regions through GCC's OpenMP ABI, bound to the
+  // runtime the process already has (OpenMPRuntime.cpp).
+  const OpenMPRuntime *openmp = nullptr;
+  if (options.threads > 1) {
+    openmp = &processOpenMPRuntime();
+    if (!openmp->error.empty())
+      return llvm::createStringError(openmp->error);
+  }
+
+  initializeNativeTarget();
+  std::unique_ptr<CpuRunner> runner(new CpuRunner());
+  const DiskCache &disk = DiskCache::process();
+  std::string key = disk.enabled() ? diskCacheKey(*module, pm) : "";
+  runner->diskCacheState = disk.enabled() ? "miss" : "off";
+  std::vector<CachedObject::Packed> packedShapes;
+  if (std::optional<CachedObject> hit = key.empty() ? std::nullopt
+                                                    : disk.load(key)) {
+    // A cached object that does not link (it should) is compiled again.
+    if (auto jit = linkCachedObject(*hit, openmp)) {
+      runner->cachedJit = std::move(*jit);
+      packedShapes = hit->packed;
+      runner->diskCacheState = "hit";
+    } else {
+      std::string why = llvm::toString(jit.takeError());
+      LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] the disk cache's object "
+                              << "did not link, compiling: " << why << "\n");
+      (void)why;
+    }
+  }
+  if (!runner->cachedJit) {
+    auto compiled = runner->compile(*module, pm, openmp);
+    if (!compiled)
+      return compiled.takeError();
+    packedShapes = std::move(*compiled);
+    if (!key.empty())
+      if (std::optional<std::string> object = compiledObject(*runner->engine))
+        disk.store(key, CachedObject{packedShapes, std::move(*object)});
+  }
+  if (llvm::Error e = runner->lookUpEntryPoints(!packedShapes.empty()))
+    return std::move(e);
+
+  // A ranked memref descriptor: {base, data, offset, sizes[r], strides[r]},
+  // one after the other.
+  auto describe = [&](llvm::ArrayRef<int64_t> shape) {
+    size_t at = runner->descriptors.size(), rank = shape.size();
+    runner->descriptorOffsets.push_back(at);
+    runner->descriptors.resize(at + 3 + 2 * rank, 0);
+    int64_t stride = 1;
+    for (size_t i = rank; i-- > 0;) {
+      runner->descriptors[at + 3 + i] = shape[i];
+      runner->descriptors[at + 3 + rank + i] = stride;
+      stride *= shape[i];
+    }
+  };
+  for (const BufferSpec &s : inputs)
+    describe(s.shape);
+  describe(output.shape);
+  runner->numBuffers = inputs.size() + 1;
+  for (const CachedObject::Packed &p : packedShapes) {
+    describe(p.shape);
+    int64_t bytes = p.elementBits / 8;
+    for (int64_t d : p.shape)
+      bytes *= d;
+    runner->packedBufferBytes.push_back(bytes);
+  }
+  runner->compileMillis = std::chrono::duration<double, std::milli>(
+                              std::chrono::steady_clock::now() - start)
+                              .count();
+  return runner;
+}
+
+llvm::Expected<std::vector<CachedObject::Packed>>
+CpuRunner::compile(ModuleOp module, PassManager &pm,
+                   const OpenMPRuntime *openmp) {
   std::string diagnostics;
   {
     llvm::raw_string_ostream os(diagnostics);
@@ -181,21 +343,17 @@ CpuRunner::create(OwningOpRef<ModuleOp> module, llvm::StringRef functionName,
       os << d.getLocation() << ": " << d << "\n";
       return success();
     });
-    if (failed(pm.run(*module)))
+    if (failed(pm.run(module)))
       return llvm::createStringError("conv-lower-to-llvm failed:\n" +
                                      diagnostics);
   }
-  if (llvm::Error e = checkFullyLowered(*module))
+  if (llvm::Error e = checkFullyLowered(module))
     return std::move(e);
-  std::vector<BufferSpec> packedSpecs = takePackedSpecs(*module);
+  std::vector<CachedObject::Packed> packedShapes;
+  for (const BufferSpec &s : takePackedSpecs(module))
+    packedShapes.push_back(
+        {s.shape, static_cast<int64_t>(s.elementType.getIntOrFloatBitWidth())});
 
-  // Once per process: LLVM's target registry is not safe to fill from two
-  // threads compiling at once.
-  static std::once_flag nativeTarget;
-  std::call_once(nativeTarget, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  });
   // The IR is optimized for the host: without a target machine LLVM's
   // passes see a target with no vector registers, and the loops MLIR leaves
   // scalar (the copies into padded buffers, the fills) stay scalar. The
@@ -210,88 +368,63 @@ CpuRunner::create(OwningOpRef<ModuleOp> module, llvm::StringRef functionName,
       /*optLevel=*/3, /*sizeLevel=*/0, targetMachine->get());
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = transformer;
-  // Threaded code starts its regions through GCC's OpenMP ABI, bound below
-  // to the runtime the process already has (OpenMPRuntime.cpp).
-  const OpenMPRuntime *openmp = nullptr;
-  if (options.threads > 1) {
-    openmp = &processOpenMPRuntime();
-    if (!openmp->error.empty())
-      return llvm::createStringError(openmp->error);
-  }
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  // The object file, for the disk cache.
+  engineOptions.enableObjectDump = DiskCache::process().enabled();
   // No GDB or perf JIT listeners: they are process-wide singletons that a
   // library (the C API, loaded into a Python process) must not wire up,
   // and the perf one crashed in its dump-file writes when loaded that way.
   engineOptions.enableGDBNotificationListener = false;
   engineOptions.enablePerfNotificationListener = false;
-  auto engine = ExecutionEngine::create(*module, engineOptions);
-  if (!engine)
-    return engine.takeError();
-
-  // Strided memref copies (bufferized pads, slices) call the C runner
-  // utilities' memrefCopy; resolve it from the library linked into the tool.
-  (*engine)->registerSymbols([openmp](llvm::orc::MangleAndInterner interner) {
-    llvm::orc::SymbolMap symbols;
-    symbols[interner("memrefCopy")] = {
-        llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
-        llvm::JITSymbolFlags::Exported};
-    if (openmp) {
-      auto bind = [&](llvm::StringRef name, void *address) {
-        symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
-                                   llvm::JITSymbolFlags::Exported};
-      };
-      bind("GOMP_parallel", openmp->parallel);
-      bind("omp_get_thread_num", openmp->threadNum);
-      bind("omp_get_num_threads", openmp->numThreads);
-    }
-    return symbols;
+  auto created = ExecutionEngine::create(module, engineOptions);
+  if (!created)
+    return created.takeError();
+  engine = std::move(*created);
+  engine->registerSymbols([openmp](llvm::orc::MangleAndInterner interner) {
+    return runtimeSymbols(interner, openmp);
   });
-
   // The JIT generates machine code on first lookup: do it now, so that it is
-  // counted as compile time and not as the first timed run.
-  auto entry = (*engine)->lookupPacked(("_mlir_ciface_" + kWrapperName).str());
+  // counted as compile time and not as the first timed run (and the object
+  // exists for the disk cache).
+  if (auto entry = engine->lookupPacked(("_mlir_ciface_" + kWrapperName).str());
+      !entry)
+    return entry.takeError();
+  return packedShapes;
+}
+
+/// The packed interface's symbol of `function` (ExecutionEngine's wrappers).
+static std::string packedSymbol(llvm::StringRef function) {
+  return ("_mlir__mlir_ciface_" + function).str();
+}
+
+llvm::Error CpuRunner::lookUpEntryPoints(bool packs) {
+  using Entry = void (*)(void **);
+  auto lookUp = [&](llvm::StringRef function) -> llvm::Expected<Entry> {
+    if (engine) {
+      auto found = engine->lookupPacked(("_mlir_ciface_" + function).str());
+      if (!found)
+        return found.takeError();
+      return *found;
+    }
+    auto found = cachedJit->lookup(packedSymbol(function));
+    if (!found)
+      return found.takeError();
+    return found->toPtr<Entry>();
+  };
+  auto entry = lookUp(kWrapperName);
   if (!entry)
     return entry.takeError();
-
-  std::unique_ptr<CpuRunner> runner(new CpuRunner());
-  if (!packedSpecs.empty()) {
-    auto pack = (*engine)->lookupPacked(("_mlir_ciface_" + kWrapperName +
-                                         "_pack").str());
+  entryPoint = *entry;
+  if (packs) {
+    auto pack = lookUp((kWrapperName + "_pack").str());
     if (!pack)
       return pack.takeError();
-    runner->packEntryPoint = *pack;
+    packEntryPoint = *pack;
   }
-  runner->engine = std::move(*engine);
-  runner->entryPoint = *entry;
-  // A ranked memref descriptor: {base, data, offset, sizes[r], strides[r]},
-  // one after the other.
-  auto describe = [&](const BufferSpec &s) {
-    size_t at = runner->descriptors.size(), rank = s.shape.size();
-    runner->descriptorOffsets.push_back(at);
-    runner->descriptors.resize(at + 3 + 2 * rank, 0);
-    int64_t stride = 1;
-    for (size_t i = rank; i-- > 0;) {
-      runner->descriptors[at + 3 + i] = s.shape[i];
-      runner->descriptors[at + 3 + rank + i] = stride;
-      stride *= s.shape[i];
-    }
-  };
-  for (const BufferSpec &s : inputs)
-    describe(s);
-  describe(output);
-  runner->numBuffers = inputs.size() + 1;
-  for (const BufferSpec &s : packedSpecs) {
-    describe(s);
-    int64_t bytes = s.elementType.getIntOrFloatBitWidth() / 8;
-    for (int64_t d : s.shape)
-      bytes *= d;
-    runner->packedBufferBytes.push_back(bytes);
-  }
-  runner->compileMillis = std::chrono::duration<double, std::milli>(
-                              std::chrono::steady_clock::now() - start)
-                              .count();
-  return runner;
+  return llvm::Error::success();
 }
+
+CpuRunner::~CpuRunner() = default;
 
 llvm::Error CpuRunner::checkBuffers(llvm::ArrayRef<void *> buffers) const {
   if (buffers.size() != numBuffers)

@@ -72,8 +72,9 @@ void mlir::conv_lower::printHuman(const RunReport &r, llvm::raw_ostream &os) {
   } else {
     os << "devices   : none usable (" << r.deviceProblem << ")\n";
   }
-  os << formatv("compile   : {0:F0} ms ({1}, im2col {2})\n", r.compileMs,
-                r.pipeline, toString(r.im2col));
+  os << formatv("compile   : {0:F0} ms ({1}, im2col {2}){3}\n", r.compileMs,
+                r.pipeline, toString(r.im2col),
+                r.diskCache == "hit" ? ", linked from the disk cache" : "");
   if (!r.kernel.empty())
     os << "kernel    : " << (r.chip.empty() ? "" : r.chip + " ") << r.kernel
        << "\n";
@@ -185,6 +186,8 @@ void mlir::conv_lower::printJson(const RunReport &r, llvm::raw_ostream &os) {
     if (!r.openmpRuntime.empty())
       j.attribute("openmp_runtime", r.openmpRuntime);
     number("compile_ms", r.compileMs);
+    if (!r.diskCache.empty())
+      j.attribute("disk_cache", r.diskCache);
     optional("pack_ms", r.packMs);
     optional("packed_bytes", r.packedBytes);
     j.attribute("repeat", r.repeat);

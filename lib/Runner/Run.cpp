@@ -100,6 +100,7 @@ llvm::Error runOnCpu(const Prepared &p, const RunOptions &o,
   if (!lowered)
     return lowered.takeError();
   report.compileMs = lowered->compileMs;
+  report.diskCache = lowered->diskCache;
   report.loweredMs = lowered->medianMs;
   if (lowered->packMs) {
     report.packMs = lowered->packMs;

@@ -57,6 +57,7 @@ llvm::Expected<Prepared> prepare(MLIRContext &context,
 /// kept as doubles).
 struct Execution {
   double compileMs = 0, medianMs = 0;
+  std::string diskCache; ///< CpuRunner::diskCache()
   /// With constant weights: the packing call's time and bytes.
   std::optional<double> packMs;
   int64_t packedBytes = 0;

@@ -30,7 +30,8 @@ from . import _capi
 __all__ = [
     "Conv", "ConvLowerError", "BadInputError", "conv1d", "conv2d", "conv3d",
     "patch", "compile", "devices", "cache_size", "cache_clear", "cache_capacity",
-    "set_cache_capacity", "library_path",
+    "set_cache_capacity", "library_path", "disk_cache_dir", "disk_cache_usage",
+    "disk_cache_clear",
     "openmp_runtime",
 ]
 
@@ -231,6 +232,28 @@ def set_cache_capacity(entries):
     with _convs_lock:
         _lib.convlowerCacheSetCapacity(entries)
         _trim_convs()
+
+
+def disk_cache_dir():
+    """The directory where compiled CPU code is kept for later processes
+    ($CONVLOWER_CACHE_DIR, default $XDG_CACHE_HOME/convlower or
+    ~/.cache/convlower), '' when CONVLOWER_CACHE_DIR=off. A process that
+    compiles what an earlier one did (same convolution and pipeline, same CPU
+    and ConvLower build) links the earlier one's object file instead."""
+    return _lib.convlowerDiskCacheDirectory().decode()
+
+
+def disk_cache_usage():
+    """(bytes, entries) of the disk cache; bounded by $CONVLOWER_CACHE_BYTES
+    (default 256 MiB), least recently used entries removed first."""
+    entries = _capi.ctypes.c_size_t(0)
+    size = _lib.convlowerDiskCacheUsage(_capi.ctypes.byref(entries))
+    return int(size), entries.value
+
+
+def disk_cache_clear():
+    """Removes every entry of the disk cache; returns how many."""
+    return _lib.convlowerDiskCacheClear()
 
 
 def openmp_runtime():

@@ -10,7 +10,7 @@ import ctypes
 import ctypes.util
 import os
 
-API_VERSION = 3
+API_VERSION = 4
 
 STATUS_OK, STATUS_BAD_INPUT, STATUS_FAILED = 0, 1, 2
 LAYOUTS = {"nchw": 0, "nhwc": 1}
@@ -59,7 +59,7 @@ class StringRef(ctypes.Structure):
 
 StringCallback = ctypes.CFUNCTYPE(None, StringRef, ctypes.c_void_p)
 
-LIBRARY_NAMES = ("libConvLowerCAPI.so.3", "libConvLowerCAPI.so")
+LIBRARY_NAMES = ("libConvLowerCAPI.so.4", "libConvLowerCAPI.so")
 
 
 def _candidates():
@@ -123,6 +123,9 @@ def _declare(lib):
         "convlowerCacheSetCapacity": (None, [c.c_size_t]),
         "convlowerPrintDevices": (None, [StringCallback, c.c_void_p]),
         "convlowerGetOpenMPRuntimePath": (c.c_char_p, []),
+        "convlowerDiskCacheDirectory": (c.c_char_p, []),
+        "convlowerDiskCacheUsage": (c.c_uint64, [c.POINTER(c.c_size_t)]),
+        "convlowerDiskCacheClear": (c.c_size_t, []),
     }
     for name, (restype, argtypes) in sig.items():
         f = getattr(lib, name)

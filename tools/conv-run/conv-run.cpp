@@ -13,6 +13,7 @@
 
 #include "ConvLower/Runner/Bundle.h"
 #include "ConvLower/Runner/Device.h"
+#include "ConvLower/Runner/DiskCache.h"
 #include "ConvLower/Runner/Run.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -208,6 +209,12 @@ cl::opt<bool> doctorOpt(
     "doctor", cl::cat(runCat),
     cl::desc("Diagnose GPU passthrough (device nodes, driver, libcuda) and "
              "exit: 0 only when a device is usable"));
+cl::opt<bool> clearDiskCacheOpt(
+    "clear-disk-cache", cl::cat(runCat),
+    cl::desc("Remove every entry of the disk cache of compiled CPU code "
+             "($CONVLOWER_CACHE_DIR, default ~/.cache/convlower; "
+             "CONVLOWER_CACHE_DIR=off: none; $CONVLOWER_CACHE_BYTES bounds "
+             "it, default 256 MiB) and exit"));
 cl::opt<std::string> threadsText(
     "num-threads", cl::init(""), cl::cat(runCat),
     cl::desc("Worker threads of the CPU code (OpenMP; default: every core "
@@ -319,6 +326,18 @@ llvm::Expected<RunOptions> runOptionsFromFlags() {
 int runMain(MLIRContext &ctx) {
   if (doctorOpt)
     return runDoctor(llvm::outs(), jsonOpt) ? kOk : kFailed;
+  if (clearDiskCacheOpt) {
+    const DiskCache &disk = DiskCache::process();
+    if (!disk.enabled()) {
+      llvm::outs() << "disk cache: off (CONVLOWER_CACHE_DIR=off)\n";
+      return kOk;
+    }
+    size_t removed = disk.clear();
+    llvm::outs() << "disk cache: removed " << removed << " entr"
+                 << (removed == 1 ? "y" : "ies") << " from " << disk.path()
+                 << "\n";
+    return kOk;
+  }
   auto options = runOptionsFromFlags();
   if (!options)
     return fail(kBadInput, llvm::toString(options.takeError()));

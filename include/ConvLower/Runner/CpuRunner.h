@@ -4,14 +4,21 @@
 #define CONVLOWER_RUNNER_CPURUNNER_H
 
 #include "ConvLower/Pipelines/Pipelines.h"
+#include "ConvLower/Runner/DiskCache.h"
+#include "ConvLower/Runner/Run.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/Error.h"
 
 #include <memory>
 #include <vector>
+
+namespace llvm::orc {
+class LLJIT;
+} // namespace llvm::orc
 
 namespace mlir::conv_lower {
 
@@ -69,12 +76,25 @@ public:
   llvm::Expected<std::unique_ptr<PackedWeights>>
   pack(llvm::ArrayRef<void *> buffers) const;
 
-  /// Wall time of the pass pipeline plus JIT compilation.
+  /// Wall time of the pass pipeline plus JIT compilation (or of loading the
+  /// disk cache's object).
   double compileMs() const { return compileMillis; }
+  /// The disk cache (DiskCache.h): "hit" (linked its object, nothing
+  /// compiled), "miss" (compiled and stored) or "off".
+  llvm::StringRef diskCache() const { return diskCacheState; }
+
+  ~CpuRunner();
 
 private:
   CpuRunner() = default;
+  /// Runs the pipeline on `module` and JIT-compiles it into `engine`;
+  /// returns the packed buffers' shapes.
+  llvm::Expected<std::vector<CachedObject::Packed>>
+  compile(ModuleOp module, PassManager &pm, const OpenMPRuntime *openmp);
+  llvm::Error lookUpEntryPoints(bool packs);
   std::unique_ptr<ExecutionEngine> engine;
+  std::unique_ptr<llvm::orc::LLJIT> cachedJit; // a disk cache hit's code
+  llvm::StringRef diskCacheState = "off";
   void (*entryPoint)(void **) = nullptr; // the wrapper's packed interface
   void (*packEntryPoint)(void **) = nullptr; // conv_run_pack, when hoisted
   std::vector<int64_t> descriptors;     // the memref descriptors, in order

@@ -37,6 +37,7 @@ struct RunReport {
   std::string pipeline;
   Im2colRoute im2col = Im2colRoute::Implicit;
   double compileMs = 0;
+  std::string diskCache; // CPU: "hit", "miss" or "off" (DiskCache.h)
   std::string kernel;              // GPU/twin: the kernel's tile attributes
   // GPU/twin: the kernel family (ImplicitGemmResult::family: "mma_sync",
   // "sm90a_tma_wgmma" or "direct_depthwise").
