@@ -41,6 +41,7 @@ import importlib.util
 import json
 import math
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -287,6 +288,9 @@ def run_model(name, batch, args, torch, torchvision, convlower):
     log(f"  {name} N{batch}: patched forward {run['patched_forward_ms']:.1f} ms, "
         f"first {run['first_patched_ms'] / 1e3:.1f} s, logits error "
         f"{run['logits_err']:.2e}")
+    run_compiled(run, model, x, reference, args, torch, convlower)
+    if args.engines_dir:
+        export_onnx(run, model, x, reference, args, torch)
 
     # Per layer, standalone: every distinct problem through its compiled Conv, then
     # (all of ConvLower first: torch's OpenMP threads spin a while after each call)
@@ -343,6 +347,74 @@ def run_model(name, batch, args, torch, torchvision, convlower):
     log(f"  {name} N{batch}: {len(problems)} distinct convolutions of {len(convs)}, "
         f"sum ConvLower {run['sum_convlower_ms']:.1f} ms, torch {run['sum_torch_ms']:.1f} ms")
     return run
+
+
+def run_compiled(run, model, x, reference, args, torch, convlower):
+    """convlower.compile: compiled cold (the disk cache is a fresh directory), then
+    again from the disk cache alone (the in-process cache dropped: what a second
+    process pays), then the timed forwards and the per-op profile."""
+    convlower.cache_clear()
+    start = time.perf_counter()
+    compiled = convlower.compile(model, (x,), target="cpu", threads=args.threads)
+    run["compile_cold_s"] = time.perf_counter() - start
+    convlower.cache_clear()
+    start = time.perf_counter()
+    compiled = convlower.compile(model, (x,), target="cpu", threads=args.threads)
+    run["compile_warm_s"] = time.perf_counter() - start
+    states = [m._packed["conv"].report()["disk_cache"]
+              for m in compiled.graph_module.modules() if type(m).__name__ == "FusedConv"]
+    run["compile_warm_hits"] = f"{states.count('hit')} of {len(states)}"
+    settle()
+    with torch.inference_mode():
+        times, logits = timed(lambda: compiled(x), args.repeat)
+    run["compiled_forward_times"] = times
+    run["compiled_forward_ms"] = median(times)
+    run["compiled_ratio"] = ratio(run["torch_forward_ms"], run["compiled_forward_ms"])
+    run["compiled_logits_err"] = rel_err(logits.numpy(), reference.numpy())
+    run["logits_ok"] = run["logits_ok"] and run["compiled_logits_err"] <= TOLERANCE
+    profile = compiled.profile(x, repeat=3)
+    kinds = {}
+    for op in compiled.ops:
+        kind = ("ConvLower conv" if op.where == "convlower" else op.what)
+        kinds[kind] = kinds.get(kind, 0.0) + profile[op.name]
+    total = sum(kinds.values())
+    run["compiled_profile"] = sorted(((k, v, v / total) for k, v in kinds.items()),
+                                     key=lambda kv: -kv[1])
+    run["compiled_summary"] = compiled.summary().splitlines()[0]
+    log(f"  {run['model']} N{run['batch']}: compile() {run['compiled_forward_ms']:.1f} ms "
+        f"a forward, compiled in {run['compile_cold_s']:.1f} s cold, "
+        f"{run['compile_warm_s']:.2f} s from the disk cache ({run['compile_warm_hits']} hits)")
+
+
+def export_onnx(run, model, x, reference, args, torch):
+    """The model as ONNX (opset 17) with its input and torch's logits, for the engines."""
+    import numpy as np
+    stem = os.path.join(args.engines_dir, f"{run['model']}-N{run['batch']}")
+    torch.onnx.export(model, x, stem + ".onnx", opset_version=17, input_names=["x"],
+                      output_names=["logits"], do_constant_folding=True)
+    np.save(stem + "-x.npy", x.numpy())
+    np.save(stem + "-logits.npy", reference.numpy())
+    run["_onnx"] = {"id": f"{run['model']}-N{run['batch']}", "onnx": stem + ".onnx",
+                    "input": stem + "-x.npy", "logits": stem + "-logits.npy"}
+
+
+def measure_engines(runs, args, python):
+    """ONNX Runtime and OpenVINO f32 on every exported model (engines_models.py in the
+    venv); fills each run's ort_ms / ov_ms and returns the engines' versions."""
+    job = {"threads": args.threads, "repeat": args.repeat, "tolerance": TOLERANCE,
+           "models": [r.pop("_onnx") for r in runs if "_onnx" in r]}
+    r = subprocess.run([str(python), str(HERE / "engines_models.py")],
+                       input=json.dumps(job), stdout=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"engines_models.py exit {r.returncode}")
+    out = json.loads(r.stdout)
+    by_id = {res["id"]: res for res in out["results"]}
+    for run in runs:
+        res = by_id.get(f"{run['model']}-N{run['batch']}")
+        if res:
+            run["engines"] = res
+            run["ort_ms"], run["ov_ms"] = res.get("ort_ms"), res.get("ov_ms")
+    return out["versions"]
 
 
 def run_with_retries(name, batch, args, torch, torchvision, convlower):
@@ -403,6 +475,32 @@ def machine_info(args, torch, bench_cpu, convlower):
             "openmp_runtime": convlower.openmp_runtime(),
             "omp_env": {k: os.environ[k] for k in OMP_VARIABLES if k in os.environ},
             "load_at_start": args.load_at_start, "load_at_end": os.getloadavg()[0]}
+
+
+def engines_table(runs):
+    out = ["| model | batch | torch eager ms | patch ms | compile ms | ONNX Runtime ms | "
+           "OpenVINO f32 ms | torch / compile | ORT / compile | OpenVINO / compile | "
+           "compile() s: cold, from the disk cache |",
+           "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
+    for r in runs:
+        if "error" in r:
+            continue
+        c = r["compiled_forward_ms"]
+        out.append(f"| {r['model']} | {r['batch']} | {fmt(r['torch_forward_ms'], 1)} | "
+                   f"{fmt(r['patched_forward_ms'], 1)} | {fmt(c, 1)} | "
+                   f"{fmt(r.get('ort_ms'), 1)} | {fmt(r.get('ov_ms'), 1)} | "
+                   f"{fmt(ratio(r['torch_forward_ms'], c))} | "
+                   f"{fmt(ratio(r.get('ort_ms'), c))} | {fmt(ratio(r.get('ov_ms'), c))} | "
+                   f"{r['compile_cold_s']:.1f}, {r['compile_warm_s']:.2f} "
+                   f"({r['compile_warm_hits']} hits) |")
+    return out
+
+
+def profile_lines(run):
+    return [f"Where `compile`'s forward goes ({run['compiled_summary']}; "
+            "`CompiledModel.profile`, node by node): " + "; ".join(
+                f"{kind} {ms:.1f} ms ({share:.0%})"
+                for kind, ms, share in run["compiled_profile"]) + "."]
 
 
 def summary_table(runs):
@@ -495,6 +593,20 @@ def markdown(runs, machine, args, wall_s):
             f"process; on {m['cpus']} CPU(s), anything above ~0.1 makes the row's "
             "timings unreliable, torch's most).", ""]
     out += summary_table(runs)
+    out += ["", "## compile() against the inference engines", "",
+            "`convlower.compile(model)`: the torch.fx graph with each convolution, its "
+            "BatchNorm (folded) and its ReLU one ConvLower call, weights packed once, "
+            "channels-last between the convolutions; the other ops torch's. ONNX Runtime "
+            "and OpenVINO (f32 asked for) run the model exported to ONNX (opset 17) on the "
+            "same threads, one after the other, after the ConvLower and torch runs"
+            + (f" ({m['engines']})" if m.get("engines") else " (not run: --no-engines "
+               "or no venv)") + ". compile() s: the call compiling every convolution "
+            "cold (an empty disk cache), then again with the in-process cache dropped, "
+            "from the disk cache: what a second process pays.", ""]
+    out += engines_table(runs)
+    for r in runs:
+        if "error" not in r:
+            out += ["", f"{r['model']} batch {r['batch']}: "] + profile_lines(r)
     for r in runs:
         if "error" in r:
             continue
@@ -545,6 +657,12 @@ def parse_args(argv):
     ap.add_argument("--idle-wait", type=float, default=30,
                     help="seconds to wait for an idle spell before each run (default "
                          "%(default)s)")
+    ap.add_argument("--no-engines", action="store_true",
+                    help="skip ONNX Runtime and OpenVINO (they run in --venv, on the "
+                         "models exported to ONNX)")
+    ap.add_argument("--disk-cache", default=None, metavar="DIR",
+                    help="the disk cache of compiled code to use (default: a fresh "
+                         "temporary directory, so that compile()'s cold time is cold)")
     ap.add_argument("--omp-env", action="append", default=[], metavar="VAR=VALUE",
                     help="set an environment variable before torch and ConvLower start "
                          "their OpenMP runtimes, e.g. GOMP_SPINCOUNT=0 (torch's idle "
@@ -578,6 +696,9 @@ def main(argv=None):
             log(f"error: --omp-env {item!r}: expected VAR=VALUE")
             return 2
         os.environ[var] = value
+    cache_dir = args.disk_cache or tempfile.mkdtemp(prefix="convlower-cache-")
+    os.environ["CONVLOWER_CACHE_DIR"] = cache_dir     # read at the first compile
+    args.engines_dir = None if args.no_engines else tempfile.mkdtemp(prefix="bench-onnx-")
     convlower = import_convlower(args.build)
     import torch
     import torchvision
@@ -595,8 +716,20 @@ def main(argv=None):
             log(f"{name} batch {batch} ({time.monotonic() - start:.0f} s)")
             runs.append(run_with_retries(name, batch, args, torch, torchvision,
                                          convlower))
+    if args.engines_dir:
+        try:
+            versions = measure_engines(runs, args, bench_cpu.ensure_venv(args.venv))
+            engines_note = ", ".join(f"{k} {v}" for k, v in versions.items() if v)
+        except RuntimeError as e:
+            log(f"engines: {e}")
+            engines_note = None
+        shutil.rmtree(args.engines_dir, ignore_errors=True)
+    if not args.disk_cache:
+        shutil.rmtree(cache_dir, ignore_errors=True)
     wall_s = time.monotonic() - start
     machine = machine_info(args, torch, bench_cpu, convlower)
+    if args.engines_dir:
+        machine["engines"] = engines_note
     machine["other_cores"] = other.cores()
     text = markdown(runs, machine, args, wall_s)
     print(text)
