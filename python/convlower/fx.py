@@ -54,6 +54,15 @@ class FusedConv(torch.nn.Module):
     so the next convolution reads its input without a copy: the activations
     are converted once, at the first convolution."""
 
+    # Batch sizes: the first one a layer sees (compile()'s example) is compiled
+    # as it is; another runs as chunks of power-of-two batches up to 32, each
+    # compiled once, until it has come REPEATS times, when it gets its own
+    # compilation (at most EXACT of those a layer). Any mix of batch sizes
+    # then costs at most 6 + 1 + EXACT compilations a layer.
+    CHUNK_MAX = 32
+    REPEATS = 3
+    EXACT = 4
+
     def __init__(self, conv, batch_norm, relu, target, threads, layout):
         super().__init__()
         weight = conv.weight.detach().double()
@@ -78,23 +87,55 @@ class FusedConv(torch.nn.Module):
         self.dilation, self.groups = conv.dilation, conv.groups
         self.relu, self.target, self.threads = relu, target, threads
         self.calls, self.ms = 0, 0.0
-        self._packed = {}          # per input shape: the layer's packed weight
+        self._packed = {}          # per batch size: its compilation and packed weight
+        self._seen = {}            # batch size: calls
+        self._exact = set()        # sizes compiled for themselves (not chunks)
+
+    def chunks(self, n):
+        """The batch sizes a batch of `n` runs as."""
+        self._seen[n] = self._seen.get(n, 0) + 1
+        if n == 0 or n in self._packed or not self._packed or (
+                self._seen[n] >= self.REPEATS and len(self._exact) < self.EXACT):
+            if n not in self._packed and n & (n - 1):
+                self._exact.add(n)
+            return [n]
+        sizes = []
+        while n > 0:
+            size = 1 << min(n.bit_length() - 1, self.CHUNK_MAX.bit_length() - 1)
+            sizes.append(size)
+            n -= size
+        return sizes
+
+    def _run(self, x, n):
+        y, _, ms = convlower._conv(
+            self.rank, x, self.weight, self.bias, self.stride, self.padding,
+            self.dilation, self.groups, relu=self.relu, layout=self.layout,
+            target=self.target, threads=self.threads, tf32=False, zero_points=None,
+            chip=None, constant_layer=self._packed.setdefault(n, {}) if n else {})
+        self.ms += ms
+        return y
 
     def forward(self, x):
         nhwc = self.layout == "nhwc"
         if nhwc and x.dim() != 4:
             raise convlower.BadInputError(
                 f"a 2-D convolution compiled for batched images got a {x.dim()}-D input")
-        y, _, ms = convlower._conv(
-            self.rank, x.permute(0, 2, 3, 1) if nhwc else x, self.weight, self.bias,
-            self.stride, self.padding, self.dilation, self.groups, relu=self.relu,
-            layout=self.layout, target=self.target, threads=self.threads, tf32=False,
-            zero_points=None, chip=None, constant_layer=self._packed)
+        xs = x.permute(0, 2, 3, 1) if nhwc else x
+        sizes = self.chunks(xs.shape[0]) if xs.dim() == self.rank + 2 else [None]
+        if len(sizes) == 1:
+            y = self._run(xs, sizes[0])
+        else:
+            starts = [sum(sizes[:i]) for i in range(len(sizes))]
+            y = torch.cat([self._run(xs[s:s + b], b) for s, b in zip(starts, sizes)])
         self.calls += 1
-        self.ms += ms
         if nhwc:
             y = y.permute(0, 3, 1, 2)
         return y.to(x.dtype) if y.dtype != x.dtype else y
+
+    @property
+    def compiled_batches(self):
+        """The batch sizes this layer has a compilation for."""
+        return sorted(n for n, layer in self._packed.items() if layer and n is not None)
 
 
 class OpRecord:

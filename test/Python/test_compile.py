@@ -21,6 +21,9 @@ trivial) on every run.
 5. ResNet-18 and MobileNetV2 (torchvision, random weights, BN statistics
    randomized) at 64x64, batch 2, end to end: channels-last inside (every
    convolution but the first reads its input without a copy) and NCHW.
+6. Any batch size: a model compiled for batch 2 called with 1, 3, 5, 7, 9,
+   2, 3, 3 and 0 images matches torch each time, compiling only 1, 4 and 8
+   (chunks) and, on its third call, 3.
 """
 
 import os
@@ -217,6 +220,26 @@ for name, convs, layout in (("resnet18", 20, "nhwc"), ("mobilenet_v2", 52, "nhwc
         expect((direct, calls) == (convs - 1, convs),
                f"{name}: {direct} of {calls} convolutions read channels-last inputs")
         print(f"{name}: {direct} of {calls} convolutions read channels-last inputs in place")
+
+# 6. Any batch size: compiled for 2 (the example), then called with others.
+model = randomize_batch_norms(Seq(
+    torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+    torch.nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=2), torch.nn.ReLU())).eval()
+compiled = convlower.compile(model, (torch.rand(2, 3, 12, 12),))
+worst = 0.0
+for n in (1, 3, 5, 7, 9, 2, 3, 3, 0):
+    x = torch.rand(n, 3, 12, 12)
+    with torch.inference_mode():
+        got, want = compiled(x), model(x)
+    expect(got.shape == want.shape, f"batch {n}: shape {tuple(got.shape)}")
+    if n:
+        worst = max(worst, float((got - want).abs().max() / want.abs().max()))
+layers = [m for m in compiled.graph_module.modules() if type(m).__name__ == "FusedConv"]
+batches = [m.compiled_batches for m in layers]
+print(f"batches 1, 3, 5, 7, 9, 2, 3, 3, 0: error {worst:.1e}; compiled for {batches[0]}")
+expect(worst < 1e-4, f"any batch: error {worst:.1e}")
+# 2 (the example), 1, 2, 4, 8 as chunks, then 3 on its third call.
+expect(all(b == [1, 2, 3, 4, 8] for b in batches), f"compiled batch sizes {batches}")
 
 if failures:
     print(f"{len(failures)} failure(s)")
