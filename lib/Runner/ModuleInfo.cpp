@@ -117,10 +117,9 @@ static int64_t countMarkedByPass(ModuleOp module, llvm::StringRef function,
 int64_t mlir::conv_lower::countGroupedDirectConvs(ModuleOp module,
                                                   llvm::StringRef function,
                                                   int64_t maxFilters) {
-  ConvLowerGroupedDirectOptions options;
-  options.maxFilters = maxFilters;
   return countMarkedByPass(
-      module, function, createConvLowerGroupedDirect(options),
+      module, function,
+      createConvLowerGroupedDirect(cpuGroupedDirectOptions(maxFilters)),
       ConvLowerDialect::GroupedDirectAttrHelper::getNameStr());
 }
 

@@ -85,9 +85,8 @@ static void addConvRewrite(OpPassManager &pm,
     if (options.depthwiseDirect)
       pm.addPass(createConvLowerDepthwiseDirect());
     if (options.groupedDirect) {
-      ConvLowerGroupedDirectOptions grouped;
-      grouped.maxFilters = options.tileN;
-      pm.addPass(createConvLowerGroupedDirect(grouped));
+      pm.addPass(createConvLowerGroupedDirect(
+          cpuGroupedDirectOptions(options.tileN)));
     }
     if (options.winograd) {
       ConvLowerWinogradOptions winograd;

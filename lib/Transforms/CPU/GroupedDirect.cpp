@@ -49,6 +49,9 @@ using namespace mlir::conv_lower;
 
 namespace {
 
+/// f32 lanes of the vector registers the accumulator budget counts (AVX2).
+constexpr int64_t kRegisterLanes = 8;
+
 /// The convolutions this pass takes: 2-D, grouped with more than one
 /// channel a group (depthwise is conv-lower-depthwise-direct's), fewer than
 /// `maxFilters` filters a group (a full GEMM register tile wastes nothing)
@@ -186,9 +189,11 @@ linalg::Conv2DNhwcHwcfOp rewriteGroups(RewriterBase &rewriter, ConvPlan &plan) {
 /// broadcasts pixels from registers: slower than the GEMM it replaces.)
 LogicalResult tileAndVectorizeGroup(RewriterBase &rewriter,
                                     linalg::Conv2DNhwcHwcfOp conv,
-                                    int64_t accumulators, int64_t lanes) {
+                                    int64_t accumulators) {
   SmallVector<int64_t> ranges = conv.getStaticLoopRanges();
-  int64_t vectorsPerColumn = std::max<int64_t>(1, ranges[3] / lanes);
+  // Registers a column's filters take: AVX2 vectors of 8 floats, whatever
+  // multiple of `lanes` a group is (4 filters fill half of one).
+  int64_t vectorsPerColumn = llvm::divideCeil(ranges[3], kRegisterLanes);
   int64_t columns = largestDividingTile(
       ranges[2], std::max<int64_t>(1, accumulators / vectorsPerColumn));
   FailureOr<linalg::LinalgOp> tile =
@@ -238,7 +243,7 @@ struct ConvLowerGroupedDirectPass
     IRRewriter rewriter(&getContext());
     for (ConvPlan &plan : plans)
       (void)tileAndVectorizeGroup(rewriter, rewriteGroups(rewriter, plan),
-                                  accumulators, filterLanes);
+                                  accumulators);
   }
 };
 

@@ -199,12 +199,12 @@ class Problem:
     @property
     def grouped_direct(self):
         """conv-lower-grouped-direct's: f32, grouped with more than one channel
-        and 8 filters a group (fewer than the GEMM tile's 16 or 32, one AVX2
-        vector), unit dilations."""
+        and 4 or 8 filters a group (fewer than the GEMM tile's 16 or 32; the
+        pipeline takes multiples of half an AVX2 vector), unit dilations."""
         c, f = self.nchw[1], self.fchw[0]
         g = self.groups
         return (self.dtype == "f32" and len(self.nchw) == 4 and g > 1 and c // g > 1
-                and f // g == 8
+                and f // g in (4, 8)
                 and not self.zero_points
                 and all(d == 1 for d in int_list(self.dilation or "1")))
 

@@ -1,6 +1,10 @@
 // RUN: conv-opt %s --conv-lower-grouped-direct --canonicalize | FileCheck %s
 // RUN: conv-opt %s --conv-lower-grouped-direct="max-filters=32" --canonicalize \
 // RUN:   | FileCheck %s --check-prefix=WIDE
+// Half-vector groups (4 filters) with filter-lanes=4, as the CPU pipeline
+// runs it: @left_alone's 4-filter conv is taken, the rest stay.
+// RUN: conv-opt %s --conv-lower-grouped-direct="filter-lanes=4" --canonicalize \
+// RUN:   | FileCheck %s --check-prefix=HALF
 // RUN: not conv-opt %s --conv-lower-grouped-direct="accumulators=0" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BAD
 // BAD: conv-lower-grouped-direct: the sizes must be positive
@@ -74,6 +78,14 @@ func.func @nchw_strided(%x: tensor<1x2x16x16x16xf32>, %w: tensor<2x16x16x3x3xf32
 // Left alone: groups as wide as the GEMM tile (max-filters = 16 filters),
 // filters that are no whole vector (4), depthwise (one channel a group:
 // conv-lower-depthwise-direct's), and 16-bit data.
+// HALF-LABEL: func.func @left_alone
+// HALF: linalg.conv_2d_nhwgc_gfhwc {{.*}}tensor<2x16x3x3x16xf32>
+// HALF: scf.forall
+// HALF: vector.contract {{.*}} into vector<1x{{[0-9]+}}x4xf32>
+// HALF: } {conv_lower.grouped_direct}
+// HALF-NOT: grouped_direct
+// HALF-COUNT-2: linalg.conv_2d_nhwgc_gfhwc
+// HALF: return
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT: grouped_direct
 // CHECK-COUNT-4: linalg.conv_2d_nhwgc_gfhwc

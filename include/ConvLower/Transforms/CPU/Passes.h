@@ -32,6 +32,18 @@ namespace mlir::conv_lower {
 #define GEN_PASS_REGISTRATION
 #include "ConvLower/Transforms/CPU/Passes.h.inc"
 
+/// conv-lower-grouped-direct as the CPU pipeline runs it (and as the runner's
+/// route report predicts it): groups of fewer filters than the GEMM tile's
+/// `tileN`, in multiples of 4, half an AVX2 vector (ResNeXt-50 32x4d's first
+/// stage: as per-group GEMMs 4 columns wide its layers ran 2x slower;
+/// docs/performance-journal.md, 2026-12-04, fourth session).
+inline ConvLowerGroupedDirectOptions cpuGroupedDirectOptions(int64_t tileN) {
+  ConvLowerGroupedDirectOptions options;
+  options.maxFilters = tileN;
+  options.filterLanes = 4;
+  return options;
+}
+
 } // namespace mlir::conv_lower
 
 #endif // CONVLOWER_TRANSFORMS_CPU_PASSES_H

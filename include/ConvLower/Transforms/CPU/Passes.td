@@ -180,7 +180,8 @@ def ConvLowerGroupedDirect : Pass<"conv-lower-grouped-direct"> {
     Option<"maxFilters", "max-filters", "int64_t", /*default=*/"16",
            "Take groups of fewer filters than this (the GEMM tile's width)">,
     Option<"filterLanes", "filter-lanes", "int64_t", /*default=*/"8",
-           "Filters a group must be a multiple of (one AVX2 f32 vector)">,
+           "Filters a group must be a multiple of (8: one AVX2 f32 vector; "
+           "the CPU pipeline takes 4, half of one)">,
   ];
 }
 
