@@ -52,6 +52,9 @@ std::string unsupportedReason(omp::ParallelOp region) {
            "reduction or proc_bind clause)";
   if (region.getRegion().front().getNumArguments() != 0)
     return "the region has block arguments";
+  if (Value n = region.getNumThreads(); n && !isa<IntegerType>(n.getType()))
+    return "num_threads is not an integer (run after the conversion to the "
+           "LLVM dialect)";
   if (!region->getParentOfType<LLVM::LLVMFuncOp>())
     return "the region is not in an llvm.func (run after the conversion to "
            "the LLVM dialect)";

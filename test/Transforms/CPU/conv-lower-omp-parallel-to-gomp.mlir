@@ -126,3 +126,14 @@ func.func @not_lowered(%buf: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+llvm.func @index_team(%m: i64) {
+  %n = builtin.unrealized_conversion_cast %m : i64 to index
+  // expected-error @below {{num_threads is not an integer}}
+  omp.parallel num_threads(%n : index) {
+    omp.terminator
+  }
+  llvm.return
+}
