@@ -361,8 +361,8 @@ def run_compiled(run, model, x, reference, args, torch, convlower):
     start = time.perf_counter()
     compiled = convlower.compile(model, (x,), target="cpu", threads=args.threads)
     run["compile_warm_s"] = time.perf_counter() - start
-    states = [m._packed["conv"].report()["disk_cache"]
-              for m in compiled.graph_module.modules() if type(m).__name__ == "FusedConv"]
+    states = [report["disk_cache"] for m in compiled.graph_module.modules()
+              if type(m).__name__ == "FusedConv" for report in m.reports()]
     run["compile_warm_hits"] = f"{states.count('hit')} of {len(states)}"
     settle()
     with torch.inference_mode():

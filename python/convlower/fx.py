@@ -132,6 +132,12 @@ class FusedConv(torch.nn.Module):
             y = y.permute(0, 3, 1, 2)
         return y.to(x.dtype) if y.dtype != x.dtype else y
 
+    def reports(self):
+        """The reports (conv-run's JSON keys) of this layer's compilations,
+        one per batch size it was compiled for."""
+        return [layer["conv"].report() for n, layer in sorted(
+            self._packed.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)) if layer]
+
     @property
     def compiled_batches(self):
         """The batch sizes this layer has a compilation for."""
@@ -171,9 +177,8 @@ class CompiledModel(torch.nn.Module):
     def profile(self, *inputs, repeat=5):
         """Runs the graph `repeat` times (after one warm-up) node by node and
         returns {op name (as in .ops): median ms} in graph order: where the
-        time goes. The
-        node-by-node run (torch.fx's Interpreter) adds a few microseconds per
-        op over forward()."""
+        time goes. The node-by-node run (torch.fx's Interpreter) adds a few
+        microseconds per op over forward()."""
         import statistics
         import time
         times = {}
@@ -268,7 +273,7 @@ def _trace(model):
 
 def _fuse_chain(graph_module, node, conv, target, threads, layout, index):
     """conv [-> BatchNorm] [-> ReLU], each read by the next alone, as one
-    FusedConv call; returns its record."""
+    FusedConv call; returns its record and the nodes it replaced."""
     graph = graph_module.graph
     chain, relu = [node], False
     follower = _only_user(node)
@@ -288,7 +293,7 @@ def _fuse_chain(graph_module, node, conv, target, threads, layout, index):
     chain[-1].replace_all_uses_with(replacement)
     for dead in reversed(chain):
         graph.erase_node(dead)
-    return OpRecord(node.name, type(conv).__name__, "convlower", folded)
+    return OpRecord(node.name, type(conv).__name__, "convlower", folded), chain
 
 
 def _fuse(graph_module, target, threads, layout):
@@ -307,9 +312,9 @@ def _fuse(graph_module, target, threads, layout):
             records[node.name] = OpRecord(node.name, f"{type(conv).__name__} ({reason})",
                                           "torch")
             continue
-        before = set(graph_module.graph.nodes)
-        record = _fuse_chain(graph_module, node, conv, target, threads, layout, index)
-        erased |= before - set(graph_module.graph.nodes)
+        record, replaced = _fuse_chain(graph_module, node, conv, target, threads,
+                                       layout, index)
+        erased.update(replaced)
         records[f"convlower_{index}"] = record
         index += 1
     ops = []
@@ -333,7 +338,9 @@ def compile(model, example_inputs=None, *, target="cpu", threads=0, layout="nhwc
     threads: as convlower.conv2d (target "cpu" by default: inference on this
     process's cores). layout: what the 2-D convolutions compute on and hand
     on, "nhwc" (channels-last: torch's channels_last memory format between
-    them) or "nchw". The model must be in eval mode.
+    them) or "nchw". The model must be in eval mode. The weights (BatchNorm
+    folded in) are read when compile() runs: compile again after changing
+    the model's.
     """
     if model.training:
         raise convlower.BadInputError(

@@ -25,8 +25,8 @@ if len(sys.argv) > 2:            # one process: compile the model, report
     seconds = time.perf_counter() - start
     with torch.inference_mode():
         error = float((compiled(x) - model(x)).abs().max() / model(x).abs().max())
-    states = [m._packed["conv"].report()["disk_cache"]
-              for m in compiled.graph_module.modules() if type(m).__name__ == "FusedConv"]
+    states = [report["disk_cache"] for m in compiled.graph_module.modules()
+              if type(m).__name__ == "FusedConv" for report in m.reports()]
     print(json.dumps({"states": states, "seconds": seconds, "error": error,
                       "dir": convlower.disk_cache_dir(),
                       "usage": convlower.disk_cache_usage()}))
