@@ -16,6 +16,9 @@ ConvLower call that also computes
   sqrt(v + eps) + beta);
 - the bias, and the ReLU that reads it alone, in the compiled convolution's
   epilogue;
+- a residual add that reads it alone (ResNet's conv -> BN -> + x -> ReLU),
+  with the ReLU after it, in place on the convolution's fresh output right
+  after the call (not yet in the epilogue);
 
 with its weight packed once (the CPU routes' constant-weight mode: filter
 panels, Winograd's U), on the first call of each input shape. Every other
@@ -23,14 +26,16 @@ op runs as torch ran it, between the convolutions. The 2-D convolutions
 compute on channels-last buffers (layout="nhwc", the default) and hand
 torch channels_last tensors, which torch's pooling, adds and activations
 keep: the activations are converted once, at the first convolution
-(layout="nchw": torch's default layout throughout). Not yet: fused residual
-adds, one MLIR module per graph, a compile cache on disk (issue 34).
+(layout="nchw": torch's default layout throughout). Not yet: the residual
+add inside the compiled epilogue, one MLIR module per graph (issue 34).
 
 The graph computes what the model computes, with BatchNorm's running
 statistics: compile() refuses a model in training mode. A model fx cannot
 trace (data-dependent control flow) gets BadInputError naming
 convlower.patch(model), which needs no tracing.
 """
+
+import operator
 
 import torch
 import torch.fx
@@ -41,6 +46,7 @@ import convlower
 _CONV_RANK = {torch.nn.Conv1d: 1, torch.nn.Conv2d: 2, torch.nn.Conv3d: 3}
 _BATCH_NORMS = (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d, torch.nn.BatchNorm3d)
 _RELUS = {F.relu, torch.relu}
+_ADDS = {operator.add, torch.add}
 
 
 class FusedConv(torch.nn.Module):
@@ -63,7 +69,8 @@ class FusedConv(torch.nn.Module):
     REPEATS = 3
     EXACT = 4
 
-    def __init__(self, conv, batch_norm, relu, target, threads, layout):
+    def __init__(self, conv, batch_norm, relu, target, threads, layout,
+                 residual=False):
         super().__init__()
         weight = conv.weight.detach().double()
         bias = (conv.bias.detach().double() if conv.bias is not None
@@ -85,7 +92,13 @@ class FusedConv(torch.nn.Module):
                              if conv.bias is not None or batch_norm is not None else None)
         self.stride, self.padding = conv.stride, conv.padding
         self.dilation, self.groups = conv.dilation, conv.groups
-        self.relu, self.target, self.threads = relu, target, threads
+        # With a residual, the ReLU comes after the add: both in place on the
+        # convolution's fresh output, right after it (not yet in its
+        # epilogue: issue 34 item 2).
+        self.residual = residual
+        self.relu_after_add = relu and residual
+        self.relu = relu and not residual
+        self.target, self.threads = target, threads
         self.calls, self.ms = 0, 0.0
         self._packed = {}          # per batch size: its compilation and packed weight
         self._seen = {}            # batch size: calls
@@ -115,7 +128,7 @@ class FusedConv(torch.nn.Module):
         self.ms += ms
         return y
 
-    def forward(self, x):
+    def forward(self, x, residual=None):
         nhwc = self.layout == "nhwc"
         if nhwc and x.dim() != 4:
             raise convlower.BadInputError(
@@ -130,6 +143,11 @@ class FusedConv(torch.nn.Module):
         self.calls += 1
         if nhwc:
             y = y.permute(0, 3, 1, 2)
+        if residual is not None:
+            # The output is ours (fresh): add in place where the shapes match.
+            y = y.add_(residual) if residual.shape == y.shape else y + residual
+            if self.relu_after_add:
+                y = y.relu_()
         return y.to(x.dtype) if y.dtype != x.dtype else y
 
     def reports(self):
@@ -234,6 +252,17 @@ def _is_plain_relu(graph_module, node):
     return node.op == "call_method" and node.target in ("relu", "relu_") and not node.kwargs
 
 
+def _residual_of(node, chain_end):
+    """The other operand if `node` adds a tensor to `chain_end` (a + b, torch.add
+    without alpha), else None."""
+    if node is None or node.op != "call_function" or node.target not in _ADDS or \
+            node.kwargs or len(node.args) != 2:
+        return None
+    a, b = node.args
+    other = b if a is chain_end else a if b is chain_end else None
+    return other if isinstance(other, torch.fx.Node) and other is not chain_end else None
+
+
 def _folding_batch_norm(graph_module, node, conv):
     """The eval-mode BatchNorm module `node` calls, if it can fold into `conv`."""
     bn = _module(graph_module, node)
@@ -272,24 +301,31 @@ def _trace(model):
 
 
 def _fuse_chain(graph_module, node, conv, target, threads, layout, index):
-    """conv [-> BatchNorm] [-> ReLU], each read by the next alone, as one
-    FusedConv call; returns its record and the nodes it replaced."""
+    """conv [-> BatchNorm] [-> + residual] [-> ReLU], each read by the next
+    alone, as one FusedConv call; returns its record and the nodes it
+    replaced."""
     graph = graph_module.graph
-    chain, relu = [node], False
+    chain, relu, residual = [node], False, None
     follower = _only_user(node)
     batch_norm = _folding_batch_norm(graph_module, follower, conv)
     if batch_norm is not None:
         chain.append(follower)
         follower = _only_user(follower)
+    residual = _residual_of(follower, chain[-1])
+    if residual is not None:
+        chain.append(follower)
+        follower = _only_user(follower)
     if _is_plain_relu(graph_module, follower):
         relu = True
         chain.append(follower)
-    fused = FusedConv(conv, batch_norm, relu, target, threads, layout)
+    fused = FusedConv(conv, batch_norm, relu, target, threads, layout,
+                      residual=residual is not None)
     folded = [f"{_describe(graph_module, n)} {n.name}" for n in chain[1:]]
     name = f"convlower_{index}"
     graph_module.add_submodule(name, fused)
+    args = (node.args[0],) if residual is None else (node.args[0], residual)
     with graph.inserting_after(chain[-1]):
-        replacement = graph.call_module(name, args=(node.args[0],))
+        replacement = graph.call_module(name, args=args)
     chain[-1].replace_all_uses_with(replacement)
     for dead in reversed(chain):
         graph.erase_node(dead)

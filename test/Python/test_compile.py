@@ -10,10 +10,10 @@ trivial) on every run.
 1. BatchNorm folding: conv -> BN (affine and not), conv -> BN -> ReLU (module,
    F.relu, torch.relu, .relu()), 1-D and 3-D, with and without conv bias: one
    ConvLower call each, the BN and ReLU gone from the graph.
-2. What must not fuse: a conv whose output is read twice (a residual: the
-   ReLU after the add stays torch's; the conv still runs on ConvLower), a BN
-   read by two, a ReLU6 (stays torch's), a circular-padding conv (left to
-   torch, the report says why).
+2. Residuals: conv -> BN -> + x -> ReLU is one call (the add and the ReLU in
+   place on its output); what must not fuse: a conv whose output is read
+   twice (the conv alone runs on ConvLower), a ReLU6 (stays torch's), a
+   circular-padding conv (left to torch, the report says why).
 3. The report: which ops ran where (ConvLower, torch) and what each ConvLower
    call computes; profile() times every op of the graph.
 4. Refusals: a model in training mode, and a model fx cannot trace (named
@@ -136,13 +136,15 @@ class Residual(torch.nn.Module):
         self.bn2 = torch.nn.BatchNorm2d(8)
 
     def forward(self, x):
-        y = self.relu(self.bn(self.conv(x)) + x)   # the add stays torch's
+        y = self.relu(self.bn(self.conv(x)) + x)   # conv + BN + add + ReLU: one call
         z = self.shared(y)                          # read by the BN and the add
-        return self.relu(self.bn2(z)) + z
+        return self.relu(self.bn2(z)) + z           # so z's conv fuses nothing
 
 
-check("residual", Residual(), torch.rand(2, 8, 6, 6), 2,
-      ["add", "ReLU", "BatchNorm2d", "ReLU", "add"])
+compiled = check("residual", Residual(), torch.rand(2, 8, 6, 6), 2,
+                 ["BatchNorm2d", "ReLU", "add"])
+expect([len(op.fused) for op in compiled.ops if op.where == "convlower"] == [3, 0],
+       f"residual: fused {[op.fused for op in compiled.ops]}")
 check("relu6 stays torch's",
       Seq(torch.nn.Conv2d(3, 8, 3), torch.nn.BatchNorm2d(8), torch.nn.ReLU6()),
       torch.rand(2, 3, 9, 9), 1, ["ReLU6"])
