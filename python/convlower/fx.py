@@ -95,11 +95,9 @@ class FusedConv(torch.nn.Module):
         # With a residual, the ReLU comes after the add: both in place on the
         # convolution's fresh output, right after it (not yet in its
         # epilogue: issue 34 item 2).
-        self.residual = residual
         self.relu_after_add = relu and residual
         self.relu = relu and not residual
         self.target, self.threads = target, threads
-        self.calls, self.ms = 0, 0.0
         self._packed = {}          # per batch size: its compilation and packed weight
         self._seen = {}            # batch size: calls
         self._exact = set()        # sizes compiled for themselves (not chunks)
@@ -120,12 +118,11 @@ class FusedConv(torch.nn.Module):
         return sizes
 
     def _run(self, x, n):
-        y, _, ms = convlower._conv(
+        y, _, _ = convlower._conv(
             self.rank, x, self.weight, self.bias, self.stride, self.padding,
             self.dilation, self.groups, relu=self.relu, layout=self.layout,
             target=self.target, threads=self.threads, tf32=False, zero_points=None,
             chip=None, constant_layer=self._packed.setdefault(n, {}) if n else {})
-        self.ms += ms
         return y
 
     def forward(self, x, residual=None):
@@ -140,7 +137,6 @@ class FusedConv(torch.nn.Module):
         else:
             starts = [sum(sizes[:i]) for i in range(len(sizes))]
             y = torch.cat([self._run(xs[s:s + b], b) for s, b in zip(starts, sizes)])
-        self.calls += 1
         if nhwc:
             y = y.permute(0, 3, 1, 2)
         if residual is not None:
