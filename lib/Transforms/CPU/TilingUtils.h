@@ -109,9 +109,33 @@ tileInPlaceFusingFill(RewriterBase &rewriter, linalg::LinalgOp op,
   return cast<linalg::LinalgOp>(tiled->tiledAndFusedOps.front());
 }
 
+/// Whether upstream's convolution vectorizer (linalg::vectorize's 1-D
+/// Conv1DGenerator) builds valid IR for `op`'s element types. It extends
+/// narrower operands into the accumulator but never truncates: an
+/// accumulator narrower than an operand (f32 data into f16) crashes it
+/// (LLVM 22, Operation::erase of an op it never built), and the channel-less
+/// linalg.conv_1d with any mix builds a vector.outerproduct that does not
+/// verify. Other ops, and convolutions of one element type, always do.
+inline bool convVectorizerTakesTypes(linalg::LinalgOp op) {
+  if (!linalg::isaConvolutionOpInterface(op))
+    return true;
+  Type acc = getElementTypeOrSelf(op.getDpsInitOperand(0)->get());
+  bool channelless = isa<linalg::Conv1DOp>(op.getOperation());
+  return llvm::all_of(op.getDpsInputOperands(), [&](OpOperand *input) {
+    Type type = getElementTypeOrSelf(input->get());
+    if (type == acc)
+      return true;
+    return !channelless && type.isIntOrFloat() && acc.isIntOrFloat() &&
+           type.getIntOrFloatBitWidth() < acc.getIntOrFloatBitWidth();
+  });
+}
+
 /// Vectorizes `op` in place (linalg::vectorize with its defaults); where it
-/// does not vectorize, the scalar op is left, still right.
+/// does not vectorize (or upstream's vectorizer would fail on its types:
+/// convVectorizerTakesTypes), the scalar op is left, still right.
 inline void vectorizeOrKeep(RewriterBase &rewriter, linalg::LinalgOp op) {
+  if (!convVectorizerTakesTypes(op))
+    return;
   rewriter.setInsertionPoint(op);
   FailureOr<linalg::VectorizationResult> vectorized =
       linalg::vectorize(rewriter, op);

@@ -178,3 +178,20 @@ func.func @wide_pad_strips(%x: tensor<1x8x8x16xf32>, %w: tensor<3x3x16xf32>) -> 
        ins(%p, %w : tensor<1x12x12x16xf32>, tensor<3x3x16xf32>) outs(%init : tensor<1x10x10x16xf32>) -> tensor<1x10x10x16xf32>
   return %y : tensor<1x10x10x16xf32>
 }
+
+// An accumulator narrower than the data (f32 into f16): upstream's 1-D
+// convolution vectorizer only extends, and crashed on it (found by
+// conv-fuzz). The row tiles stay scalar 1-D depthwise convolutions, still
+// right; the rest of the route is unchanged.
+// CHECK-LABEL: func.func @narrowing_accumulator
+// CHECK: scf.forall
+// CHECK: linalg.depthwise_conv_1d_nwc_wc {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x10x16xf32>, tensor<3x16xf32>) outs(%{{.*}} : tensor<1x8x16xf16>)
+// CHECK-NOT: vector.fma
+func.func @narrowing_accumulator(%x: tensor<1x10x10x16xf32>, %w: tensor<3x3x16xf32>) -> tensor<1x8x8x16xf16> {
+  %cst = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<1x8x8x16xf16>
+  %init = linalg.fill ins(%cst : f16) outs(%e : tensor<1x8x8x16xf16>) -> tensor<1x8x8x16xf16>
+  %y = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%x, %w : tensor<1x10x10x16xf32>, tensor<3x3x16xf32>) outs(%init : tensor<1x8x8x16xf16>) -> tensor<1x8x8x16xf16>
+  return %y : tensor<1x8x8x16xf16>
+}
