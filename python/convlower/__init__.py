@@ -26,13 +26,14 @@ import time
 import numpy as np
 
 from . import _capi
+from .memory import memory_policy, retain_freed_memory
 
 __all__ = [
     "Conv", "ConvLowerError", "BadInputError", "conv1d", "conv2d", "conv3d",
     "patch", "compile", "devices", "cache_size", "cache_clear", "cache_capacity",
     "set_cache_capacity", "library_path", "disk_cache_dir", "disk_cache_usage",
     "disk_cache_clear",
-    "openmp_runtime",
+    "openmp_runtime", "retain_freed_memory", "memory_policy",
 ]
 
 _lib, library_path = _capi.load_library()

@@ -135,7 +135,7 @@ def _forward(record, target, threads, strict, tf32):
 
 
 def patch(model, *, target="auto", threads=0, strict=True, tf32=False,
-          constant_weights=False):
+          constant_weights=False, retain_memory=True):
     """Patches every nn.Conv1d/2d/3d of `model` in place and returns a Patch.
 
     target, threads: as convlower.conv2d. strict: refuse (BadInputError) a call
@@ -145,8 +145,11 @@ def patch(model, *, target="auto", threads=0, strict=True, tf32=False,
     (convlower.Conv's constant_weights) and again when the weight tensor is
     replaced or written in place (torch's version counter; a write through
     `weight.data`, or into an inference tensor, escapes it: patch again after
-    one).
+    one). retain_memory: keep the process's freed memory for reuse
+    (convlower.retain_freed_memory).
     """
+    if retain_memory:
+        convlower.retain_freed_memory()
     layers = []
     for name, module in model.named_modules():
         rank = _CONV_TYPES.get(type(module))

@@ -24,6 +24,9 @@ trivial) on every run.
 6. Any batch size: a model compiled for batch 2 called with 1, 3, 5, 7, 9,
    2, 3, 3 and 0 images matches torch each time, compiling only 1, 4 and 8
    (chunks) and, on its third call, 3.
+7. The direct call (torch to the C API, nothing between) after each layer's
+   first call: right results, no general-path call; weights written in place
+   go back through the general path and are packed again.
 """
 
 import os
@@ -242,6 +245,43 @@ print(f"batches 1, 3, 5, 7, 9, 2, 3, 3, 0: error {worst:.1e}; compiled for {batc
 expect(worst < 1e-4, f"any batch: error {worst:.1e}")
 # 2 (the example), 1, 2, 4, 8 as chunks, then 3 on its third call.
 expect(all(b == [1, 2, 3, 4, 8] for b in batches), f"compiled batch sizes {batches}")
+
+# 7. The direct call: after a layer's first call of a batch size, its calls go
+# from torch to the C API with nothing between (no convlower._conv), and still
+# compute the right thing; a weight written in place sends that layer's next
+# call back through the general path, which packs it again.
+model = Seq(torch.nn.Conv2d(6, 16, 3, padding=1), torch.nn.ReLU(),
+            torch.nn.Conv2d(16, 8, 1), torch.nn.ReLU()).eval()
+compiled = convlower.compile(model, (torch.rand(2, 6, 10, 10),))
+general = []
+general_conv = convlower._conv
+convlower._conv = lambda *a, **k: general.append(1) or general_conv(*a, **k)
+try:
+    worst = 0.0
+    for _ in range(3):
+        x = torch.rand(2, 6, 10, 10)
+        worst = max(worst, error_against_float64(model, compiled, x))
+    direct_general = len(general)
+    layers = [m for m in compiled.graph_module.modules() if type(m).__name__ == "FusedConv"]
+    last = layers[-1]
+    with torch.no_grad():          # the last layer's scaled by 2: the output doubles
+        last.weight.mul_(2)
+        last.bias.mul_(2)
+    x = torch.rand(2, 6, 10, 10)
+    with torch.inference_mode():
+        doubled = compiled(x)
+    scaled_error = float((doubled - 2 * model(x)).abs().max() / doubled.abs().max())
+    repacked_general = len(general) - direct_general
+finally:
+    convlower._conv = general_conv
+print(f"direct calls: error {worst:.1e}, general-path calls {direct_general}; "
+      f"weights written in place: error {scaled_error:.1e}, general-path calls "
+      f"{repacked_general}")
+expect(worst < 1e-4 and direct_general == 0,
+       f"direct call: error {worst:.1e}, {direct_general} general-path calls")
+expect(scaled_error < 1e-5 and repacked_general == 1,
+       f"weights written in place: error {scaled_error:.1e}, {repacked_general} "
+       "general-path calls")
 
 if failures:
     print(f"{len(failures)} failure(s)")
