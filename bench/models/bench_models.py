@@ -21,6 +21,10 @@ runtime torch already has (GNU libgomp; CONVLOWER_OPENMP=<libomp> in --omp-env b
 back a second pool, to measure what two cost). Idle OpenMP threads spin a while after
 each parallel region, so the phases are separated by a pause (settle), and --omp-env
 sets the runtimes' variables (GOMP_SPINCOUNT, KMP_BLOCKTIME, CONVLOWER_OPENMP).
+The process keeps its freed memory (convlower.retain_freed_memory, what compile() and
+patch() apply) from the start, so torch's eager forwards share that heap; torch eager is
+also timed in a fresh process that never loads ConvLower (glibc's default heap, where
+each forward's activations may come on fresh pages: a page fault per 4 KiB).
 Each model+batch waits for an idle spell first and is run again (--retries) when other
 processes took more than --busy cores meanwhile.
 
@@ -215,6 +219,36 @@ def problem_fields(key, output_shape):
             "gflop": 2 * n * f * ho * wo * (c // groups) * kh * kw / 1e9}
 
 
+def eager_only(name, batch, threads, repeat):
+    """--eager-only: torch alone, no ConvLower imported, glibc's heap as a torch user
+    has it; prints the median forward ms."""
+    import torch
+    import torchvision
+    torch.set_num_threads(threads)
+    torch.manual_seed(SEED)
+    model = getattr(torchvision.models, name)(weights=None).eval()
+    x = torch.randn(batch, 3, 224, 224)
+    with torch.inference_mode():
+        model(x)
+        times, _ = timed(lambda: model(x), repeat)
+    print(json.dumps({"ms": median(times)}))
+
+
+def torch_with_default_heap(name, batch, args):
+    """The eager forward in a fresh process that never loads ConvLower: the heap torch
+    users have. This process keeps its freed memory (retain_freed_memory, what
+    compile() and patch() do), which speeds torch's own forwards too, so the eager
+    column is measured both ways."""
+    env = {k: v for k, v in os.environ.items() if k != "CONVLOWER_MALLOC"}
+    r = subprocess.run([sys.executable, __file__, "--eager-only", f"{name},{batch}",
+                        "--threads", str(args.threads), "--repeat", str(args.repeat)],
+                       env=env, stdout=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        log(f"  {name} N{batch}: the default-heap eager run failed (exit {r.returncode})")
+        return None
+    return json.loads(r.stdout.strip().splitlines()[-1])["ms"]
+
+
 def run_model(name, batch, args, torch, torchvision, convlower):
     import numpy as np
     F = torch.nn.functional
@@ -222,6 +256,8 @@ def run_model(name, batch, args, torch, torchvision, convlower):
     model = getattr(torchvision.models, name)(weights=None).eval()
     x = torch.randn(batch, 3, 224, 224)
     run = {"model": name, "batch": batch, "load_at_start": os.getloadavg()[0]}
+    # First: the child process would count as another process's load.
+    run["torch_default_heap_ms"] = torch_with_default_heap(name, batch, args)
     other = OtherLoad()
     convlower.cache_clear()      # every model+batch compiles its own convolutions
 
@@ -247,7 +283,8 @@ def run_model(name, batch, args, torch, torchvision, convlower):
         times, reference = timed(lambda: model(x), args.repeat)
     run["torch_forward_times"] = times
     run["torch_forward_ms"] = median(times)
-    log(f"  {name} N{batch}: torch forward {run['torch_forward_ms']:.1f} ms")
+    log(f"  {name} N{batch}: torch forward {run['torch_forward_ms']:.1f} ms (glibc's "
+        f"default heap, another process: {fmt(run['torch_default_heap_ms'], 1)} ms)")
 
     # The patched model: the first forward compiles, then the timed forwards.
     patch = convlower.patch(model, target="cpu", threads=args.threads, strict=True)
@@ -473,20 +510,24 @@ def machine_info(args, torch, bench_cpu, convlower):
             "torch_threads": torch.get_num_threads(),
             "convlower_library": str(convlower.library_path),
             "openmp_runtime": convlower.openmp_runtime(),
+            "heap": convlower.memory_policy(),
             "omp_env": {k: os.environ[k] for k in OMP_VARIABLES if k in os.environ},
             "load_at_start": args.load_at_start, "load_at_end": os.getloadavg()[0]}
 
 
 def engines_table(runs):
-    out = ["| model | batch | torch eager ms | patch ms | compile ms | ONNX Runtime ms | "
+    out = ["| model | batch | torch eager ms, glibc's default heap | torch eager ms | "
+           "patch ms | compile ms | ONNX Runtime ms | "
            "OpenVINO f32 ms | torch / compile | ORT / compile | OpenVINO / compile | "
            "compile() s: cold, from the disk cache |",
-           "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
+           "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
     for r in runs:
         if "error" in r:
             continue
         c = r["compiled_forward_ms"]
-        out.append(f"| {r['model']} | {r['batch']} | {fmt(r['torch_forward_ms'], 1)} | "
+        out.append(f"| {r['model']} | {r['batch']} | "
+                   f"{fmt(r.get('torch_default_heap_ms'), 1)} | "
+                   f"{fmt(r['torch_forward_ms'], 1)} | "
                    f"{fmt(r['patched_forward_ms'], 1)} | {fmt(c, 1)} | "
                    f"{fmt(r.get('ort_ms'), 1)} | {fmt(r.get('ov_ms'), 1)} | "
                    f"{fmt(ratio(r['torch_forward_ms'], c))} | "
@@ -580,6 +621,9 @@ def markdown(runs, machine, args, wall_s):
            f"ConvLower's threads: {m.get('openmp_runtime') or 'LLVM libomp'}; "
            "OpenMP environment: " +
            (", ".join(f"`{k}={v}`" for k, v in m["omp_env"].items()) or "none (defaults)"),
+           f"- heap: {m.get('heap', 'glibc defaults')} (every column of this process, "
+           "torch eager's too; the column \"glibc's default heap\" is torch eager in a "
+           "fresh process that never loads ConvLower)",
            f"- timings: median of {args.repeat} after one warm-up; whole run "
            f"{wall_s:.0f} s", ""]
     if args.note:
@@ -667,6 +711,7 @@ def parse_args(argv):
                     help="set an environment variable before torch and ConvLower start "
                          "their OpenMP runtimes, e.g. GOMP_SPINCOUNT=0 (torch's idle "
                          "threads then sleep instead of spinning: see README); repeatable")
+    ap.add_argument("--eager-only", metavar="MODEL,BATCH", help=argparse.SUPPRESS)
     ap.add_argument("--build", default=str(DEFAULT_BUILD),
                     help="build directory holding python_packages (default %(default)s)")
     ap.add_argument("--venv", type=Path, default=DEFAULT_VENV,
@@ -687,6 +732,10 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.eager_only:
+        name, batch = args.eager_only.split(",")
+        eager_only(name, int(batch), args.threads, args.repeat)
+        return 0
     args.load_at_start = os.getloadavg()[0]
     for item in args.omp_env:
         # Read when each OpenMP runtime starts: set before torch (libgomp) is imported
@@ -700,6 +749,9 @@ def main(argv=None):
     os.environ["CONVLOWER_CACHE_DIR"] = cache_dir     # read at the first compile
     args.engines_dir = None if args.no_engines else tempfile.mkdtemp(prefix="bench-onnx-")
     convlower = import_convlower(args.build)
+    # What compile() and patch() do anyway, done first: every column of this process
+    # (torch's eager forwards too) runs on the same retained heap.
+    convlower.retain_freed_memory()
     import torch
     import torchvision
     unknown = [m for m in args.models if not callable(getattr(torchvision.models, m, None))]
