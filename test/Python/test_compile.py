@@ -9,7 +9,9 @@ trivial) on every run.
 
 1. BatchNorm folding: conv -> BN (affine and not), conv -> BN -> ReLU (module,
    F.relu, torch.relu, .relu()), 1-D and 3-D, with and without conv bias: one
-   ConvLower call each, the BN and ReLU gone from the graph.
+   ConvLower call each, the BN and ReLU gone from the graph. Linear (with
+   and without bias, with its ReLU; on 2-D and 3-D inputs) as a 1x1
+   convolution.
 2. Residuals: conv -> BN -> + x -> ReLU is one call (the add and the ReLU in
    place on its output); what must not fuse: a conv whose output is read
    twice (the conv alone runs on ConvLower), a ReLU6 (stays torch's), a
@@ -20,7 +22,8 @@ trivial) on every run.
    BadInputError pointing to patch()).
 5. ResNet-18 and MobileNetV2 (torchvision, random weights, BN statistics
    randomized) at 64x64, batch 2, end to end: channels-last inside (every
-   convolution but the first reads its input without a copy) and NCHW.
+   convolution but the first reads its input without a copy) and NCHW; the
+   classifier's Linear runs on ConvLower too.
 6. Any batch size: a model compiled for batch 2 called with 1, 3, 5, 7, 9,
    2, 3, 3 and 0 images matches torch each time, compiling only 1, 4 and 8
    (chunks) and, on its third call, 3.
@@ -123,6 +126,25 @@ class Functional(torch.nn.Module):
         return self.c(torch.relu(self.b(F.relu(self.a(x))))).relu()
 
 
+class Linears(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(24, 40)
+        self.b = torch.nn.Linear(40, 16, bias=False)
+        self.c = torch.nn.Linear(16, 8)
+
+    def forward(self, x):
+        return self.c(self.b(torch.relu(self.a(x))))
+
+
+linears = check("linear, linear-relu, no bias", Linears(), torch.rand(5, 24), 3, [])
+expect([op.fused for op in linears.ops] == [("relu relu",), (), ()],
+       f"linears fused {[op.fused for op in linears.ops]}")
+# Leading dimensions are rows: [2, 3, 24] runs as 6 rows.
+model = Linears().eval()
+error = error_against_float64(model, convlower.compile(model), torch.rand(2, 3, 24))
+print(f"linear on [2, 3, 24]: error {error:.1e}")
+expect(error < 1e-4, f"linear on [2, 3, 24]: error {error:.1e}")
 compiled = check("F.relu, torch.relu, .relu()", Functional(), torch.rand(2, 3, 8, 8), 3, [])
 expect(all(op.fused and op.fused[0].startswith(("relu", ".relu")) for op in compiled.ops),
        f"relus not fused: {compiled.ops}")
@@ -212,7 +234,7 @@ for name, convs, layout in (("resnet18", 20, "nhwc"), ("mobilenet_v2", 52, "nhwc
                             ("resnet18", 20, "nchw")):
     model = getattr(torchvision.models, name)()
     x = torch.rand(2, 3, 64, 64)
-    compiled = check(f"{name} {layout}", model, x, convs, layout=layout)
+    compiled = check(f"{name} {layout}", model, x, convs + 1, layout=layout)  # + fc
     folded = sum(1 for op in compiled.ops if op.where == "convlower"
                  for f in op.fused if f.startswith("BatchNorm"))
     left = sum(1 for op in compiled.ops if op.what.startswith("BatchNorm"))
@@ -222,7 +244,8 @@ for name, convs, layout in (("resnet18", 20, "nhwc"), ("mobilenet_v2", 52, "nhwc
         # Only the image itself arrives in NCHW: every later convolution reads
         # what the one before left, through torch's ops, in place.
         direct, calls = channels_last_inputs(compiled, x)
-        expect((direct, calls) == (convs - 1, convs),
+        # (and the classifier's Linear, whose rows are 1x1 images).
+        expect((direct, calls) == (convs, convs + 1),
                f"{name}: {direct} of {calls} convolutions read channels-last inputs")
         print(f"{name}: {direct} of {calls} convolutions read channels-last inputs in place")
 
