@@ -469,6 +469,18 @@ def _fuse(graph_module, target, threads, layout):
     return ops
 
 
+def _views_to_reshapes(graph_module):
+    """x.view(shape) -> x.reshape(shape). The activations are channels_last
+    tensors here, and view() refuses a shape that crosses their strides
+    (ShuffleNet's channel shuffle: [N, C, H, W] -> [N, g, C/g, H, W]), where
+    reshape() copies; where view() would succeed, reshape() returns the same
+    view. view(dtype) is left alone."""
+    for node in graph_module.graph.nodes:
+        if (node.op == "call_method" and node.target == "view" and not node.kwargs
+                and not (len(node.args) == 2 and isinstance(node.args[1], torch.dtype))):
+            node.target = "reshape"
+
+
 def compile(model, example_inputs=None, *, target="cpu", threads=0, layout="nhwc",
             retain_memory=True):
     """Traces `model` with torch.fx and returns a CompiledModel whose
@@ -495,6 +507,8 @@ def compile(model, example_inputs=None, *, target="cpu", threads=0, layout="nhwc
         raise convlower.BadInputError(f"layout {layout!r}: expected 'nhwc' or 'nchw'")
     if retain_memory:
         convlower.retain_freed_memory()
+    if layout == "nhwc":
+        _views_to_reshapes(graph_module)
     ops = _fuse(graph_module, target, threads, layout)
     graph_module.graph.lint()
     graph_module.recompile()

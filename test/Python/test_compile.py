@@ -249,6 +249,25 @@ for name, convs, layout in (("resnet18", 20, "nhwc"), ("mobilenet_v2", 52, "nhwc
                f"{name}: {direct} of {calls} convolutions read channels-last inputs")
         print(f"{name}: {direct} of {calls} convolutions read channels-last inputs in place")
 
+# A channel shuffle: view() of a channels-last activation across its strides,
+# which compile() turns into reshape().
+class Shuffle(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.b = torch.nn.Conv2d(8, 8, 1)
+
+    def forward(self, x):
+        y = self.a(x)
+        n, h, w = y.size(0), y.size(2), y.size(3)
+        y = y.view(n, 2, 4, h, w).transpose(1, 2).contiguous().view(n, 8, h, w)
+        return self.b(y).view(n, -1)
+
+
+check("channel shuffle (view)", Shuffle(), torch.rand(2, 3, 9, 9), 2, [
+    ".size()", ".size()", ".size()", ".reshape()", ".transpose()", ".contiguous()",
+    ".reshape()", ".reshape()"])
+
 # 6. Any batch size: compiled for 2 (the example), then called with others.
 model = randomize_batch_norms(Seq(
     torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
