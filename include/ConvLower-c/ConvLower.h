@@ -156,7 +156,8 @@ static inline bool convlowerConvIsNull(ConvLowerConv conv) {
 /// channels-last order, filter, bias [F] (NULL when desc.bias is false),
 /// output in the input's layout. Element types: f32 and tf32 data as float,
 /// f16/bf16 as uint16_t words, i8 as int8_t; the output is float (int32_t for
-/// i8). Buffers are read and written in place, not retained.
+/// i8). Buffers are read and written in place, not retained. The output
+/// must not overlap the other buffers: the CPU routes compute into it.
 CONVLOWER_CAPI_EXPORTED ConvLowerStatus
 convlowerConvRun(ConvLowerConv conv, const void *input, const void *filter,
                  const void *bias, void *output);

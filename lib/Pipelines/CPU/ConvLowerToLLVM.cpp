@@ -148,9 +148,11 @@ static void addTileAndVectorize(OpPassManager &pm,
   pm.addPass(createConvLowerFuseMultiplyAdd());
 }
 
-/// Tensors into buffers, with deallocation made explicit.
+/// Tensors into buffers, the result computed in the output buffer, with
+/// deallocation made explicit.
 static void addBufferize(OpPassManager &pm) {
   addOneShotBufferize(pm);
+  pm.addNestedPass<func::FuncOp>(createConvLowerResultInDestination());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addPass(createCanonicalizerPass());

@@ -280,6 +280,27 @@ def ConvLowerFuseMultiplyAdd : Pass<"conv-lower-fuse-multiply-add"> {
   let dependentDialects = ["::mlir::vector::VectorDialect"];
 }
 
+def ConvLowerResultInDestination
+    : Pass<"conv-lower-result-in-destination", "::mlir::func::FuncOp"> {
+  let summary = "Compute a function's result in its output argument, not in "
+                "a buffer copied there at the end";
+  let description = [{
+    One-shot bufferization gives the convolution's result (a `tensor.empty`
+    filled by the GEMM's blocks, reshaped, its bias added) a buffer of its
+    own, and the wrapper's `materialize_in_destination` becomes a
+    `memref.copy` of it into the output argument: one more pass over the
+    output, after the computation, on every call. Where the copied value is
+    an allocation of the function seen through reshapes
+    (`memref.expand_shape`, `memref.collapse_shape`), copied whole into an
+    identity-layout argument that nothing else uses, right before the
+    return, the allocation becomes that argument (through the inverse
+    reshapes) and the copy goes. The argument must not overlap the inputs
+    (the C API's contract; the wrapper marks it restrict). The CPU pipeline
+    runs it right after bufferization, before the deallocations are placed.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def ConvLowerCopiesToLinalg : Pass<"conv-lower-copies-to-linalg"> {
   let summary = "Rewrite strided memref.copy ops as linalg.copy";
   let description = [{
