@@ -146,6 +146,11 @@ static void addTileAndVectorize(OpPassManager &pm,
   // After canonicalization, which turns the unit-K contractions into the
   // multiplies and adds this fuses.
   pm.addPass(createConvLowerFuseMultiplyAdd());
+  // The bias add and activation after the GEMM: one generic, in blocks for
+  // the threads (after every rewrite that matches the GEMM's consumers).
+  ConvLowerParallelEpilogueOptions epilogue;
+  epilogue.threads = options.threads;
+  pm.addNestedPass<func::FuncOp>(createConvLowerParallelEpilogue(epilogue));
 }
 
 /// Tensors into buffers, the result computed in the output buffer, with

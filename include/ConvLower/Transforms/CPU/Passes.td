@@ -280,6 +280,34 @@ def ConvLowerFuseMultiplyAdd : Pass<"conv-lower-fuse-multiply-add"> {
   let dependentDialects = ["::mlir::vector::VectorDialect"];
 }
 
+def ConvLowerParallelEpilogue
+    : Pass<"conv-lower-parallel-epilogue", "::mlir::func::FuncOp"> {
+  let summary = "Fuse the elementwise ops after a convolution into one and "
+                "split it into blocks for the threads";
+  let description = [{
+    A model's bias add and ReLU after a convolution stay `linalg.generic`
+    ops over the whole output once the convolution is rewritten: each a
+    serial pass over memory after the threaded GEMM (measured: a ReLU
+    made MobileNetV2's 32-channel 112x112 depthwise layer 0.45 -> 0.78 ms).
+    This pass fuses each chain of elementwise generics (every loop
+    parallel, projected-permutation maps, a producer read by its consumer
+    alone: upstream's elementwise fusion) into one, then, with `threads` >
+    1, tiles each top-level elementwise generic of at least
+    `min-elements` elements into an `scf.forall` of about 4 blocks per
+    thread along its outermost dimension with enough extent (static,
+    dividing tiles), which the pipeline runs as an OpenMP parallel region
+    like the GEMM's blocks.
+  }];
+  let options = [
+    Option<"threads", "threads", "int64_t", /*default=*/"1",
+           "The threads the blocks are for (1: fuse only)">,
+    Option<"minElements", "min-elements", "int64_t", /*default=*/"16384",
+           "Smaller generics stay whole (a parallel region costs more)">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::linalg::LinalgDialect"];
+}
+
 def ConvLowerResultInDestination
     : Pass<"conv-lower-result-in-destination", "::mlir::func::FuncOp"> {
   let summary = "Compute a function's result in its output argument, not in "

@@ -1,0 +1,95 @@
+// RUN: conv-opt %s --pass-pipeline='builtin.module(func.func(conv-lower-parallel-epilogue{threads=2}))' | FileCheck %s
+// RUN: conv-opt %s --pass-pipeline='builtin.module(func.func(conv-lower-parallel-epilogue{threads=1}))' | FileCheck %s --check-prefix=ONE
+// RUN: not conv-opt %s --pass-pipeline='builtin.module(func.func(conv-lower-parallel-epilogue{threads=0}))' 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: conv-lower-parallel-epilogue: threads must be positive and min-elements not negative
+
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#ch = affine_map<(d0, d1, d2, d3) -> (d3)>
+
+// A convolution's bias add (in place on its output) and ReLU (a fresh init),
+// as ConvModule writes them: one generic, in place on the output, in blocks
+// of 2 rows (16 rows, 4 blocks a thread), each block reading and writing its
+// slice of the shared output.
+// CHECK-LABEL: func.func @bias_relu
+// CHECK-SAME: (%[[Y:.*]]: tensor<1x16x16x64xf32>, %[[B:.*]]: tensor<64xf32>)
+// CHECK: %[[R:.*]] = scf.forall (%[[I:.*]]) = (0) to (16) step (2) shared_outs(%[[O:.*]] = %[[Y]])
+// CHECK:   %[[S:.*]] = tensor.extract_slice %[[O]][0, %[[I]], 0, 0] [1, 2, 16, 64]
+// CHECK:   linalg.generic {{.*}} ins(%[[S]], %{{.*}} : tensor<1x2x16x64xf32>, tensor<64xf32>) outs(%[[S]] : tensor<1x2x16x64xf32>)
+// CHECK:     arith.addf
+// CHECK:     arith.maximumf
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]
+// ONE-LABEL: func.func @bias_relu
+// ONE-NOT: scf.forall
+// ONE: %[[R:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<1x16x16x64xf32>, tensor<64xf32>) outs(%arg0 : tensor<1x16x16x64xf32>)
+// ONE:   arith.addf
+// ONE:   arith.maximumf
+// ONE-NOT: linalg.generic
+// ONE: return %[[R]]
+func.func @bias_relu(%y: tensor<1x16x16x64xf32>, %b: tensor<64xf32>) -> tensor<1x16x16x64xf32> {
+  %0 = linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%y, %b : tensor<1x16x16x64xf32>, tensor<64xf32>) outs(%y : tensor<1x16x16x64xf32>) {
+  ^bb0(%in: f32, %c: f32, %out: f32):
+    %s = arith.addf %in, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<1x16x16x64xf32>
+  %e = tensor.empty() : tensor<1x16x16x64xf32>
+  %1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%0 : tensor<1x16x16x64xf32>) outs(%e : tensor<1x16x16x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %z = arith.constant 0.0 : f32
+    %m = arith.maximumf %in, %z : f32
+    linalg.yield %m : f32
+  } -> tensor<1x16x16x64xf32>
+  return %1 : tensor<1x16x16x64xf32>
+}
+
+// The bias add is read twice (returned too): nothing fuses; each stays
+// whole-tensor work, split into blocks.
+// CHECK-LABEL: func.func @read_twice
+// CHECK-COUNT-2: scf.forall
+func.func @read_twice(%y: tensor<1x16x16x64xf32>, %b: tensor<64xf32>) -> (tensor<1x16x16x64xf32>, tensor<1x16x16x64xf32>) {
+  %0 = linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%y, %b : tensor<1x16x16x64xf32>, tensor<64xf32>) outs(%y : tensor<1x16x16x64xf32>) {
+  ^bb0(%in: f32, %c: f32, %out: f32):
+    %s = arith.addf %in, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<1x16x16x64xf32>
+  %e = tensor.empty() : tensor<1x16x16x64xf32>
+  %1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%0 : tensor<1x16x16x64xf32>) outs(%e : tensor<1x16x16x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %z = arith.constant 0.0 : f32
+    %m = arith.maximumf %in, %z : f32
+    linalg.yield %m : f32
+  } -> tensor<1x16x16x64xf32>
+  return %0, %1 : tensor<1x16x16x64xf32>, tensor<1x16x16x64xf32>
+}
+
+// Under min-elements (16384 by default): one serial pass, not blocks.
+// CHECK-LABEL: func.func @small
+// CHECK-NOT: scf.forall
+// CHECK: linalg.generic
+func.func @small(%y: tensor<1x4x4x64xf32>, %b: tensor<64xf32>) -> tensor<1x4x4x64xf32> {
+  %0 = linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%y, %b : tensor<1x4x4x64xf32>, tensor<64xf32>) outs(%y : tensor<1x4x4x64xf32>) {
+  ^bb0(%in: f32, %c: f32, %out: f32):
+    %s = arith.addf %in, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x4x64xf32>
+  return %0 : tensor<1x4x4x64xf32>
+}
+
+// A reduction is no epilogue: left alone.
+// CHECK-LABEL: func.func @reduction
+// CHECK-NOT: scf.forall
+// CHECK: iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+func.func @reduction(%y: tensor<1x64x64x64xf32>, %init: tensor<1x64x64xf32>) -> tensor<1x64x64xf32> {
+  %0 = linalg.generic {indexing_maps = [#id, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+       ins(%y : tensor<1x64x64x64xf32>) outs(%init : tensor<1x64x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<1x64x64xf32>
+  return %0 : tensor<1x64x64xf32>
+}
