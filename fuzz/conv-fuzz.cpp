@@ -79,6 +79,10 @@ const std::vector<Pipeline> &pipelines() {
                    "conv-lower-pack-rhs,conv-lower-tile-and-vectorize"},
       {"to-llvm", "conv-lower-to-llvm"},
       {"to-llvm-threads", "conv-lower-to-llvm{threads=2 tile-k=4}"},
+      // The epilogue alone, on the module's own bias adds and ReLUs (in the
+      // pipelines it runs after tile-and-vectorize).
+      {"parallel-epilogue",
+       "func.func(conv-lower-parallel-epilogue{threads=2 min-elements=0})"},
       {"to-llvm-no-im2col", "conv-lower-to-llvm{im2col=0}"},
       // Winograd's cost rule off, so that every convolution it can take
       // (3x3, stride 1, f32, whole 8-lane channel vectors) goes through it.

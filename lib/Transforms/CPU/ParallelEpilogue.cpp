@@ -172,6 +172,8 @@ struct ConvLowerParallelEpiloguePass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
     if (threads < 1 || minElements < 0) {
       func.emitError() << "conv-lower-parallel-epilogue: threads must be "
                           "positive and min-elements not negative";

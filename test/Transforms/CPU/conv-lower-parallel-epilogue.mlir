@@ -93,3 +93,7 @@ func.func @reduction(%y: tensor<1x64x64x64xf32>, %init: tensor<1x64x64xf32>) -> 
   } -> tensor<1x64x64xf32>
   return %0 : tensor<1x64x64xf32>
 }
+
+// A declaration has no body to look at (it hung the pass once).
+// CHECK-LABEL: func.func private @declared
+func.func private @declared(tensor<4xf32>) -> tensor<4xf32>
