@@ -193,9 +193,9 @@ struct ConvLowerParallelEpiloguePass
         elements *= r;
       auto [dim, tile] = blockDimension(ranges, 4 * threads);
       reuseInputAsInit(rewriter, generic);
-      if (threads == 1 || ranges.empty() || elements < minElements ||
-          tile == ranges[dim])
-        continue; // one serial pass
+      if (threads == 1 || ranges.empty() || elements == 0 ||
+          elements < minElements || tile == ranges[dim])
+        continue; // one serial pass (or nothing to do)
       SmallVector<int64_t> sizes(ranges.size(), 0);
       sizes[dim] = tile;
       LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] " << elements

@@ -1,4 +1,5 @@
 // RUN: conv-opt %s --pass-pipeline='builtin.module(func.func(conv-lower-parallel-epilogue{threads=2}))' | FileCheck %s
+// RUN: conv-opt %s --pass-pipeline='builtin.module(func.func(conv-lower-parallel-epilogue{threads=2 min-elements=0}))' | FileCheck %s --check-prefix=ZERO
 // RUN: conv-opt %s --pass-pipeline='builtin.module(func.func(conv-lower-parallel-epilogue{threads=1}))' | FileCheck %s --check-prefix=ONE
 // RUN: not conv-opt %s --pass-pipeline='builtin.module(func.func(conv-lower-parallel-epilogue{threads=0}))' 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: conv-lower-parallel-epilogue: threads must be positive and min-elements not negative
@@ -97,3 +98,22 @@ func.func @reduction(%y: tensor<1x64x64x64xf32>, %init: tensor<1x64x64xf32>) -> 
 // A declaration has no body to look at (it hung the pass once).
 // CHECK-LABEL: func.func private @declared
 func.func private @declared(tensor<4xf32>) -> tensor<4xf32>
+
+// No elements (an output of zero rows): nothing to split (splitting it
+// crashed under conv-fuzz's min-elements=0).
+// CHECK-LABEL: func.func @empty
+// CHECK-NOT: scf.forall
+func.func @empty(%y: tensor<3x1x0x3xf32>) -> tensor<3x1x0x3xf32> {
+  %e = tensor.empty() : tensor<3x1x0x3xf32>
+  %0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%y : tensor<3x1x0x3xf32>) outs(%e : tensor<3x1x0x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %z = arith.constant 0.0 : f32
+    %m = arith.maximumf %in, %z : f32
+    linalg.yield %m : f32
+  } -> tensor<3x1x0x3xf32>
+  return %0 : tensor<3x1x0x3xf32>
+}
+// ZERO-LABEL: func.func @empty
+// ZERO-NOT: scf.forall
+// ZERO: return
