@@ -376,11 +376,26 @@ def _trace(model):
             "tracing") from None
 
 
+def _replace_chain(graph_module, chain, fused, args, index):
+    """Puts `fused` in the graph as submodule convlower_<index>, called with
+    `args` where the chain's last node was, and removes the chain; returns
+    what it folded (every node after the first, described)."""
+    graph = graph_module.graph
+    folded = [f"{_describe(graph_module, n)} {n.name}" for n in chain[1:]]
+    name = f"convlower_{index}"
+    graph_module.add_submodule(name, fused)
+    with graph.inserting_after(chain[-1]):
+        replacement = graph.call_module(name, args=args)
+    chain[-1].replace_all_uses_with(replacement)
+    for dead in reversed(chain):
+        graph.erase_node(dead)
+    return folded
+
+
 def _fuse_chain(graph_module, node, conv, target, threads, layout, index):
     """conv [-> BatchNorm] [-> + residual] [-> ReLU], each read by the next
     alone, as one FusedConv call; returns its record and the nodes it
     replaced."""
-    graph = graph_module.graph
     chain, relu, residual = [node], False, None
     follower = _only_user(node)
     batch_norm = _folding_batch_norm(graph_module, follower, conv)
@@ -396,35 +411,20 @@ def _fuse_chain(graph_module, node, conv, target, threads, layout, index):
         chain.append(follower)
     fused = FusedConv(conv, batch_norm, relu, target, threads, layout,
                       residual=residual is not None)
-    folded = [f"{_describe(graph_module, n)} {n.name}" for n in chain[1:]]
-    name = f"convlower_{index}"
-    graph_module.add_submodule(name, fused)
     args = (node.args[0],) if residual is None else (node.args[0], residual)
-    with graph.inserting_after(chain[-1]):
-        replacement = graph.call_module(name, args=args)
-    chain[-1].replace_all_uses_with(replacement)
-    for dead in reversed(chain):
-        graph.erase_node(dead)
+    folded = _replace_chain(graph_module, chain, fused, args, index)
     return OpRecord(node.name, type(conv).__name__, "convlower", folded), chain
 
 
 def _fuse_linear(graph_module, node, linear, target, threads, index):
     """linear [-> ReLU], the ReLU read alone, as one FusedLinear call."""
-    graph = graph_module.graph
     chain = [node]
     follower = _only_user(node)
     relu = _is_plain_relu(graph_module, follower)
     if relu:
         chain.append(follower)
     fused = FusedLinear(linear, relu, target, threads)
-    name = f"convlower_{index}"
-    graph_module.add_submodule(name, fused)
-    with graph.inserting_after(chain[-1]):
-        replacement = graph.call_module(name, args=(node.args[0],))
-    chain[-1].replace_all_uses_with(replacement)
-    for dead in reversed(chain):
-        graph.erase_node(dead)
-    folded = [f"{_describe(graph_module, n)} {n.name}" for n in chain[1:]]
+    folded = _replace_chain(graph_module, chain, fused, (node.args[0],), index)
     return OpRecord(node.name, "Linear", "convlower", folded), chain
 
 
@@ -434,27 +434,22 @@ def _fuse(graph_module, target, threads, layout):
     records, erased = {}, set()
     index = 0
     for node in list(graph_module.graph.nodes):
-        if node in erased:           # folded into an earlier chain
-            continue
+        if node in erased or len(node.args) != 1 or node.kwargs:
+            continue                 # folded into an earlier chain, or not one input
         module = _module(graph_module, node)
-        if (type(module) is torch.nn.Linear and len(node.args) == 1 and not node.kwargs
-                and module.weight.dtype == torch.float32):
+        if type(module) is torch.nn.Linear and module.weight.dtype == torch.float32:
             record, replaced = _fuse_linear(graph_module, node, module, target, threads,
                                             index)
-            erased.update(replaced)
-            records[f"convlower_{index}"] = record
-            index += 1
+        elif type(module) in _CONV_RANK:
+            reason = _refusal(module)
+            if reason:
+                records[node.name] = OpRecord(
+                    node.name, f"{type(module).__name__} ({reason})", "torch")
+                continue
+            record, replaced = _fuse_chain(graph_module, node, module, target, threads,
+                                           layout, index)
+        else:
             continue
-        conv = module
-        if type(conv) not in _CONV_RANK or len(node.args) != 1 or node.kwargs:
-            continue
-        reason = _refusal(conv)
-        if reason:
-            records[node.name] = OpRecord(node.name, f"{type(conv).__name__} ({reason})",
-                                          "torch")
-            continue
-        record, replaced = _fuse_chain(graph_module, node, conv, target, threads,
-                                       layout, index)
         erased.update(replaced)
         records[f"convlower_{index}"] = record
         index += 1

@@ -58,18 +58,20 @@ bool fusesIntoConsumer(OpOperand *fused) {
 /// (a bias added in place on the GEMM's output then wrote a new buffer:
 /// 1x1 64 -> 256 at 56x56, 0.60 -> 0.68 ms).
 LogicalResult fuseChains(RewriterBase &rewriter, func::FuncOp func) {
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    SmallVector<OpOperand *> candidates;
+  while (true) {
+    OpOperand *fused = nullptr;
     func.walk([&](linalg::GenericOp consumer) {
-      for (OpOperand *input : consumer.getDpsInputOperands())
-        if (fusesIntoConsumer(input) && linalg::areElementwiseOpsFusable(input))
-          candidates.push_back(input);
+      for (OpOperand *input : consumer.getDpsInputOperands()) {
+        if (fusesIntoConsumer(input) &&
+            linalg::areElementwiseOpsFusable(input)) {
+          fused = input;
+          return WalkResult::interrupt();
+        }
+      }
+      return WalkResult::advance();
     });
-    if (candidates.empty())
-      break;
-    OpOperand *fused = candidates.front();
+    if (!fused)
+      return success();
     Operation *producer = fused->get().getDefiningOp();
     Operation *consumer = fused->getOwner();
     rewriter.setInsertionPoint(consumer);
@@ -84,9 +86,7 @@ LogicalResult fuseChains(RewriterBase &rewriter, func::FuncOp func) {
     rewriter.eraseOp(consumer);
     if (producer->use_empty())
       rewriter.eraseOp(producer);
-    changed = true;
   }
-  return success();
 }
 
 /// Whether `generic`'s body reads its init (a fresh init then changes what
@@ -187,15 +187,15 @@ struct ConvLowerParallelEpiloguePass
       if (isStaticElementwise(&op))
         epilogues.push_back(cast<linalg::GenericOp>(op));
     for (linalg::GenericOp generic : epilogues) {
-      SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
-      int64_t elements = 1;
-      for (int64_t r : ranges)
-        elements *= r;
-      auto [dim, tile] = blockDimension(ranges, 4 * threads);
       reuseInputAsInit(rewriter, generic);
+      SmallVector<int64_t> ranges = generic.getStaticLoopRanges();
+      int64_t elements = ShapedType::getNumElements(ranges);
       if (threads == 1 || ranges.empty() || elements == 0 ||
-          elements < minElements || tile == ranges[dim])
+          elements < minElements)
         continue; // one serial pass (or nothing to do)
+      auto [dim, tile] = blockDimension(ranges, 4 * threads);
+      if (tile == ranges[dim])
+        continue; // one block
       SmallVector<int64_t> sizes(ranges.size(), 0);
       sizes[dim] = tile;
       LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] " << elements
