@@ -195,3 +195,27 @@ func.func @narrowing_accumulator(%x: tensor<1x10x10x16xf32>, %w: tensor<3x3x16xf
        ins(%x, %w : tensor<1x10x10x16xf32>, tensor<3x3x16xf32>) outs(%init : tensor<1x8x8x16xf16>) -> tensor<1x8x8x16xf16>
   return %y : tensor<1x8x8x16xf16>
 }
+
+// NCHW planes, strided, where the output reads none of the image's columns
+// (width 1 after 3 columns of padding, stride 2: the reads stop at column
+// 2): the image is cropped to nothing and each plane is the zeroed buffer
+// alone (found by conv-fuzz: the plane's slice of the empty image did not
+// verify).
+// (One plane, one image: canonicalization folds the loops and the
+// transpose of the zeroed buffer away.)
+// CHECK-LABEL: func.func @image_cropped_to_nothing
+// CHECK-NOT: x0xf32
+// CHECK: vector.outerproduct
+// CHECK: return
+func.func @image_cropped_to_nothing(%x: tensor<1x1x4x1xf32>, %w: tensor<1x1x1xf32>) -> tensor<1x1x4x2xf32> {
+  %cst = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 0, 3] high[0, 0, 0, 0] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %cst : f32
+  } : tensor<1x1x4x1xf32> to tensor<1x1x4x4xf32>
+  %e = tensor.empty() : tensor<1x1x4x2xf32>
+  %init = linalg.fill ins(%cst : f32) outs(%e : tensor<1x1x4x2xf32>) -> tensor<1x1x4x2xf32>
+  %y = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<[1, 2]> : tensor<2xi64>}
+       ins(%p, %w : tensor<1x1x4x4xf32>, tensor<1x1x1xf32>) outs(%init : tensor<1x1x4x2xf32>) -> tensor<1x1x4x2xf32>
+  return %y : tensor<1x1x4x2xf32>
+}
