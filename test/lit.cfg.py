@@ -115,6 +115,23 @@ def shared_library_path(soname):
     return None
 
 
+# The CPU's matrix and dot-product units: tests that run their code
+# (VDPBF16PS) say `REQUIRES: avx512-bf16`; the IR and assembly are checked on
+# every machine.
+def cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+if "avx512_bf16" in cpu_flags():
+    config.available_features.add("avx512-bf16")
+
 libgomp = shared_library_path("libgomp.so.1")
 if libgomp:
     config.available_features.add("libgomp")

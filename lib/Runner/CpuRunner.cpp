@@ -504,6 +504,12 @@ const CpuGemmTile &mlir::conv_lower::hostGemmTile() {
   return tile;
 }
 
+bool mlir::conv_lower::hostHasAVX512BF16() {
+  static const bool has =
+      llvm::sys::getHostCPUFeatures().lookup("avx512bf16");
+  return has;
+}
+
 int64_t mlir::conv_lower::defaultCpuThreads() {
 #ifdef CONV_LOWER_LIBOMP_PATH
   return std::max(1u, llvm::hardware_concurrency().compute_thread_count());

@@ -158,6 +158,7 @@ RouteRequest runner::routeRequest(const RunOptions &options) {
   r.tileM = options.tileM;
   r.tileN = options.tileN;
   r.tileK = options.tileK;
+  r.bf16Dot = options.bf16Dot;
   r.targetFlag = "--target";
   return r;
 }
@@ -191,6 +192,8 @@ ConvLowerToLLVMOptions runner::pipelineOptions(const RouteRequest &request,
   o.im2colPanels = route == CpuRoute::Im2colPanels;
   o.depthwiseDirect = route == CpuRoute::Im2colPanels;
   o.groupedDirect = route == CpuRoute::Im2colPanels;
+  o.bf16Dot = request.bf16Dot && hostHasAVX512BF16() &&
+              (route == CpuRoute::Im2col || route == CpuRoute::Im2colPanels);
   o.winograd = route == CpuRoute::Im2colPanels &&
                request.winograd != WinogradChoice::Off;
   if (request.winograd == WinogradChoice::Always)
@@ -252,6 +255,13 @@ llvm::Expected<RoutePlan> runner::planRoute(const RouteRequest &request,
         "GEMM register tile {0}x{1}, K by {2} ({3} default {4}x{5})",
         request.tileM, request.tileN, request.tileK,
         hostGemmTile().registers, hostGemmTile().m, hostGemmTile().n);
+  if (plan.target == Target::Cpu && inputs.problem &&
+      inputs.problem->dtype == DType::BF16)
+    report.kernel +=
+        plan.pipeline.bf16Dot ? "; bf16 GEMMs with an even K in pairs on AVX512-BF16 (VDPBF16PS)"
+        : !hostHasAVX512BF16()
+            ? "; bf16 widened to f32 FMAs (no AVX512-BF16 on this host)"
+            : "; bf16 widened to f32 FMAs (bf16-dot off)";
   if (inputs.module &&
       takesWinograd(inputs.module, inputs.function, plan.pipeline)) {
     LLVM_DEBUG(llvm::dbgs() << "conv-run: conv-lower-winograd's cost rule "

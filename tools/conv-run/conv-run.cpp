@@ -229,6 +229,11 @@ cl::opt<std::string> tileNText(
              "32 with AVX-512, 16 with AVX2)"));
 cl::opt<std::string> tileKText("tile-k", cl::init(""), cl::cat(runCat),
                                cl::desc("CPU GEMM tile along K (default 8)"));
+cl::opt<bool> bf16DotOpt(
+    "bf16-dot", cl::init(true), cl::cat(runCat),
+    cl::desc("cpu: bf16 GEMMs on AVX512-BF16's dot product (VDPBF16PS, K in "
+             "pairs) where the host has it (default; =false: widened to f32 "
+             "FMAs, for comparison)"));
 
 /// Exit statuses.
 constexpr int kOk = 0, kFailed = 1, kBadInput = 2;
@@ -287,6 +292,7 @@ llvm::Expected<RunOptions> runOptionsFromFlags() {
   o.reference = referenceOpt;
   o.check = checkOpt;
   o.constantWeights = constantWeightsOpt;
+  o.bf16Dot = bf16DotOpt;
   if (!chipOpt.empty()) {
     o.chip = convrt::parseArch(chipOpt.getValue());
     if (!o.chip)

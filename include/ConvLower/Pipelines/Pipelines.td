@@ -70,6 +70,12 @@ def ConvLowerToLLVM : Pass<"conv-lower-to-llvm", "::mlir::ModuleOp"> {
            "alone (the transposed filter, Winograd's U) moves into a "
            "@<name>_pack function that writes it into new trailing "
            "arguments (conv-lower-hoist-constant-weights)">,
+    Option<"bf16Dot", "bf16-dot", "bool", "false",
+           "bf16 GEMMs on AVX512-BF16's dot product (VDPBF16PS): K in "
+           "pairs (conv-lower-pack-bf16-pairs), the register tiles as "
+           "x86vector.avx512.dot (conv-lower-bf16-dot-product). The code "
+           "then needs a CPU with AVX512-BF16: conv-run and the C API set "
+           "it from the host's features">,
     Option<"implicitGemmTwin", "implicit-gemm-twin", "bool", "false",
            "Instead of the im2col rewrite, run every convolution as the CPU "
            "twin of the GPU implicit-GEMM kernel (fails on a convolution the "

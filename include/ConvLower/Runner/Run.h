@@ -60,6 +60,9 @@ struct CpuGemmTile {
   llvm::StringRef registers; ///< "AVX-512" or "AVX2": what `m x n` was sized for
 };
 const CpuGemmTile &hostGemmTile();
+/// Whether the host has AVX512-BF16 (VDPBF16PS): the CPU pipeline's bf16
+/// GEMMs then run on its dot product (conv-lower-to-llvm's bf16-dot).
+bool hostHasAVX512BF16();
 /// The OpenMP runtime threaded CPU code runs on: the entry points of GCC's
 /// OpenMP ABI that conv-lower-omp-parallel-to-gomp calls, bound to the
 /// runtime the process already has (torch's libgomp, a preloaded libomp),
@@ -99,6 +102,9 @@ struct RunOptions {
   bool constantWeights = false;
   int64_t threads = defaultCpuThreads(), tileM = hostGemmTile().m,
           tileN = hostGemmTile().n, tileK = hostGemmTile().k;
+  /// CPU: bf16 GEMMs on AVX512-BF16's dot product where the host has it
+  /// (off: widened to f32 FMAs).
+  bool bf16Dot = true;
   /// Called before each long step ("compiling ...").
   std::function<void(llvm::StringRef)> progress;
 };

@@ -123,6 +123,10 @@ static void addTileAndVectorize(OpPassManager &pm,
     filterPanels.panelWidth = options.tileN;
     pm.addPass(createConvLowerPackFilterPanels(filterPanels));
   }
+  // Before the hoist: a constant filter's repack into K pairs is then made
+  // once, in the packing function.
+  if (options.bf16Dot)
+    pm.addPass(createConvLowerPackBF16Pairs());
   // After every rewrite that derives values from the filter (the panels
   // take back pack-rhs's W^T for channels-first outputs: hoisted before
   // them, the NCHW stem kept W^T and the fold, 3.8 -> 7.3 ms), before
@@ -143,6 +147,8 @@ static void addTileAndVectorize(OpPassManager &pm,
   pm.addPass(createConvLowerVectorizeTransposes());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  if (options.bf16Dot)
+    pm.addPass(createConvLowerBF16DotProduct());
   // After canonicalization, which turns the unit-K contractions into the
   // multiplies and adds this fuses.
   pm.addPass(createConvLowerFuseMultiplyAdd());
@@ -201,6 +207,8 @@ static void addLowerToLLVM(OpPassManager &pm,
   // network), not 256 element extracts and inserts.
   vectorOptions.vectorTransposeLowering =
       vector::VectorTransposeLowering::Shuffle16x16;
+  // The dot products become LLVM's AVX512-BF16 intrinsics.
+  vectorOptions.x86Vector = options.bf16Dot;
   pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
   // Memrefs before structured control flow: the OpenMP loop bodies are
   // memref.alloca_scope regions, which must still be one block when they are
@@ -260,6 +268,7 @@ struct ConvLowerToLLVMPass
     options.winogradMinTiles = winogradMinTiles;
     options.filterPanels = filterPanels;
     options.constantWeights = constantWeights;
+    options.bf16Dot = bf16Dot;
     options.implicitGemmTwin = implicitGemmTwin;
     options.twinExplicitIm2col = twinExplicitIm2col;
     options.twinChip = twinChip;

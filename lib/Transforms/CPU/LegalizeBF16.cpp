@@ -84,6 +84,14 @@ bool movesBitsOnly(Operation *op) {
              LLVM::LLVMFuncOp>(op);
 }
 
+/// An AVX512-BF16 intrinsic (conv-lower-bf16-dot-product's VDPBF16PS):
+/// bf16 vectors are its operand types, legal where it is emitted. It is
+/// neither widened nor given i16 operands (restoreIntrinsicOperands).
+bool isBF16Intrinsic(Operation *op) {
+  auto call = dyn_cast<LLVM::CallIntrinsicOp>(op);
+  return call && call.getIntrin().starts_with("llvm.x86.avx512bf16.");
+}
+
 /// Step 1: `op` computes in f32 instead of bf16. Only scalar and vector
 /// operands and results can be widened; anything else is reported.
 LogicalResult widenToF32(Operation *op) {
@@ -198,6 +206,17 @@ LogicalResult expandTruncation(LLVM::FPTruncOp trunc) {
   return success();
 }
 
+/// After step 3: the bf16 operand types of `call` (recorded before it, in
+/// `types`), now i16, made bf16 again by a bitcast of the same bits.
+void restoreIntrinsicOperands(LLVM::CallIntrinsicOp call,
+                              ArrayRef<Type> types) {
+  OpBuilder builder(call);
+  for (auto [operand, type] : llvm::zip_equal(call->getOpOperands(), types))
+    if (operand.get().getType() != type)
+      operand.set(LLVM::BitcastOp::create(builder, call.getLoc(), type,
+                                          operand.get()));
+}
+
 /// Step 3: bf16 -> i16 in every type and attribute of `module`.
 void storeAsI16(ModuleOp module) {
   MLIRContext *context = module.getContext();
@@ -249,8 +268,13 @@ struct ConvLowerLegalizeBF16Pass
       return signalPassFailure();
 
     SmallVector<Operation *> arithmetic;
+    SmallVector<std::pair<LLVM::CallIntrinsicOp, SmallVector<Type>>>
+        intrinsics;
     module.walk([&](Operation *op) {
-      if (!movesBitsOnly(op) && mentionsBF16(op))
+      if (isBF16Intrinsic(op))
+        intrinsics.emplace_back(cast<LLVM::CallIntrinsicOp>(op),
+                                llvm::to_vector(op->getOperandTypes()));
+      else if (!movesBitsOnly(op) && mentionsBF16(op))
         arithmetic.push_back(op);
     });
     for (Operation *op : arithmetic)
@@ -278,6 +302,8 @@ struct ConvLowerLegalizeBF16Pass
         return signalPassFailure();
 
     storeAsI16(module);
+    for (auto &[call, types] : intrinsics)
+      restoreIntrinsicOperands(call, types);
   }
 };
 

@@ -97,6 +97,14 @@ SmallVector<int64_t> computeTileSizes(linalg::LinalgOp op,
     sizes[dims.n.back()] =
         vectorTile(ranges[dims.n.back()], tileN, conv_lower::kVectorLanes);
   setInnermost(dims.k, tileK);
+  // A bf16 contraction in K pairs: the pair whole, the pairs by tileK / 2
+  // (the same K elements a tile as without pairs).
+  if (std::optional<unsigned> pair = conv_lower::bf16PairLoop(op)) {
+    sizes[*pair] = 2;
+    ArrayRef<unsigned> pairs(dims.k);
+    pairs = pairs.drop_back();
+    setInnermost(pairs, std::max<int64_t>(1, tileK / 2));
+  }
   return sizes;
 }
 
@@ -182,8 +190,14 @@ linalg::LinalgOp blockReduction(RewriterBase &rewriter, linalg::LinalgOp op,
   if (cacheBytes <= 0 || failed(dims) || dims->k.empty() || dims->n.empty())
     return op;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  int64_t k = ranges[dims->k.back()];
-  int64_t n = 1;
+  // bf16 in K pairs: K counts pairs, each row of B holds two elements a
+  // column.
+  std::optional<unsigned> pair = conv_lower::bf16PairLoop(op);
+  if (pair && dims->k.size() < 2)
+    return op;
+  unsigned kLoop = pair ? dims->k[dims->k.size() - 2] : dims->k.back();
+  int64_t k = ranges[kLoop];
+  int64_t n = pair ? 2 : 1;
   for (unsigned d : dims->n)
     n *= ranges[d];
   if (ShapedType::isDynamic(k) || ShapedType::isDynamic(n))
@@ -208,7 +222,7 @@ linalg::LinalgOp blockReduction(RewriterBase &rewriter, linalg::LinalgOp op,
   if (kc < minBlock || kc == k)
     return op;
   SmallVector<int64_t> sizes(op.getNumLoops(), 0);
-  sizes[dims->k.back()] = kc;
+  sizes[kLoop] = kc;
   FailureOr<linalg::LinalgOp> tiled = tileInPlace(rewriter, op, sizes);
   return succeeded(tiled) ? *tiled : op;
 }

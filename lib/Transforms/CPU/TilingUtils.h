@@ -46,6 +46,25 @@ inline bool isPlainCopy(linalg::GenericOp op) {
          yield.getOperand(0) == body.getArgument(0);
 }
 
+/// The loop of the K pair in a bf16 contraction that conv-lower-pack-bf16-
+/// pairs rewrote: the last loop, a reduction of static extent 2 that both
+/// inputs index last. A tile must keep it whole (it is one dot product).
+inline std::optional<unsigned> bf16PairLoop(linalg::LinalgOp op) {
+  unsigned loops = op.getNumLoops();
+  if (loops == 0 || op.getNumDpsInputs() != 2 ||
+      op.getIteratorTypesArray().back() != utils::IteratorType::reduction ||
+      op.getStaticLoopRanges().back() != 2)
+    return std::nullopt;
+  AffineExpr last = getAffineDimExpr(loops - 1, op.getContext());
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (!getElementTypeOrSelf(input->get()).isBF16() ||
+        map.getNumResults() == 0 || map.getResults().back() != last)
+      return std::nullopt;
+  }
+  return loops - 1;
+}
+
 /// Tiles `op` by `sizes` (0: untiled) with loops of `loopType` and replaces
 /// it; returns the one tiled op, or failure with `op` left as it was.
 inline FailureOr<linalg::LinalgOp>

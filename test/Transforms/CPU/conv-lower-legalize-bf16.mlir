@@ -58,3 +58,21 @@ llvm.func @from_f64(%x: f64, %q: !llvm.ptr) {
   llvm.store %t, %q : bf16, !llvm.ptr
   llvm.return
 }
+
+// -----
+
+// AVX512-BF16's dot product (conv-lower-bf16-dot-product) takes bf16
+// vectors as they are: loaded as i16 bits like every bf16, bitcast back to
+// bf16 for the intrinsic alone, which is neither widened nor refused.
+// CHECK-LABEL: llvm.func @dot
+// CHECK: %[[A:.*]] = llvm.load %{{.*}} : !llvm.ptr -> vector<32xi16>
+// CHECK: %[[B:.*]] = llvm.load %{{.*}} : !llvm.ptr -> vector<32xi16>
+// CHECK: %[[AB:.*]] = llvm.bitcast %[[A]] : vector<32xi16> to vector<32xbf16>
+// CHECK: %[[BB:.*]] = llvm.bitcast %[[B]] : vector<32xi16> to vector<32xbf16>
+// CHECK: llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"(%{{.*}}, %[[AB]], %[[BB]]) : (vector<16xf32>, vector<32xbf16>, vector<32xbf16>) -> vector<16xf32>
+llvm.func @dot(%acc: vector<16xf32>, %pa: !llvm.ptr, %pb: !llvm.ptr) -> vector<16xf32> {
+  %a = llvm.load %pa : !llvm.ptr -> vector<32xbf16>
+  %b = llvm.load %pb : !llvm.ptr -> vector<32xbf16>
+  %0 = llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"(%acc, %a, %b) : (vector<16xf32>, vector<32xbf16>, vector<32xbf16>) -> vector<16xf32>
+  llvm.return %0 : vector<16xf32>
+}

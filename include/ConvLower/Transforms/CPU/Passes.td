@@ -53,6 +53,49 @@ def ConvLowerPackFilterPanels : Pass<"conv-lower-pack-filter-panels"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def ConvLowerPackBF16Pairs : Pass<"conv-lower-pack-bf16-pairs"> {
+  let summary = "Split a bf16 GEMM's K into pairs, innermost in both "
+                "operands (the VNNI layout of AVX512-BF16's dot product)";
+  let description = [{
+    VDPBF16PS multiplies 16 pairs of bf16 by 16 pairs and adds each pair's
+    two products into one f32 lane, the pairs running along K: both GEMM
+    operands must hold consecutive K elements side by side. Every bf16 x
+    bf16 -> f32 contraction on tensors with one reduction loop of static,
+    even extent becomes the same contraction over (k / 2, k % 2), each input
+    read through its K dimension split in two with the pair innermost: a
+    `tensor.expand_shape` where K is already an input's innermost dimension
+    (the im2col rows), otherwise one `linalg.transpose` placed where the
+    input is defined (the filter panels: hoisted into the packing function
+    under constant weights). Odd or dynamic K, several reduction loops and
+    other element types are left as they are. The CPU pipeline runs it with
+    `bf16-dot` (AVX512-BF16 hosts), before conv-lower-tile-and-vectorize,
+    which keeps each pair whole in a tile; conv-lower-bf16-dot-product then
+    makes the tiles VDPBF16PS.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def ConvLowerBF16DotProduct : Pass<"conv-lower-bf16-dot-product"> {
+  let summary = "Lower bf16 register tiles in K pairs to AVX512-BF16 dot "
+                "products (x86vector.avx512.dot)";
+  let description = [{
+    A `vector.contract` of bf16 A [M, R, 2] and B [R, N, 2] (unit
+    dimensions aside; the pair innermost in both, as
+    conv-lower-pack-bf16-pairs lays them out) into an f32 accumulator
+    [M, N] becomes, per pair r and row m, N / L `x86vector.avx512.dot` ops
+    (VDPBF16PS): A's pair broadcast to every 32-bit lane, B's L columns of
+    pairs as they lie, L = 16 lanes where N allows, else 8 or 4. The
+    accumulator stays one vector value, so the K loop carries it in
+    registers. Other contractions are left to the standard lowering. The
+    code needs a CPU with AVX512-BF16; the CPU pipeline runs the pass only
+    with `bf16-dot`, which the runners set from the host's features.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::x86vector::X86VectorDialect"];
+}
+
 def ConvLowerHoistConstantWeights
     : Pass<"conv-lower-hoist-constant-weights", "::mlir::ModuleOp"> {
   let summary = "Compute what depends only on constant weights once, in a "
