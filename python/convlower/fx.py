@@ -71,7 +71,7 @@ class FusedConv(torch.nn.Module):
     EXACT = 4
 
     def __init__(self, conv, batch_norm, relu, target, threads, layout,
-                 residual=False):
+                 residual=False, precision="f32"):
         super().__init__()
         weight = conv.weight.detach().double()
         bias = (conv.bias.detach().double() if conv.bias is not None
@@ -84,6 +84,17 @@ class FusedConv(torch.nn.Module):
             weight = weight * factor.reshape(-1, *([1] * (weight.dim() - 1)))
             bias = (bias - batch_norm.running_mean.double()) * factor + shift
         dtype = conv.weight.dtype
+        # precision "bf16": a float32 layer's weights (BatchNorm folded in
+        # float64 first) and inputs in bfloat16, accumulated in float32 (the
+        # output stays float32): AVX512-BF16's dot product where the CPU
+        # has it. Only ungrouped convolutions (GEMMs): depthwise and grouped
+        # ones run directly on f32 vectors, which a bf16 input only widens
+        # (MobileNetV2's depthwise layers ran 2x slower in bf16).
+        self.compute_dtype = (torch.bfloat16 if precision == "bf16"
+                              and dtype == torch.float32 and conv.groups == 1
+                              else None)
+        if self.compute_dtype is not None:
+            dtype = self.compute_dtype
         self.rank = _CONV_RANK[type(conv)]
         self.layout = layout if self.rank == 2 else "nchw"
         if self.layout == "nhwc":
@@ -138,6 +149,8 @@ class FusedConv(torch.nn.Module):
             raise convlower.BadInputError(
                 f"a 2-D convolution compiled for batched images got a {x.dim()}-D input")
         xs = x.permute(0, 2, 3, 1) if nhwc else x
+        if self.compute_dtype is not None and xs.dtype == torch.float32:
+            xs = xs.to(self.compute_dtype)
         sizes = self.chunks(xs.shape[0]) if xs.dim() == self.rank + 2 else [None]
         if len(sizes) == 1:
             y = self._run(xs, sizes[0])
@@ -173,7 +186,7 @@ class FusedLinear(torch.nn.Module):
     of FusedConv apply to them). torch's own Linear is a reference BLAS call
     in Debian's torch 1.13 (ResNet-50's 2048 -> 1000 at batch 1: 1.7 ms)."""
 
-    def __init__(self, linear, relu, target, threads):
+    def __init__(self, linear, relu, target, threads, precision="f32"):
         super().__init__()
         self.in_features, self.out_features = linear.in_features, linear.out_features
         with torch.no_grad():
@@ -183,7 +196,8 @@ class FusedLinear(torch.nn.Module):
             conv.weight.copy_(linear.weight.detach().reshape(conv.weight.shape))
             if linear.bias is not None:
                 conv.bias.copy_(linear.bias.detach())
-        self.conv = FusedConv(conv, None, relu, target, threads, "nhwc")
+        self.conv = FusedConv(conv, None, relu, target, threads, "nhwc",
+                              precision=precision)
 
     def forward(self, x):
         lead = x.shape[:-1]
@@ -202,22 +216,25 @@ class _DirectCall:
     for what the first call established: a float32 CPU tensor of the compiled
     shape and the weights it packed."""
 
-    _DTYPES = {"f32": torch.float32}
+    # The C API's operand dtype: torch's input dtype, output dtype (16-bit
+    # inputs accumulate into a float32 output).
+    _DTYPES = {"f32": (torch.float32, torch.float32),
+               "bf16": (torch.bfloat16, torch.float32)}
 
     @classmethod
     def of(cls, conv, x, weight, bias):
         """The direct call of `conv` after a general call with `x`, or None
         where it does not apply (another dtype, a device tensor, an unbatched
         input)."""
-        dtype = cls._DTYPES.get(conv.dtype)
+        dtype, out_dtype = cls._DTYPES.get(conv.dtype, (None, None))
         if (dtype is None or not isinstance(x, torch.Tensor) or x.dtype != dtype
                 or x.device.type != "cpu" or tuple(x.shape) != conv.input_shape
                 or weight.dtype != dtype or (bias is not None and bias.dtype != dtype)):
             return None
-        return cls(conv, dtype, weight, bias if conv.has_bias else None)
+        return cls(conv, dtype, out_dtype, weight, bias if conv.has_bias else None)
 
-    def __init__(self, conv, dtype, weight, bias):
-        self.conv, self.dtype = conv, dtype
+    def __init__(self, conv, dtype, out_dtype, weight, bias):
+        self.conv, self.dtype, self.out_dtype = conv, dtype, out_dtype
         self.input_shape, self.output_shape = conv.input_shape, conv.output_shape
         self.weight_stamp = convlower._weights_stamp(weight)
         self.weight, self.bias = weight, bias
@@ -229,7 +246,7 @@ class _DirectCall:
 
     def __call__(self, x):
         x = x.detach().contiguous()     # what the general path reads too
-        y = torch.empty(self.output_shape, dtype=self.dtype)
+        y = torch.empty(self.output_shape, dtype=self.out_dtype)
         bias = self.bias.data_ptr() if self.bias is not None else None
         convlower._raise_for(convlower._lib.convlowerConvRun(
             self.conv._handle, x.data_ptr(), self.weight.data_ptr(), bias,
@@ -392,7 +409,7 @@ def _replace_chain(graph_module, chain, fused, args, index):
     return folded
 
 
-def _fuse_chain(graph_module, node, conv, target, threads, layout, index):
+def _fuse_chain(graph_module, node, conv, target, threads, layout, precision, index):
     """conv [-> BatchNorm] [-> + residual] [-> ReLU], each read by the next
     alone, as one FusedConv call; returns its record and the nodes it
     replaced."""
@@ -410,25 +427,25 @@ def _fuse_chain(graph_module, node, conv, target, threads, layout, index):
         relu = True
         chain.append(follower)
     fused = FusedConv(conv, batch_norm, relu, target, threads, layout,
-                      residual=residual is not None)
+                      residual=residual is not None, precision=precision)
     args = (node.args[0],) if residual is None else (node.args[0], residual)
     folded = _replace_chain(graph_module, chain, fused, args, index)
     return OpRecord(node.name, type(conv).__name__, "convlower", folded), chain
 
 
-def _fuse_linear(graph_module, node, linear, target, threads, index):
+def _fuse_linear(graph_module, node, linear, target, threads, precision, index):
     """linear [-> ReLU], the ReLU read alone, as one FusedLinear call."""
     chain = [node]
     follower = _only_user(node)
     relu = _is_plain_relu(graph_module, follower)
     if relu:
         chain.append(follower)
-    fused = FusedLinear(linear, relu, target, threads)
+    fused = FusedLinear(linear, relu, target, threads, precision)
     folded = _replace_chain(graph_module, chain, fused, (node.args[0],), index)
     return OpRecord(node.name, "Linear", "convlower", folded), chain
 
 
-def _fuse(graph_module, target, threads, layout):
+def _fuse(graph_module, target, threads, layout, precision):
     """Rewrites every convolution chain and Linear; returns the records of the
     graph's ops in order."""
     records, erased = {}, set()
@@ -439,7 +456,7 @@ def _fuse(graph_module, target, threads, layout):
         module = _module(graph_module, node)
         if type(module) is torch.nn.Linear and module.weight.dtype == torch.float32:
             record, replaced = _fuse_linear(graph_module, node, module, target, threads,
-                                            index)
+                                            precision, index)
         elif type(module) in _CONV_RANK:
             reason = _refusal(module)
             if reason:
@@ -447,7 +464,7 @@ def _fuse(graph_module, target, threads, layout):
                     node.name, f"{type(module).__name__} ({reason})", "torch")
                 continue
             record, replaced = _fuse_chain(graph_module, node, module, target, threads,
-                                           layout, index)
+                                           layout, precision, index)
         else:
             continue
         erased.update(replaced)
@@ -477,7 +494,7 @@ def _views_to_reshapes(graph_module):
 
 
 def compile(model, example_inputs=None, *, target="cpu", threads=0, layout="nhwc",
-            retain_memory=True):
+            precision="f32", retain_memory=True):
     """Traces `model` with torch.fx and returns a CompiledModel whose
     convolutions (with their BatchNorm and ReLU) run through ConvLower.
 
@@ -487,7 +504,11 @@ def compile(model, example_inputs=None, *, target="cpu", threads=0, layout="nhwc
     threads: as convlower.conv2d (target "cpu" by default: inference on this
     process's cores). layout: what the 2-D convolutions compute on and hand
     on, "nhwc" (channels-last: torch's channels_last memory format between
-    them) or "nchw". The model must be in eval mode. The weights (BatchNorm
+    them) or "nchw". precision: "f32", or "bf16": float32 convolutions and
+    Linear layers compute on bfloat16 weights and inputs with float32
+    accumulation and outputs (the CPU's AVX512-BF16 dot product where it has
+    one, else widened to float32 FMAs; logits within about 1e-2 of
+    float32's). The model must be in eval mode. The weights (BatchNorm
     folded in) are read when compile() runs: compile again after changing
     the model's. retain_memory: keep the process's freed memory for reuse
     (convlower.retain_freed_memory: without it, glibc hands each forward's
@@ -500,11 +521,14 @@ def compile(model, example_inputs=None, *, target="cpu", threads=0, layout="nhwc
     graph_module = _trace(model)
     if layout not in ("nchw", "nhwc"):
         raise convlower.BadInputError(f"layout {layout!r}: expected 'nhwc' or 'nchw'")
+    if precision not in ("f32", "bf16"):
+        raise convlower.BadInputError(
+            f"precision {precision!r}: expected 'f32' or 'bf16'")
     if retain_memory:
         convlower.retain_freed_memory()
     if layout == "nhwc":
         _views_to_reshapes(graph_module)
-    ops = _fuse(graph_module, target, threads, layout)
+    ops = _fuse(graph_module, target, threads, layout, precision)
     graph_module.graph.lint()
     graph_module.recompile()
     compiled = CompiledModel(graph_module, ops)

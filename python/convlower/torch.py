@@ -34,6 +34,7 @@ class LayerRecord:
         self.input_shape = None
         self.conv = None         # the compiled convolution of the last call
         self.constant = None     # constant_weights: the layer's Conv and packing
+        self.bf16 = None         # precision "bf16": (stamp, weight, bias) in bf16
 
     @property
     def report(self):
@@ -93,7 +94,17 @@ def _refusal(module, x):
     return ""
 
 
-def _forward(record, target, threads, strict, tf32):
+def _bf16_operands(record, module):
+    """The layer's weight and bias in bfloat16, converted again only when the
+    weight has changed (its storage or version)."""
+    stamp = convlower._weights_stamp(module.weight)
+    if record.bf16 is None or record.bf16[0] != stamp:
+        bias = module.bias.detach().to(torch.bfloat16) if module.bias is not None else None
+        record.bf16 = (stamp, module.weight.detach().to(torch.bfloat16), bias)
+    return record.bf16[1], record.bf16[2]
+
+
+def _forward(record, target, threads, strict, tf32, precision):
     module = record.module
     torch_forward = type(module).forward
 
@@ -111,9 +122,15 @@ def _forward(record, target, threads, strict, tf32):
                       mode=module.padding_mode)
             padding = 0
         record.input_shape = tuple(x.shape)
+        weight, bias, xin = module.weight, module.bias, x
+        # precision "bf16": float32 ungrouped layers on bfloat16 operands,
+        # accumulated into a float32 output (compile()'s rule).
+        if precision == "bf16" and x.dtype == torch.float32 and module.groups == 1:
+            weight, bias = _bf16_operands(record, module)
+            xin = x.to(torch.bfloat16)
         try:
             y, conv, ms = convlower._conv(
-                record.rank, x, module.weight, module.bias, module.stride,
+                record.rank, xin, weight, bias, module.stride,
                 padding, module.dilation, module.groups, relu=False,
                 layout="nchw", target=target, threads=threads,
                 tf32=tf32 and x.dtype == torch.float32, zero_points=None,
@@ -135,7 +152,7 @@ def _forward(record, target, threads, strict, tf32):
 
 
 def patch(model, *, target="auto", threads=0, strict=True, tf32=False,
-          constant_weights=False, retain_memory=True):
+          constant_weights=False, precision="f32", retain_memory=True):
     """Patches every nn.Conv1d/2d/3d of `model` in place and returns a Patch.
 
     target, threads: as convlower.conv2d. strict: refuse (BadInputError) a call
@@ -145,9 +162,15 @@ def patch(model, *, target="auto", threads=0, strict=True, tf32=False,
     (convlower.Conv's constant_weights) and again when the weight tensor is
     replaced or written in place (torch's version counter; a write through
     `weight.data`, or into an inference tensor, escapes it: patch again after
-    one). retain_memory: keep the process's freed memory for reuse
+    one). precision: "f32", or "bf16": float32 layers without groups compute
+    on bfloat16 inputs and weights (converted once per weight version) into
+    float32 outputs, on the CPU's AVX512-BF16 dot product where it has one.
+    retain_memory: keep the process's freed memory for reuse
     (convlower.retain_freed_memory).
     """
+    if precision not in ("f32", "bf16"):
+        raise convlower.BadInputError(
+            f"precision {precision!r}: expected 'f32' or 'bf16'")
     if retain_memory:
         convlower.retain_freed_memory()
     layers = []
@@ -158,6 +181,6 @@ def patch(model, *, target="auto", threads=0, strict=True, tf32=False,
         record = LayerRecord(name or type(module).__name__, module, rank)
         if constant_weights:
             record.constant = {}
-        module.forward = _forward(record, target, threads, strict, tf32)
+        module.forward = _forward(record, target, threads, strict, tf32, precision)
         layers.append(record)
     return Patch(model, layers)

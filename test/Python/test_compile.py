@@ -30,6 +30,10 @@ trivial) on every run.
 7. The direct call (torch to the C API, nothing between) after each layer's
    first call: right results, no general-path call; weights written in place
    go back through the general path and are packed again.
+8. precision="bf16": ResNet-18 within 2e-2 of float64 with every layer in
+   bfloat16 on the route the CPU has (VDPBF16PS with AVX512-BF16), direct
+   calls after the first; grouped convolutions stay float32; a precision
+   that is not f32 or bf16 is refused.
 """
 
 import os
@@ -71,7 +75,8 @@ def error_against_float64(model, compiled, x):
     with torch.inference_mode():
         want = reference(x.double())
         got = compiled(x)
-    return float((got.double() - want).abs().max() / want.abs().max())
+    # (An output ReLU can zero every element of a small random model.)
+    return float((got.double() - want).abs().max() / want.abs().max().clamp_min(1e-30))
 
 
 def check(name, model, x, convlower_calls, torch_ops=None, tol=1e-4, layout="nhwc"):
@@ -324,6 +329,49 @@ expect(worst < 1e-4 and direct_general == 0,
 expect(scaled_error < 1e-5 and repacked_general == 1,
        f"weights written in place: error {scaled_error:.1e}, {repacked_general} "
        "general-path calls")
+
+# 8. precision="bf16": the ungrouped convolutions and Linear compute on
+# bfloat16 weights and inputs into float32 (VDPBF16PS where the CPU has
+# AVX512-BF16, else widened), the grouped ones stay float32; ResNet-18 within
+# bf16's tolerance of float64, direct calls as in float32.
+def has_avx512_bf16():
+    with open("/proc/cpuinfo") as f:
+        return any("avx512_bf16" in line.split() for line in f if line.startswith("flags"))
+
+
+model = randomize_batch_norms(torchvision.models.resnet18()).eval()
+x = torch.rand(2, 3, 64, 64)
+compiled = convlower.compile(model, (x,), precision="bf16")
+general = []
+convlower._conv = lambda *a, **k: general.append(1) or general_conv(*a, **k)
+try:
+    error = error_against_float64(model, compiled, x)
+finally:
+    convlower._conv = general_conv
+layers = [m for m in compiled.graph_module.modules() if type(m).__name__ == "FusedConv"]
+bf16 = [m for m in layers if m.weight.dtype == torch.bfloat16]
+route = ("VDPBF16PS" if has_avx512_bf16() else "widened to f32 FMAs")
+routes = [r["kernel"] for m in bf16 for r in m.reports()]
+print(f"resnet18 bf16: error {error:.1e}, {len(bf16)} of {len(layers)} layers in bf16, "
+      f"general-path calls after the first {len(general)}, "
+      f"route {route}: {all(route in r for r in routes)}")
+expect(error < 2e-2, f"bf16: error {error:.2e}")
+expect(len(bf16) == len(layers) == 21 and not general and routes
+       and all(route in r for r in routes), f"bf16: layers {len(bf16)}, routes {routes}")
+mixed = Seq(torch.nn.Conv2d(8, 16, 3, padding=1), torch.nn.ReLU(),
+            torch.nn.Conv2d(16, 16, 3, padding=1, groups=4)).eval()
+compiled = convlower.compile(mixed, (torch.rand(1, 8, 9, 9),), precision="bf16")
+dtypes = [m.weight.dtype for m in compiled.graph_module.modules()
+          if type(m).__name__ == "FusedConv"]
+error = error_against_float64(mixed, compiled, torch.rand(1, 8, 9, 9))
+print(f"grouped stays f32: {dtypes}, error {error:.1e}")
+expect(dtypes == [torch.bfloat16, torch.float32] and error < 2e-2,
+       f"grouped in bf16 mode: {dtypes}, error {error:.1e}")
+try:
+    convlower.compile(mixed, precision="fp8")
+    expect(False, "precision fp8 accepted")
+except convlower.BadInputError as e:
+    print("precision fp8 ->", e)
 
 if failures:
     print(f"{len(failures)} failure(s)")

@@ -148,6 +148,20 @@ with convlower.patch(cw, target="cpu", constant_weights=True) as p, \
     print(f"constant weights: packed {packed} bytes, re-packed after a change, "
           f"error {err:.2e}")
 
+# precision "bf16": the ungrouped layer on bfloat16 operands (float32 out,
+# within bf16's tolerance), the grouped one in float32; a weight written in
+# place is converted again.
+with convlower.patch(cw, target="cpu", precision="bf16") as p, torch.inference_mode():
+    got = cw(xc)
+    err = rel(got, torch_model_output(cw, xc))
+    dtypes = [r.conv.dtype for r in p.layers]
+    with torch.no_grad():
+        cw[0].weight.mul_(0.5)
+    err_after = rel(cw(xc), torch_model_output(cw, xc))
+expect(err <= 2e-2 and err_after <= 2e-2 and dtypes == ["bf16", "f32"],
+       f"patch bf16: error {err:.3g}, after a change {err_after:.3g}, dtypes {dtypes}")
+print(f"patch bf16: dtypes {dtypes}, error {err:.2e}, after a weight change {err_after:.2e}")
+
 # A batch of no images: torch's empty result, of the output's shape, from the
 # functions and through patch() (nothing compiled; a window that does not fit is
 # still refused).
