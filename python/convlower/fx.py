@@ -37,12 +37,14 @@ convlower.patch(model), which needs no tracing.
 """
 
 import operator
+import types
 
 import torch
 import torch.fx
 import torch.nn.functional as F
 
 import convlower
+from convlower.torch import bf16_pays as _bf16_pays
 
 _CONV_RANK = {torch.nn.Conv1d: 1, torch.nn.Conv2d: 2, torch.nn.Conv3d: 3}
 _BATCH_NORMS = (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d, torch.nn.BatchNorm3d)
@@ -86,15 +88,16 @@ class FusedConv(torch.nn.Module):
         dtype = conv.weight.dtype
         # precision "bf16": a float32 layer's weights (BatchNorm folded in
         # float64 first) and inputs in bfloat16, accumulated in float32 (the
-        # output stays float32): AVX512-BF16's dot product where the CPU
-        # has it. Only ungrouped convolutions (GEMMs): depthwise and grouped
-        # ones run directly on f32 vectors, which a bf16 input only widens
-        # (MobileNetV2's depthwise layers ran 2x slower in bf16).
-        self.compute_dtype = (torch.bfloat16 if precision == "bf16"
-                              and dtype == torch.float32 and conv.groups == 1
-                              else None)
-        if self.compute_dtype is not None:
-            dtype = self.compute_dtype
+        # output stays float32), decided at the first call, from its input's
+        # shape (convlower.torch.bf16_pays).
+        self.compute_dtype = None
+        self._bf16_undecided = precision == "bf16" and dtype == torch.float32
+        # What bf16_pays reads of the convolution (not the module itself,
+        # which would become a submodule).
+        self._conv_shape = types.SimpleNamespace(
+            groups=conv.groups, in_channels=conv.in_channels,
+            kernel_size=conv.kernel_size, stride=conv.stride,
+            dilation=conv.dilation, padding=conv.padding)
         self.rank = _CONV_RANK[type(conv)]
         self.layout = layout if self.rank == 2 else "nchw"
         if self.layout == "nhwc":
@@ -148,6 +151,8 @@ class FusedConv(torch.nn.Module):
         if nhwc and x.dim() != 4:
             raise convlower.BadInputError(
                 f"a 2-D convolution compiled for batched images got a {x.dim()}-D input")
+        if self._bf16_undecided:
+            self._decide_bf16(x.shape)
         xs = x.permute(0, 2, 3, 1) if nhwc else x
         if self.compute_dtype is not None and xs.dtype == torch.float32:
             xs = xs.to(self.compute_dtype)
@@ -165,6 +170,20 @@ class FusedConv(torch.nn.Module):
             if self.relu_after_add:
                 y = y.relu_()
         return y.to(x.dtype) if y.dtype != x.dtype else y
+
+    def _decide_bf16(self, input_shape):
+        """precision "bf16": the weights (and bias) become bfloat16 where
+        bf16_pays for this input shape; the layer stays float32 otherwise."""
+        self._bf16_undecided = False
+        if not _bf16_pays(self._conv_shape, input_shape):
+            return
+        self.compute_dtype = torch.bfloat16
+        # Not inference tensors (compile()'s example runs in inference mode):
+        # without a version counter, a write into them would go unseen.
+        with torch.inference_mode(False):
+            self.weight = self.weight.to(torch.bfloat16)
+            if self.bias is not None:
+                self.bias = self.bias.to(torch.bfloat16)
 
     def reports(self):
         """The reports (conv-run's JSON keys) of this layer's compilations,

@@ -94,6 +94,34 @@ def _refusal(module, x):
     return ""
 
 
+def bf16_pays(conv, input_shape):
+    """Whether precision "bf16" computes this float32 layer on bfloat16
+    operands: an ungrouped convolution (or Linear, as a 1x1 one) whose GEMM
+    takes K = C * kernel in pairs (even: AVX512-BF16's dot product; an odd K,
+    the 7x7 RGB stem's 147, only widens), unless float32 Winograd is faster:
+    3x3 stride-1 layers with 64 or more 4x4 output tiles an image (measured
+    on Zen 4, compile() forward: 56x56 64 channels 0.51 ms f32 Winograd
+    against 0.74 ms bf16; 28x28 128 even; 14x14 256 1.17 against 0.79).
+    Depthwise and grouped layers run directly on f32 vectors, which bf16
+    operands only widen."""
+    if conv.groups != 1:
+        return False
+    kernel = tuple(conv.kernel_size)
+    taps = 1
+    for k in kernel:
+        taps *= k
+    if conv.in_channels * taps % 2:
+        return False
+    spatial = tuple(input_shape[2:])
+    if (len(kernel) == 2 and kernel == (3, 3) and tuple(conv.stride) == (1, 1)
+            and tuple(conv.dilation) == (1, 1) and len(spatial) == 2):
+        padding = conv.padding if isinstance(conv.padding, tuple) else (0, 0)
+        out = [spatial[d] + 2 * padding[d] - 2 for d in range(2)]
+        if -(-out[0] // 4) * -(-out[1] // 4) >= 64:
+            return False
+    return True
+
+
 def _bf16_operands(record, module):
     """The layer's weight and bias in bfloat16, converted again only when the
     weight has changed (its storage or version)."""
@@ -125,7 +153,8 @@ def _forward(record, target, threads, strict, tf32, precision):
         weight, bias, xin = module.weight, module.bias, x
         # precision "bf16": float32 ungrouped layers on bfloat16 operands,
         # accumulated into a float32 output (compile()'s rule).
-        if precision == "bf16" and x.dtype == torch.float32 and module.groups == 1:
+        if (precision == "bf16" and x.dtype == torch.float32
+                and bf16_pays(module, x.shape)):
             weight, bias = _bf16_operands(record, module)
             xin = x.to(torch.bfloat16)
         try:
@@ -162,9 +191,11 @@ def patch(model, *, target="auto", threads=0, strict=True, tf32=False,
     (convlower.Conv's constant_weights) and again when the weight tensor is
     replaced or written in place (torch's version counter; a write through
     `weight.data`, or into an inference tensor, escapes it: patch again after
-    one). precision: "f32", or "bf16": float32 layers without groups compute
-    on bfloat16 inputs and weights (converted once per weight version) into
-    float32 outputs, on the CPU's AVX512-BF16 dot product where it has one.
+    one). precision: "f32", or "bf16": float32 layers compute on bfloat16
+    inputs and weights (converted once per weight version) into float32
+    outputs, on the CPU's AVX512-BF16 dot product where it has one, where
+    that pays (bf16_pays: not grouped layers, odd K, or large 3x3 layers that
+    float32 Winograd computes faster).
     retain_memory: keep the process's freed memory for reuse
     (convlower.retain_freed_memory).
     """
