@@ -96,9 +96,9 @@ def _refusal(module, x):
 
 def bf16_pays(conv, input_shape):
     """Whether precision "bf16" computes this float32 layer on bfloat16
-    operands: an ungrouped convolution (or Linear, as a 1x1 one) whose GEMM
-    takes K = C * kernel in pairs (even: AVX512-BF16's dot product; an odd K,
-    the 7x7 RGB stem's 147, only widens), unless float32 Winograd is faster:
+    operands: an ungrouped convolution (or Linear, as a 1x1 one), its GEMM
+    on AVX512-BF16's dot product (K = C * kernel in pairs; an odd K, the 7x7
+    RGB stem's 147, padded to the next), unless float32 Winograd is faster:
     3x3 stride-1 layers with 64 or more 4x4 output tiles an image (measured
     on Zen 4, compile() forward: 56x56 64 channels 0.51 ms f32 Winograd
     against 0.74 ms bf16; 28x28 128 even; 14x14 256 1.17 against 0.79).
@@ -107,11 +107,6 @@ def bf16_pays(conv, input_shape):
     if conv.groups != 1:
         return False
     kernel = tuple(conv.kernel_size)
-    taps = 1
-    for k in kernel:
-        taps *= k
-    if conv.in_channels * taps % 2:
-        return False
     spatial = tuple(input_shape[2:])
     if (len(kernel) == 2 and kernel == (3, 3) and tuple(conv.stride) == (1, 1)
             and tuple(conv.dilation) == (1, 1) and len(spatial) == 2):

@@ -23,6 +23,7 @@
 
 #include "ConvLower/Transforms/CPU/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -57,7 +58,8 @@ std::optional<AffineExpr> vectorDim(linalg::LinalgOp op) {
 }
 
 /// The K loop of `op` where it is a contraction this pass rewrites: tensors,
-/// two bf16 inputs into f32, one reduction loop of static even extent that
+/// two bf16 inputs into f32, one reduction loop of static extent (at least
+/// 2; an odd one is padded with a zero to the next pair) that
 /// each input indexes exactly once by itself, the output's innermost
 /// dimension read by one input (vectorDim) and of a static extent that is a
 /// multiple of 4, no linalg.index in the body.
@@ -78,7 +80,7 @@ std::optional<unsigned> pairableReduction(linalg::LinalgOp op) {
     return std::nullopt;
   unsigned k = dims->k.front();
   int64_t extent = op.getStaticLoopRanges()[k];
-  if (ShapedType::isDynamic(extent) || extent < 2 || extent % 2)
+  if (ShapedType::isDynamic(extent) || extent < 2)
     return std::nullopt;
   AffineExpr kExpr = getAffineDimExpr(k, op.getContext());
   for (OpOperand *input : op.getDpsInputOperands()) {
@@ -120,12 +122,35 @@ SmallVector<AffineExpr> pairedResults(AffineMap map, AffineExpr kExpr,
   return results;
 }
 
+/// `input` with one zero after its last element along `dim` where that
+/// extent is odd (the RGB stem's K = 3 * 7 * 7 = 147): the padded product
+/// adds nothing, and the pairs come out whole. A copy of the input (the
+/// filter's at packing time; the im2col rows' per block).
+Value padToPairs(RewriterBase &rewriter, Location loc, Value input,
+                 unsigned dim) {
+  auto type = cast<RankedTensorType>(input.getType());
+  if (type.getDimSize(dim) % 2 == 0)
+    return input;
+  SmallVector<OpFoldResult> low(type.getRank(), rewriter.getIndexAttr(0));
+  SmallVector<OpFoldResult> high = low;
+  high[dim] = rewriter.getIndexAttr(1);
+  SmallVector<int64_t> shape(type.getShape());
+  ++shape[dim];
+  Value zero = arith::ConstantOp::create(
+      rewriter, loc, rewriter.getZeroAttr(type.getElementType()));
+  return tensor::PadOp::create(rewriter, loc, type.clone(shape), input, low,
+                               high, zero);
+}
+
 /// `input` (read through `map`) laid out as `target` (pairedResults): its K
 /// dimension split into (K / 2, 2) by a reshape, then, where that is not
 /// already the order, one transpose made where `input` is defined.
 Value layOutPairs(RewriterBase &rewriter, Location loc, Value input,
                   AffineMap map, AffineExpr kExpr, AffineExpr pair,
                   ArrayRef<AffineExpr> target) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointAfterValue(input);
+  input = padToPairs(rewriter, loc, input, *map.getResultPosition(kExpr));
   auto type = cast<RankedTensorType>(input.getType());
   SmallVector<int64_t> shape;
   SmallVector<ReassociationIndices> groups;
@@ -142,8 +167,6 @@ Value layOutPairs(RewriterBase &rewriter, Location loc, Value input,
     shape.push_back(type.getDimSize(d));
     expandedOrder.push_back(e);
   }
-  OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPointAfterValue(input);
   Value expanded = tensor::ExpandShapeOp::create(
       rewriter, loc, type.clone(shape), input, groups);
   SmallVector<int64_t> perm, packedShape;

@@ -79,16 +79,33 @@ func.func @b_transposed(%a: tensor<4x8xbf16>, %b: tensor<16x8xbf16>, %c: tensor<
 
 // -----
 
-// Left as they are: an odd K (the 7x7 stem's 147), columns that come in no
-// whole dots (N = 6), and f32 operands.
+// An odd K (the 7x7 RGB stem's 147): one zero more in both inputs, then
+// the pairs as for an even one.
+// CHECK-LABEL: func.func @odd_k
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : bf16
+// CHECK-DAG: %[[B:.*]] = tensor.pad %{{.*}} low[0, 0] high[1, 0]
+// CHECK: tensor.expand_shape %[[B]] {{\[}}[0, 1], [2]] output_shape [74, 2, 16] : tensor<148x16xbf16> into tensor<74x2x16xbf16>
+// CHECK: %[[A:.*]] = tensor.pad %{{.*}} low[0, 0] high[0, 1]
+// CHECK: tensor.expand_shape %[[A]] {{\[}}[0], [1, 2]] output_shape [4, 74, 2] : tensor<4x148xbf16> into tensor<4x74x2xbf16>
+// CHECK: linalg.generic
+// CHECK-SAME: tensor<4x74x2xbf16>, tensor<74x16x2xbf16>
+func.func @odd_k(%a: tensor<4x147xbf16>, %b: tensor<147x16xbf16>, %c: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<4x147xbf16>, tensor<147x16xbf16>) outs(%c : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+// Left as they are: columns that come in no whole dots (N = 6), f32
+// operands, and K = 1 (nothing to pair).
 // CHECK-LABEL: func.func @untouched
 // CHECK-NOT: tensor.expand_shape
 // CHECK-NOT: linalg.transpose
 // CHECK-COUNT-3: linalg.matmul
-func.func @untouched(%a: tensor<4x147xbf16>, %b: tensor<147x16xbf16>, %c: tensor<4x16xf32>,
+func.func @untouched(%a1: tensor<4x1xbf16>, %b1: tensor<1x16xbf16>, %c: tensor<4x16xf32>,
                      %a6: tensor<4x8xbf16>, %b6: tensor<8x6xbf16>, %c6: tensor<4x6xf32>,
                      %af: tensor<4x8xf32>, %bf: tensor<8x16xf32>) -> (tensor<4x16xf32>, tensor<4x6xf32>, tensor<4x16xf32>) {
-  %0 = linalg.matmul ins(%a, %b : tensor<4x147xbf16>, tensor<147x16xbf16>) outs(%c : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %0 = linalg.matmul ins(%a1, %b1 : tensor<4x1xbf16>, tensor<1x16xbf16>) outs(%c : tensor<4x16xf32>) -> tensor<4x16xf32>
   %1 = linalg.matmul ins(%a6, %b6 : tensor<4x8xbf16>, tensor<8x6xbf16>) outs(%c6 : tensor<4x6xf32>) -> tensor<4x6xf32>
   %2 = linalg.matmul ins(%af, %bf : tensor<4x8xf32>, tensor<8x16xf32>) outs(%c : tensor<4x16xf32>) -> tensor<4x16xf32>
   return %0, %1, %2 : tensor<4x16xf32>, tensor<4x6xf32>, tensor<4x16xf32>

@@ -66,13 +66,15 @@ def ConvLowerPackBF16Pairs : Pass<"conv-lower-pack-bf16-pairs"> {
     `tensor.expand_shape` where K is already an input's innermost dimension
     (the im2col rows), otherwise one `linalg.transpose` placed where the
     input is defined (the filter panels: hoisted into the packing function
-    under constant weights). Odd or dynamic K, several reduction loops and
-    other element types are left as they are. The CPU pipeline runs it with
+    under constant weights). An odd K gets one zero more in both inputs (a
+    tensor.pad: the RGB stem's 147). Dynamic K, several reduction loops,
+    columns in no whole 4s and other element types are left as they are. The CPU pipeline runs it with
     `bf16-dot` (AVX512-BF16 hosts), before conv-lower-tile-and-vectorize,
     which keeps each pair whole in a tile; conv-lower-bf16-dot-product then
     makes the tiles VDPBF16PS.
   }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
 }
 
