@@ -169,19 +169,21 @@ def ratio(a, b):
 # conv-run.
 # ----------------------------------------------------------------------------------------
 
-def conv_run_command(conv_run, layer, layout, repeat, threads, constant_weights=True):
+def conv_run_command(conv_run, layer, layout, repeat, threads, constant_weights=True,
+                     dtype="f32"):
     # --target cpu: on a machine with a GPU, auto would pick cuda. --constant-weights:
     # the filter packed once before timing, as the engines prepare theirs at session
     # creation (--per-call-weights times the packing in every call).
     return [conv_run, *layer.conv_run_flags(layout), "--target", "cpu", "--json",
             "--repeat", str(repeat), "--warmup", "1", "--reference", "none", "--check",
-            "--num-threads", str(threads)] + (["--constant-weights"] if constant_weights
-                                               else [])
+            "--num-threads", str(threads), "--dtype", dtype] + (
+                ["--constant-weights"] if constant_weights else [])
 
 
 def measure_conv_run(row, args):
     r = subprocess.run(conv_run_command(args.conv_run, row.layer, row.layout, args.repeat,
-                                        args.threads, not args.per_call_weights),
+                                        args.threads, not args.per_call_weights,
+                                        args.dtype),
                        capture_output=True, text=True)
     try:
         report = json.loads(r.stdout)
@@ -291,7 +293,8 @@ def measure_engines(rows, args, python):
     cases = [{"id": layer.name, "x_shape": [layer.n, layer.c, layer.hw, layer.hw],
               "w_shape": layer.filter_shape(), "stride": layer.stride, "pad": layer.pad,
               "groups": layer.groups} for layer in layers]
-    job = {"threads": args.threads, "repeat": args.repeat, "cases": cases}
+    job = {"threads": args.threads, "repeat": args.repeat, "cases": cases,
+           "precision": args.dtype}
     r = subprocess.run([str(python), str(HERE / "engines_time.py")],
                        input=json.dumps(job), stdout=subprocess.PIPE, text=True, cwd=HERE)
     if r.returncode != 0:
@@ -481,7 +484,10 @@ def markdown(rows, machine, args, wall_s):
         part = [r for r in rows if r.layout == layout]
         out += ["", f"## {layout.upper()}", "", table(part), "", geomean_line(part, layout)]
     out += ["", "## Overall", "", geomean_line(rows, "over both layouts"), "",
-            f"ms: medians of {args.repeat} runs after warm-up, f32. Ratios > 1: conv-run is "
+            f"ms: medians of {args.repeat} runs after warm-up, {args.dtype}"
+            + (" (conv-run: bf16 data, f32 accumulation and output; OpenVINO: "
+               "INFERENCE_PRECISION_HINT bf16 on the f32 model, checked at 1e-2)"
+               if args.dtype == "bf16" else "") + ". Ratios > 1: conv-run is "
             "faster. route: conv-run's report (`im2col`: how the GEMM's A operand is "
             "formed). ORT, OpenVINO: a one-node ONNX model with the filter constant, "
             "output checked against a float64 numpy convolution before it is timed. "
@@ -551,6 +557,10 @@ def parse_args(argv):
     ap.add_argument("--no-torch", action="store_true", help="leave the torch column empty")
     ap.add_argument("--no-engines", action="store_true",
                     help="leave the ONNX Runtime and OpenVINO columns empty")
+    ap.add_argument("--dtype", choices=("f32", "bf16"), default="f32",
+                    help="bf16: conv-run --dtype bf16 (VDPBF16PS where the CPU has "
+                         "AVX512-BF16) against OpenVINO asked for bf16 on the same f32 "
+                         "model (ORT runs no bf16 convolution; IREE and torch left out)")
     ap.add_argument("--per-call-weights", action="store_true",
                     help="conv-run without --constant-weights: the filter re-packed (W^T, "
                          "Winograd's U) in every timed call")
@@ -559,6 +569,8 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.dtype == "bf16":
+        args.no_iree = args.no_torch = True
     args.load_at_start = os.getloadavg()[0]
     if not os.access(args.conv_run, os.X_OK):
         log(f"error: conv-run not found or not executable: {args.conv_run} "

@@ -60,6 +60,7 @@ DEFAULT_VENV = REPO_ROOT / ".cache" / "bench-venv"
 MODELS = ("resnet50", "mobilenet_v2", "resnext50_32x4d")
 BATCHES = (1, 8)
 TOLERANCE = 1e-3          # max |patched - torch| / max |torch logit|, f32
+BF16_TOLERANCE = 3e-2     # the same for precision="bf16" (ConvLower, OpenVINO)
 SEED = 0
 OMP_VARIABLES = ("LD_PRELOAD", "CONVLOWER_OPENMP", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT",
                  "KMP_BLOCKTIME", "OMP_NUM_THREADS",
@@ -409,6 +410,16 @@ def run_compiled(run, model, x, reference, args, torch, convlower):
     run["compiled_ratio"] = ratio(run["torch_forward_ms"], run["compiled_forward_ms"])
     run["compiled_logits_err"] = rel_err(logits.numpy(), reference.numpy())
     run["logits_ok"] = run["logits_ok"] and run["compiled_logits_err"] <= TOLERANCE
+    # precision="bf16" (VDPBF16PS where the CPU has AVX512-BF16), timed the same way.
+    compiled_bf16 = convlower.compile(model, (x,), target="cpu", threads=args.threads,
+                                      precision="bf16")
+    settle()
+    with torch.inference_mode():
+        times, logits_bf16 = timed(lambda: compiled_bf16(x), args.repeat)
+    run["compiled_bf16_forward_ms"] = median(times)
+    run["compiled_bf16_logits_err"] = rel_err(logits_bf16.numpy(), reference.numpy())
+    run["logits_ok"] = run["logits_ok"] and run["compiled_bf16_logits_err"] <= BF16_TOLERANCE
+    del compiled_bf16
     profile = compiled.profile(x, repeat=3)
     kinds = {}
     for op in compiled.ops:
@@ -439,6 +450,7 @@ def measure_engines(runs, args, python):
     """ONNX Runtime and OpenVINO f32 on every exported model (engines_models.py in the
     venv); fills each run's ort_ms / ov_ms and returns the engines' versions."""
     job = {"threads": args.threads, "repeat": args.repeat, "tolerance": TOLERANCE,
+           "bf16_tolerance": BF16_TOLERANCE,
            "models": [r.pop("_onnx") for r in runs if "_onnx" in r]}
     r = subprocess.run([str(python), str(HERE / "engines_models.py")],
                        input=json.dumps(job), stdout=subprocess.PIPE, text=True)
@@ -451,6 +463,7 @@ def measure_engines(runs, args, python):
         if res:
             run["engines"] = res
             run["ort_ms"], run["ov_ms"] = res.get("ort_ms"), res.get("ov_ms")
+            run["ov_bf16_ms"] = res.get("ov_bf16_ms")
     return out["versions"]
 
 
@@ -519,8 +532,9 @@ def engines_table(runs):
     out = ["| model | batch | torch eager ms, glibc's default heap | torch eager ms | "
            "patch ms | compile ms | ONNX Runtime ms | "
            "OpenVINO f32 ms | torch / compile | ORT / compile | OpenVINO / compile | "
-           "compile() s: cold, from the disk cache |",
-           "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
+           "compile() s: cold, from the disk cache | compile bf16 ms | OpenVINO bf16 ms | "
+           "OpenVINO bf16 / compile bf16 |",
+           "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"]
     for r in runs:
         if "error" in r:
             continue
@@ -533,7 +547,10 @@ def engines_table(runs):
                    f"{fmt(ratio(r['torch_forward_ms'], c))} | "
                    f"{fmt(ratio(r.get('ort_ms'), c))} | {fmt(ratio(r.get('ov_ms'), c))} | "
                    f"{r['compile_cold_s']:.1f}, {r['compile_warm_s']:.2f} "
-                   f"({r['compile_warm_hits']} hits) |")
+                   f"({r['compile_warm_hits']} hits) | "
+                   f"{fmt(r.get('compiled_bf16_forward_ms'), 1)} | "
+                   f"{fmt(r.get('ov_bf16_ms'), 1)} | "
+                   f"{fmt(ratio(r.get('ov_bf16_ms'), r.get('compiled_bf16_forward_ms')))} |")
     return out
 
 
@@ -646,7 +663,13 @@ def markdown(runs, machine, args, wall_s):
             + (f" ({m['engines']})" if m.get("engines") else " (not run: --no-engines "
                "or no venv)") + ". compile() s: the call compiling every convolution "
             "cold (an empty disk cache), then again with the in-process cache dropped, "
-            "from the disk cache: what a second process pays.", ""]
+            "from the disk cache: what a second process pays. compile bf16: "
+            "`compile(model, precision=\"bf16\")` (ungrouped convolutions and Linear on "
+            "bfloat16 operands into float32: VDPBF16PS where the CPU has AVX512-BF16); "
+            "OpenVINO bf16: `INFERENCE_PRECISION_HINT` bf16; both checked against torch's "
+            f"float32 logits at {BF16_TOLERANCE:g} (logits errors: "
+            + ", ".join(f"{r['model']} N{r['batch']} {r['compiled_bf16_logits_err']:.1e}"
+                        for r in runs if "compiled_bf16_logits_err" in r) + ").", ""]
     out += engines_table(runs)
     for r in runs:
         if "error" not in r:

@@ -6,16 +6,18 @@ bench_models.py exports each model to ONNX with torch, saves the input and torch
 logits, and starts this with a job as JSON on stdin; the results go to stdout as JSON,
 progress to stderr.
 
-Job:    {"threads": T, "repeat": R, "tolerance": tol,
+Job:    {"threads": T, "repeat": R, "tolerance": tol, "bf16_tolerance": tol (optional),
          "models": [{"id", "onnx": path, "input": path.npy, "logits": path.npy}]}
 Result: {"versions": {...}, "results": [{"id", "ort_ms", "ov_ms", "ort_times_ms",
-         "ov_times_ms", "ort_err", "ov_err", "ort_error", "ov_error"}]}
+         "ov_times_ms", "ort_err", "ov_err", "ort_error", "ov_error"}, and with
+         bf16_tolerance the same for "ov_bf16"]}
 
 Each engine prepares the model (its own layout, packed weights) before anything is
 timed, is checked against torch's logits (max |diff| / max |logit| <= tolerance; a
 model that fails is not timed), and is released before the other one starts (an idle
 engine's spinning threads would take the cores). OpenVINO is asked for f32
-(INFERENCE_PRECISION_HINT): its default on a CPU with AMX or AVX512-BF16 may be bf16.
+(INFERENCE_PRECISION_HINT): its default on a CPU with AMX or AVX512-BF16 may be bf16;
+with bf16_tolerance in the job it also runs asked for bf16, checked at that tolerance.
 """
 
 import gc
@@ -60,11 +62,11 @@ def run_ort(model, x, threads, repeat):
     return timed(lambda: session.run(None, {name: x})[0], repeat)
 
 
-def run_openvino(model, x, threads, repeat):
+def run_openvino(model, x, threads, repeat, precision="f32"):
     import openvino as ov
     core = ov.Core()
     compiled = core.compile_model(model, "CPU", {
-        "INFERENCE_NUM_THREADS": threads, "INFERENCE_PRECISION_HINT": "f32",
+        "INFERENCE_NUM_THREADS": threads, "INFERENCE_PRECISION_HINT": precision,
         "PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": 1})
     request = compiled.create_infer_request()
     return timed(lambda: request.infer({0: x})[compiled.output(0)], repeat)
@@ -83,12 +85,16 @@ def main():
         x = np.load(m["input"])
         want = np.load(m["logits"])
         res = {"id": m["id"]}
-        for key, runner in (("ort", run_ort), ("ov", run_openvino)):
+        engines = [("ort", run_ort, job["tolerance"]), ("ov", run_openvino, job["tolerance"])]
+        if job.get("bf16_tolerance"):
+            engines.append(("ov_bf16", lambda *a: run_openvino(*a, precision="bf16"),
+                            job["bf16_tolerance"]))
+        for key, runner, tolerance in engines:
             try:
                 times, got = runner(m["onnx"], x, job["threads"], job["repeat"])
                 err = error(np.asarray(got), want)
                 res[f"{key}_err"] = err
-                if err > job["tolerance"]:
+                if err > tolerance:
                     res[f"{key}_error"] = f"logits off by {err:.1e}"
                 else:
                     res[f"{key}_times_ms"] = times
