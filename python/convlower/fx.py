@@ -232,8 +232,8 @@ class _DirectCall:
     (convlower._conv: operand checks, numpy views, the padding rules, the
     cache key) costs about 0.1 ms a call, which is most of a small layer's
     time (a MobileNetV2 forward makes 52 calls of 0.05-0.3 ms). Taken only
-    for what the first call established: a float32 CPU tensor of the compiled
-    shape and the weights it packed."""
+    for what the first call established: a float32 (or, precision "bf16",
+    bfloat16) CPU tensor of the compiled shape and the weights it packed."""
 
     # The C API's operand dtype: torch's input dtype, output dtype (16-bit
     # inputs accumulate into a float32 output).

@@ -6,16 +6,15 @@
 // K, so both operands must hold K's consecutive elements side by side: the
 // broadcast operand (A [M, K], row-major) already does, the streamed one
 // (B [K, N], or the filter panels [P, K, nr]) does not. This pass rewrites a
-// bf16 x bf16 -> f32 contraction with one static, even K into the same
+// bf16 x bf16 -> f32 contraction with one static K into the same
 // contraction over (k / 2, k % 2), every input read through its K split in
 // two with the pair innermost: A as [.., m, k / 2, 2], the streamed B as
 // [.., k / 2, n, 2] (n: the output's innermost dimension, the vector lanes).
-// An input already in that order (the im2col rows, the filter panels
-// [P, K, nr] apart from the pair) is reshaped (tensor.expand_shape) and
-// transposed once; where the split alone gives the order (A = X_col), the
-// reshape is all. The transpose is placed where the input is defined
+// Where the split alone gives that order (A = X_col, K innermost) the input
+// is only reshaped (tensor.expand_shape); otherwise (B [K, N], the filter
+// panels, W [N, K]) it is reshaped and transposed once, where it is defined
 // (outside the GEMM's loops: a constant filter's repack is then hoisted into
-// the packing function).
+// the packing function). An odd K gets one zero more in both inputs.
 // conv-lower-tile-and-vectorize keeps the pair whole in every tile, and
 // conv-lower-bf16-dot-product turns the tiles into VDPBF16PS.
 //
