@@ -91,7 +91,8 @@ class FusedConv(torch.nn.Module):
         # output stays float32), decided at the first call, from its input's
         # shape (convlower.torch.bf16_pays).
         self.compute_dtype = None
-        self._bf16_undecided = precision == "bf16" and dtype == torch.float32
+        self._bf16_asked = precision == "bf16" and dtype == torch.float32
+        self._bf16_undecided = self._bf16_asked
         # What bf16_pays reads of the convolution (not the module itself,
         # which would become a submodule).
         self._conv_shape = types.SimpleNamespace(
@@ -335,10 +336,32 @@ class CompiledModel(torch.nn.Module):
                  f"{len(ours) + sum(len(op.fused) for op in ours)} ops of the graph; "
                  f"{len(theirs)} ops on torch",
                  f"freed memory: {convlower.memory_policy()}"]
+        precision = self._precision_line()
+        if precision:
+            lines.append(precision)
         for op in self.ops:
             fused = f" + {', '.join(op.fused)}" if op.fused else ""
             lines.append(f"  {op.name:32} {op.where:9} {op.what}{fused}")
         return "\n".join(lines)
+
+    def _precision_line(self):
+        """precision "bf16": how many layers run in bfloat16 and on what (the
+        compiled convolutions' reports say: VDPBF16PS, or widened to f32 on a
+        CPU without AVX512-BF16); None for a float32 model."""
+        layers = [m for m in self.graph_module.modules() if isinstance(m, FusedConv)]
+        asked = [m for m in layers if m._bf16_asked]
+        if not asked:
+            return None
+        bf16 = [m for m in asked if m.compute_dtype is not None]
+        kernels = [r.get("kernel", "") for m in bf16 for r in m.reports()]
+        route = ("AVX512-BF16's VDPBF16PS" if any("VDPBF16PS" in k for k in kernels)
+                 else "widened to f32 FMAs (no AVX512-BF16)" if kernels
+                 else "not compiled yet")
+        undecided = sum(1 for m in asked if m._bf16_undecided)
+        return (f"precision bf16: {len(bf16)} of {len(layers)} layers in bfloat16 "
+                f"({route})" + (f", {undecided} not called yet" if undecided else "")
+                + ("; the others float32 (convlower.torch.bf16_pays)"
+                   if len(bf16) < len(layers) else ""))
 
 
 def _only_user(node):

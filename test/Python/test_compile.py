@@ -353,6 +353,7 @@ layers = [m for m in compiled.graph_module.modules() if type(m).__name__ == "Fus
 bf16 = [m for m in layers if m.weight.dtype == torch.bfloat16]
 route = ("VDPBF16PS" if has_avx512_bf16() else "widened to f32 FMAs")
 routes = [r["kernel"] for m in bf16 for r in m.reports()]
+print(compiled.summary().splitlines()[2])
 print(f"resnet18 bf16: error {error:.1e}, {len(bf16)} of {len(layers)} layers in bf16, "
       f"general-path calls after the first {len(general)}, "
       f"route {route}: {all(route in r for r in routes)}")
@@ -372,7 +373,7 @@ for label, size, want in (("9x9", 9, [torch.bfloat16, torch.float32]),
     dtypes = [m.weight.dtype for m in compiled.graph_module.modules()
               if type(m).__name__ == "FusedConv"]
     error = error_against_float64(mixed, compiled, x)
-    print(f"{label}: {dtypes}, error {error:.1e}")
+    print(f"{label}: {dtypes}, error {error:.1e}; {compiled.summary().splitlines()[2]}")
     expect(dtypes == want and error < 2e-2, f"bf16 {label}: {dtypes}, error {error:.1e}")
 try:
     convlower.compile(mixed, precision="fp8")
