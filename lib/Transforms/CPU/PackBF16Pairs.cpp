@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include "llvm/Support/Debug.h"
@@ -146,7 +147,54 @@ Value padToPairs(RewriterBase &rewriter, Location loc, Value input,
 /// already the order, one transpose made where `input` is defined.
 Value layOutPairs(RewriterBase &rewriter, Location loc, Value input,
                   AffineMap map, AffineExpr kExpr, AffineExpr pair,
+                  ArrayRef<AffineExpr> target);
+
+/// `input` laid out as `target` by laying out the tensor it is a slice of
+/// (whole along K, unit strides, not rank-reducing) and slicing that: the
+/// im2col panels' blocks slice the filter panels per block of filters inside
+/// their scf.forall, where a repack of the slice would run on every call
+/// (r50 512 7x7: 2.4 MB a block, 0.86 ms against 0.60 without it). Null
+/// where `input` is no such slice.
+Value layOutSliceSource(RewriterBase &rewriter, Location loc, Value input,
+                        AffineMap map, AffineExpr kExpr, AffineExpr pair,
+                        ArrayRef<AffineExpr> target) {
+  auto slice = input.getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice || slice.getSourceType().getRank() != slice.getType().getRank() ||
+      !slice.hasUnitStride())
+    return nullptr;
+  unsigned k = *map.getResultPosition(kExpr);
+  if (!isZeroInteger(slice.getMixedOffsets()[k]) ||
+      slice.getSourceType().isDynamicDim(k) ||
+      getConstantIntValue(slice.getMixedSizes()[k]) !=
+          slice.getSourceType().getDimSize(k))
+    return nullptr;
+  Value packed = layOutPairs(rewriter, loc, slice.getSource(), map, kExpr,
+                             pair, target);
+  auto packedType = cast<RankedTensorType>(packed.getType());
+  SmallVector<OpFoldResult> offsets, sizes;
+  for (auto [at, e] : llvm::enumerate(target)) {
+    if (e == kExpr || e == pair) {
+      offsets.push_back(rewriter.getIndexAttr(0));
+      sizes.push_back(rewriter.getIndexAttr(packedType.getDimSize(at)));
+      continue;
+    }
+    unsigned d = *map.getResultPosition(e);
+    offsets.push_back(slice.getMixedOffsets()[d]);
+    sizes.push_back(slice.getMixedSizes()[d]);
+  }
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointAfter(slice);
+  return tensor::ExtractSliceOp::create(
+      rewriter, loc, packed, offsets, sizes,
+      SmallVector<OpFoldResult>(target.size(), rewriter.getIndexAttr(1)));
+}
+
+Value layOutPairs(RewriterBase &rewriter, Location loc, Value input,
+                  AffineMap map, AffineExpr kExpr, AffineExpr pair,
                   ArrayRef<AffineExpr> target) {
+  if (Value sliced =
+          layOutSliceSource(rewriter, loc, input, map, kExpr, pair, target))
+    return sliced;
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPointAfterValue(input);
   input = padToPairs(rewriter, loc, input, *map.getResultPosition(kExpr));

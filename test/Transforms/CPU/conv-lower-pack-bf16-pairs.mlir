@@ -1,8 +1,9 @@
 // RUN: conv-opt %s --conv-lower-pack-bf16-pairs --split-input-file | FileCheck %s
 
-// The im2col panels' GEMM: A = X_col [M, K] (K innermost: only split), B =
-// the filter panels [P, K, nr] (split, then the pair moved innermost: one
-// transpose where B is defined, outside the row blocks).
+// The im2col panels' GEMM: A = X_col [M, K] (K innermost: only split; a
+// block's slice of it is a slice of the split whole), B = the filter panels
+// [P, K, nr] (split, then the pair moved innermost: one transpose where B is
+// defined, outside the row blocks).
 // CHECK-DAG: #[[$A:map[0-9]*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d4)>
 // CHECK-DAG: #[[$B:map[0-9]*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d2, d4)>
 // CHECK-DAG: #[[$C:map[0-9]*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>
@@ -10,8 +11,9 @@
 // CHECK-SAME: (%[[A:.*]]: tensor<16x64xbf16>, %[[B:.*]]: tensor<2x64x32xbf16>
 // CHECK: %[[BS:.*]] = tensor.expand_shape %[[B]] {{\[}}[0], [1, 2], [3]] output_shape [2, 32, 2, 32]
 // CHECK: %[[BP:.*]] = linalg.transpose ins(%[[BS]] : tensor<2x32x2x32xbf16>) outs(%{{.*}} : tensor<2x32x32x2xbf16>) permutation = [0, 1, 3, 2]
+// CHECK: %[[AW:.*]] = tensor.expand_shape %[[A]] {{\[}}[0], [1, 2]] output_shape [16, 32, 2] : tensor<16x64xbf16> into tensor<16x32x2xbf16>
 // CHECK: scf.forall
-// CHECK: %[[AS:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2]] output_shape [8, 32, 2] : tensor<8x64xbf16> into tensor<8x32x2xbf16>
+// CHECK: %[[AS:.*]] = tensor.extract_slice %[[AW]][%{{.*}}, 0, 0] [8, 32, 2] [1, 1, 1] : tensor<16x32x2xbf16> to tensor<8x32x2xbf16>
 // CHECK: linalg.generic
 // CHECK-SAME: indexing_maps = [#[[$A]], #[[$B]], #[[$C]]]
 // CHECK-SAME: iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]
@@ -38,6 +40,43 @@ func.func @panels(%x: tensor<16x64xbf16>, %w: tensor<2x64x32xbf16>, %out: tensor
     }
   }
   return %r : tensor<16x2x32xf32>
+}
+
+// -----
+
+// The panels' blocks slice the filter panels per block of filters inside
+// the forall: the whole panels are laid out in pairs once, outside it, and
+// each block slices that (no repack per block and call).
+// CHECK-LABEL: func.func @sliced_panels
+// CHECK: %[[BS:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2], [3]] output_shape [4, 32, 2, 32]
+// CHECK: %[[BP:.*]] = linalg.transpose ins(%[[BS]] : tensor<4x32x2x32xbf16>) outs(%{{.*}} : tensor<4x32x32x2xbf16>) permutation = [0, 1, 3, 2]
+// CHECK: scf.forall (%[[I:.*]]) in (2)
+// CHECK-NOT: linalg.transpose
+// CHECK: tensor.extract_slice %[[BP]][%{{.*}}, 0, 0, 0] [2, 32, 32, 2] [1, 1, 1, 1] : tensor<4x32x32x2xbf16> to tensor<2x32x32x2xbf16>
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.generic
+#sa = affine_map<(m, p, n, k) -> (m, k)>
+#sb = affine_map<(m, p, n, k) -> (p, k, n)>
+#sc = affine_map<(m, p, n, k) -> (m, p, n)>
+func.func @sliced_panels(%x: tensor<8x64xbf16>, %w: tensor<4x64x32xbf16>, %out: tensor<8x4x32xf32>) -> tensor<8x4x32xf32> {
+  %r = scf.forall (%i) in (2) shared_outs(%o = %out) -> (tensor<8x4x32xf32>) {
+    %p = affine.apply affine_map<(d0) -> (d0 * 2)>(%i)
+    %ws = tensor.extract_slice %w[%p, 0, 0] [2, 64, 32] [1, 1, 1] : tensor<4x64x32xbf16> to tensor<2x64x32xbf16>
+    %os = tensor.extract_slice %o[0, %p, 0] [8, 2, 32] [1, 1, 1] : tensor<8x4x32xf32> to tensor<8x2x32xf32>
+    %g = linalg.generic {indexing_maps = [#sa, #sb, #sc], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+        ins(%x, %ws : tensor<8x64xbf16>, tensor<2x64x32xbf16>) outs(%os : tensor<8x2x32xf32>) {
+    ^bb0(%in: bf16, %f: bf16, %acc: f32):
+      %0 = arith.extf %in : bf16 to f32
+      %1 = arith.extf %f : bf16 to f32
+      %2 = arith.mulf %0, %1 : f32
+      %3 = arith.addf %acc, %2 : f32
+      linalg.yield %3 : f32
+    } -> tensor<8x2x32xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %g into %o[0, %p, 0] [8, 2, 32] [1, 1, 1] : tensor<8x2x32xf32> into tensor<8x4x32xf32>
+    }
+  }
+  return %r : tensor<8x4x32xf32>
 }
 
 // -----
