@@ -52,9 +52,9 @@ struct RouteRequest {
   bool constantWeights = false;
   int64_t tileM = hostGemmTile().m, tileN = hostGemmTile().n,
           tileK = hostGemmTile().k;
-  /// CPU: bf16 GEMMs on AVX512-BF16's dot product (only where the host has
-  /// it: the JIT's code runs here).
-  bool bf16Dot = hostHasAVX512BF16();
+  /// CPU: bf16 GEMMs on AVX512-BF16's dot product where the host has it
+  /// (pipelineOptions asks: the JIT's code runs here).
+  bool bf16Dot = true;
   /// How messages spell the target option: "--target" (conv-run), "target"
   /// (the C API).
   llvm::StringRef targetFlag = "--target";

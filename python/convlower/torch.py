@@ -108,7 +108,7 @@ def bf16_pays(conv, input_shape):
         return False
     kernel = tuple(conv.kernel_size)
     spatial = tuple(input_shape[2:])
-    if (len(kernel) == 2 and kernel == (3, 3) and tuple(conv.stride) == (1, 1)
+    if (kernel == (3, 3) and tuple(conv.stride) == (1, 1)
             and tuple(conv.dilation) == (1, 1) and len(spatial) == 2):
         padding = conv.padding if isinstance(conv.padding, tuple) else (0, 0)
         out = [spatial[d] + 2 * padding[d] - 2 for d in range(2)]

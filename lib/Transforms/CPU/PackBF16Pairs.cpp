@@ -57,13 +57,21 @@ std::optional<AffineExpr> vectorDim(linalg::LinalgOp op) {
   return n;
 }
 
-/// The K loop of `op` where it is a contraction this pass rewrites: tensors,
+/// What packPairs needs of a contraction: its K loop and the output's
+/// innermost dimension (the streamed operand's vector lanes).
+struct PairedDims {
+  unsigned k;
+  AffineExpr n;
+};
+
+/// The K loop and vector dimension of `op` where it is a contraction this
+/// pass rewrites: tensors,
 /// two bf16 inputs into f32, one reduction loop of static extent (at least
 /// 2; an odd one is padded with a zero to the next pair) that
 /// each input indexes exactly once by itself, the output's innermost
 /// dimension read by one input (vectorDim) and of a static extent that is a
 /// multiple of 4, no linalg.index in the body.
-std::optional<unsigned> pairableReduction(linalg::LinalgOp op) {
+std::optional<PairedDims> pairableReduction(linalg::LinalgOp op) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
     return std::nullopt;
@@ -99,7 +107,7 @@ std::optional<unsigned> pairableReduction(linalg::LinalgOp op) {
       op.getStaticLoopRanges()[cast<AffineDimExpr>(*n).getPosition()];
   if (ShapedType::isDynamic(columns) || columns % 4)
     return std::nullopt;
-  return k;
+  return PairedDims{k, *n};
 }
 
 /// The layout each input gets, as its results in order: every dimension
@@ -271,17 +279,16 @@ struct ConvLowerPackBF16PairsPass
     : conv_lower::impl::ConvLowerPackBF16PairsBase<ConvLowerPackBF16PairsPass> {
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
-    SmallVector<linalg::LinalgOp> contractions;
+    SmallVector<std::pair<linalg::LinalgOp, PairedDims>> contractions;
     getOperation()->walk([&](linalg::LinalgOp op) {
-      if (pairableReduction(op))
-        contractions.push_back(op);
+      if (std::optional<PairedDims> dims = pairableReduction(op))
+        contractions.emplace_back(op, *dims);
     });
     LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] " << contractions.size()
                             << " bf16 contractions in K pairs\n");
-    for (linalg::LinalgOp op : contractions) {
-      unsigned k = *pairableReduction(op);
-      // Named contractions (linalg.matmul) become generics first: only a
-      // generic takes the extra loop.
+    for (auto [op, dims] : contractions) {
+      // Named contractions (linalg.matmul) become generics first (the same
+      // loops): only a generic takes the extra loop.
       if (!isa<linalg::GenericOp>(op.getOperation())) {
         rewriter.setInsertionPoint(op);
         FailureOr<linalg::GenericOp> generic =
@@ -290,7 +297,7 @@ struct ConvLowerPackBF16PairsPass
           continue;
         op = *generic;
       }
-      packPairs(rewriter, op, k, *vectorDim(op));
+      packPairs(rewriter, op, dims.k, dims.n);
     }
   }
 };
