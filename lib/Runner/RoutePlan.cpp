@@ -258,7 +258,7 @@ llvm::Expected<RoutePlan> runner::planRoute(const RouteRequest &request,
   if (plan.target == Target::Cpu && inputs.problem &&
       inputs.problem->dtype == DType::BF16)
     report.kernel +=
-        plan.pipeline.bf16Dot ? "; bf16 GEMMs with an even K in pairs on AVX512-BF16 (VDPBF16PS)"
+        plan.pipeline.bf16Dot ? "; bf16 GEMMs in K pairs on AVX512-BF16 (VDPBF16PS)"
         : !hostHasAVX512BF16()
             ? "; bf16 widened to f32 FMAs (no AVX512-BF16 on this host)"
             : "; bf16 widened to f32 FMAs (bf16-dot off)";
