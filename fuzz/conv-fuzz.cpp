@@ -84,10 +84,12 @@ const std::vector<Pipeline> &pipelines() {
       {"parallel-epilogue",
        "func.func(conv-lower-parallel-epilogue{threads=2 min-elements=0})"},
       {"to-llvm-no-im2col", "conv-lower-to-llvm{im2col=0}"},
-      // bf16 GEMMs in K pairs on AVX512-BF16's dot product (the IR only:
-      // the fuzzer runs nothing).
+      // bf16 GEMMs in K pairs on AVX512-BF16's dot product, i8 ones in K
+      // quads on AVX512-VNNI's (the IR only: the fuzzer runs nothing).
       {"to-llvm-bf16-dot",
        "conv-lower-to-llvm{bf16-dot=1 threads=2 constant-weights=1}"},
+      {"to-llvm-i8-dot",
+       "conv-lower-to-llvm{i8-dot=1 threads=2 constant-weights=1}"},
       // Winograd's cost rule off, so that every convolution it can take
       // (3x3, stride 1, f32, whole 8-lane channel vectors) goes through it.
       {"winograd", "conv-lower-winograd{min-tiles=0 emit-remarks}"},

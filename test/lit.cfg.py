@@ -116,8 +116,8 @@ def shared_library_path(soname):
 
 
 # The CPU's matrix and dot-product units: tests that run their code
-# (VDPBF16PS) say `REQUIRES: avx512-bf16`; the IR and assembly are checked on
-# every machine.
+# (VDPBF16PS, VPDPBUSD) say `REQUIRES: avx512-bf16` or `avx512-vnni`; the IR
+# and assembly are checked on every machine.
 def cpu_flags():
     try:
         with open("/proc/cpuinfo") as f:
@@ -131,6 +131,8 @@ def cpu_flags():
 
 if "avx512_bf16" in cpu_flags():
     config.available_features.add("avx512-bf16")
+if "avx512_vnni" in cpu_flags():
+    config.available_features.add("avx512-vnni")
 
 libgomp = shared_library_path("libgomp.so.1")
 if libgomp:

@@ -510,6 +510,12 @@ bool mlir::conv_lower::hostHasAVX512BF16() {
   return has;
 }
 
+bool mlir::conv_lower::hostHasAVX512VNNI() {
+  static const bool has =
+      llvm::sys::getHostCPUFeatures().lookup("avx512vnni");
+  return has;
+}
+
 int64_t mlir::conv_lower::defaultCpuThreads() {
 #ifdef CONV_LOWER_LIBOMP_PATH
   return std::max(1u, llvm::hardware_concurrency().compute_thread_count());

@@ -159,6 +159,7 @@ RouteRequest runner::routeRequest(const RunOptions &options) {
   r.tileN = options.tileN;
   r.tileK = options.tileK;
   r.bf16Dot = options.bf16Dot;
+  r.i8Dot = options.i8Dot;
   r.targetFlag = "--target";
   return r;
 }
@@ -194,6 +195,8 @@ ConvLowerToLLVMOptions runner::pipelineOptions(const RouteRequest &request,
   o.groupedDirect = route == CpuRoute::Im2colPanels;
   o.bf16Dot = request.bf16Dot && hostHasAVX512BF16() &&
               (route == CpuRoute::Im2col || route == CpuRoute::Im2colPanels);
+  o.i8Dot = request.i8Dot && hostHasAVX512VNNI() &&
+            (route == CpuRoute::Im2col || route == CpuRoute::Im2colPanels);
   o.winograd = route == CpuRoute::Im2colPanels &&
                request.winograd != WinogradChoice::Off;
   if (request.winograd == WinogradChoice::Always)
@@ -262,6 +265,13 @@ llvm::Expected<RoutePlan> runner::planRoute(const RouteRequest &request,
         : !hostHasAVX512BF16()
             ? "; bf16 widened to f32 FMAs (no AVX512-BF16 on this host)"
             : "; bf16 widened to f32 FMAs (bf16-dot off)";
+  if (plan.target == Target::Cpu && inputs.problem &&
+      inputs.problem->dtype == DType::I8)
+    report.kernel +=
+        plan.pipeline.i8Dot ? "; i8 GEMMs in K quads on AVX512-VNNI (VPDPBUSD)"
+        : !hostHasAVX512VNNI()
+            ? "; i8 widened to i32 multiplies (no AVX512-VNNI on this host)"
+            : "; i8 widened to i32 multiplies (i8-dot off)";
   if (inputs.module &&
       takesWinograd(inputs.module, inputs.function, plan.pipeline)) {
     LLVM_DEBUG(llvm::dbgs() << "conv-run: conv-lower-winograd's cost rule "

@@ -55,6 +55,8 @@ struct RouteRequest {
   /// CPU: bf16 GEMMs on AVX512-BF16's dot product where the host has it
   /// (pipelineOptions asks: the JIT's code runs here).
   bool bf16Dot = true;
+  /// CPU: i8 GEMMs on AVX512-VNNI's dot product where the host has it.
+  bool i8Dot = true;
   /// How messages spell the target option: "--target" (conv-run), "target"
   /// (the C API).
   llvm::StringRef targetFlag = "--target";

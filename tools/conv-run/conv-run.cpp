@@ -234,6 +234,11 @@ cl::opt<bool> bf16DotOpt(
     cl::desc("cpu: bf16 GEMMs on AVX512-BF16's dot product (VDPBF16PS, K in "
              "pairs) where the host has it (default; =false: widened to f32 "
              "FMAs, for comparison)"));
+cl::opt<bool> i8DotOpt(
+    "i8-dot", cl::init(true), cl::cat(runCat),
+    cl::desc("cpu: i8 GEMMs on AVX512-VNNI's dot product (VPDPBUSD, K in "
+             "quads) where the host has it (default; =false: widened to i32 "
+             "multiplies, for comparison)"));
 
 /// Exit statuses.
 constexpr int kOk = 0, kFailed = 1, kBadInput = 2;
@@ -293,6 +298,7 @@ llvm::Expected<RunOptions> runOptionsFromFlags() {
   o.check = checkOpt;
   o.constantWeights = constantWeightsOpt;
   o.bf16Dot = bf16DotOpt;
+  o.i8Dot = i8DotOpt;
   if (!chipOpt.empty()) {
     o.chip = convrt::parseArch(chipOpt.getValue());
     if (!o.chip)

@@ -72,10 +72,17 @@ def ConvLowerToLLVM : Pass<"conv-lower-to-llvm", "::mlir::ModuleOp"> {
            "arguments (conv-lower-hoist-constant-weights)">,
     Option<"bf16Dot", "bf16-dot", "bool", "false",
            "bf16 GEMMs on AVX512-BF16's dot product (VDPBF16PS): K in "
-           "pairs (conv-lower-pack-bf16-pairs), the register tiles as "
-           "x86vector.avx512.dot (conv-lower-bf16-dot-product). The code "
+           "pairs (conv-lower-pack-vnni), the register tiles as "
+           "x86vector.avx512.dot (conv-lower-x86-dot-product). The code "
            "then needs a CPU with AVX512-BF16: conv-run and the C API set "
            "it from the host's features">,
+    Option<"i8Dot", "i8-dot", "bool", "false",
+           "i8 GEMMs on AVX512-VNNI's dot product (VPDPBUSD): K in quads, "
+           "A's bytes made unsigned and B's column sums taken back out "
+           "(conv-lower-pack-vnni), the register tiles as "
+           "llvm.x86.avx512.vpdpbusd (conv-lower-x86-dot-product). The code "
+           "then needs a CPU with AVX512-VNNI: conv-run and the C API set it "
+           "from the host's features">,
     Option<"implicitGemmTwin", "implicit-gemm-twin", "bool", "false",
            "Instead of the im2col rewrite, run every convolution as the CPU "
            "twin of the GPU implicit-GEMM kernel (fails on a convolution the "

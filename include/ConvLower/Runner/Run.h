@@ -63,6 +63,9 @@ const CpuGemmTile &hostGemmTile();
 /// Whether the host has AVX512-BF16 (VDPBF16PS): the CPU pipeline's bf16
 /// GEMMs then run on its dot product (conv-lower-to-llvm's bf16-dot).
 bool hostHasAVX512BF16();
+/// Whether the host has AVX512-VNNI (VPDPBUSD): the CPU pipeline's i8 GEMMs
+/// then run on its dot product (conv-lower-to-llvm's i8-dot).
+bool hostHasAVX512VNNI();
 /// The OpenMP runtime threaded CPU code runs on: the entry points of GCC's
 /// OpenMP ABI that conv-lower-omp-parallel-to-gomp calls, bound to the
 /// runtime the process already has (torch's libgomp, a preloaded libomp),
@@ -105,6 +108,9 @@ struct RunOptions {
   /// CPU: bf16 GEMMs on AVX512-BF16's dot product where the host has it
   /// (off: widened to f32 FMAs).
   bool bf16Dot = true;
+  /// CPU: i8 GEMMs on AVX512-VNNI's dot product where the host has it
+  /// (off: widened to i32 multiplies).
+  bool i8Dot = true;
   /// Called before each long step ("compiling ...").
   std::function<void(llvm::StringRef)> progress;
 };

@@ -123,10 +123,13 @@ static void addTileAndVectorize(OpPassManager &pm,
     filterPanels.panelWidth = options.tileN;
     pm.addPass(createConvLowerPackFilterPanels(filterPanels));
   }
-  // Before the hoist: a constant filter's repack into K pairs is then made
-  // once, in the packing function.
-  if (options.bf16Dot)
-    pm.addPass(createConvLowerPackBF16Pairs());
+  // Before the hoist: a constant filter's repack into K groups (and, for
+  // i8, its column sums) is then made once, in the packing function.
+  ConvLowerPackVNNIOptions vnni;
+  vnni.bf16 = options.bf16Dot;
+  vnni.i8 = options.i8Dot;
+  if (options.bf16Dot || options.i8Dot)
+    pm.addPass(createConvLowerPackVNNI(vnni));
   // After every rewrite that derives values from the filter (the panels
   // take back pack-rhs's W^T for channels-first outputs: hoisted before
   // them, the NCHW stem kept W^T and the fold, 3.8 -> 7.3 ms), before
@@ -147,8 +150,12 @@ static void addTileAndVectorize(OpPassManager &pm,
   pm.addPass(createConvLowerVectorizeTransposes());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  if (options.bf16Dot)
-    pm.addPass(createConvLowerBF16DotProduct());
+  if (options.bf16Dot || options.i8Dot) {
+    ConvLowerX86DotProductOptions dots;
+    dots.bf16 = options.bf16Dot;
+    dots.i8 = options.i8Dot;
+    pm.addPass(createConvLowerX86DotProduct(dots));
+  }
   // After canonicalization, which turns the unit-K contractions into the
   // multiplies and adds this fuses.
   pm.addPass(createConvLowerFuseMultiplyAdd());
@@ -207,8 +214,9 @@ static void addLowerToLLVM(OpPassManager &pm,
   // network), not 256 element extracts and inserts.
   vectorOptions.vectorTransposeLowering =
       vector::VectorTransposeLowering::Shuffle16x16;
-  // The dot products become LLVM's AVX512-BF16 intrinsics.
-  vectorOptions.x86Vector = options.bf16Dot;
+  // The dot products (x86vector's and conv_lower's, through the x86
+  // intrinsic interface) become LLVM's AVX512-BF16 / AVX512-VNNI intrinsics.
+  vectorOptions.x86Vector = options.bf16Dot || options.i8Dot;
   pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
   // Memrefs before structured control flow: the OpenMP loop bodies are
   // memref.alloca_scope regions, which must still be one block when they are
@@ -269,6 +277,7 @@ struct ConvLowerToLLVMPass
     options.filterPanels = filterPanels;
     options.constantWeights = constantWeights;
     options.bf16Dot = bf16Dot;
+    options.i8Dot = i8Dot;
     options.implicitGemmTwin = implicitGemmTwin;
     options.twinExplicitIm2col = twinExplicitIm2col;
     options.twinChip = twinChip;

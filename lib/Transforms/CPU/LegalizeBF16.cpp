@@ -84,7 +84,7 @@ bool movesBitsOnly(Operation *op) {
              LLVM::LLVMFuncOp>(op);
 }
 
-/// An AVX512-BF16 intrinsic (conv-lower-bf16-dot-product's VDPBF16PS):
+/// An AVX512-BF16 intrinsic (conv-lower-x86-dot-product's VDPBF16PS):
 /// bf16 vectors are its operand types, legal where it is emitted. It is
 /// neither widened nor given i16 operands (restoreIntrinsicOperands).
 bool isBF16Intrinsic(Operation *op) {

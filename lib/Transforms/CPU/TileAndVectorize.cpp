@@ -97,13 +97,14 @@ SmallVector<int64_t> computeTileSizes(linalg::LinalgOp op,
     sizes[dims.n.back()] =
         vectorTile(ranges[dims.n.back()], tileN, conv_lower::kVectorLanes);
   setInnermost(dims.k, tileK);
-  // A bf16 contraction in K pairs: the pair whole, the pairs by tileK / 2
-  // (the same K elements a tile as without pairs).
-  if (std::optional<unsigned> pair = conv_lower::bf16PairLoop(op)) {
-    sizes[*pair] = 2;
-    ArrayRef<unsigned> pairs(dims.k);
-    pairs = pairs.drop_back();
-    setInnermost(pairs, std::max<int64_t>(1, tileK / 2));
+  // A contraction in K groups (bf16 pairs, i8 quads): the group whole,
+  // the groups by tileK / g (the same K elements a tile as without groups).
+  if (std::optional<conv_lower::DotGroupLoop> group =
+          conv_lower::dotGroupLoop(op)) {
+    sizes[group->loop] = group->size;
+    ArrayRef<unsigned> groups(dims.k);
+    groups = groups.drop_back();
+    setInnermost(groups, std::max<int64_t>(1, tileK / group->size));
   }
   return sizes;
 }
@@ -190,14 +191,13 @@ linalg::LinalgOp blockReduction(RewriterBase &rewriter, linalg::LinalgOp op,
   if (cacheBytes <= 0 || failed(dims) || dims->k.empty() || dims->n.empty())
     return op;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  // bf16 in K pairs: K counts pairs, each row of B holds two elements a
-  // column.
-  std::optional<unsigned> pair = conv_lower::bf16PairLoop(op);
-  if (pair && dims->k.size() < 2)
+  // In K groups: K counts groups, each row of B holds g elements a column.
+  std::optional<conv_lower::DotGroupLoop> group = conv_lower::dotGroupLoop(op);
+  if (group && dims->k.size() < 2)
     return op;
-  unsigned kLoop = pair ? dims->k[dims->k.size() - 2] : dims->k.back();
+  unsigned kLoop = group ? dims->k[dims->k.size() - 2] : dims->k.back();
   int64_t k = ranges[kLoop];
-  int64_t n = pair ? 2 : 1;
+  int64_t n = group ? group->size : 1;
   for (unsigned d : dims->n)
     n *= ranges[d];
   if (ShapedType::isDynamic(k) || ShapedType::isDynamic(n))

@@ -46,23 +46,31 @@ inline bool isPlainCopy(linalg::GenericOp op) {
          yield.getOperand(0) == body.getArgument(0);
 }
 
-/// The loop of the K pair in a bf16 contraction that conv-lower-pack-bf16-
-/// pairs rewrote: the last loop, a reduction of static extent 2 that both
-/// inputs index last. A tile must keep it whole (it is one dot product).
-inline std::optional<unsigned> bf16PairLoop(linalg::LinalgOp op) {
+/// The loop of the K group in a contraction that conv-lower-pack-vnni
+/// rewrote, and the group's size: the last loop, a reduction of static
+/// extent 2 (bf16 pairs) or 4 (i8 quads) that both inputs index last. A
+/// tile must keep it whole (it is one dot product).
+struct DotGroupLoop {
+  unsigned loop;
+  int64_t size;
+};
+inline std::optional<DotGroupLoop> dotGroupLoop(linalg::LinalgOp op) {
   unsigned loops = op.getNumLoops();
   if (loops == 0 || op.getNumDpsInputs() != 2 ||
-      op.getIteratorTypesArray().back() != utils::IteratorType::reduction ||
-      op.getStaticLoopRanges().back() != 2)
+      op.getIteratorTypesArray().back() != utils::IteratorType::reduction)
     return std::nullopt;
+  int64_t size = op.getStaticLoopRanges().back();
   AffineExpr last = getAffineDimExpr(loops - 1, op.getContext());
   for (OpOperand *input : op.getDpsInputOperands()) {
+    Type element = getElementTypeOrSelf(input->get());
+    bool grouped = (size == 2 && element.isBF16()) ||
+                   (size == 4 && element.isInteger(8));
     AffineMap map = op.getMatchingIndexingMap(input);
-    if (!getElementTypeOrSelf(input->get()).isBF16() ||
-        map.getNumResults() == 0 || map.getResults().back() != last)
+    if (!grouped || map.getNumResults() == 0 ||
+        map.getResults().back() != last)
       return std::nullopt;
   }
-  return loops - 1;
+  return DotGroupLoop{loops - 1, size};
 }
 
 /// Tiles `op` by `sizes` (0: untiled) with loops of `loopType` and replaces

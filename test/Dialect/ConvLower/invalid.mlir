@@ -279,3 +279,19 @@ func.func @im2col_1d_k(%x: tensor<2x10x4xf32>) {
   %0 = conv_lower.im2col %x layout = nhwc kernel = [3] strides = [1] dilations = [1] padding = [0, 0] groups = 1 k_order = hwc : tensor<2x10x4xf32> -> tensor<16x4xf32>
   return
 }
+
+// -----
+
+func.func @dot_u8s8_lanes(%c: vector<16xi32>, %a: vector<32xi8>, %b: vector<64xi8>) {
+  // expected-error @+1 {{failed to verify that all of {a, b} have same type}}
+  %0 = "conv_lower.avx512.dot.u8s8"(%c, %a, %b) : (vector<16xi32>, vector<32xi8>, vector<64xi8>) -> vector<16xi32>
+  return
+}
+
+// -----
+
+func.func @dot_u8s8_quads(%c: vector<16xi32>, %a: vector<32xi8>) {
+  // expected-error @+1 {{failed to verify that `a` has four times as many elements as `acc`}}
+  %0 = "conv_lower.avx512.dot.u8s8"(%c, %a, %a) : (vector<16xi32>, vector<32xi8>, vector<32xi8>) -> vector<16xi32>
+  return
+}

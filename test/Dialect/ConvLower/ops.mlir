@@ -72,3 +72,15 @@ func.func @im2col_1d(%x: tensor<1x4x9xf32>, %y: tensor<2x4x3xf32>) -> (tensor<2x
   %1 = conv_lower.fold %y layout = nchw output_size = [4] : tensor<2x4x3xf32> -> tensor<1x6x4xf32>
   return %0, %1 : tensor<2x4x6xf32>, tensor<1x6x4xf32>
 }
+
+// AVX512-VNNI's VPDPBUSD, in its three widths.
+// CHECK-LABEL: func.func @dot_u8s8
+// CHECK: conv_lower.avx512.dot.u8s8 %{{.*}}, %{{.*}}, %{{.*}} : vector<64xi8> -> vector<16xi32>
+// CHECK: conv_lower.avx512.dot.u8s8 %{{.*}}, %{{.*}}, %{{.*}} : vector<32xi8> -> vector<8xi32>
+// CHECK: conv_lower.avx512.dot.u8s8 %{{.*}}, %{{.*}}, %{{.*}} : vector<16xi8> -> vector<4xi32>
+func.func @dot_u8s8(%c16: vector<16xi32>, %a64: vector<64xi8>, %c8: vector<8xi32>, %a32: vector<32xi8>, %c4: vector<4xi32>, %a16: vector<16xi8>) -> (vector<16xi32>, vector<8xi32>, vector<4xi32>) {
+  %0 = conv_lower.avx512.dot.u8s8 %c16, %a64, %a64 : vector<64xi8> -> vector<16xi32>
+  %1 = conv_lower.avx512.dot.u8s8 %c8, %a32, %a32 : vector<32xi8> -> vector<8xi32>
+  %2 = conv_lower.avx512.dot.u8s8 %c4, %a16, %a16 : vector<16xi8> -> vector<4xi32>
+  return %0, %1, %2 : vector<16xi32>, vector<8xi32>, vector<4xi32>
+}

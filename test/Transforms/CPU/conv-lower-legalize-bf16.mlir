@@ -61,7 +61,7 @@ llvm.func @from_f64(%x: f64, %q: !llvm.ptr) {
 
 // -----
 
-// AVX512-BF16's dot product (conv-lower-bf16-dot-product) takes bf16
+// AVX512-BF16's dot product (conv-lower-x86-dot-product) takes bf16
 // vectors as they are: loaded as i16 bits like every bf16, bitcast back to
 // bf16 for the intrinsic alone, which is neither widened nor refused.
 // CHECK-LABEL: llvm.func @dot

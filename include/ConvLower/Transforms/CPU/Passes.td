@@ -53,47 +53,77 @@ def ConvLowerPackFilterPanels : Pass<"conv-lower-pack-filter-panels"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
-def ConvLowerPackBF16Pairs : Pass<"conv-lower-pack-bf16-pairs"> {
-  let summary = "Split a bf16 GEMM's K into pairs, innermost in both "
-                "operands (the VNNI layout of AVX512-BF16's dot product)";
+def ConvLowerPackVNNI : Pass<"conv-lower-pack-vnni"> {
+  let summary = "Split a bf16 or i8 GEMM's K into groups of 32 bits, "
+                "innermost in both operands (the VNNI layout of x86's dot "
+                "products)";
   let description = [{
-    VDPBF16PS multiplies 16 pairs of bf16 by 16 pairs and adds each pair's
-    two products into one f32 lane, the pairs running along K: both GEMM
-    operands must hold consecutive K elements side by side. Every bf16 x
-    bf16 -> f32 contraction on tensors with one reduction loop of static,
-    even extent becomes the same contraction over (k / 2, k % 2), each input
-    read through its K dimension split in two with the pair innermost: a
-    `tensor.expand_shape` where K is already an input's innermost dimension
-    (the im2col rows), otherwise one `linalg.transpose` placed where the
-    input is defined (the filter panels: hoisted into the packing function
-    under constant weights). An odd K gets one zero more in both inputs (a
-    tensor.pad: the RGB stem's 147). Dynamic K, several reduction loops,
-    columns in no whole 4s and other element types are left as they are. The CPU pipeline runs it with
-    `bf16-dot` (AVX512-BF16 hosts), before conv-lower-tile-and-vectorize,
-    which keeps each pair whole in a tile; conv-lower-bf16-dot-product then
-    makes the tiles VDPBF16PS.
+    AVX512-BF16's VDPBF16PS multiplies 16 pairs of bf16 by 16 pairs and adds
+    each pair's two products into one f32 lane; AVX512-VNNI's VPDPBUSD does
+    the same with quads of bytes into i32. The groups run along K: both
+    GEMM operands must hold consecutive K elements side by side. Every
+    bf16 x bf16 -> f32 contraction (option `bf16`) and every i8 x i8 -> i32
+    one with linalg's signed product (option `i8`) on tensors, with one
+    reduction loop of static extent, becomes the same contraction over
+    (k / g, k % g), g = 2 (bf16) or 4 (i8), each input read through its K
+    dimension split with the group innermost: a `tensor.expand_shape` where
+    K is already an input's innermost dimension (the im2col rows), otherwise
+    one `linalg.transpose` placed where the input is defined (the filter
+    panels: hoisted into the packing function under constant weights). A K
+    in no whole groups gets zeros more in both inputs (a tensor.pad: the RGB
+    stem's 147).
+
+    VPDPBUSD takes unsigned bytes on one side: an i8 contraction's
+    broadcast operand gets its sign bits flipped (128 added), its body reads
+    those bytes zero-extended, and its accumulator starts 128 * sum_k B
+    lower (B's column sums, computed where B is defined): the result is the
+    same to the bit.
+
+    Dynamic K, several reduction loops, columns in no whole 4s, other
+    element types and bodies are left as they are. The CPU pipeline runs it
+    with `bf16-dot` (AVX512-BF16 hosts) and `i8-dot` (AVX512-VNNI hosts),
+    before conv-lower-tile-and-vectorize, which keeps each group whole in a
+    tile; conv-lower-x86-dot-product then makes the tiles dot products.
   }];
+  let options = [
+    Option<"bf16", "bf16", "bool", "true",
+           "Group bf16 x bf16 -> f32 contractions in K pairs">,
+    Option<"i8", "i8", "bool", "true",
+           "Group i8 x i8 -> i32 contractions in K quads, A made unsigned">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
 }
 
-def ConvLowerBF16DotProduct : Pass<"conv-lower-bf16-dot-product"> {
-  let summary = "Lower bf16 register tiles in K pairs to AVX512-BF16 dot "
-                "products (x86vector.avx512.dot)";
+def ConvLowerX86DotProduct : Pass<"conv-lower-x86-dot-product"> {
+  let summary = "Lower register tiles in K groups to x86 dot products "
+                "(VDPBF16PS for bf16, VPDPBUSD for i8)";
   let description = [{
-    A `vector.contract` of bf16 A [M, R, 2] and B [R, N, 2] (unit
-    dimensions aside; the pair innermost in both, as
-    conv-lower-pack-bf16-pairs lays them out) into an f32 accumulator
-    [M, N] becomes, per pair r and row m, N / L `x86vector.avx512.dot` ops
-    (VDPBF16PS): A's pair broadcast to every 32-bit lane, B's L columns of
-    pairs as they lie, L = 16 lanes where N allows, else 8 or 4. The
-    accumulator stays one vector value, so the K loop carries it in
-    registers. Other contractions are left to the standard lowering. The
-    code needs a CPU with AVX512-BF16; the CPU pipeline runs the pass only
-    with `bf16-dot`, which the runners set from the host's features.
+    A `vector.contract` of A [M, R, g] and B [R, N, g] (unit dimensions
+    aside; the group innermost in both, as conv-lower-pack-vnni lays them
+    out) into an accumulator [M, N] becomes, per group r and row m, N / L
+    dot products: A's group (32 bits) broadcast to every lane, B's L columns
+    of groups as they lie, L = 16 lanes where N allows, else 8 or 4. bf16
+    pairs into f32 become `x86vector.avx512.dot` (VDPBF16PS); i8 quads into
+    i32, A's bytes zero-extended and B's sign-extended (conv-lower-pack-
+    vnni's form), become `conv_lower.avx512.dot.u8s8` (VPDPBUSD; MLIR's
+    x86vector has no AVX512-VNNI op), which lowers through x86vector's
+    intrinsic interface. The accumulator
+    stays one vector value, so the K loop carries it in registers. Other
+    contractions are left to the standard lowering. The code needs a CPU
+    with AVX512-BF16 (bf16) or AVX512-VNNI (i8); the CPU pipeline runs the
+    pass only with `bf16-dot` or `i8-dot`, which the runners set from the
+    host's features.
   }];
-  let dependentDialects = ["::mlir::tensor::TensorDialect",
+  let options = [
+    Option<"bf16", "bf16", "bool", "true",
+           "Lower bf16 pair tiles to VDPBF16PS">,
+    Option<"i8", "i8", "bool", "true",
+           "Lower i8 quad tiles to VPDPBUSD">,
+  ];
+  let dependentDialects = ["::mlir::conv_lower::ConvLowerDialect",
+                           "::mlir::tensor::TensorDialect",
                            "::mlir::vector::VectorDialect",
                            "::mlir::x86vector::X86VectorDialect"];
 }

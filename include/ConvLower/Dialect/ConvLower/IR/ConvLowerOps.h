@@ -9,6 +9,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 

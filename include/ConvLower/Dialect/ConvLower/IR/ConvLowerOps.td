@@ -6,6 +6,7 @@
 include "ConvLower/Dialect/ConvLower/IR/ConvLowerDialect.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/BuiltinAttributes.td"
+include "mlir/Dialect/X86Vector/X86VectorInterfaces.td"
 
 class ConvLower_Op<string mnemonic, list<Trait> traits = []>
     : Op<ConvLower_Dialect, mnemonic, traits>;
@@ -153,6 +154,52 @@ def ConvLower_FoldOp : ConvLower_Op<"fold", [Pure]> {
 
   let hasVerifier = 1;
   let hasCanonicalizer = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// avx512.dot.u8s8
+//===----------------------------------------------------------------------===//
+
+def ConvLower_DotU8S8Op : ConvLower_Op<"avx512.dot.u8s8", [Pure,
+    X86IntrinsicOpInterface,
+    AllTypesMatch<["a", "b"]>,
+    AllTypesMatch<["acc", "result"]>,
+    TypesMatchWith<"`a` has four times as many elements as `acc`",
+                   "acc", "a",
+                   "VectorType::get({::llvm::cast<VectorType>($_self)"
+                   ".getShape()[0] * 4}, "
+                   "IntegerType::get($_self.getContext(), 8))">]> {
+  let summary = "AVX512-VNNI's unsigned-by-signed byte dot product "
+                "(VPDPBUSD)";
+  let description = [{
+    Each 32-bit lane i of the result is `acc[i]` plus the sum of the four
+    products of `a`'s bytes 4i..4i+3, read unsigned, with `b`'s, read
+    signed: VPDPBUSD, exact in i32 (wrapping, no saturation). MLIR's
+    x86vector dialect has this for signed bytes on both sides only
+    (AVX-VNNI-INT8's VPDPBSSD, which Zen 4 and Sapphire Rapids lack); this op
+    is the AVX512-VNNI form that conv-lower-x86-dot-product emits for i8
+    GEMMs in K quads. Pure, unlike an `llvm.call_intrinsic`, so the tensor
+    and buffer passes between it and the LLVM conversion take it; it lowers
+    through x86vector's intrinsic interface to
+    `llvm.x86.avx512.vpdpbusd.{128,256,512}` (AVX512VL for the narrower
+    two).
+
+    ```mlir
+    %r = conv_lower.avx512.dot.u8s8 %acc, %a, %b : vector<64xi8> -> vector<16xi32>
+    ```
+  }];
+  let arguments = (ins VectorOfLengthAndType<[4, 8, 16], [I32]>:$acc,
+                   VectorOfLengthAndType<[16, 32, 64], [I8]>:$a,
+                   VectorOfLengthAndType<[16, 32, 64], [I8]>:$b);
+  let results = (outs VectorOfLengthAndType<[4, 8, 16], [I32]>:$result);
+  let assemblyFormat =
+    "$acc `,` $a `,` $b attr-dict `:` type($a) `->` type($acc)";
+  let extraClassDeclaration = [{
+    std::string getIntrinsicName() {
+      return "llvm.x86.avx512.vpdpbusd." +
+             std::to_string(getAcc().getType().getNumElements() * 32);
+    }
+  }];
 }
 
 #endif // CONVLOWER_OPS_TD

@@ -1,6 +1,6 @@
-// RUN: conv-opt %s --conv-lower-bf16-dot-product --split-input-file | FileCheck %s
+// RUN: conv-opt %s --conv-lower-x86-dot-product --split-input-file | FileCheck %s
 // The same tiles through LLVM on every AVX512-BF16 CPU the JIT targets.
-// RUN: conv-opt %s --split-input-file --conv-lower-bf16-dot-product \
+// RUN: conv-opt %s --split-input-file --conv-lower-x86-dot-product \
 // RUN:   --convert-vector-to-llvm="enable-x86vector" --convert-to-llvm \
 // RUN:   --reconcile-unrealized-casts | FileCheck %s --check-prefix=LLVM
 
@@ -74,4 +74,72 @@ func.func @three_columns(%a: vector<2x2xbf16>, %b: vector<3x2xbf16>, %c: vector<
   %0 = vector.contract {indexing_maps = [#id, #id, #out], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>}
       %aw, %bw, %c : vector<2x3x2xf32>, vector<2x3x2xf32> into vector<2x3xf32>
   return %0 : vector<2x3xf32>
+}
+
+// -----
+
+// i8 in K quads (conv-lower-pack-vnni's form: A's bytes zero-extended, B's
+// sign-extended) as linalg's vectorizer writes it, 8 rows by 32 columns
+// over one quad: per row, A's quad broadcast to the 16 lanes of a zmm, two
+// VPDPBUSD against B's two runs of 16 column quads.
+// CHECK-LABEL: func.func @i8_tile_8x32
+// CHECK: %[[QUAD:.*]] = vector.extract %{{.*}}[0, 0] : vector<4xi8> from vector<8x1x4xi8>
+// CHECK: vector.bitcast %[[QUAD]] : vector<4xi8> to vector<1xi32>
+// CHECK: %[[SPLAT:.*]] = vector.broadcast %{{.*}} : i32 to vector<16xi32>
+// CHECK: %[[ROW:.*]] = vector.bitcast %[[SPLAT]] : vector<16xi32> to vector<64xi8>
+// CHECK: conv_lower.avx512.dot.u8s8 %{{.*}}, %[[ROW]], %{{.*}} : vector<64xi8> -> vector<16xi32>
+// CHECK-COUNT-15: conv_lower.avx512.dot.u8s8
+// CHECK-NOT: conv_lower.avx512.dot.u8s8
+// CHECK-NOT: vector.contract
+// LLVM-LABEL: llvm.func @i8_tile_8x32
+// LLVM-COUNT-16: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+#id = affine_map<(m, n, q) -> (m, n, q)>
+#out = affine_map<(m, n, q) -> (m, n)>
+func.func @i8_tile_8x32(%a: vector<8x4xi8>, %b: vector<32x4xi8>, %c: vector<8x32xi32>) -> vector<8x32xi32> {
+  %ab = vector.broadcast %a : vector<8x4xi8> to vector<32x8x4xi8>
+  %at = vector.transpose %ab, [1, 0, 2] : vector<32x8x4xi8> to vector<8x32x4xi8>
+  %bb = vector.broadcast %b : vector<32x4xi8> to vector<8x32x4xi8>
+  %aw = arith.extui %at : vector<8x32x4xi8> to vector<8x32x4xi32>
+  %bw = arith.extsi %bb : vector<8x32x4xi8> to vector<8x32x4xi32>
+  %0 = vector.contract {indexing_maps = [#id, #id, #out], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>}
+      %aw, %bw, %c : vector<8x32x4xi32>, vector<8x32x4xi32> into vector<8x32xi32>
+  return %0 : vector<8x32xi32>
+}
+
+// -----
+
+// 8 columns: the 256-bit form (AVX512VL).
+// CHECK-LABEL: func.func @i8_8_columns
+// CHECK-COUNT-2: conv_lower.avx512.dot.u8s8 %{{.*}} : vector<32xi8> -> vector<8xi32>
+// LLVM-LABEL: llvm.func @i8_8_columns
+// LLVM-COUNT-2: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"
+#id = affine_map<(m, n, q) -> (m, n, q)>
+#out = affine_map<(m, n, q) -> (m, n)>
+func.func @i8_8_columns(%a: vector<2x4xi8>, %b: vector<8x4xi8>, %c: vector<2x8xi32>) -> vector<2x8xi32> {
+  %ab = vector.broadcast %a : vector<2x4xi8> to vector<8x2x4xi8>
+  %at = vector.transpose %ab, [1, 0, 2] : vector<8x2x4xi8> to vector<2x8x4xi8>
+  %bb = vector.broadcast %b : vector<8x4xi8> to vector<2x8x4xi8>
+  %aw = arith.extui %at : vector<2x8x4xi8> to vector<2x8x4xi32>
+  %bw = arith.extsi %bb : vector<2x8x4xi8> to vector<2x8x4xi32>
+  %0 = vector.contract {indexing_maps = [#id, #id, #out], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>}
+      %aw, %bw, %c : vector<2x8x4xi32>, vector<2x8x4xi32> into vector<2x8xi32>
+  return %0 : vector<2x8xi32>
+}
+
+// -----
+
+// Both sides sign-extended (no pack-vnni: no unsigned bytes for VPDPBUSD)
+// is left to the standard lowering as it is.
+// CHECK-LABEL: func.func @i8_signed_untouched
+// CHECK-NOT: conv_lower.avx512.dot.u8s8
+// CHECK: arith.extsi
+// CHECK: vector.contract
+#id = affine_map<(m, n, q) -> (m, n, q)>
+#out = affine_map<(m, n, q) -> (m, n)>
+func.func @i8_signed_untouched(%a: vector<2x8x4xi8>, %b: vector<2x8x4xi8>, %c: vector<2x8xi32>) -> vector<2x8xi32> {
+  %aw = arith.extsi %a : vector<2x8x4xi8> to vector<2x8x4xi32>
+  %bw = arith.extsi %b : vector<2x8x4xi8> to vector<2x8x4xi32>
+  %0 = vector.contract {indexing_maps = [#id, #id, #out], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>}
+      %aw, %bw, %c : vector<2x8x4xi32>, vector<2x8x4xi32> into vector<2x8xi32>
+  return %0 : vector<2x8xi32>
 }

@@ -1,4 +1,7 @@
-// RUN: conv-opt %s --conv-lower-pack-bf16-pairs --split-input-file | FileCheck %s
+// RUN: conv-opt %s --conv-lower-pack-vnni --split-input-file | FileCheck %s
+// Each element type only where asked (the pipeline asks per host feature).
+// RUN: conv-opt %s --conv-lower-pack-vnni="i8=false" --split-input-file | FileCheck %s --check-prefix=NO-I8
+// RUN: conv-opt %s --conv-lower-pack-vnni="bf16=false" --split-input-file | FileCheck %s --check-prefix=NO-BF16
 
 // The im2col panels' GEMM: A = X_col [M, K] (K innermost: only split; a
 // block's slice of it is a slice of the split whole), B = the filter panels
@@ -84,6 +87,9 @@ func.func @sliced_panels(%x: tensor<8x64xbf16>, %w: tensor<4x64x32xbf16>, %out: 
 // A named matmul becomes a generic; B [K, N] gets the pairs innermost,
 // [K / 2, N, 2].
 // CHECK-LABEL: func.func @matmul
+// NO-BF16-LABEL: func.func @matmul
+// NO-BF16-NOT: tensor.expand_shape
+// NO-BF16: linalg.matmul
 // CHECK: %[[BS:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0, 1], [2]] output_shape [8, 2, 16] : tensor<16x16xbf16> into tensor<8x2x16xbf16>
 // CHECK: linalg.transpose ins(%[[BS]] : tensor<8x2x16xbf16>) outs(%{{.*}} : tensor<8x16x2xbf16>) permutation = [0, 2, 1]
 // CHECK: linalg.generic
@@ -148,4 +154,91 @@ func.func @untouched(%a1: tensor<4x1xbf16>, %b1: tensor<1x16xbf16>, %c: tensor<4
   %1 = linalg.matmul ins(%a6, %b6 : tensor<4x8xbf16>, tensor<8x6xbf16>) outs(%c6 : tensor<4x6xf32>) -> tensor<4x6xf32>
   %2 = linalg.matmul ins(%af, %bf : tensor<4x8xf32>, tensor<8x16xf32>) outs(%c : tensor<4x16xf32>) -> tensor<4x16xf32>
   return %0, %1, %2 : tensor<4x16xf32>, tensor<4x6xf32>, tensor<4x16xf32>
+}
+
+// -----
+
+// i8 into i32 (linalg's signed product): K in quads, padded to a whole one
+// (10 -> 12). A's bytes get their sign bits flipped (VPDPBUSD reads them
+// unsigned) and the body reads them zero-extended; the accumulator starts
+// 128 * sum_k B lower, B's column sums made where B is defined.
+// CHECK-DAG: #[[$ID:map[0-9]*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[$COLS:map[0-9]*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func.func @i8_matmul
+// CHECK-SAME: (%[[A:.*]]: tensor<4x10xi8>, %[[B:.*]]: tensor<10x16xi8>, %[[C:.*]]: tensor<4x16xi32>)
+// CHECK: %[[BP:.*]] = tensor.pad %[[B]] low[0, 0] high[2, 0]
+// CHECK: %[[BS:.*]] = tensor.expand_shape %[[BP]] {{\[}}[0, 1], [2]] output_shape [3, 4, 16] : tensor<12x16xi8> into tensor<3x4x16xi8>
+// CHECK: %[[BT:.*]] = linalg.transpose ins(%[[BS]] : tensor<3x4x16xi8>) outs(%{{.*}} : tensor<3x16x4xi8>) permutation = [0, 2, 1]
+// CHECK: %[[SUMS:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$COLS]]], iterator_types = ["reduction", "parallel"]} ins(%[[B]] : tensor<10x16xi8>)
+// CHECK: arith.extsi
+// CHECK: arith.shli %{{.*}}, %{{.*}} : i32
+// CHECK: %[[AU:.*]] = linalg.generic {{.*}} ins(%[[A]] : tensor<4x10xi8>)
+// CHECK: arith.xori %{{.*}}, %{{.*}} : i8
+// CHECK: %[[AP:.*]] = tensor.pad %[[AU]] low[0, 0] high[0, 2]
+// CHECK: %[[AS:.*]] = tensor.expand_shape %[[AP]] {{\[}}[0], [1, 2]] output_shape [4, 3, 4] : tensor<4x12xi8> into tensor<4x3x4xi8>
+// CHECK: %[[INIT:.*]] = linalg.generic {{.*}} ins(%[[SUMS]] : tensor<16xi32>) outs(%[[C]] : tensor<4x16xi32>)
+// CHECK: arith.subi
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[AS]], %[[BT]] : tensor<4x3x4xi8>, tensor<3x16x4xi8>) outs(%[[INIT]] : tensor<4x16xi32>)
+// CHECK: ^bb0(%[[X:.*]]: i8, %[[W:.*]]: i8, %[[ACC:.*]]: i32):
+// CHECK: arith.extui %[[X]] : i8 to i32
+// CHECK: arith.extsi %[[W]] : i8 to i32
+// NO-I8-LABEL: func.func @i8_matmul
+// NO-I8-NOT: arith.xori
+// NO-I8: linalg.matmul
+func.func @i8_matmul(%a: tensor<4x10xi8>, %b: tensor<10x16xi8>, %c: tensor<4x16xi32>) -> tensor<4x16xi32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<4x10xi8>, tensor<10x16xi8>) outs(%c : tensor<4x16xi32>) -> tensor<4x16xi32>
+  return %0 : tensor<4x16xi32>
+}
+
+// -----
+
+// The panels' per-block slices of the filter: its column sums are made once
+// for the whole filter, outside the row blocks, and sliced per block like
+// the quads.
+// CHECK-LABEL: func.func @i8_sliced_panels
+// CHECK: %[[BT:.*]] = linalg.transpose ins(%{{.*}} : tensor<4x16x4x32xi8>) outs(%{{.*}} : tensor<4x16x32x4xi8>) permutation = [0, 1, 3, 2]
+// CHECK: %[[SUMS:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<4x64x32xi8>) outs(%{{.*}} : tensor<4x32xi32>)
+// CHECK: scf.forall
+// CHECK: tensor.extract_slice %[[BT]][%{{.*}}, 0, 0, 0] [2, 16, 32, 4] [1, 1, 1, 1] : tensor<4x16x32x4xi8> to tensor<2x16x32x4xi8>
+// CHECK: %[[BLOCK:.*]] = tensor.extract_slice %[[SUMS]][%{{.*}}, 0] [2, 32] [1, 1] : tensor<4x32xi32> to tensor<2x32xi32>
+// CHECK: linalg.generic {{.*}} ins(%[[BLOCK]] : tensor<2x32xi32>)
+// CHECK: arith.subi
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.generic
+#ia = affine_map<(m, p, n, k) -> (m, k)>
+#ib = affine_map<(m, p, n, k) -> (p, k, n)>
+#ic = affine_map<(m, p, n, k) -> (m, p, n)>
+func.func @i8_sliced_panels(%x: tensor<8x64xi8>, %w: tensor<4x64x32xi8>, %out: tensor<8x4x32xi32>) -> tensor<8x4x32xi32> {
+  %r = scf.forall (%i) in (2) shared_outs(%o = %out) -> (tensor<8x4x32xi32>) {
+    %p = affine.apply affine_map<(d0) -> (d0 * 2)>(%i)
+    %ws = tensor.extract_slice %w[%p, 0, 0] [2, 64, 32] [1, 1, 1] : tensor<4x64x32xi8> to tensor<2x64x32xi8>
+    %os = tensor.extract_slice %o[0, %p, 0] [8, 2, 32] [1, 1, 1] : tensor<8x4x32xi32> to tensor<8x2x32xi32>
+    %g = linalg.generic {indexing_maps = [#ia, #ib, #ic], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+        ins(%x, %ws : tensor<8x64xi8>, tensor<2x64x32xi8>) outs(%os : tensor<8x2x32xi32>) {
+    ^bb0(%in: i8, %f: i8, %acc: i32):
+      %0 = arith.extsi %in : i8 to i32
+      %1 = arith.extsi %f : i8 to i32
+      %2 = arith.muli %0, %1 : i32
+      %3 = arith.addi %acc, %2 : i32
+      linalg.yield %3 : i32
+    } -> tensor<8x2x32xi32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %g into %o[0, %p, 0] [8, 2, 32] [1, 1, 1] : tensor<8x2x32xi32> into tensor<8x4x32xi32>
+    }
+  }
+  return %r : tensor<8x4x32xi32>
+}
+
+// -----
+
+// Left as they are: an unsigned i8 product (its bytes have no sign to
+// flip), and i8 into i16 (no dot instruction).
+// CHECK-LABEL: func.func @i8_untouched
+// CHECK-NOT: arith.xori
+// CHECK-COUNT-2: linalg.matmul
+func.func @i8_untouched(%a: tensor<4x8xi8>, %b: tensor<8x16xi8>, %c: tensor<4x16xi32>, %c16: tensor<4x16xi16>) -> (tensor<4x16xi32>, tensor<4x16xi16>) {
+  %0 = linalg.matmul {cast = #linalg.type_fn<cast_unsigned>} ins(%a, %b : tensor<4x8xi8>, tensor<8x16xi8>) outs(%c : tensor<4x16xi32>) -> tensor<4x16xi32>
+  %1 = linalg.matmul ins(%a, %b : tensor<4x8xi8>, tensor<8x16xi8>) outs(%c16 : tensor<4x16xi16>) -> tensor<4x16xi16>
+  return %0, %1 : tensor<4x16xi32>, tensor<4x16xi16>
 }

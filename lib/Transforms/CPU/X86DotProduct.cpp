@@ -1,25 +1,30 @@
-//===- BF16DotProduct.cpp - bf16 register tiles on VDPBF16PS --------------===//
+//===- X86DotProduct.cpp - register tiles in K groups on x86 dot products -===//
 //
-// A register tile of a bf16 GEMM in K pairs (conv-lower-pack-bf16-pairs,
-// then conv-lower-tile-and-vectorize) is one vector.contract
+// A register tile of a GEMM in K groups (conv-lower-pack-vnni, then
+// conv-lower-tile-and-vectorize) is one vector.contract
 //
-//   A [M, R, 2] (bf16) x B [R, N, 2] (bf16) + C [M, N] (f32),
+//   A [M, R, g] x B [R, N, g] + C [M, N],
 //
-// R pairs of K, the pair innermost in both. Each row m of A holds, per pair,
-// two adjacent bf16: 32 bits, broadcast to every lane; each run of L columns
-// of B is L pairs side by side, exactly VDPBF16PS's second source. So the
-// tile becomes, per pair r and row m, N / L x86vector.avx512.dot ops on the
-// accumulator's lanes (L = 16: zmm; 8 and 4 where N allows no more, the
-// AVX512VL forms), the way oneDNN's brgemm and MLAS's bf16 kernels run it.
-// The accumulators stay one vector<M x N> value, so the tile's K loop still
-// carries them in registers.
+// R groups of K, the group innermost in both: bf16 pairs into f32, or i8
+// quads into i32 (A's bytes zero-extended, B's sign-extended). Each row m
+// of A holds, per group, 32 bits, broadcast to every lane; each run of L
+// columns of B is L groups side by side, exactly the dot instructions'
+// second source. So the tile becomes, per group r and row m, N / L dot
+// products on the accumulator's lanes (L = 16: zmm; 8 and 4 where N allows
+// no more, the AVX512VL forms): x86vector.avx512.dot (VDPBF16PS) for bf16,
+// conv_lower.avx512.dot.u8s8 (VPDPBUSD) for i8, the way oneDNN's
+// brgemm and MLAS's kernels run them. The accumulators stay one
+// vector<M x N> value, so the tile's K loop still carries them in
+// registers.
 //
-// Contractions of any other form (no pair, N not a multiple of 4, masked)
-// are left as they are: the standard lowering widens them to f32.
+// Contractions of any other form (no group, N not a multiple of 4, masked)
+// are left as they are: the standard lowering widens them.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ConvLower/Transforms/CPU/Passes.h"
+
+#include "ConvLower/Dialect/ConvLower/IR/ConvLowerOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -32,10 +37,10 @@
 
 #include "llvm/Support/Debug.h"
 
-#define DEBUG_TYPE "conv-lower-bf16-dot-product"
+#define DEBUG_TYPE "conv-lower-x86-dot-product"
 
 namespace mlir::conv_lower {
-#define GEN_PASS_DEF_CONVLOWERBF16DOTPRODUCT
+#define GEN_PASS_DEF_CONVLOWERX86DOTPRODUCT
 #include "ConvLower/Transforms/CPU/Passes.h.inc"
 } // namespace mlir::conv_lower
 
@@ -43,10 +48,17 @@ using namespace mlir;
 
 namespace {
 
-/// The extents of a pair contraction's tile, each 1 where the tile has no
-/// such dimension.
-struct PairTile {
+/// Which dot instruction a tile runs on.
+enum class DotKind { BF16, U8S8 };
+
+/// The extents of a group contraction's tile, each 1 where the tile has no
+/// such dimension, its group, and the operands as the dots read them (the
+/// i8 extensions looked through).
+struct GroupTile {
   int64_t m = 1, r = 1, n = 1;
+  int64_t group = 2;
+  DotKind kind = DotKind::BF16;
+  Value lhs, rhs;
 };
 
 /// The loops of `map`'s results whose extent is not 1, in result order.
@@ -60,15 +72,50 @@ SmallVector<unsigned> nonUnitResults(AffineMap map, ArrayRef<int64_t> bounds) {
   return dims;
 }
 
-/// The tile of `contract` where it is a bf16 pair contraction in the order
-/// this pass reads it: A's non-unit dimensions (m, r, pair), B's (r, n,
-/// pair), C's (m, n), each of m and r optional, the pair of extent 2.
-std::optional<PairTile> matchPairTile(vector::ContractionOp contract) {
+/// `v`'s source where `v` is an `Ext` of an i8 vector.
+template <typename Ext>
+Value i8Source(Value v) {
+  auto ext = v.getDefiningOp<Ext>();
+  if (!ext || !getElementTypeOrSelf(ext.getIn().getType()).isInteger(8))
+    return nullptr;
+  return ext.getIn();
+}
+
+/// The dot kind and operands of `contract`: bf16 x bf16 into f32, or
+/// extui(i8) x extsi(i8) into i32, each where `options` asks for it.
+std::optional<GroupTile> matchElementTypes(vector::ContractionOp contract,
+                                           bool bf16, bool i8) {
+  Type acc = getElementTypeOrSelf(contract.getAccType());
+  GroupTile tile;
+  if (bf16 && acc.isF32() &&
+      getElementTypeOrSelf(contract.getLhsType()).isBF16() &&
+      getElementTypeOrSelf(contract.getRhsType()).isBF16()) {
+    tile.lhs = contract.getLhs();
+    tile.rhs = contract.getRhs();
+    return tile;
+  }
+  if (i8 && acc.isInteger(32)) {
+    tile.lhs = i8Source<arith::ExtUIOp>(contract.getLhs());
+    tile.rhs = i8Source<arith::ExtSIOp>(contract.getRhs());
+    if (!tile.lhs || !tile.rhs)
+      return std::nullopt;
+    tile.kind = DotKind::U8S8;
+    tile.group = 4;
+    return tile;
+  }
+  return std::nullopt;
+}
+
+/// The tile of `contract` where it is a group contraction in the order
+/// this pass reads it: A's non-unit dimensions (m, r, group), B's (r, n,
+/// group), C's (m, n), each of m and r optional, the group of extent g.
+std::optional<GroupTile> matchGroupTile(vector::ContractionOp contract,
+                                        bool bf16, bool i8) {
   if (contract.getKind() != vector::CombiningKind::ADD ||
-      !getElementTypeOrSelf(contract.getLhsType()).isBF16() ||
-      !getElementTypeOrSelf(contract.getRhsType()).isBF16() ||
-      !getElementTypeOrSelf(contract.getAccType()).isF32() ||
       !isa<VectorType>(contract.getAccType()))
+    return std::nullopt;
+  std::optional<GroupTile> tile = matchElementTypes(contract, bf16, i8);
+  if (!tile)
     return std::nullopt;
   SmallVector<AffineMap> maps = contract.getIndexingMapsArray();
   if (!llvm::all_of(maps, [](AffineMap m) { return m.isProjectedPermutation(); }))
@@ -83,26 +130,25 @@ std::optional<PairTile> matchPairTile(vector::ContractionOp contract) {
   SmallVector<unsigned> b = nonUnitResults(maps[1], bounds);
   SmallVector<unsigned> c = nonUnitResults(maps[2], bounds);
   if (a.empty() || b.size() < 2 || a.back() != b.back() ||
-      bounds[a.back()] != 2 || !isReduction(a.back()))
+      bounds[a.back()] != tile->group || !isReduction(a.back()))
     return std::nullopt;
-  PairTile tile;
-  // B: [r,] n, pair.
+  // B: [r,] n, group.
   unsigned n = b[b.size() - 2];
   if (isReduction(n) || (b.size() == 3 && !isReduction(b[0])) ||
       b.size() > 3)
     return std::nullopt;
-  tile.n = bounds[n];
+  tile->n = bounds[n];
   std::optional<unsigned> r;
   if (b.size() == 3) {
     r = b[0];
-    tile.r = bounds[*r];
+    tile->r = bounds[*r];
   }
-  // A: [m,] [r,] pair, with the same r.
+  // A: [m,] [r,] group, with the same r.
   SmallVector<unsigned> aOuter(a.begin(), a.end() - 1);
   std::optional<unsigned> m;
   if (!aOuter.empty() && !isReduction(aOuter.front())) {
     m = aOuter.front();
-    tile.m = bounds[*m];
+    tile->m = bounds[*m];
     aOuter.erase(aOuter.begin());
   }
   if (aOuter.size() > 1 || (aOuter.empty() != !r.has_value()) ||
@@ -126,24 +172,27 @@ int64_t dotLanes(int64_t n) {
   return 0;
 }
 
-/// `pair` (vector<2xbf16>) in every one of `lanes` 32-bit lanes.
-Value broadcastPair(OpBuilder &b, Location loc, Value pair, int64_t lanes) {
+/// `group` (vector<g x T>, 32 bits) in every one of `lanes` 32-bit lanes.
+Value broadcastGroup(OpBuilder &b, Location loc, Value group, int64_t lanes) {
+  auto type = cast<VectorType>(group.getType());
   Value word = vector::BitCastOp::create(
-      b, loc, VectorType::get({1}, b.getI32Type()), pair);
+      b, loc, VectorType::get({1}, b.getI32Type()), group);
   Value scalar = vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
   Value splat = vector::BroadcastOp::create(
       b, loc, VectorType::get({lanes}, b.getI32Type()), scalar);
   return vector::BitCastOp::create(
-      b, loc, VectorType::get({2 * lanes}, b.getBF16Type()), splat);
+      b, loc,
+      VectorType::get({type.getNumElements() * lanes}, type.getElementType()),
+      splat);
 }
 
-/// B's tile [.., N, 2] read whole as rows of 2N elements, where it is a
+/// B's tile [.., N, g] read whole as rows of g * N elements, where it is a
 /// vector.transfer_read of a tensor whose last two dimensions are the
 /// tile's (read from their start): the same bytes, contiguous. Read as
-/// [.., N, 2], the transfer's lowering makes one 4-byte load per pair and
+/// [.., N, g], the transfer's lowering makes one 4-byte load per group and
 /// LLVM reassembles the vector from them (vmovd + vpermt2d, 32 of them for a
 /// zmm); collapsed, it is one vector load per row. Otherwise `rhs` itself.
-Value readPairRows(RewriterBase &rewriter, Value rhs) {
+Value readGroupRows(RewriterBase &rewriter, Value rhs) {
   auto read = rhs.getDefiningOp<vector::TransferReadOp>();
   if (!read || read.getMask() || !read.getPermutationMap().isIdentity() ||
       !isa<RankedTensorType>(read.getBase().getType()))
@@ -177,22 +226,34 @@ Value readPairRows(RewriterBase &rewriter, Value rhs) {
   return vector::ShapeCastOp::create(rewriter, loc, vector, flat);
 }
 
+/// One dot product on `lanes` accumulator lanes: VDPBF16PS for bf16,
+/// VPDPBUSD (unsigned `a` bytes by signed `b` bytes) for i8.
+Value dot(OpBuilder &b, Location loc, DotKind kind, Value acc, Value a,
+          Value w) {
+  if (kind == DotKind::BF16)
+    return x86vector::DotBF16Op::create(b, loc, acc, a, w);
+  return conv_lower::DotU8S8Op::create(b, loc, acc.getType(), acc, a, w);
+}
+
 LogicalResult lowerToDots(RewriterBase &rewriter,
-                          vector::ContractionOp contract, PairTile tile) {
+                          vector::ContractionOp contract,
+                          const GroupTile &tile) {
   int64_t lanes = dotLanes(tile.n);
   if (lanes == 0)
     return failure();
   Location loc = contract.getLoc();
   rewriter.setInsertionPoint(contract);
-  Type bf16 = rewriter.getBF16Type(), f32 = rewriter.getF32Type();
+  Type element = getElementTypeOrSelf(tile.lhs.getType());
+  Type accElement = getElementTypeOrSelf(contract.getAccType());
+  int64_t g = tile.group;
   Value a = vector::ShapeCastOp::create(
-      rewriter, loc, VectorType::get({tile.m, tile.r, 2}, bf16),
-      contract.getLhs());
+      rewriter, loc, VectorType::get({tile.m, tile.r, g}, element), tile.lhs);
   Value b = vector::ShapeCastOp::create(
-      rewriter, loc, VectorType::get({tile.r, tile.n * 2}, bf16),
-      readPairRows(rewriter, contract.getRhs()));
+      rewriter, loc, VectorType::get({tile.r, tile.n * g}, element),
+      readGroupRows(rewriter, tile.rhs));
   Value c = vector::ShapeCastOp::create(
-      rewriter, loc, VectorType::get({tile.m, tile.n}, f32), contract.getAcc());
+      rewriter, loc, VectorType::get({tile.m, tile.n}, accElement),
+      contract.getAcc());
 
   int64_t chunks = tile.n / lanes;
   SmallVector<SmallVector<Value>> acc(tile.m);
@@ -203,18 +264,17 @@ LogicalResult lowerToDots(RewriterBase &rewriter,
           rewriter, loc, row, {j * lanes}, {lanes}, {1}));
   }
   for (int64_t r = 0; r < tile.r; ++r) {
-    Value pairs = vector::ExtractOp::create(rewriter, loc, b, r);
+    Value groups = vector::ExtractOp::create(rewriter, loc, b, r);
     SmallVector<Value> columns;
     for (int64_t j = 0; j < chunks; ++j)
       columns.push_back(vector::ExtractStridedSliceOp::create(
-          rewriter, loc, pairs, {2 * j * lanes}, {2 * lanes}, {1}));
+          rewriter, loc, groups, {g * j * lanes}, {g * lanes}, {1}));
     for (int64_t m = 0; m < tile.m; ++m) {
-      Value pair = vector::ExtractOp::create(rewriter, loc, a,
-                                             ArrayRef<int64_t>{m, r});
-      Value row = broadcastPair(rewriter, loc, pair, lanes);
+      Value group = vector::ExtractOp::create(rewriter, loc, a,
+                                              ArrayRef<int64_t>{m, r});
+      Value row = broadcastGroup(rewriter, loc, group, lanes);
       for (int64_t j = 0; j < chunks; ++j)
-        acc[m][j] = x86vector::DotBF16Op::create(rewriter, loc, acc[m][j],
-                                                 row, columns[j]);
+        acc[m][j] = dot(rewriter, loc, tile.kind, acc[m][j], row, columns[j]);
     }
   }
   for (int64_t m = 0; m < tile.m; ++m) {
@@ -229,24 +289,36 @@ LogicalResult lowerToDots(RewriterBase &rewriter,
   return success();
 }
 
-/// `contract` and the ops its operands come through (extf, transpose,
-/// broadcast) where both operands are bf16 vectors at the chain's start and
-/// the accumulator f32; nothing otherwise.
-SmallVector<Operation *> bf16OperandChains(vector::ContractionOp contract) {
-  if (!getElementTypeOrSelf(contract.getAccType()).isF32())
+/// `contract` and the ops its operands come through (extensions, transpose,
+/// broadcast) where it is one this pass may lower: bf16 at both chains'
+/// start into f32 (`bf16`), or i8 into i32 with A zero-extended somewhere
+/// on its chain (`i8`: conv-lower-pack-vnni's unsigned A; other integer
+/// contractions keep the form later passes expect); nothing otherwise.
+SmallVector<Operation *> groupOperandChains(vector::ContractionOp contract,
+                                            bool bf16, bool i8) {
+  Type acc = getElementTypeOrSelf(contract.getAccType());
+  bool isBF16 = bf16 && acc.isF32();
+  bool isI8 = i8 && acc.isInteger(32);
+  if (!isBF16 && !isI8)
     return {};
   SmallVector<Operation *> ops = {contract};
+  bool zeroExtendedA = false;
   for (Value operand : {contract.getLhs(), contract.getRhs()}) {
     while (Operation *producer = operand.getDefiningOp()) {
-      if (!isa<arith::ExtFOp, vector::TransposeOp, vector::BroadcastOp>(
-              producer))
+      if (!isa<arith::ExtFOp, arith::ExtSIOp, arith::ExtUIOp,
+               vector::TransposeOp, vector::BroadcastOp>(producer))
         break;
+      zeroExtendedA |=
+          isa<arith::ExtUIOp>(producer) && operand == contract.getLhs();
       ops.push_back(producer);
       operand = producer->getOperand(0);
     }
-    if (!getElementTypeOrSelf(operand.getType()).isBF16())
+    Type element = getElementTypeOrSelf(operand.getType());
+    if (isBF16 ? !element.isBF16() : !element.isInteger(8))
       return {};
   }
+  if (isI8 && !zeroExtendedA)
+    return {};
   return ops;
 }
 
@@ -274,23 +346,24 @@ void widenOperands(RewriterBase &rewriter, vector::ContractionOp contract) {
   });
 }
 
-struct ConvLowerBF16DotProductPass
-    : conv_lower::impl::ConvLowerBF16DotProductBase<
-          ConvLowerBF16DotProductPass> {
+struct ConvLowerX86DotProductPass
+    : conv_lower::impl::ConvLowerX86DotProductBase<
+          ConvLowerX86DotProductPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     // linalg's vectorizer writes a generic tile's contraction on widened,
-    // broadcast operands: contract(extf(transpose(broadcast(A))), ...).
+    // broadcast operands: contract(ext(transpose(broadcast(A))), ...).
     // Sinking the casts below the broadcasts and transposes, folding those
-    // into the contraction's maps, then the extensions into the
-    // contraction, leaves contract(A, B) on the bf16 vectors as read.
-    // Only on the bf16 contractions and their operands' chains: elsewhere
-    // (integer contractions) these patterns are not what later passes
+    // into the contraction's maps, then (bf16) the extensions into the
+    // contraction, leaves contract(A, B) on the vectors as read (i8:
+    // contract(extui(A), extsi(B)), the two extensions differing). Only on
+    // the grouped contractions and their operands' chains: elsewhere
+    // (other integer contractions) these patterns are not what later passes
     // expect.
-    SmallVector<Operation *> bf16Ops;
+    SmallVector<Operation *> groupOps;
     getOperation()->walk([&](vector::ContractionOp op) {
-      SmallVector<Operation *> chain = bf16OperandChains(op);
-      if (!chain.empty())
-        bf16Ops.append(chain);
+      groupOps.append(groupOperandChains(op, bf16, i8));
     });
     RewritePatternSet patterns(&getContext());
     vector::populateSinkVectorOpsPatterns(patterns);
@@ -299,8 +372,8 @@ struct ConvLowerBF16DotProductPass
     vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
     GreedyRewriteConfig config;
     config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
-    if (!bf16Ops.empty() &&
-        failed(applyOpPatternsGreedily(bf16Ops, std::move(patterns), config)))
+    if (!groupOps.empty() &&
+        failed(applyOpPatternsGreedily(groupOps, std::move(patterns), config)))
       return signalPassFailure();
 
     IRRewriter rewriter(&getContext());
@@ -311,7 +384,7 @@ struct ConvLowerBF16DotProductPass
     for (vector::ContractionOp contract : contracts) {
       if (contract->getParentOfType<vector::MaskOp>())
         continue;
-      std::optional<PairTile> tile = matchPairTile(contract);
+      std::optional<GroupTile> tile = matchGroupTile(contract, bf16, i8);
       if (tile && succeeded(lowerToDots(rewriter, contract, *tile)))
         ++lowered;
       else
@@ -319,7 +392,7 @@ struct ConvLowerBF16DotProductPass
     }
     LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] " << lowered << " of "
                             << contracts.size()
-                            << " contractions on VDPBF16PS\n");
+                            << " contractions on dot products\n");
   }
 };
 
