@@ -743,6 +743,13 @@ QUANTIZED = [
             padding="2", dtype="i8", zero_points="100,-100"),
     Problem("i8-nchw-depthwise", "2,6,9,7", "6,1,3,3", groups=6, padding="1,2",
             dtype="i8", zero_points="-128,127"),
+    # Depthwise runs directly on the zero-point-shifted data (conv-lower-depthwise-
+    # direct): channels last in 16-channel vectors, strided; zx = 0, whose padding is
+    # absorbed (it reads 0).
+    Problem("i8-nhwc-depthwise-stride2", "1,32,11,11", "32,1,3,3", groups=32,
+            stride="2", padding="1", layout="nhwc", dtype="i8", zero_points="-5,9"),
+    Problem("i8-nhwc-depthwise-zx0", "2,16,7,7", "16,1,3,3", groups=16, padding="1",
+            layout="nhwc", dtype="i8", zero_points="0,-4"),
     Problem("i8-nhwc-groups3", "1,6,8,8", "9,2,3,3", groups=3, padding="1",
             layout="nhwc", dtype="i8", zero_points="1,1"),
     Problem("i8-nhwc-1x1-zero-points-0", "2,8,4,4", "8,8,1,1", layout="nhwc", dtype="i8"),

@@ -219,3 +219,51 @@ func.func @image_cropped_to_nothing(%x: tensor<1x1x4x1xf32>, %w: tensor<1x1x1xf3
        ins(%p, %w : tensor<1x1x4x4xf32>, tensor<1x1x1xf32>) outs(%init : tensor<1x1x4x2xf32>) -> tensor<1x1x4x2xf32>
   return %y : tensor<1x1x4x2xf32>
 }
+
+// Quantized (i8, zero points, i32 out): the image and the taps are shifted
+// by their zero points into i32 (sum (x - zx) * (w - zw) is then the plain
+// convolution of the shifted data), and the rest is as for floats: the
+// depthwise convolution on i32 channel vectors, multiplies and adds.
+// CHECK-LABEL: func.func @quantized
+// CHECK-NOT: linalg.conv_2d_nhwgc_gfhwc_q
+// CHECK-DAG: %[[ZX:.*]] = arith.constant 5 : i32
+// CHECK-DAG: %[[ZW:.*]] = arith.constant -3 : i32
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x10x10x32xi8>) outs(%{{.*}} : tensor<1x10x10x32xi32>)
+// CHECK:   arith.extsi
+// CHECK:   arith.subi %{{.*}}, %[[ZX]] : i32
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<3x3x32xi8>) outs(%{{.*}} : tensor<3x3x32xi32>)
+// CHECK:   arith.subi %{{.*}}, %[[ZW]] : i32
+// CHECK: scf.forall
+// CHECK: arith.muli {{.*}} : vector<1x8x16xi32>
+// CHECK: arith.addi {{.*}} : vector<1x8x16xi32>
+// CHECK-NOT: linalg.depthwise_conv
+func.func @quantized(%x: tensor<1x10x10x32x1xi8>, %w: tensor<32x1x3x3x1xi8>) -> tensor<1x8x8x32x1xi32> {
+  %zx = arith.constant 5 : i32
+  %zw = arith.constant -3 : i32
+  %zero = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<1x8x8x32x1xi32>
+  %init = linalg.fill ins(%zero : i32) outs(%e : tensor<1x8x8x32x1xi32>) -> tensor<1x8x8x32x1xi32>
+  %y = linalg.conv_2d_nhwgc_gfhwc_q {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%x, %w, %zx, %zw : tensor<1x10x10x32x1xi8>, tensor<32x1x3x3x1xi8>, i32, i32) outs(%init : tensor<1x8x8x32x1xi32>) -> tensor<1x8x8x32x1xi32>
+  return %y : tensor<1x8x8x32x1xi32>
+}
+
+// A zero padding absorbed into a quantized convolution whose zx is not 0
+// would read 0 where torch's padding reads zx: left to the im2col route.
+// CHECK-LABEL: func.func @quantized_zero_padded
+// CHECK: linalg.conv_2d_nhwgc_gfhwc_q
+func.func @quantized_zero_padded(%x: tensor<1x8x8x32x1xi8>, %w: tensor<32x1x3x3x1xi8>) -> tensor<1x8x8x32x1xi32> {
+  %zx = arith.constant 5 : i32
+  %zw = arith.constant -3 : i32
+  %zero = arith.constant 0 : i32
+  %c0 = arith.constant 0 : i8
+  %padded = tensor.pad %x low[0, 1, 1, 0, 0] high[0, 1, 1, 0, 0] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index, %e0: index):
+    tensor.yield %c0 : i8
+  } : tensor<1x8x8x32x1xi8> to tensor<1x10x10x32x1xi8>
+  %e = tensor.empty() : tensor<1x8x8x32x1xi32>
+  %init = linalg.fill ins(%zero : i32) outs(%e : tensor<1x8x8x32x1xi32>) -> tensor<1x8x8x32x1xi32>
+  %y = linalg.conv_2d_nhwgc_gfhwc_q {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%padded, %w, %zx, %zw : tensor<1x10x10x32x1xi8>, tensor<32x1x3x3x1xi8>, i32, i32) outs(%init : tensor<1x8x8x32x1xi32>) -> tensor<1x8x8x32x1xi32>
+  return %y : tensor<1x8x8x32x1xi32>
+}

@@ -165,7 +165,11 @@ def ConvLowerDepthwiseDirect : Pass<"conv-lower-depthwise-direct"> {
     Every 2-D depthwise convolution (one channel and one filter per group:
     `depthwise_conv_2d_*` with multiplier 1, or a grouped form with
     Cg = Fg = 1, or a generic spelling of one) with float data and static
-    shapes is rewritten as `linalg.depthwise_conv_2d_nhwc_hwc` on a
+    shapes, or quantized (8- or 16-bit integers with zero points into i32:
+    the image and the filter are then shifted by their zero points into i32
+    first, and the plain convolution of the shifted data is the quantized
+    one; a zero padding absorbed where zx is not 0 is left alone), is
+    rewritten as `linalg.depthwise_conv_2d_nhwc_hwc` on a
     channels-last image (channels-first images and outputs transposed),
     the filter as [KH, KW, C], one per piece of the output: the interior,
     whose windows lie inside the image, reads it directly, and the border
