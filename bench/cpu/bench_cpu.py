@@ -177,7 +177,10 @@ def conv_run_command(conv_run, layer, layout, repeat, threads, constant_weights=
     return [conv_run, *layer.conv_run_flags(layout), "--target", "cpu", "--json",
             "--repeat", str(repeat), "--warmup", "1", "--reference", "none", "--check",
             "--num-threads", str(threads), "--dtype", dtype] + (
-                ["--constant-weights"] if constant_weights else [])
+                ["--constant-weights"] if constant_weights else []) + (
+                # The engines' quantized model: activations around a zero point,
+                # symmetric weights.
+                ["--zero-points", "3,0"] if dtype == "i8" else [])
 
 
 def measure_conv_run(row, args):
@@ -489,7 +492,11 @@ def markdown(rows, machine, args, wall_s):
             f"ms: medians of {args.repeat} runs after warm-up, {args.dtype}"
             + (" (conv-run: bf16 data, f32 accumulation and output; OpenVINO: "
                "INFERENCE_PRECISION_HINT bf16 on the f32 model, checked at 1e-2)"
-               if args.dtype == "bf16" else "") + ". Ratios > 1: conv-run is "
+               if args.dtype == "bf16" else "")
+            + (" (conv-run: i8 data with zero points, i32 output, checked exactly; "
+               "ORT and OpenVINO: the QDQ model of a quantizer, uint8 in and out, int8 "
+               "filter, checked at 3e-2 after dequantization)"
+               if args.dtype == "i8" else "") + ". Ratios > 1: conv-run is "
             "faster. route: conv-run's report (`im2col`: how the GEMM's A operand is "
             "formed). ORT, OpenVINO: a one-node ONNX model with the filter constant, "
             "output checked against a float64 numpy convolution before it is timed. "
@@ -559,10 +566,13 @@ def parse_args(argv):
     ap.add_argument("--no-torch", action="store_true", help="leave the torch column empty")
     ap.add_argument("--no-engines", action="store_true",
                     help="leave the ONNX Runtime and OpenVINO columns empty")
-    ap.add_argument("--dtype", choices=("f32", "bf16"), default="f32",
+    ap.add_argument("--dtype", choices=("f32", "bf16", "i8"), default="f32",
                     help="bf16: conv-run --dtype bf16 (VDPBF16PS where the CPU has "
                          "AVX512-BF16) against OpenVINO asked for bf16 on the same f32 "
-                         "model (ORT runs no bf16 convolution; IREE and torch left out)")
+                         "model (ORT runs no bf16 convolution). i8: conv-run --dtype i8 "
+                         "(VPDPBUSD where the CPU has AVX512-VNNI) against ORT and "
+                         "OpenVINO on the quantized (QDQ) model. IREE and torch are left "
+                         "out of both")
     ap.add_argument("--per-call-weights", action="store_true",
                     help="conv-run without --constant-weights: the filter re-packed (W^T, "
                          "Winograd's U) in every timed call")
@@ -571,7 +581,7 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(argv)
-    if args.dtype == "bf16":
+    if args.dtype in ("bf16", "i8"):
         args.no_iree = args.no_torch = True
     args.load_at_start = os.getloadavg()[0]
     if not os.access(args.conv_run, os.X_OK):
