@@ -223,13 +223,20 @@ Value buildSum(OpBuilder &b, Location loc, Value operand,
 
 /// C - zw * rowsum(A) - zx * colsum(B) + K * zx * zw, elementwise over C
 /// ([G, M, Fg], or [M, F] for one group): the plain GEMM C = sum x w made
-/// the quantized convolution's sum (x - zx)(w - zw).
+/// the quantized convolution's sum (x - zx)(w - zw). A term whose zero
+/// point is a constant 0 is left out with its sums: symmetric weights (zw
+/// = 0, the usual int8 quantization) need no pass over A's rows per call.
+/// `gemm` itself when both are.
 Value subtractZeroPointTerms(OpBuilder &b, Location loc, Value gemm, Value lhs,
                              Value filterB, const ConvPlan &plan) {
   MLIRContext *ctx = b.getContext();
   auto cType = cast<RankedTensorType>(gemm.getType());
   Type accType = cType.getElementType();
   bool grouped = cType.getRank() == 3;
+  bool rowTerm = !matchPattern(plan.filterZeroPoint, m_Zero());
+  bool colTerm = !matchPattern(plan.inputZeroPoint, m_Zero());
+  if (!rowTerm && !colTerm)
+    return gemm;
 
   // Window sums: A is [G, M, K] (or [M, K]) -> [G, M] (or [M]).
   SmallVector<AffineExpr> aExprs, rowExprs;
@@ -240,8 +247,9 @@ Value subtractZeroPointTerms(OpBuilder &b, Location loc, Value gemm, Value lhs,
   SmallVector<Value> rowDyn;
   if (ShapedType::isDynamic(rowShape.back()))
     rowDyn.push_back(tensor::DimOp::create(b, loc, lhs, grouped ? 1 : 0));
-  Value rowSums = buildSum(b, loc, lhs, aExprs, rowExprs, rowShape, rowDyn,
-                           cType.getRank(), accType);
+  Value rowSums = rowTerm ? buildSum(b, loc, lhs, aExprs, rowExprs, rowShape,
+                                     rowDyn, cType.getRank(), accType)
+                          : Value();
 
   // Filter sums: B's dims play (g, f, k) -> [G, Fg], or (f, k) -> [F] for
   // one group (a form without an f role has Fg = 1).
@@ -257,8 +265,9 @@ Value subtractZeroPointTerms(OpBuilder &b, Location loc, Value gemm, Value lhs,
   SmallVector<int64_t> colShape =
       grouped ? SmallVector<int64_t>{plan.groups, plan.filtersPerGroup}
               : SmallVector<int64_t>{cType.getShape().back()};
-  Value colSums = buildSum(b, loc, filterB, bExprs, colExprs, colShape, {},
-                           bLoops, accType);
+  Value colSums = colTerm ? buildSum(b, loc, filterB, bExprs, colExprs,
+                                     colShape, {}, bLoops, accType)
+                          : Value();
 
   // The combination, in C's iteration space (g, m, f) or (m, f).
   Value zx = convertScalarToDtype(b, loc, plan.inputZeroPoint, accType, false);
@@ -273,21 +282,36 @@ Value subtractZeroPointTerms(OpBuilder &b, Location loc, Value gemm, Value lhs,
       zw);
   unsigned rank = cType.getRank();
   AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
-  SmallVector<AffineMap> maps = {identity, identity.dropResult(rank - 1),
-                                 identity.dropResult(rank - 2), identity};
+  SmallVector<Value> inputs = {gemm};
+  SmallVector<AffineMap> maps = {identity};
+  if (rowTerm) {
+    inputs.push_back(rowSums);
+    maps.push_back(identity.dropResult(rank - 1));
+  }
+  if (colTerm) {
+    inputs.push_back(colSums);
+    maps.push_back(identity.dropResult(rank - 2));
+  }
+  maps.push_back(identity);
   SmallVector<utils::IteratorType> parallel(rank,
                                             utils::IteratorType::parallel);
   return linalg::GenericOp::create(
-             b, loc, cType, ValueRange{gemm, rowSums, colSums},
-             ValueRange{gemm}, maps, parallel,
+             b, loc, cType, inputs, ValueRange{gemm}, maps, parallel,
              [&](OpBuilder &nb, Location nloc, ValueRange args) {
-               Value v = arith::SubIOp::create(
-                   nb, nloc, args[0],
-                   arith::MulIOp::create(nb, nloc, zw, args[1]));
-               v = arith::SubIOp::create(
-                   nb, nloc, v, arith::MulIOp::create(nb, nloc, zx, args[2]));
-               Value corrected = arith::AddIOp::create(nb, nloc, v, kzz);
-               linalg::YieldOp::create(nb, nloc, corrected);
+               Value v = args[0];
+               unsigned next = 1;
+               if (rowTerm)
+                 v = arith::SubIOp::create(
+                     nb, nloc, v,
+                     arith::MulIOp::create(nb, nloc, zw, args[next++]));
+               if (colTerm)
+                 v = arith::SubIOp::create(
+                     nb, nloc, v,
+                     arith::MulIOp::create(nb, nloc, zx, args[next++]));
+               // K zx zw is 0 when either is.
+               if (rowTerm && colTerm)
+                 v = arith::AddIOp::create(nb, nloc, v, kzz);
+               linalg::YieldOp::create(nb, nloc, v);
              })
       .getResult(0);
 }
@@ -434,8 +458,11 @@ Im2ColResult rewriteConv(RewriterBase &rewriter, const ConvPlan &plan) {
     Value gemm = buildGemm(rewriter, loc, lhs, filterB, acc, form.bRoles);
     built.gemm = gemm.getDefiningOp();
     if (plan.isQuantized()) {
-      gemm = subtractZeroPointTerms(rewriter, loc, gemm, lhs, filterB, plan);
-      built.zeroPointCorrection = gemm.getDefiningOp();
+      Value corrected =
+          subtractZeroPointTerms(rewriter, loc, gemm, lhs, filterB, plan);
+      if (corrected != gemm)
+        built.zeroPointCorrection = corrected.getDefiningOp();
+      gemm = corrected;
     }
     result = FoldOp::create(rewriter, loc, imageOutType, gemm, form.layout,
                             plan.outSize);

@@ -78,3 +78,37 @@ func.func @dynamic_batch(%x: tensor<?x6x6x4xi8>, %w: tensor<3x3x4x8xi8>, %zx: i3
      ins(%x, %w, %zx, %zw : tensor<?x6x6x4xi8>, tensor<3x3x4x8xi8>, i32, i32) outs(%i : tensor<?x4x4x8xi32>) -> tensor<?x4x4x8xi32>
   return %y : tensor<?x4x4x8xi32>
 }
+
+// Symmetric weights (zw a constant 0, the usual int8 quantization): no window
+// sums over A's rows (a pass over the im2col rows on every call), only
+// - zx * colsum(B). Both zero points 0: the GEMM is the result as it is.
+// CHECK-LABEL: func.func @symmetric_weights
+// CHECK: %[[C:.*]] = linalg.matmul
+// CHECK-NOT: ins(%{{.*}} : tensor<64x27xi8>) outs({{.*}} : tensor<64xi32>)
+// CHECK: %[[COLS:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<4x27xi8>) outs({{.*}} : tensor<4xi32>)
+// CHECK: linalg.generic {{.*}} ins(%[[C]], %[[COLS]] : tensor<64x4xi32>, tensor<4xi32>)
+// CHECK: arith.muli
+// CHECK: arith.subi
+// CHECK-NEXT: linalg.yield
+// CHECK-LABEL: func.func @zero_zero_points
+// CHECK: %[[C2:.*]] = linalg.matmul
+// CHECK-NOT: linalg.generic
+// CHECK: conv_lower.fold %[[C2]]
+func.func @symmetric_weights(%x: tensor<1x3x10x10xi8>, %w: tensor<4x3x3x3xi8>, %zx: i32) -> tensor<1x4x8x8xi32> {
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<1x4x8x8xi32>
+  %i = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x4x8x8xi32>) -> tensor<1x4x8x8xi32>
+  // expected-remark @+1 {{conv-lower-implicit-gemm: left untouched: the zero points are not constants (the kernel folds them into its epilogue; --conv-lower-im2col takes any)}}
+  %y = linalg.conv_2d_nchw_fchw_q {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+     ins(%x, %w, %zx, %c0 : tensor<1x3x10x10xi8>, tensor<4x3x3x3xi8>, i32, i32) outs(%i : tensor<1x4x8x8xi32>) -> tensor<1x4x8x8xi32>
+  return %y : tensor<1x4x8x8xi32>
+}
+
+func.func @zero_zero_points(%x: tensor<1x3x10x10xi8>, %w: tensor<4x3x3x3xi8>) -> tensor<1x4x8x8xi32> {
+  %c0 = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<1x4x8x8xi32>
+  %i = linalg.fill ins(%c0 : i32) outs(%e : tensor<1x4x8x8xi32>) -> tensor<1x4x8x8xi32>
+  %y = linalg.conv_2d_nchw_fchw_q {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+     ins(%x, %w, %c0, %c0 : tensor<1x3x10x10xi8>, tensor<4x3x3x3xi8>, i32, i32) outs(%i : tensor<1x4x8x8xi32>) -> tensor<1x4x8x8xi32>
+  return %y : tensor<1x4x8x8xi32>
+}
