@@ -31,6 +31,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Transforms/CPU/TilingUtils.h"
+
 #include "ConvLower/Transforms/CPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -224,9 +226,46 @@ SmallVector<AffineMap> identityMaps(MLIRContext *ctx, unsigned operands,
                                 AffineMap::getMultiDimIdentityMap(rank, ctx));
 }
 
+/// The plain copy `v` is made by (through reshapes), where `v` is its only
+/// use: the im2col panel's gather, which can flip the sign bits as it
+/// copies (conv-lower-vectorize-gathers maps them on its vectors) instead
+/// of a pass of its own over the panel.
+linalg::GenericOp soleCopyProducer(Value v) {
+  while (Operation *producer = v.getDefiningOp()) {
+    if (!v.hasOneUse())
+      return nullptr;
+    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(producer)) {
+      v = producer->getOperand(0);
+      continue;
+    }
+    auto copy = dyn_cast<linalg::GenericOp>(producer);
+    if (copy && copy.hasPureTensorSemantics() && conv_lower::isPlainCopy(copy))
+      return copy;
+    return nullptr;
+  }
+  return nullptr;
+}
+
+/// The sign bit flipped: 128 added to an i8, read as unsigned.
+Value flipSignBit(OpBuilder &b, Location loc, Value byte) {
+  Value signBit =
+      arith::ConstantOp::create(b, loc, b.getIntegerAttr(b.getI8Type(), -128));
+  return arith::XOrIOp::create(b, loc, byte, signBit);
+}
+
 /// `input` (i8) with 128 added to every element, read as unsigned: its
-/// sign bit flipped.
+/// sign bit flipped, by the copy that makes it where it is a panel's gather
+/// (soleCopyProducer), else by a pass of its own.
 Value flipSignBits(RewriterBase &rewriter, Location loc, Value input) {
+  if (linalg::GenericOp copy = soleCopyProducer(input)) {
+    Block &body = copy.getRegion().front();
+    Operation *yield = body.getTerminator();
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(yield);
+    Value flipped = flipSignBit(rewriter, loc, body.getArgument(0));
+    rewriter.modifyOpInPlace(yield, [&] { yield->setOperand(0, flipped); });
+    return input;
+  }
   auto type = cast<RankedTensorType>(input.getType());
   Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
                                         type.getElementType());
@@ -237,11 +276,8 @@ Value flipSignBits(RewriterBase &rewriter, Location loc, Value input) {
              ValueRange{empty},
              identityMaps(rewriter.getContext(), 2, type.getRank()), parallel,
              [](OpBuilder &b, Location l, ValueRange args) {
-               Value signBit = arith::ConstantOp::create(
-                   b, l, b.getIntegerAttr(b.getI8Type(), -128));
-               linalg::YieldOp::create(
-                   b, l, ValueRange{arith::XOrIOp::create(b, l, args[0],
-                                                          signBit)});
+               linalg::YieldOp::create(b, l,
+                                       ValueRange{flipSignBit(b, l, args[0])});
              })
       .getResult(0);
 }

@@ -46,6 +46,26 @@ inline bool isPlainCopy(linalg::GenericOp op) {
          yield.getOperand(0) == body.getArgument(0);
 }
 
+/// A copy that maps each element on its way (conv-lower-pack-vnni's
+/// sign-bit flip of an im2col panel folded into the gather): as
+/// isPlainCopy, but the body may compute the yielded value from the input
+/// element alone, through elementwise ops (and scalars from outside).
+inline bool isElementwiseCopy(linalg::GenericOp op) {
+  if (isPlainCopy(op))
+    return true;
+  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumParallelLoops() != op.getNumLoops())
+    return false;
+  Block &body = op.getRegion().front();
+  if (!body.getArgument(1).use_empty())
+    return false;
+  for (Operation &inner : body.without_terminator())
+    if (!inner.hasTrait<OpTrait::Elementwise>() &&
+        !inner.hasTrait<OpTrait::ConstantLike>())
+      return false;
+  return true;
+}
+
 /// The loop of the K group in a contraction that conv-lower-pack-vnni
 /// rewrote, and the group's size: the last loop, a reduction of static
 /// extent 2 (bf16 pairs) or 4 (i8 quads) that both inputs index last. A

@@ -242,3 +242,27 @@ func.func @i8_untouched(%a: tensor<4x8xi8>, %b: tensor<8x16xi8>, %c: tensor<4x16
   %1 = linalg.matmul ins(%a, %b : tensor<4x8xi8>, tensor<8x16xi8>) outs(%c16 : tensor<4x16xi16>) -> tensor<4x16xi16>
   return %0, %1 : tensor<4x16xi32>, tensor<4x16xi16>
 }
+
+// -----
+
+// A made by a plain copy (an im2col panel's gather) used only here: the copy
+// flips the sign bits as it copies, no pass of its own over the panel.
+// CHECK-LABEL: func.func @i8_flip_in_gather
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<4x2x8xi8>) outs(%{{.*}} : tensor<4x2x8xi8>)
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: i8, %{{.*}}: i8):
+// CHECK: %[[F:.*]] = arith.xori %[[IN]], %{{.*}} : i8
+// CHECK-NEXT: linalg.yield %[[F]] : i8
+// CHECK-NOT: arith.xori
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4x4x4xi8>, tensor<4x16x4xi8>)
+#copy = affine_map<(m, r, c) -> (m, r, c)>
+func.func @i8_flip_in_gather(%x: tensor<4x2x8xi8>, %b: tensor<16x16xi8>, %c: tensor<4x16xi32>) -> tensor<4x16xi32> {
+  %e = tensor.empty() : tensor<4x2x8xi8>
+  %g = linalg.generic {indexing_maps = [#copy, #copy], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : tensor<4x2x8xi8>) outs(%e : tensor<4x2x8xi8>) {
+  ^bb0(%in: i8, %out: i8):
+    linalg.yield %in : i8
+  } -> tensor<4x2x8xi8>
+  %a = tensor.collapse_shape %g [[0], [1, 2]] : tensor<4x2x8xi8> into tensor<4x16xi8>
+  %0 = linalg.matmul ins(%a, %b : tensor<4x16xi8>, tensor<16x16xi8>) outs(%c : tensor<4x16xi32>) -> tensor<4x16xi32>
+  return %0 : tensor<4x16xi32>
+}
