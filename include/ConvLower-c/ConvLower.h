@@ -60,7 +60,7 @@ typedef enum ConvLowerDType {
   ConvLowerDTypeTF32 = 1, ///< f32 data, tf32 tensor-core math on a GPU
   ConvLowerDTypeF16 = 2,  ///< IEEE half data (uint16 words), f32 output
   ConvLowerDTypeBF16 = 3, ///< bfloat16 data (uint16 words), f32 output; on the CPU with AVX512-BF16 the GEMMs run on VDPBF16PS (K in pairs)
-  ConvLowerDTypeI8 = 4,   ///< int8 data with zero points, int32 output
+  ConvLowerDTypeI8 = 4,   ///< int8 data with zero points, int32 output; on the CPU with AVX512-VNNI the GEMMs run on VPDPBUSD (K in quads)
 } ConvLowerDType;
 
 typedef enum ConvLowerTarget {
