@@ -510,9 +510,30 @@ bool takesPlanes(const ConvPlan &plan) {
   return true;
 }
 
+/// Whether dropping the leading dimensions of `sizes` down to the trailing
+/// `rank` would be ambiguous: a kept dimension of extent 1 (a one-row
+/// plane) looks like a dropped one. Bufferized, such a rank-reducing slice
+/// is a memref.subview on which upstream's expand-strided-metadata crashes
+/// in getDroppedDims (conv-fuzz: an f16 plane of 1 x 2); those slices keep
+/// their rank and are reshaped instead.
+bool ambiguousReduction(ArrayRef<int64_t> sizes, int64_t rank) {
+  return llvm::is_contained(sizes.take_back(rank), 1);
+}
+
+/// The reassociation that folds the leading dimensions of a rank-`full`
+/// shape into the first of its trailing `rank`.
+SmallVector<ReassociationIndices> leadingFolded(int64_t full, int64_t rank) {
+  SmallVector<ReassociationIndices> groups(1);
+  for (int64_t d = 0; d <= full - rank; ++d)
+    groups.front().push_back(d);
+  for (int64_t d = full - rank + 1; d < full; ++d)
+    groups.push_back({d});
+  return groups;
+}
+
 /// The slice [offsets..., sizes...] of `v` with `strides` (unit where
 /// empty), its leading unit dimensions dropped (rank-reduced to the
-/// trailing `rank`).
+/// trailing `rank`; sliced whole and reshaped where that is ambiguous).
 Value reducedSlice(OpBuilder &b, Location loc, Value v,
                    ArrayRef<OpFoldResult> offsets, ArrayRef<int64_t> sizes,
                    int64_t rank, ArrayRef<int64_t> strides = {}) {
@@ -525,10 +546,35 @@ Value reducedSlice(OpBuilder &b, Location loc, Value v,
   SmallVector<int64_t> steps(sizes.size(), 1);
   for (auto [i, stride] : llvm::enumerate(strides))
     steps[i] = sizes[i] == 1 ? 1 : stride;
-  return tensor::ExtractSliceOp::create(
-      b, loc, reduced, v, offsets,
-      getAsIndexOpFoldResult(b.getContext(), sizes),
-      getAsIndexOpFoldResult(b.getContext(), steps));
+  SmallVector<OpFoldResult> sizeValues =
+      getAsIndexOpFoldResult(b.getContext(), sizes);
+  SmallVector<OpFoldResult> stepValues =
+      getAsIndexOpFoldResult(b.getContext(), steps);
+  if (!ambiguousReduction(sizes, rank))
+    return tensor::ExtractSliceOp::create(b, loc, reduced, v, offsets,
+                                          sizeValues, stepValues);
+  Value whole = tensor::ExtractSliceOp::create(b, loc, v, offsets, sizeValues,
+                                               stepValues);
+  return tensor::CollapseShapeOp::create(
+      b, loc, reduced, whole, leadingFolded(sizes.size(), rank));
+}
+
+/// `part` (the trailing `rank` dimensions of `sizes`) inserted into `dest`
+/// at [offsets..., sizes...], unit strides: reducedSlice's inverse.
+Value insertReduced(OpBuilder &b, Location loc, Value part, Value dest,
+                    ArrayRef<OpFoldResult> offsets, ArrayRef<int64_t> sizes,
+                    int64_t rank) {
+  SmallVector<OpFoldResult> sizeValues =
+      getAsIndexOpFoldResult(b.getContext(), sizes);
+  SmallVector<OpFoldResult> unit(sizes.size(), b.getIndexAttr(1));
+  if (ambiguousReduction(sizes, rank)) {
+    auto type = cast<RankedTensorType>(part.getType());
+    part = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(sizes, type.getElementType()), part,
+        leadingFolded(sizes.size(), rank));
+  }
+  return tensor::InsertSliceOp::create(b, loc, part, dest, offsets, sizeValues,
+                                       unit);
 }
 
 /// How a plane is laid out for its unit-stride convolutions. At stride
@@ -711,10 +757,8 @@ SmallVector<linalg::Conv2DOp> rewritePlanes(RewriterBase &rewriter,
             outPlane = conv.getResult(0);
           }
         }
-        SmallVector<Value> yielded = {tensor::InsertSliceOp::create(
-            b, loc, outPlane, args[0], outOffsets,
-            getAsIndexOpFoldResult(ctx, {1, 1, ho, wo}),
-            SmallVector<OpFoldResult>(4, b.getIndexAttr(1)))};
+        SmallVector<Value> yielded = {insertReduced(
+            b, loc, outPlane, args[0], outOffsets, {1, 1, ho, wo}, 2)};
         if (buffered)
           yielded.push_back(plane);
         if (strided)

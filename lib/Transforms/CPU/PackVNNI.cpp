@@ -267,8 +267,11 @@ Value flipSignBits(RewriterBase &rewriter, Location loc, Value input) {
     return input;
   }
   auto type = cast<RankedTensorType>(input.getType());
-  Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
-                                        type.getElementType());
+  // (Mixed sizes: A's rows may be a dynamic batch's.)
+  Value empty =
+      tensor::EmptyOp::create(rewriter, loc,
+                              tensor::getMixedSizes(rewriter, loc, input),
+                              type.getElementType());
   SmallVector<utils::IteratorType> parallel(type.getRank(),
                                             utils::IteratorType::parallel);
   return linalg::GenericOp::create(
@@ -368,15 +371,18 @@ Value layOutGroups(RewriterBase &rewriter, Location loc, Value input,
   }
   Value expanded = tensor::ExpandShapeOp::create(
       rewriter, loc, type.clone(shape), input, groups);
-  SmallVector<int64_t> perm, packedShape;
+  SmallVector<OpFoldResult> expandedSizes =
+      tensor::getMixedSizes(rewriter, loc, expanded);
+  SmallVector<int64_t> perm;
+  SmallVector<OpFoldResult> packedSizes;
   for (AffineExpr e : layout.target) {
     int64_t from = llvm::find(expandedOrder, e) - expandedOrder.begin();
     perm.push_back(from);
-    packedShape.push_back(shape[from]);
+    packedSizes.push_back(expandedSizes[from]);
   }
   if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
     return expanded;
-  Value empty = tensor::EmptyOp::create(rewriter, loc, packedShape,
+  Value empty = tensor::EmptyOp::create(rewriter, loc, packedSizes,
                                         type.getElementType());
   return linalg::TransposeOp::create(rewriter, loc, expanded, empty, perm)
       .getResult()[0];
@@ -415,7 +421,8 @@ Value shiftedColumnSums(RewriterBase &rewriter, Location loc, Value b,
   rewriter.setInsertionPointAfterValue(b);
   MLIRContext *ctx = rewriter.getContext();
   unsigned rank = type.getRank();
-  SmallVector<int64_t> shape;
+  SmallVector<OpFoldResult> bSizes = tensor::getMixedSizes(rewriter, loc, b);
+  SmallVector<OpFoldResult> shape;
   SmallVector<AffineExpr> kept;
   SmallVector<utils::IteratorType> iterators;
   for (unsigned d = 0; d < rank; ++d) {
@@ -423,7 +430,7 @@ Value shiftedColumnSums(RewriterBase &rewriter, Location loc, Value b,
                                : utils::IteratorType::parallel);
     if (d == k)
       continue;
-    shape.push_back(type.getDimSize(d));
+    shape.push_back(bSizes[d]);
     kept.push_back(getAffineDimExpr(d, ctx));
   }
   Type i32 = rewriter.getI32Type();

@@ -2,6 +2,9 @@
 // RUN: not conv-opt %s --conv-lower-depthwise-direct="tile-channels=0" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BAD
 // BAD: conv-lower-depthwise-direct: the tile sizes must be positive
+// Every function here through the whole CPU pipeline (@one_row_plane crashed
+// upstream's expand-strided-metadata before its slices kept their rank).
+// RUN: conv-opt %s --conv-lower-to-llvm -o /dev/null
 
 // A grouped NHWC convolution with one channel and one filter per group is
 // depthwise: the image collapses to [N, H, W, C], the filter to [KH, KW, C],
@@ -137,11 +140,15 @@ func.func @nchw_planes(%x: tensor<2x8x6x28xf32>, %w: tensor<8x3x3xf32>) -> tenso
 // CHECK:     tensor.extract_slice %{{.*}}[%{{.*}}, 0, 0] [1, 2, 2] [1, 2, 2] : tensor<32x3x3xf32> to tensor<2x2xf32>
 // CHECK-COUNT-2: vector.outerproduct {{.*}} : vector<8xf32>, f32
 // CHECK:     tensor.extract_slice %[[PHASES]][0, 1, 0, 0] [1, 1, 8, 8] [1, 1, 1, 1] : tensor<2x2x8x16xf32> to tensor<8x8xf32>
-// CHECK:     tensor.extract_slice %{{.*}}[%{{.*}}, 0, 1] [1, 2, 1] [1, 2, 1] : tensor<32x3x3xf32> to tensor<2x1xf32>
+// A kept unit dimension (the 2x1, 1x2 and 1x1 phase taps) makes dropping
+// the leading ones ambiguous, which upstream's expand-strided-metadata
+// crashes on once bufferized: those are sliced whole and reshaped.
+// CHECK:     %[[T01:.*]] = tensor.extract_slice %{{.*}}[%{{.*}}, 0, 1] [1, 2, 1] [1, 2, 1] : tensor<32x3x3xf32> to tensor<1x2x1xf32>
+// CHECK:     tensor.collapse_shape %[[T01]] {{\[}}[0, 1], [2]] : tensor<1x2x1xf32> into tensor<2x1xf32>
 // CHECK:     tensor.extract_slice %[[PHASES]][1, 0, 0, 0] [1, 1, 7, 9] [1, 1, 1, 1] : tensor<2x2x8x16xf32> to tensor<7x9xf32>
-// CHECK:     tensor.extract_slice %{{.*}}[%{{.*}}, 1, 0] [1, 1, 2] [1, 1, 2] : tensor<32x3x3xf32> to tensor<1x2xf32>
+// CHECK:     tensor.extract_slice %{{.*}}[%{{.*}}, 1, 0] [1, 1, 2] [1, 1, 2] : tensor<32x3x3xf32> to tensor<1x1x2xf32>
 // CHECK:     tensor.extract_slice %[[PHASES]][1, 1, 0, 0] [1, 1, 7, 8] [1, 1, 1, 1] : tensor<2x2x8x16xf32> to tensor<7x8xf32>
-// CHECK:     tensor.extract_slice %{{.*}}[%{{.*}}, 1, 1] [1, 1, 1] [1, 1, 1] : tensor<32x3x3xf32> to tensor<1x1xf32>
+// CHECK:     tensor.extract_slice %{{.*}}[%{{.*}}, 1, 1] [1, 1, 1] [1, 1, 1] : tensor<32x3x3xf32> to tensor<1x1x1xf32>
 // CHECK:     scf.yield %{{.*}}, %[[PADDED]], %[[PHASES]]
 // CHECK-NOT: linalg.transpose
 // CHECK: return
@@ -266,4 +273,31 @@ func.func @quantized_zero_padded(%x: tensor<1x8x8x32x1xi8>, %w: tensor<32x1x3x3x
   %y = linalg.conv_2d_nhwgc_gfhwc_q {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
        ins(%padded, %w, %zx, %zw : tensor<1x10x10x32x1xi8>, tensor<32x1x3x3x1xi8>, i32, i32) outs(%init : tensor<1x8x8x32x1xi32>) -> tensor<1x8x8x32x1xi32>
   return %y : tensor<1x8x8x32x1xi32>
+}
+
+// A plane of one row (an f16 image 1 x 2, padded 2 above and 3 below,
+// stride 2; conv-fuzz): the plane slices keep their rank and are reshaped
+// (a rank-reduced 1 x 2 slice is ambiguous, and upstream's
+// expand-strided-metadata crashed on it once bufferized; the RUN line at
+// the top takes it through the whole pipeline).
+// CHECK-LABEL: func.func @one_row_plane
+// CHECK: tensor.extract_slice %{{.*}} [1, 1, 1, 2] [1, 1, 1, 1] : tensor<1x64x1x2xf16> to tensor<1x1x1x2xf16>
+// CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0, 1, 2], [3]] : tensor<1x1x1x2xf16> into tensor<1x2xf16>
+func.func @one_row_plane(%x: tensor<1x64x1x2xf16>, %w: tensor<64x3x1xf16>) -> tensor<1x64x2x2xf16> {
+  %zero = arith.constant 0.0 : f16
+  %p = tensor.pad %x low[0, 0, 2, 0] high[0, 0, 3, 0] {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    tensor.yield %zero : f16
+  } : tensor<1x64x1x2xf16> to tensor<1x64x6x2xf16>
+  %e = tensor.empty() : tensor<1x64x2x2xf16>
+  %three = arith.constant 3.0 : f16
+  %init = linalg.fill ins(%three : f16) outs(%e : tensor<1x64x2x2xf16>) -> tensor<1x64x2x2xf16>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d1 * 2 + d4, d2 + d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d3, d4, d5)>, affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%p, %w : tensor<1x64x6x2xf16>, tensor<64x3x1xf16>) outs(%init : tensor<1x64x2x2xf16>) {
+  ^bb0(%in: f16, %fl: f16, %acc: f16):
+    %prod = arith.mulf %in, %fl : f16
+    %sum = arith.addf %acc, %prod : f16
+    linalg.yield %sum : f16
+  } -> tensor<1x64x2x2xf16>
+  return %y : tensor<1x64x2x2xf16>
 }
