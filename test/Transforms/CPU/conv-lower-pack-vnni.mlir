@@ -266,3 +266,17 @@ func.func @i8_flip_in_gather(%x: tensor<4x2x8xi8>, %b: tensor<16x16xi8>, %c: ten
   %0 = linalg.matmul ins(%a, %b : tensor<4x16xi8>, tensor<16x16xi8>) outs(%c : tensor<4x16xi32>) -> tensor<4x16xi32>
   return %0 : tensor<4x16xi32>
 }
+
+// -----
+
+// A dynamic M (a dynamic batch's rows; conv-fuzz): the flipped copy of A
+// takes A's dynamic size.
+// CHECK-LABEL: func.func @i8_dynamic_rows
+// CHECK: %[[M:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<?x8xi8>
+// CHECK: tensor.empty(%[[M]]) : tensor<?x8xi8>
+// CHECK: arith.xori
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<?x2x4xi8>, tensor<2x16x4xi8>)
+func.func @i8_dynamic_rows(%a: tensor<?x8xi8>, %b: tensor<8x16xi8>, %c: tensor<?x16xi32>) -> tensor<?x16xi32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<?x8xi8>, tensor<8x16xi8>) outs(%c : tensor<?x16xi32>) -> tensor<?x16xi32>
+  return %0 : tensor<?x16xi32>
+}
