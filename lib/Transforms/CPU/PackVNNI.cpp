@@ -371,17 +371,16 @@ Value layOutGroups(RewriterBase &rewriter, Location loc, Value input,
   }
   Value expanded = tensor::ExpandShapeOp::create(
       rewriter, loc, type.clone(shape), input, groups);
-  SmallVector<OpFoldResult> expandedSizes =
-      tensor::getMixedSizes(rewriter, loc, expanded);
   SmallVector<int64_t> perm;
-  SmallVector<OpFoldResult> packedSizes;
-  for (AffineExpr e : layout.target) {
-    int64_t from = llvm::find(expandedOrder, e) - expandedOrder.begin();
-    perm.push_back(from);
-    packedSizes.push_back(expandedSizes[from]);
-  }
+  for (AffineExpr e : layout.target)
+    perm.push_back(llvm::find(expandedOrder, e) - expandedOrder.begin());
   if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
     return expanded;
+  SmallVector<OpFoldResult> expandedSizes =
+      tensor::getMixedSizes(rewriter, loc, expanded);
+  SmallVector<OpFoldResult> packedSizes;
+  for (int64_t from : perm)
+    packedSizes.push_back(expandedSizes[from]);
   Value empty = tensor::EmptyOp::create(rewriter, loc, packedSizes,
                                         type.getElementType());
   return linalg::TransposeOp::create(rewriter, loc, expanded, empty, perm)

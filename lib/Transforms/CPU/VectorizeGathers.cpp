@@ -112,7 +112,8 @@ Value mapBodyOnVector(RewriterBase &rewriter, Location loc,
       state.addOperands(asVector(scalars.lookupOrDefault(operand)));
     for (Type type : inner.getResultTypes())
       state.addTypes(VectorType::get(runType.getShape(), type));
-    state.addAttributes(inner.getAttrs());
+    state.propertiesAttr = inner.getPropertiesAsAttribute();
+    state.addAttributes(inner.getDiscardableAttrDictionary().getValue());
     Operation *vectorOp = rewriter.create(state);
     vectors.map(inner.getResults(), vectorOp->getResults());
   }

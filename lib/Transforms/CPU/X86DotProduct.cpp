@@ -303,13 +303,14 @@ SmallVector<Operation *> groupOperandChains(vector::ContractionOp contract,
     return {};
   SmallVector<Operation *> ops = {contract};
   bool zeroExtendedA = false;
-  for (Value operand : {contract.getLhs(), contract.getRhs()}) {
+  for (auto [start, isA] : {std::pair<Value, bool>(contract.getLhs(), true),
+                            std::pair<Value, bool>(contract.getRhs(), false)}) {
+    Value operand = start;
     while (Operation *producer = operand.getDefiningOp()) {
       if (!isa<arith::ExtFOp, arith::ExtSIOp, arith::ExtUIOp,
                vector::TransposeOp, vector::BroadcastOp>(producer))
         break;
-      zeroExtendedA |=
-          isa<arith::ExtUIOp>(producer) && operand == contract.getLhs();
+      zeroExtendedA |= isA && isa<arith::ExtUIOp>(producer);
       ops.push_back(producer);
       operand = producer->getOperand(0);
     }
