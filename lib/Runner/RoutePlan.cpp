@@ -180,6 +180,34 @@ llvm::StringRef runner::pipelineName(CpuRoute route) {
   llvm_unreachable("unknown CPU route");
 }
 
+/// The report's note on the CPU GEMMs' dot-product route for `dtype` (bf16:
+/// VDPBF16PS, i8: VPDPBUSD): taken, or why they are widened instead. Empty
+/// for the other types.
+static std::string dotProductNote(DType dtype,
+                                  const ConvLowerToLLVMOptions &pipeline) {
+  struct Route {
+    bool taken, hostHas;
+    llvm::StringRef onDots, widened, feature, option;
+  };
+  std::optional<Route> route;
+  if (dtype == DType::BF16)
+    route = Route{pipeline.bf16Dot, hostHasAVX512BF16(),
+                  "bf16 GEMMs in K pairs on AVX512-BF16 (VDPBF16PS)",
+                  "bf16 widened to f32 FMAs", "AVX512-BF16", "bf16-dot"};
+  if (dtype == DType::I8)
+    route = Route{pipeline.i8Dot, hostHasAVX512VNNI(),
+                  "i8 GEMMs in K quads on AVX512-VNNI (VPDPBUSD)",
+                  "i8 widened to i32 multiplies", "AVX512-VNNI", "i8-dot"};
+  if (!route)
+    return "";
+  if (route->taken)
+    return ("; " + route->onDots).str();
+  return llvm::formatv("; {0} ({1})", route->widened,
+                       route->hostHas
+                           ? (route->option + " off").str()
+                           : ("no " + route->feature + " on this host").str());
+}
+
 ConvLowerToLLVMOptions runner::pipelineOptions(const RouteRequest &request,
                                                CpuRoute route) {
   ConvLowerToLLVMOptions o;
@@ -258,20 +286,8 @@ llvm::Expected<RoutePlan> runner::planRoute(const RouteRequest &request,
         "GEMM register tile {0}x{1}, K by {2} ({3} default {4}x{5})",
         request.tileM, request.tileN, request.tileK,
         hostGemmTile().registers, hostGemmTile().m, hostGemmTile().n);
-  if (plan.target == Target::Cpu && inputs.problem &&
-      inputs.problem->dtype == DType::BF16)
-    report.kernel +=
-        plan.pipeline.bf16Dot ? "; bf16 GEMMs in K pairs on AVX512-BF16 (VDPBF16PS)"
-        : !hostHasAVX512BF16()
-            ? "; bf16 widened to f32 FMAs (no AVX512-BF16 on this host)"
-            : "; bf16 widened to f32 FMAs (bf16-dot off)";
-  if (plan.target == Target::Cpu && inputs.problem &&
-      inputs.problem->dtype == DType::I8)
-    report.kernel +=
-        plan.pipeline.i8Dot ? "; i8 GEMMs in K quads on AVX512-VNNI (VPDPBUSD)"
-        : !hostHasAVX512VNNI()
-            ? "; i8 widened to i32 multiplies (no AVX512-VNNI on this host)"
-            : "; i8 widened to i32 multiplies (i8-dot off)";
+  if (plan.target == Target::Cpu && inputs.problem)
+    report.kernel += dotProductNote(inputs.problem->dtype, plan.pipeline);
   if (inputs.module &&
       takesWinograd(inputs.module, inputs.function, plan.pipeline)) {
     LLVM_DEBUG(llvm::dbgs() << "conv-run: conv-lower-winograd's cost rule "
