@@ -20,8 +20,9 @@
 // more in both inputs.
 //
 // VPDPBUSD multiplies unsigned bytes by signed ones. A signed A is made
-// unsigned by adding 128 (flipping its sign bit): the contraction then reads
-// A's bytes zero-extended and starts from C - 128 * sum_k B[k, n], the
+// unsigned by adding 128 (flipping its sign bit, in the body: the register
+// tile flips each broadcast group): the contraction then reads A's bytes
+// flipped and zero-extended and starts from C - 128 * sum_k B[k, n], the
 // column sums of B (computed where B is defined: once, at packing time, for
 // constant weights), which takes the added 128s back out exactly (i32
 // arithmetic wraps the same way both ways).
@@ -30,8 +31,6 @@
 // conv-lower-x86-dot-product turns the tiles into the dot instructions.
 //
 //===----------------------------------------------------------------------===//
-
-#include "Transforms/CPU/TilingUtils.h"
 
 #include "ConvLower/Transforms/CPU/Passes.h"
 
@@ -226,26 +225,6 @@ SmallVector<AffineMap> identityMaps(MLIRContext *ctx, unsigned operands,
                                 AffineMap::getMultiDimIdentityMap(rank, ctx));
 }
 
-/// The plain copy `v` is made by (through reshapes), where `v` is its only
-/// use: the im2col panel's gather, which can flip the sign bits as it
-/// copies (conv-lower-vectorize-gathers maps them on its vectors) instead
-/// of a pass of its own over the panel.
-linalg::GenericOp soleCopyProducer(Value v) {
-  while (Operation *producer = v.getDefiningOp()) {
-    if (!v.hasOneUse())
-      return nullptr;
-    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(producer)) {
-      v = producer->getOperand(0);
-      continue;
-    }
-    auto copy = dyn_cast<linalg::GenericOp>(producer);
-    if (copy && copy.hasPureTensorSemantics() && conv_lower::isPlainCopy(copy))
-      return copy;
-    return nullptr;
-  }
-  return nullptr;
-}
-
 /// The sign bit flipped: 128 added to an i8, read as unsigned.
 Value flipSignBit(OpBuilder &b, Location loc, Value byte) {
   Value signBit =
@@ -253,47 +232,14 @@ Value flipSignBit(OpBuilder &b, Location loc, Value byte) {
   return arith::XOrIOp::create(b, loc, byte, signBit);
 }
 
-/// `input` (i8) with 128 added to every element, read as unsigned: its
-/// sign bit flipped, by the copy that makes it where it is a panel's gather
-/// (soleCopyProducer), else by a pass of its own.
-Value flipSignBits(RewriterBase &rewriter, Location loc, Value input) {
-  if (linalg::GenericOp copy = soleCopyProducer(input)) {
-    Block &body = copy.getRegion().front();
-    Operation *yield = body.getTerminator();
-    OpBuilder::InsertionGuard guard(rewriter);
-    rewriter.setInsertionPoint(yield);
-    Value flipped = flipSignBit(rewriter, loc, body.getArgument(0));
-    rewriter.modifyOpInPlace(yield, [&] { yield->setOperand(0, flipped); });
-    return input;
-  }
-  auto type = cast<RankedTensorType>(input.getType());
-  // (Mixed sizes: A's rows may be a dynamic batch's.)
-  Value empty =
-      tensor::EmptyOp::create(rewriter, loc,
-                              tensor::getMixedSizes(rewriter, loc, input),
-                              type.getElementType());
-  SmallVector<utils::IteratorType> parallel(type.getRank(),
-                                            utils::IteratorType::parallel);
-  return linalg::GenericOp::create(
-             rewriter, loc, TypeRange{type}, ValueRange{input},
-             ValueRange{empty},
-             identityMaps(rewriter.getContext(), 2, type.getRank()), parallel,
-             [](OpBuilder &b, Location l, ValueRange args) {
-               linalg::YieldOp::create(b, l,
-                                       ValueRange{flipSignBit(b, l, args[0])});
-             })
-      .getResult(0);
-}
-
 /// How one input is laid out: its map in the contraction, K's and the
 /// group member's expressions, the target order (groupedResults), the
-/// group, and whether its bytes become unsigned (flipSignBits).
+/// group.
 struct GroupLayout {
   AffineMap map;
   AffineExpr kExpr, member;
   SmallVector<AffineExpr> target;
   int64_t group;
-  bool flip;
 };
 
 Value layOutGroups(RewriterBase &rewriter, Location loc, Value input,
@@ -338,8 +284,8 @@ Value layOutSliceSource(RewriterBase &rewriter, Location loc, Value input,
                                 rewriter.getIndexAttr(1)));
 }
 
-/// `input` (read through `layout.map`) laid out as `layout.target`: made
-/// unsigned where asked, padded to whole groups, its K dimension split into
+/// `input` (read through `layout.map`) laid out as `layout.target`: padded
+/// to whole groups, its K dimension split into
 /// (K / g, g) by a reshape, then, where that is not already the order, one
 /// transpose, all where `input` is defined.
 Value layOutGroups(RewriterBase &rewriter, Location loc, Value input,
@@ -348,8 +294,6 @@ Value layOutGroups(RewriterBase &rewriter, Location loc, Value input,
     return sliced;
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPointAfterValue(input);
-  if (layout.flip)
-    input = flipSignBits(rewriter, loc, input);
   input = padToGroups(rewriter, loc, input,
                       *layout.map.getResultPosition(layout.kExpr),
                       layout.group);
@@ -481,10 +425,15 @@ Value subtractColumnSums(RewriterBase &rewriter, Location loc, Value init,
       .getResult(0);
 }
 
-/// The i8 body with A's bytes read unsigned: sum(extui(a) * extsi(b)).
+/// The i8 body with A's bytes read unsigned, their sign bits flipped (128
+/// added): sum(extui(a ^ 0x80) * extsi(b)). The flip stays in the body, so
+/// that the register tile applies it to each broadcast group of A (one
+/// instruction a group, conv-lower-x86-dot-product) instead of a pass over
+/// A (a 1x1 layer's A is the image itself: 6.4 MB read and written again
+/// per call at r50's 256->64 56x56 N8).
 void buildUnsignedAProduct(OpBuilder &b, Location loc, ValueRange args) {
   Type i32 = b.getI32Type();
-  Value a = arith::ExtUIOp::create(b, loc, i32, args[0]);
+  Value a = arith::ExtUIOp::create(b, loc, i32, flipSignBit(b, loc, args[0]));
   Value w = arith::ExtSIOp::create(b, loc, i32, args[1]);
   Value product = arith::MulIOp::create(b, loc, a, w);
   linalg::YieldOp::create(
@@ -515,8 +464,7 @@ void packGroups(RewriterBase &rewriter, linalg::LinalgOp op,
                        kExpr,
                        member,
                        groupedResults(map, kExpr, member, streamed),
-                       dims.group,
-                       dims.unsignedA && !streamed};
+                       dims.group};
     if (dims.unsignedA && streamed) {
       Value sums = shiftedColumnSums(rewriter, loc, input->get(), map, kExpr);
       SmallVector<AffineExpr> sumDims;

@@ -417,7 +417,9 @@ void vectorizeTile(RewriterBase &rewriter, linalg::LinalgOp op) {
 }
 
 bool isTensorContraction(linalg::LinalgOp op) {
-  return op.hasPureTensorSemantics() && linalg::isaContractionOpInterface(op);
+  return op.hasPureTensorSemantics() &&
+         (linalg::isaContractionOpInterface(op) ||
+          conv_lower::isSignFlippedI8Contraction(op));
 }
 
 struct ConvLowerTileAndVectorizePass

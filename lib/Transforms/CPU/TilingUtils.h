@@ -9,6 +9,7 @@
 #ifndef CONVLOWER_TRANSFORMS_TILINGUTILS_H
 #define CONVLOWER_TRANSFORMS_TILINGUTILS_H
 
+#include "mlir/IR/Matchers.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
@@ -46,26 +47,6 @@ inline bool isPlainCopy(linalg::GenericOp op) {
          yield.getOperand(0) == body.getArgument(0);
 }
 
-/// A copy that maps each element on its way (conv-lower-pack-vnni's
-/// sign-bit flip of an im2col panel folded into the gather): as
-/// isPlainCopy, but the body may compute the yielded value from the input
-/// element alone, through elementwise ops (and scalars from outside).
-inline bool isElementwiseCopy(linalg::GenericOp op) {
-  if (isPlainCopy(op))
-    return true;
-  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
-      op.getNumParallelLoops() != op.getNumLoops())
-    return false;
-  Block &body = op.getRegion().front();
-  if (!body.getArgument(1).use_empty())
-    return false;
-  for (Operation &inner : body.without_terminator())
-    if (!inner.hasTrait<OpTrait::Elementwise>() &&
-        !inner.hasTrait<OpTrait::ConstantLike>())
-      return false;
-  return true;
-}
-
 /// The loop of the K group in a contraction that conv-lower-pack-vnni
 /// rewrote, and the group's size: the last loop, a reduction of static
 /// extent 2 (bf16 pairs) or 4 (i8 quads) that both inputs index last. A
@@ -91,6 +72,29 @@ inline std::optional<DotGroupLoop> dotGroupLoop(linalg::LinalgOp op) {
       return std::nullopt;
   }
   return DotGroupLoop{loops - 1, size};
+}
+
+/// conv-lower-pack-vnni's i8 GEMM in K quads, whose body reads A's bytes
+/// with their sign bits flipped, sum(extui(a ^ 0x80) * extsi(b)): a
+/// contraction but for the flip, which linalg's contraction interface does
+/// not take.
+inline bool isSignFlippedI8Contraction(linalg::LinalgOp op) {
+  if (!dotGroupLoop(op) || op.getNumDpsInits() != 1)
+    return false;
+  Block *body = op.getBlock();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddIOp>();
+  if (!add || add.getLhs() != body->getArgument(2))
+    return false;
+  auto mul = add.getRhs().getDefiningOp<arith::MulIOp>();
+  auto a = mul ? mul.getLhs().getDefiningOp<arith::ExtUIOp>() : nullptr;
+  auto b = mul ? mul.getRhs().getDefiningOp<arith::ExtSIOp>() : nullptr;
+  auto flip = a ? a.getIn().getDefiningOp<arith::XOrIOp>() : nullptr;
+  APInt bits;
+  return b && flip && b.getIn() == body->getArgument(1) &&
+         flip.getLhs() == body->getArgument(0) &&
+         matchPattern(flip.getRhs(), m_ConstantInt(&bits)) &&
+         bits.isSignMask();
 }
 
 /// Tiles `op` by `sizes` (0: untiled) with loops of `loopType` and replaces

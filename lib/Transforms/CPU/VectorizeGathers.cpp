@@ -28,7 +28,6 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include <optional>
@@ -63,13 +62,12 @@ bool isDimPlusOthers(AffineExpr expr, AffineExpr dim) {
 }
 
 /// The loop along which a static copy (every loop parallel, its body
-/// yields the input element or an elementwise function of it, its output
-/// map a permutation) runs contiguous
+/// yields the input element, its output map a permutation) runs contiguous
 /// in both operands: the output's innermost index, where the input's
 /// innermost index is it plus other loops' terms and no other input index
 /// uses it. None otherwise.
 std::optional<unsigned> contiguousRunLoop(linalg::GenericOp op) {
-  if (!isElementwiseCopy(op) || !op.hasPureBufferSemantics() ||
+  if (!isPlainCopy(op) || !op.hasPureBufferSemantics() ||
       op.hasDynamicShape() || op.getNumLoops() < 2)
     return std::nullopt;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
@@ -86,45 +84,9 @@ std::optional<unsigned> contiguousRunLoop(linalg::GenericOp op) {
   return loop;
 }
 
-/// The copy's body applied to `run` (the input elements of one run): each
-/// elementwise op redone on vectors of the run's length, scalars it reads
-/// (constants) broadcast.
-Value mapBodyOnVector(RewriterBase &rewriter, Location loc,
-                      linalg::GenericOp tile, Value run) {
-  Block &body = tile.getRegion().front();
-  auto runType = cast<VectorType>(run.getType());
-  IRMapping vectors;
-  vectors.map(body.getArgument(0), run);
-  auto asVector = [&](Value v) -> Value {
-    if (Value mapped = vectors.lookupOrNull(v))
-      return mapped;
-    return vector::BroadcastOp::create(
-        rewriter, loc, VectorType::get(runType.getShape(), v.getType()), v);
-  };
-  IRMapping scalars;
-  for (Operation &inner : body.without_terminator()) {
-    if (inner.hasTrait<OpTrait::ConstantLike>()) {
-      rewriter.clone(inner, scalars);
-      continue;
-    }
-    OperationState state(loc, inner.getName());
-    for (Value operand : inner.getOperands())
-      state.addOperands(asVector(scalars.lookupOrDefault(operand)));
-    for (Type type : inner.getResultTypes())
-      state.addTypes(VectorType::get(runType.getShape(), type));
-    state.propertiesAttr = inner.getPropertiesAsAttribute();
-    state.addAttributes(inner.getDiscardableAttrDictionary().getValue());
-    Operation *vectorOp = rewriter.create(state);
-    vectors.map(inner.getResults(), vectorOp->getResults());
-  }
-  Value yielded = body.getTerminator()->getOperand(0);
-  return asVector(scalars.lookupOrDefault(yielded));
-}
-
 /// One run: a vector of the run's length read from the innermost dimension
-/// of the tile's input (mapped through the copy's body) and written to the
-/// innermost of its output (every other dimension of both is 1 in the
-/// tile).
+/// of the tile's input and written to the innermost of its output (every
+/// other dimension of both is 1 in the tile).
 void copyRunAsVector(RewriterBase &rewriter, linalg::GenericOp tile,
                      int64_t length) {
   Location loc = tile.getLoc();
@@ -140,7 +102,6 @@ void copyRunAsVector(RewriterBase &rewriter, linalg::GenericOp tile,
       rewriter, loc, vectorType, source,
       SmallVector<Value>(sourceType.getRank(), zero), std::nullopt,
       AffineMap::getMinorIdentityMap(sourceType.getRank(), 1, ctx), inBounds);
-  run = mapBodyOnVector(rewriter, loc, tile, run);
   vector::TransferWriteOp::create(
       rewriter, loc, run, dest, SmallVector<Value>(destType.getRank(), zero),
       AffineMap::getMinorIdentityMap(destType.getRank(), 1, ctx), inBounds);

@@ -32,6 +32,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -59,7 +60,28 @@ struct GroupTile {
   int64_t group = 2;
   DotKind kind = DotKind::BF16;
   Value lhs, rhs;
+  /// i8: A's sign bits are flipped on the way (conv-lower-pack-vnni's
+  /// body, x ^ 0x80): each broadcast group is flipped before its dots.
+  bool flipA = false;
 };
+
+/// `v` ^ 0x80 on every byte (a splat of -128 as the other operand): the
+/// operand flipped, else null.
+Value signFlipped(Value v) {
+  auto xori = v.getDefiningOp<arith::XOrIOp>();
+  if (!xori)
+    return nullptr;
+  auto isSignBit = [](Value c) {
+    APInt bits;
+    return matchPattern(c, m_ConstantInt(&bits)) && bits.getBitWidth() == 8 &&
+           bits.isSignMask();
+  };
+  if (isSignBit(xori.getRhs()))
+    return xori.getLhs();
+  if (isSignBit(xori.getLhs()))
+    return xori.getRhs();
+  return nullptr;
+}
 
 /// The loops of `map`'s results whose extent is not 1, in result order.
 SmallVector<unsigned> nonUnitResults(AffineMap map, ArrayRef<int64_t> bounds) {
@@ -99,6 +121,10 @@ std::optional<GroupTile> matchElementTypes(vector::ContractionOp contract,
     tile.rhs = i8Source<arith::ExtSIOp>(contract.getRhs());
     if (!tile.lhs || !tile.rhs)
       return std::nullopt;
+    if (Value unflipped = signFlipped(tile.lhs)) {
+      tile.lhs = unflipped;
+      tile.flipA = true;
+    }
     tile.kind = DotKind::U8S8;
     tile.group = 4;
     return tile;
@@ -273,6 +299,14 @@ LogicalResult lowerToDots(RewriterBase &rewriter,
       Value group = vector::ExtractOp::create(rewriter, loc, a,
                                               ArrayRef<int64_t>{m, r});
       Value row = broadcastGroup(rewriter, loc, group, lanes);
+      if (tile.flipA)
+        row = arith::XOrIOp::create(
+            rewriter, loc, row,
+            arith::ConstantOp::create(
+                rewriter, loc,
+                DenseElementsAttr::get(
+                    cast<VectorType>(row.getType()),
+                    rewriter.getIntegerAttr(rewriter.getI8Type(), -128))));
       for (int64_t j = 0; j < chunks; ++j)
         acc[m][j] = dot(rewriter, loc, tile.kind, acc[m][j], row, columns[j]);
     }
@@ -308,7 +342,8 @@ SmallVector<Operation *> groupOperandChains(vector::ContractionOp contract,
     Value operand = start;
     while (Operation *producer = operand.getDefiningOp()) {
       if (!isa<arith::ExtFOp, arith::ExtSIOp, arith::ExtUIOp,
-               vector::TransposeOp, vector::BroadcastOp>(producer))
+               vector::TransposeOp, vector::BroadcastOp>(producer) &&
+          !(isA && signFlipped(producer->getResult(0))))
         break;
       zeroExtendedA |= isA && isa<arith::ExtUIOp>(producer);
       ops.push_back(producer);

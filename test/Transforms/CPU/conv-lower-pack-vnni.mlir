@@ -159,9 +159,10 @@ func.func @untouched(%a1: tensor<4x1xbf16>, %b1: tensor<1x16xbf16>, %c: tensor<4
 // -----
 
 // i8 into i32 (linalg's signed product): K in quads, padded to a whole one
-// (10 -> 12). A's bytes get their sign bits flipped (VPDPBUSD reads them
-// unsigned) and the body reads them zero-extended; the accumulator starts
-// 128 * sum_k B lower, B's column sums made where B is defined.
+// (10 -> 12). VPDPBUSD reads A's bytes unsigned: the body flips their sign
+// bits (adds 128; the register tile flips each broadcast group) and reads
+// them zero-extended, and the accumulator starts 128 * sum_k B lower, B's
+// column sums made where B is defined.
 // CHECK-DAG: #[[$ID:map[0-9]*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[$COLS:map[0-9]*]] = affine_map<(d0, d1) -> (d1)>
 // CHECK-LABEL: func.func @i8_matmul
@@ -172,16 +173,16 @@ func.func @untouched(%a1: tensor<4x1xbf16>, %b1: tensor<1x16xbf16>, %c: tensor<4
 // CHECK: %[[SUMS:.*]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$COLS]]], iterator_types = ["reduction", "parallel"]} ins(%[[B]] : tensor<10x16xi8>)
 // CHECK: arith.extsi
 // CHECK: arith.shli %{{.*}}, %{{.*}} : i32
-// CHECK: %[[AU:.*]] = linalg.generic {{.*}} ins(%[[A]] : tensor<4x10xi8>)
-// CHECK: arith.xori %{{.*}}, %{{.*}} : i8
-// CHECK: %[[AP:.*]] = tensor.pad %[[AU]] low[0, 0] high[0, 2]
+// CHECK: %[[AP:.*]] = tensor.pad %[[A]] low[0, 0] high[0, 2]
 // CHECK: %[[AS:.*]] = tensor.expand_shape %[[AP]] {{\[}}[0], [1, 2]] output_shape [4, 3, 4] : tensor<4x12xi8> into tensor<4x3x4xi8>
 // CHECK: %[[INIT:.*]] = linalg.generic {{.*}} ins(%[[SUMS]] : tensor<16xi32>) outs(%[[C]] : tensor<4x16xi32>)
 // CHECK: arith.subi
 // CHECK: linalg.generic
 // CHECK-SAME: ins(%[[AS]], %[[BT]] : tensor<4x3x4xi8>, tensor<3x16x4xi8>) outs(%[[INIT]] : tensor<4x16xi32>)
 // CHECK: ^bb0(%[[X:.*]]: i8, %[[W:.*]]: i8, %[[ACC:.*]]: i32):
-// CHECK: arith.extui %[[X]] : i8 to i32
+// CHECK: %[[SIGN:.*]] = arith.constant -128 : i8
+// CHECK: %[[FLIPPED:.*]] = arith.xori %[[X]], %[[SIGN]] : i8
+// CHECK: arith.extui %[[FLIPPED]] : i8 to i32
 // CHECK: arith.extsi %[[W]] : i8 to i32
 // NO-I8-LABEL: func.func @i8_matmul
 // NO-I8-NOT: arith.xori
@@ -245,37 +246,11 @@ func.func @i8_untouched(%a: tensor<4x8xi8>, %b: tensor<8x16xi8>, %c: tensor<4x16
 
 // -----
 
-// A made by a plain copy (an im2col panel's gather) used only here: the copy
-// flips the sign bits as it copies, no pass of its own over the panel.
-// CHECK-LABEL: func.func @i8_flip_in_gather
-// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<4x2x8xi8>) outs(%{{.*}} : tensor<4x2x8xi8>)
-// CHECK-NEXT: ^bb0(%[[IN:.*]]: i8, %{{.*}}: i8):
-// CHECK: %[[F:.*]] = arith.xori %[[IN]], %{{.*}} : i8
-// CHECK-NEXT: linalg.yield %[[F]] : i8
-// CHECK-NOT: arith.xori
-// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4x4x4xi8>, tensor<4x16x4xi8>)
-#copy = affine_map<(m, r, c) -> (m, r, c)>
-func.func @i8_flip_in_gather(%x: tensor<4x2x8xi8>, %b: tensor<16x16xi8>, %c: tensor<4x16xi32>) -> tensor<4x16xi32> {
-  %e = tensor.empty() : tensor<4x2x8xi8>
-  %g = linalg.generic {indexing_maps = [#copy, #copy], iterator_types = ["parallel", "parallel", "parallel"]}
-      ins(%x : tensor<4x2x8xi8>) outs(%e : tensor<4x2x8xi8>) {
-  ^bb0(%in: i8, %out: i8):
-    linalg.yield %in : i8
-  } -> tensor<4x2x8xi8>
-  %a = tensor.collapse_shape %g [[0], [1, 2]] : tensor<4x2x8xi8> into tensor<4x16xi8>
-  %0 = linalg.matmul ins(%a, %b : tensor<4x16xi8>, tensor<16x16xi8>) outs(%c : tensor<4x16xi32>) -> tensor<4x16xi32>
-  return %0 : tensor<4x16xi32>
-}
-
-// -----
-
-// A dynamic M (a dynamic batch's rows; conv-fuzz): the flipped copy of A
-// takes A's dynamic size.
+// A dynamic M (a dynamic batch's rows; conv-fuzz): A is only reshaped, its
+// rows dynamic.
 // CHECK-LABEL: func.func @i8_dynamic_rows
-// CHECK: %[[M:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<?x8xi8>
-// CHECK: tensor.empty(%[[M]]) : tensor<?x8xi8>
-// CHECK: arith.xori
 // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<?x2x4xi8>, tensor<2x16x4xi8>)
+// CHECK: arith.xori
 func.func @i8_dynamic_rows(%a: tensor<?x8xi8>, %b: tensor<8x16xi8>, %c: tensor<?x16xi32>) -> tensor<?x16xi32> {
   %0 = linalg.matmul ins(%a, %b : tensor<?x8xi8>, tensor<8x16xi8>) outs(%c : tensor<?x16xi32>) -> tensor<?x16xi32>
   return %0 : tensor<?x16xi32>

@@ -80,36 +80,3 @@ func.func @left_alone(%img: memref<1x4x5x113xf32>, %panel: memref<1x4x3x3x1x2x56
   }
   return
 }
-
-// A panel whose copy maps each element on its way (conv-lower-pack-vnni's
-// i8 sign-bit flip, folded into the gather): the same runs, the body redone
-// on each run's vector, its scalar constant broadcast.
-// CHECK-LABEL: func.func @nhwc_panel_flipped
-// CHECK-NOT: linalg.generic
-// CHECK: %[[V:.*]] = vector.transfer_read {{.*}} : memref<1x1x1x64xi8, {{.*}}>, vector<64xi8>
-// CHECK: %[[F:.*]] = arith.xori %[[V]], %{{.*}} : vector<64xi8>
-// CHECK: vector.transfer_write %[[F]], {{.*}} : vector<64xi8>, memref<1x1x1x1x1x1x64xi8
-// CHECK-NOT: linalg.generic
-func.func @nhwc_panel_flipped(%img: memref<1x8x8x64xi8>, %panel: memref<1x1x6x6x3x3x64xi8>) {
-  %sign = arith.constant -128 : i8
-  linalg.generic {indexing_maps = [#nhwc_in, #nhwc_out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
-      ins(%img : memref<1x8x8x64xi8>) outs(%panel : memref<1x1x6x6x3x3x64xi8>) {
-  ^bb0(%in: i8, %out: i8):
-    %f = arith.xori %in, %sign : i8
-    linalg.yield %f : i8
-  }
-  return
-}
-
-// A body that reads the output element is no copy: left alone.
-// CHECK-LABEL: func.func @nhwc_panel_accumulating
-// CHECK: linalg.generic
-func.func @nhwc_panel_accumulating(%img: memref<1x8x8x64xi8>, %panel: memref<1x1x6x6x3x3x64xi8>) {
-  linalg.generic {indexing_maps = [#nhwc_in, #nhwc_out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]}
-      ins(%img : memref<1x8x8x64xi8>) outs(%panel : memref<1x1x6x6x3x3x64xi8>) {
-  ^bb0(%in: i8, %out: i8):
-    %f = arith.addi %in, %out : i8
-    linalg.yield %f : i8
-  }
-  return
-}

@@ -143,3 +143,31 @@ func.func @i8_signed_untouched(%a: vector<2x8x4xi8>, %b: vector<2x8x4xi8>, %c: v
       %aw, %bw, %c : vector<2x8x4xi32>, vector<2x8x4xi32> into vector<2x8xi32>
   return %0 : vector<2x8xi32>
 }
+
+// -----
+
+// A's bytes flipped on the way (conv-lower-pack-vnni's body, x ^ 0x80): the
+// flip is applied once to each broadcast group, before its dots, not to
+// every element of the tile.
+// CHECK-LABEL: func.func @i8_flipped_a
+// CHECK: %[[SPLAT:.*]] = vector.bitcast %{{.*}} : vector<16xi32> to vector<64xi8>
+// CHECK: %[[ROW:.*]] = arith.xori %[[SPLAT]], %{{.*}} : vector<64xi8>
+// CHECK: conv_lower.avx512.dot.u8s8 %{{.*}}, %[[ROW]], %{{.*}} : vector<64xi8> -> vector<16xi32>
+// CHECK-COUNT-3: conv_lower.avx512.dot.u8s8
+// CHECK-NOT: vector.contract
+// LLVM-LABEL: llvm.func @i8_flipped_a
+// LLVM-COUNT-2: llvm.xor {{.*}} : vector<64xi8>
+#id = affine_map<(m, n, q) -> (m, n, q)>
+#out = affine_map<(m, n, q) -> (m, n)>
+func.func @i8_flipped_a(%a: vector<2x4xi8>, %b: vector<32x4xi8>, %c: vector<2x32xi32>) -> vector<2x32xi32> {
+  %sign = arith.constant dense<-128> : vector<2x32x4xi8>
+  %ab = vector.broadcast %a : vector<2x4xi8> to vector<32x2x4xi8>
+  %at = vector.transpose %ab, [1, 0, 2] : vector<32x2x4xi8> to vector<2x32x4xi8>
+  %af = arith.xori %at, %sign : vector<2x32x4xi8>
+  %bb = vector.broadcast %b : vector<32x4xi8> to vector<2x32x4xi8>
+  %aw = arith.extui %af : vector<2x32x4xi8> to vector<2x32x4xi32>
+  %bw = arith.extsi %bb : vector<2x32x4xi8> to vector<2x32x4xi32>
+  %0 = vector.contract {indexing_maps = [#id, #id, #out], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>}
+      %aw, %bw, %c : vector<2x32x4xi32>, vector<2x32x4xi32> into vector<2x32xi32>
+  return %0 : vector<2x32xi32>
+}

@@ -73,11 +73,12 @@ def ConvLowerPackVNNI : Pass<"conv-lower-pack-vnni"> {
     in no whole groups gets zeros more in both inputs (a tensor.pad: the RGB
     stem's 147).
 
-    VPDPBUSD takes unsigned bytes on one side: an i8 contraction's
-    broadcast operand gets its sign bits flipped (128 added), its body reads
-    those bytes zero-extended, and its accumulator starts 128 * sum_k B
-    lower (B's column sums, computed where B is defined): the result is the
-    same to the bit.
+    VPDPBUSD takes unsigned bytes on one side: an i8 contraction's body
+    reads its broadcast operand with the sign bits flipped (128 added,
+    `arith.xori` with 0x80; the register tile applies it to each broadcast
+    group, so A is not copied) and zero-extended, and its accumulator
+    starts 128 * sum_k B lower (B's column sums, computed where B is
+    defined): the result is the same to the bit.
 
     Dynamic K, several reduction loops, columns in no whole 4s, other
     element types and bodies are left as they are. The CPU pipeline runs it
