@@ -9,10 +9,10 @@
 #ifndef CONVLOWER_TRANSFORMS_TILINGUTILS_H
 #define CONVLOWER_TRANSFORMS_TILINGUTILS_H
 
-#include "mlir/IR/Matchers.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include <algorithm>
