@@ -63,20 +63,31 @@ def versions():
     return out
 
 
+def output_shape(case):
+    """The case's output [N, F, Ho, Wo]."""
+    n, _, h, wd = case["x_shape"]
+    f, _, kh, kw = case["w_shape"]
+    s, p = case["stride"], case["pad"]
+    return [n, f, (h + 2 * p - kh) // s + 1, (wd + 2 * p - kw) // s + 1]
+
+
+def conv_node(case, x, w, y):
+    """The case's ONNX Conv node from `x` and `w` into `y`."""
+    from onnx import helper
+    kh, kw = case["w_shape"][2:]
+    s, p = case["stride"], case["pad"]
+    return helper.make_node("Conv", [x, w], [y], kernel_shape=[kh, kw],
+                            strides=[s, s], pads=[p, p, p, p], group=case["groups"])
+
+
 def conv_model(case, w):
     """The one-node ONNX model of the case, W as an initializer."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
-    n, c, h, wd = case["x_shape"]
-    f, _, kh, kw = case["w_shape"]
-    s, p = case["stride"], case["pad"]
-    ho, wo = (h + 2 * p - kh) // s + 1, (wd + 2 * p - kw) // s + 1
-    node = helper.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[kh, kw],
-                            strides=[s, s], pads=[p, p, p, p], group=case["groups"])
     graph = helper.make_graph(
-        [node], "conv",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n, c, h, wd])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n, f, ho, wo])],
+        [conv_node(case, "x", "w", "y")], "conv",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, case["x_shape"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, output_shape(case))],
         initializer=[numpy_helper.from_array(w, name="w")])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
     onnx.checker.check_model(model)
@@ -95,10 +106,6 @@ def quantized_model(case, w_q, y_scale):
     filter dequantized) -> QuantizeLinear -> uint8 y."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
-    n, c, h, wd = case["x_shape"]
-    f, _, kh, kw = case["w_shape"]
-    s, p = case["stride"], case["pad"]
-    ho, wo = (h + 2 * p - kh) // s + 1, (wd + 2 * p - kw) // s + 1
     scalar = numpy_helper.from_array
     inits = [numpy_helper.from_array(w_q, name="w_q"),
              scalar(np.array(QUANT_X_SCALE, np.float32), "x_scale"),
@@ -109,13 +116,12 @@ def quantized_model(case, w_q, y_scale):
              scalar(np.array(128, np.uint8), "y_zero")]
     nodes = [helper.make_node("DequantizeLinear", ["x", "x_scale", "x_zero"], ["xf"]),
              helper.make_node("DequantizeLinear", ["w_q", "w_scale", "w_zero"], ["wf"]),
-             helper.make_node("Conv", ["xf", "wf"], ["yf"], kernel_shape=[kh, kw],
-                              strides=[s, s], pads=[p, p, p, p], group=case["groups"]),
+             conv_node(case, "xf", "wf", "yf"),
              helper.make_node("QuantizeLinear", ["yf", "y_scale", "y_zero"], ["y"])]
     graph = helper.make_graph(
         nodes, "qconv",
-        [helper.make_tensor_value_info("x", TensorProto.UINT8, [n, c, h, wd])],
-        [helper.make_tensor_value_info("y", TensorProto.UINT8, [n, f, ho, wo])],
+        [helper.make_tensor_value_info("x", TensorProto.UINT8, case["x_shape"])],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, output_shape(case))],
         initializer=inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
     onnx.checker.check_model(model)

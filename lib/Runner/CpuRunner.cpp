@@ -488,6 +488,12 @@ void CpuRunner::call(void (*entry)(void **), llvm::ArrayRef<void *> buffers,
   entry(args.data());
 }
 
+/// The host CPU's features, read once per process.
+static const llvm::StringMap<bool> &hostFeatures() {
+  static const llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  return features;
+}
+
 const CpuGemmTile &mlir::conv_lower::hostGemmTile() {
   // AVX-512: 32 registers of 16 lanes; 8 x 32 is 16 accumulators (measured
   // against 8 x 16 and 4 x 64 on Zen 4: docs/performance-journal.md).
@@ -496,8 +502,7 @@ const CpuGemmTile &mlir::conv_lower::hostGemmTile() {
   // accumulators, twice the register file: spilled, 1x1 64->256 ran 2.5 ms
   // against 1.25 ms (docs/performance-journal.md, 2026-12-03).
   static const CpuGemmTile tile = [] {
-    llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-    if (features.lookup("avx512f"))
+    if (hostFeatures().lookup("avx512f"))
       return CpuGemmTile{8, 32, 8, "AVX-512"};
     return CpuGemmTile{6, 16, 8, "AVX2"};
   }();
@@ -505,15 +510,11 @@ const CpuGemmTile &mlir::conv_lower::hostGemmTile() {
 }
 
 bool mlir::conv_lower::hostHasAVX512BF16() {
-  static const bool has =
-      llvm::sys::getHostCPUFeatures().lookup("avx512bf16");
-  return has;
+  return hostFeatures().lookup("avx512bf16");
 }
 
 bool mlir::conv_lower::hostHasAVX512VNNI() {
-  static const bool has =
-      llvm::sys::getHostCPUFeatures().lookup("avx512vnni");
-  return has;
+  return hostFeatures().lookup("avx512vnni");
 }
 
 int64_t mlir::conv_lower::defaultCpuThreads() {

@@ -221,10 +221,9 @@ ConvLowerToLLVMOptions runner::pipelineOptions(const RouteRequest &request,
   o.im2colPanels = route == CpuRoute::Im2colPanels;
   o.depthwiseDirect = route == CpuRoute::Im2colPanels;
   o.groupedDirect = route == CpuRoute::Im2colPanels;
-  o.bf16Dot = request.bf16Dot && hostHasAVX512BF16() &&
-              (route == CpuRoute::Im2col || route == CpuRoute::Im2colPanels);
-  o.i8Dot = request.i8Dot && hostHasAVX512VNNI() &&
-            (route == CpuRoute::Im2col || route == CpuRoute::Im2colPanels);
+  // The dot products are the im2col GEMMs' register tiles.
+  o.bf16Dot = request.bf16Dot && hostHasAVX512BF16() && o.im2col;
+  o.i8Dot = request.i8Dot && hostHasAVX512VNNI() && o.im2col;
   o.winograd = route == CpuRoute::Im2colPanels &&
                request.winograd != WinogradChoice::Off;
   if (request.winograd == WinogradChoice::Always)

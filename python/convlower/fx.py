@@ -45,6 +45,7 @@ import torch.nn.functional as F
 
 import convlower
 from convlower.torch import bf16_pays as _bf16_pays
+from convlower.torch import _check_precision
 
 _CONV_RANK = {torch.nn.Conv1d: 1, torch.nn.Conv2d: 2, torch.nn.Conv3d: 3}
 _BATCH_NORMS = (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d, torch.nn.BatchNorm3d)
@@ -563,9 +564,7 @@ def compile(model, example_inputs=None, *, target="cpu", threads=0, layout="nhwc
     graph_module = _trace(model)
     if layout not in ("nchw", "nhwc"):
         raise convlower.BadInputError(f"layout {layout!r}: expected 'nhwc' or 'nchw'")
-    if precision not in ("f32", "bf16"):
-        raise convlower.BadInputError(
-            f"precision {precision!r}: expected 'f32' or 'bf16'")
+    _check_precision(precision)
     if retain_memory:
         convlower.retain_freed_memory()
     if layout == "nhwc":

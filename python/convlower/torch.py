@@ -117,6 +117,13 @@ def bf16_pays(conv, input_shape):
     return True
 
 
+def _check_precision(precision):
+    """compile()'s and patch()'s precision argument, or BadInputError."""
+    if precision not in ("f32", "bf16"):
+        raise convlower.BadInputError(
+            f"precision {precision!r}: expected 'f32' or 'bf16'")
+
+
 def _bf16_operands(record, module):
     """The layer's weight and bias in bfloat16, converted again only when the
     weight has changed (its storage or version)."""
@@ -189,14 +196,12 @@ def patch(model, *, target="auto", threads=0, strict=True, tf32=False,
     one). precision: "f32", or "bf16": float32 layers compute on bfloat16
     inputs and weights (converted once per weight version) into float32
     outputs, on the CPU's AVX512-BF16 dot product where it has one, where
-    that pays (bf16_pays: not grouped layers, odd K, or large 3x3 layers that
+    that pays (bf16_pays: not grouped layers, nor large 3x3 layers that
     float32 Winograd computes faster).
     retain_memory: keep the process's freed memory for reuse
     (convlower.retain_freed_memory).
     """
-    if precision not in ("f32", "bf16"):
-        raise convlower.BadInputError(
-            f"precision {precision!r}: expected 'f32' or 'bf16'")
+    _check_precision(precision)
     if retain_memory:
         convlower.retain_freed_memory()
     layers = []
