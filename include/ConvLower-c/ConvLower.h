@@ -40,7 +40,7 @@ extern "C" {
 
 /// The version of this header's API; convlowerGetApiVersion() returns the
 /// library's (a caller built against another version should not use it).
-#define CONVLOWER_API_VERSION 4
+#define CONVLOWER_API_VERSION 5
 
 typedef enum ConvLowerStatus {
   ConvLowerStatusOk = 0,
@@ -97,8 +97,17 @@ typedef struct ConvLowerConvDesc {
   int64_t filterZeroPoint;
   /// A bias [F] in the data's dtype, added to the output.
   bool bias;
-  /// max(y, 0) after the bias.
+  /// y + residual after the bias: an operand of the output's shape and type,
+  /// passed to convlowerConvRunResidual (a ResNet block's identity).
+  bool residual;
+  /// max(y, 0) after the bias and the residual.
   bool relu;
+  /// min(max(y, clampMin), clampMax) after that (ReLU6: 0 and 6); float
+  /// outputs only. A residual or a clamp runs on the CPU routes: target
+  /// auto picks the CPU, cuda refuses it.
+  bool clamp;
+  double clampMin;
+  double clampMax;
   ConvLowerTarget target;
   /// CPU worker threads; 0: every core this process may use.
   int32_t threads;
@@ -162,6 +171,17 @@ CONVLOWER_CAPI_EXPORTED ConvLowerStatus
 convlowerConvRun(ConvLowerConv conv, const void *input, const void *filter,
                  const void *bias, void *output);
 
+/// convlowerConvRun for a description with `residual`: `residual` holds the
+/// output's shape and type (read, not written; it may not overlap the
+/// output). The result is computed in one pass with the bias and the
+/// activation, not by a second pass over the output. NULL `residual`, or a
+/// description without one, is bad input (and so is convlowerConvRun on a
+/// description with one).
+CONVLOWER_CAPI_EXPORTED ConvLowerStatus
+convlowerConvRunResidual(ConvLowerConv conv, const void *input,
+                         const void *filter, const void *bias,
+                         const void *residual, void *output);
+
 /// desc.constantWeights: packs `filter` for this handle's runs now (else
 /// its first run packs the filter it is given); call it again after
 /// changing the filter's values, not while runs on the handle are in
@@ -170,7 +190,8 @@ convlowerConvRun(ConvLowerConv conv, const void *input, const void *filter,
 CONVLOWER_CAPI_EXPORTED ConvLowerStatus
 convlowerConvPackWeights(ConvLowerConv conv, const void *filter);
 
-/// Element counts of the four buffers (bias: 0 without one).
+/// Element counts of the four buffers (bias: 0 without one; a residual
+/// has the output's).
 CONVLOWER_CAPI_EXPORTED ConvLowerStatus
 convlowerConvGetSizes(ConvLowerConv conv, int64_t *inputElements,
                       int64_t *filterElements, int64_t *biasElements,

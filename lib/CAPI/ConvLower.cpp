@@ -140,7 +140,11 @@ llvm::Expected<ConvSpec> specOf(const ConvLowerConvDesc &d) {
           "its padding {4},{5} non-negative",
           p.d, p.kd, p.strideD, p.dilationD, p.padFront, p.padBack));
   }
-  spec.relu = d.relu;
+  spec.epilogue.residual = d.residual;
+  spec.epilogue.relu = d.relu;
+  spec.epilogue.clamp = d.clamp;
+  spec.epilogue.clampMin = d.clampMin;
+  spec.epilogue.clampMax = d.clampMax;
   spec.target = *target;
   spec.threads = d.threads;
   spec.constantWeights = d.constantWeights;
@@ -153,6 +157,8 @@ llvm::Expected<ConvSpec> specOf(const ConvLowerConvDesc &d) {
     spec.chip = arch;
   }
   if (llvm::Error e = validateProblem(p))
+    return std::move(e);
+  if (llvm::Error e = validateEpilogue(p, spec.epilogue))
     return std::move(e);
   return spec;
 }
@@ -227,7 +233,30 @@ ConvLowerStatus convlowerConvRun(ConvLowerConv conv, const void *input,
   Handle *h = unwrap(conv);
   if (!h)
     return fail(ConvLowerStatusBadInput, "convlowerConvRun: a NULL handle");
-  if (llvm::Error e = h->conv->run(input, filter, bias, output, &h->weights))
+  if (h->conv->spec().epilogue.residual)
+    return fail(ConvLowerStatusBadInput,
+                "convlowerConvRun: the description has a residual: pass it "
+                "to convlowerConvRunResidual");
+  if (llvm::Error e =
+          h->conv->run(input, filter, bias, nullptr, output, &h->weights))
+    return fail(std::move(e));
+  return succeed();
+}
+
+ConvLowerStatus convlowerConvRunResidual(ConvLowerConv conv,
+                                         const void *input,
+                                         const void *filter, const void *bias,
+                                         const void *residual, void *output) {
+  Handle *h = unwrap(conv);
+  if (!h)
+    return fail(ConvLowerStatusBadInput,
+                "convlowerConvRunResidual: a NULL handle");
+  if (!h->conv->spec().epilogue.residual)
+    return fail(ConvLowerStatusBadInput,
+                "convlowerConvRunResidual: the description has no residual "
+                "(set desc.residual)");
+  if (llvm::Error e =
+          h->conv->run(input, filter, bias, residual, output, &h->weights))
     return fail(std::move(e));
   return succeed();
 }

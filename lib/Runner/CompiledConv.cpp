@@ -32,6 +32,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 
 using namespace mlir;
@@ -41,13 +42,20 @@ using namespace mlir::conv_lower::runner;
 std::string ConvSpec::key() const {
   const ConvProblem &p = problem;
   std::string key = llvm::formatv(
-      "{0} {1} {2} {3} acc {4} zp {5},{6} bias {7} relu {8} target {9} "
-      "threads {10} chip {11} constant-weights {12}",
+      "{0} {1} {2} {3} acc {4} zp {5},{6} bias {7} residual {8} relu {9} "
+      "target {10} threads {11} chip {12} constant-weights {13}",
       p.describe(), toString(p.layout),
       convrt::filterLayoutName(p.filterLayout), toString(p.dtype),
       toString(p.accumulate), p.inputZeroPoint, p.filterZeroPoint, p.hasBias,
-      relu, toString(target), threads,
+      epilogue.residual, epilogue.relu, toString(target), threads,
       chip ? convrt::archName(*chip) : "default", constantWeights);
+  if (epilogue.clamp) {
+    // %a: the bounds' exact values, so two clamps share code only when equal.
+    char bounds[80];
+    std::snprintf(bounds, sizeof(bounds), " clamp %a,%a", epilogue.clampMin,
+                  epilogue.clampMax);
+    key += bounds;
+  }
   if (p.hasDepth)
     key += llvm::formatv(" depth {0} k{1} s{2} d{3} p{4},{5}", p.d, p.kd,
                          p.strideD, p.dilationD, p.padFront, p.padBack)
@@ -113,6 +121,10 @@ llvm::Expected<RoutePlan> plan(const ConvSpec &spec, Target target,
   std::string whyNot;
   if (failed(checkGpuRoute(spec.problem, whyNot)))
     inputs.gpuRefusal = whyNot;
+  else if (spec.epilogue.residual || spec.epilogue.clamp)
+    inputs.gpuRefusal = "the tensor-core kernels' epilogue fuses a bias and a "
+                        "ReLU, not a residual add or a clamp (those run on "
+                        "the CPU routes)";
   inputs.devices = status ? &*status : nullptr;
   return planRoute(request, inputs, report);
 }
@@ -132,6 +144,8 @@ llvm::Expected<std::unique_ptr<CpuRunner>> compileForCpu(const ConvSpec &spec,
     inputs.push_back({llvm::to_vector(p.biasShape()), element});
   BufferSpec output{llvm::to_vector(p.outputShape()),
                     elementType(ctx, p.outputType())};
+  if (spec.epilogue.residual)
+    inputs.push_back(output);
   auto runner =
       CpuRunner::create(OwningOpRef<ModuleOp>(module.clone()),
                         kConvFunctionName, inputs, output, plan.pipeline);
@@ -164,6 +178,8 @@ CompiledConv::compile(const ConvSpec &spec) {
     return asBadInput(std::move(e));
   if (spec.threads < 0)
     return badInput("threads must be at least 1 (0: every core)");
+  if (llvm::Error e = validateEpilogue(spec.problem, spec.epilogue))
+    return asBadInput(std::move(e));
   std::unique_ptr<CompiledConv> conv(new CompiledConv());
   conv->spec_ = spec;
   conv->impl_ = std::make_unique<Impl>();
@@ -174,7 +190,7 @@ CompiledConv::compile(const ConvSpec &spec) {
   report.im2colBytes = 0; // no route here stores X_col whole
 
   std::unique_ptr<MLIRContext> ctx = compilationContext();
-  OwningOpRef<ModuleOp> module = buildConvModule(*ctx, spec.problem, spec.relu);
+  OwningOpRef<ModuleOp> module = buildConvModule(*ctx, spec.problem, spec.epilogue);
   auto route = plan(spec, spec.target, *module, report);
   if (!route)
     return route.takeError();
@@ -209,14 +225,16 @@ CompiledConv::compile(const ConvSpec &spec) {
 }
 
 llvm::Error CompiledConv::run(const void *input, const void *filter,
-                              const void *bias, void *output,
-                              WeightsPack *weights) {
-  if (!input || !filter || !output || (spec_.problem.hasBias && !bias))
+                              const void *bias, const void *residual,
+                              void *output, WeightsPack *weights) {
+  bool hasResidual = spec_.epilogue.residual;
+  if (!input || !filter || !output || (spec_.problem.hasBias && !bias) ||
+      (hasResidual && !residual))
     return badInput(llvm::formatv(
-        "run: a null buffer (input {0}, filter {1}, bias {2}, output {3}); "
-        "the problem {4} a bias",
-        input, filter, bias, output,
-        spec_.problem.hasBias ? "has" : "has no"));
+        "run: a null buffer (input {0}, filter {1}, bias {2}, residual {3}, "
+        "output {4}); the problem has {5} bias and {6} residual",
+        input, filter, bias, residual, output,
+        spec_.problem.hasBias ? "a" : "no", hasResidual ? "a" : "no"));
   double ms = 0;
   if (impl_->gpu) {
     auto kernelMs = impl_->gpu->run(input, filter, bias, output);
@@ -232,10 +250,12 @@ llvm::Error CompiledConv::run(const void *input, const void *filter,
           return e;
       packed = pack.weights_.get();
     }
-    llvm::SmallVector<void *, 4> buffers = {const_cast<void *>(input),
+    llvm::SmallVector<void *, 5> buffers = {const_cast<void *>(input),
                                             const_cast<void *>(filter)};
     if (spec_.problem.hasBias)
       buffers.push_back(const_cast<void *>(bias));
+    if (hasResidual)
+      buffers.push_back(const_cast<void *>(residual));
     buffers.push_back(output);
     auto start = std::chrono::steady_clock::now();
     if (llvm::Error e = impl_->cpu->run(buffers, packed))
@@ -272,10 +292,12 @@ llvm::Error CompiledConv::packLocked(const void *filter, WeightsPack &into,
   std::unique_ptr<PackedWeights> weights;
   if (impl_->cpu) {
     // The packing function reads the constant filter alone: the image,
-    // bias and output are not touched.
-    llvm::SmallVector<void *, 4> buffers = {nullptr,
+    // bias, residual and output are not touched.
+    llvm::SmallVector<void *, 5> buffers = {nullptr,
                                             const_cast<void *>(filter)};
     if (spec_.problem.hasBias)
+      buffers.push_back(nullptr);
+    if (spec_.epilogue.residual)
       buffers.push_back(nullptr);
     buffers.push_back(nullptr);
     auto made = impl_->cpu->pack(buffers);

@@ -13,6 +13,9 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::conv_lower;
@@ -37,7 +40,7 @@ Type mlir::conv_lower::elementType(MLIRContext &ctx, DType dtype) {
 namespace {
 
 /// Builds the body of @conv: pad, conv (plain, depthwise or grouped; the
-/// quantized `_q` op with zero points for i8 data), bias.
+/// quantized `_q` op with zero points for i8 data), bias, the epilogue.
 class ConvBuilder {
 public:
   ConvBuilder(ImplicitLocOpBuilder &b, const ConvProblem &p)
@@ -46,7 +49,8 @@ public:
         acc(elementType(*b.getContext(), p.outputType())) {}
 
   /// Emits the body into the current block and returns the result.
-  Value build(Value input, Value filter, Value bias, bool relu) {
+  Value build(Value input, Value filter, Value bias, Value residual,
+              const ConvEpilogue &epilogue) {
     if (p.isQuantized()) {
       zeroPoints = {
           arith::ConstantOp::create(b, b.getI32IntegerAttr(p.inputZeroPoint)),
@@ -64,7 +68,28 @@ public:
       y = grouped(x, filter);
     if (bias)
       y = addBias(y, bias);
-    return relu ? addRelu(y) : y;
+    if (residual)
+      y = elementwise(y, residual, [&](OpBuilder &nested, Location loc,
+                                       Value v, Value r) -> Value {
+        if (isa<FloatType>(acc))
+          return arith::AddFOp::create(nested, loc, v, r);
+        return arith::AddIOp::create(nested, loc, v, r);
+      });
+    if (epilogue.relu)
+      y = addRelu(y);
+    if (epilogue.clamp)
+      y = elementwise(y, Value(), [&](OpBuilder &nested, Location loc, Value v,
+                                      Value) -> Value {
+        auto bound = [&](double value) {
+          return arith::ConstantOp::create(
+              nested, loc, nested.getFloatAttr(acc, value));
+        };
+        Value low = arith::MaximumFOp::create(nested, loc, v,
+                                              bound(epilogue.clampMin));
+        return arith::MinimumFOp::create(nested, loc, low,
+                                         bound(epilogue.clampMax));
+      });
+    return y;
   }
 
 private:
@@ -244,33 +269,44 @@ private:
         .getResult(0);
   }
 
-  /// y = max(y, 0), elementwise.
-  Value addRelu(Value y) {
+  /// body(y, other) elementwise, over y's shape, on a fresh init (as a
+  /// frontend writes an activation or an add); `other` (may be null) is a
+  /// second operand of y's type.
+  Value elementwise(
+      Value y, Value other,
+      llvm::function_ref<Value(OpBuilder &, Location, Value, Value)> body) {
     MLIRContext *ctx = b.getContext();
-    unsigned rank = cast<RankedTensorType>(y.getType()).getRank();
-    AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
-    llvm::SmallVector<utils::IteratorType> parallel(
-        rank, utils::IteratorType::parallel);
-    // A fresh init, as frontends write an activation (torch-mlir, IREE).
     auto type = cast<RankedTensorType>(y.getType());
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(type.getRank(), ctx);
+    llvm::SmallVector<utils::IteratorType> parallel(
+        type.getRank(), utils::IteratorType::parallel);
+    llvm::SmallVector<Value, 2> inputs = {y};
+    if (other)
+      inputs.push_back(other);
+    llvm::SmallVector<AffineMap, 3> maps(inputs.size() + 1, identity);
     Value init = tensor::EmptyOp::create(b, type.getShape(),
                                          type.getElementType());
     return linalg::GenericOp::create(
-               b, TypeRange{y.getType()}, ValueRange{y}, ValueRange{init},
-               llvm::ArrayRef<AffineMap>{identity, identity}, parallel,
+               b, TypeRange{type}, inputs, ValueRange{init}, maps, parallel,
                /*doc=*/"", /*libraryCall=*/"",
                [&](OpBuilder &nested, Location loc, ValueRange args) {
-                 Value zero = arith::ConstantOp::create(
-                     nested, loc, nested.getZeroAttr(acc));
-                 Value max =
-                     isa<FloatType>(acc)
-                         ? arith::MaximumFOp::create(nested, loc, args[0], zero)
-                               .getResult()
-                         : arith::MaxSIOp::create(nested, loc, args[0], zero)
-                               .getResult();
-                 linalg::YieldOp::create(nested, loc, max);
+                 Value result = body(nested, loc, args[0],
+                                     other ? args[1] : Value());
+                 linalg::YieldOp::create(nested, loc, result);
                })
         .getResult(0);
+  }
+
+  /// y = max(y, 0), elementwise.
+  Value addRelu(Value y) {
+    return elementwise(y, Value(), [&](OpBuilder &nested, Location loc,
+                                       Value v, Value) -> Value {
+      Value zero =
+          arith::ConstantOp::create(nested, loc, nested.getZeroAttr(acc));
+      if (isa<FloatType>(acc))
+        return arith::MaximumFOp::create(nested, loc, v, zero);
+      return arith::MaxSIOp::create(nested, loc, v, zero);
+    });
   }
 
   ImplicitLocOpBuilder &b;
@@ -283,9 +319,25 @@ private:
 
 } // namespace
 
+llvm::Error mlir::conv_lower::validateEpilogue(const ConvProblem &p,
+                                               const ConvEpilogue &e) {
+  if (!e.clamp)
+    return llvm::Error::success();
+  if (p.isQuantized())
+    return llvm::createStringError(
+        "a clamp applies to float outputs; an i8 convolution's output is "
+        "int32");
+  if (std::isnan(e.clampMin) || std::isnan(e.clampMax) ||
+      e.clampMin > e.clampMax)
+    return llvm::createStringError(llvm::formatv(
+        "clamp bounds {0}, {1}: expected min <= max, neither NaN", e.clampMin,
+        e.clampMax));
+  return llvm::Error::success();
+}
+
 OwningOpRef<ModuleOp>
 mlir::conv_lower::buildConvModule(MLIRContext &ctx, const ConvProblem &p,
-                                  bool relu) {
+                                  const ConvEpilogue &epilogue) {
   Location loc = NameLoc::get(
       StringAttr::get(&ctx, "conv-run: " + describeProblem(p)));
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
@@ -299,13 +351,17 @@ mlir::conv_lower::buildConvModule(MLIRContext &ctx, const ConvProblem &p,
     inputs.push_back(RankedTensorType::get(p.biasShape(), elem));
   Type output =
       RankedTensorType::get(p.outputShape(), elementType(ctx, p.outputType()));
+  if (epilogue.residual)
+    inputs.push_back(output);
   auto func = func::FuncOp::create(b, kConvFunctionName,
                                    b.getFunctionType(inputs, output));
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToEnd(entry);
   Value bias = p.hasBias ? entry->getArgument(2) : Value();
+  Value residual = epilogue.residual ? entry->getArguments().back() : Value();
   Value y = ConvBuilder(b, p).build(entry->getArgument(0),
-                                    entry->getArgument(1), bias, relu);
+                                    entry->getArgument(1), bias, residual,
+                                    epilogue);
   func::ReturnOp::create(b, y);
   return module;
 }

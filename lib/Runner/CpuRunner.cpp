@@ -118,8 +118,8 @@ static llvm::Error checkSignature(func::FuncOp func, size_t numInputs) {
   FunctionType type = func.getFunctionType();
   if (type.getNumInputs() != numInputs || type.getNumResults() != 1)
     return llvm::createStringError(llvm::formatv(
-        "@{0} must take {1} tensors (input, filter[, bias]) and return one "
-        "tensor; it takes {2} and returns {3}",
+        "@{0} must take {1} tensors (input, filter[, bias][, residual]) and "
+        "return one tensor; it takes {2} and returns {3}",
         func.getSymName(), numInputs, type.getNumInputs(),
         type.getNumResults()));
   for (Type t : llvm::concat<const Type>(type.getInputs(), type.getResults()))

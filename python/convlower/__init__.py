@@ -62,8 +62,14 @@ class Conv:
     arguments: spatial_rank, batch, in_channels, out_channels, input_size,
     kernel_size, stride, dilation, pad_before, pad_after (sequences of
     spatial_rank ints, outermost first), groups, layout, dtype ("f32", "tf32",
-    "f16", "bf16", "i8"), zero_points, bias, relu, target, threads, chip,
-    constant_weights. conv1d/2d/3d build one from their arguments; use Conv
+    "f16", "bf16", "i8"), zero_points, bias, residual, relu, clamp ((min, max)
+    or None), target, threads, chip, constant_weights.
+
+    The epilogue after the bias, in this order: residual=True adds an operand
+    of the output's shape (a ResNet block's identity), relu=True takes
+    max(y, 0), clamp=(lo, hi) takes min(max(y, lo), hi) (ReLU6: (0, 6)); all in
+    one pass with the bias on the CPU. A residual or clamp runs on the CPU
+    routes only (target "auto" picks the CPU; "cuda" refuses it). conv1d/2d/3d build one from their arguments; use Conv
     directly to keep a layer's compilation at hand.
 
     constant_weights=True: the filter is the same on every call (inference).
@@ -76,8 +82,9 @@ class Conv:
     def __init__(self, *, spatial_rank=2, batch=1, in_channels=1, out_channels=1,
                  input_size=(1, 1), kernel_size=(1, 1), stride=None, dilation=None,
                  pad_before=None, pad_after=None, groups=1, layout="nchw",
-                 dtype="f32", zero_points=(0, 0), bias=False, relu=False,
-                 target="auto", threads=0, chip=None, constant_weights=False):
+                 dtype="f32", zero_points=(0, 0), bias=False, residual=False,
+                 relu=False, clamp=None, target="auto", threads=0, chip=None,
+                 constant_weights=False):
         if layout not in _capi.LAYOUTS:
             raise BadInputError(f"layout {layout!r}: expected 'nchw' or 'nhwc'")
         if dtype not in _capi.DTYPES:
@@ -101,12 +108,19 @@ class Conv:
         d.groups, d.layout = groups, _capi.LAYOUTS[layout]
         d.dtype, d.target, d.threads = _capi.DTYPES[dtype], _capi.TARGETS[target], threads
         d.inputZeroPoint, d.filterZeroPoint = zero_points
-        d.bias, d.relu = bias, relu
+        d.bias, d.residual, d.relu = bias, bool(residual), relu
+        if clamp is not None:
+            try:
+                d.clampMin, d.clampMax = (float(v) for v in clamp)
+            except (TypeError, ValueError):
+                raise BadInputError(f"clamp: {clamp!r}, expected (min, max)") from None
+            d.clamp = True
         d.chip = chip.encode() if chip else None
         d.constantWeights = bool(constant_weights)
         self._desc = d
         self.constant_weights = bool(constant_weights)
         self.layout, self.dtype, self.has_bias = layout, dtype, bias
+        self.has_residual = bool(residual)
         self._handle = _capi.ConvHandle()
         hit = _capi.ctypes.c_bool(False)
         _raise_for(_lib.convlowerConvCreate(d, self._handle, hit), "compiling")
@@ -142,10 +156,12 @@ class Conv:
             raise BadInputError(f"{name}: shape {tuple(a.shape)}, compiled for {tuple(shape)}")
         return a
 
-    def __call__(self, x, w, bias=None):
+    def __call__(self, x, w, bias=None, residual=None):
         """Runs on numpy arrays (the dtype's storage: float32, float16, int8, or
         int16/uint16 words for bf16) of exactly the compiled shapes; returns the
-        float32 (int32 for i8) output."""
+        float32 (int32 for i8) output. `residual` (compiled with residual=True)
+        is of the output's shape and dtype."""
+        out_dtype = np.int32 if self.dtype == "i8" else np.float32
         operands = [("input", x, self.input_shape), ("filter", w, self.filter_shape)]
         if self.has_bias:
             if bias is None:
@@ -154,10 +170,23 @@ class Conv:
         elif bias is not None:
             raise BadInputError("this convolution was compiled without a bias")
         buffers = [self._operand(*o) for o in operands]
-        y = np.empty(self.output_shape, np.int32 if self.dtype == "i8" else np.float32)
         ptrs = [b.ctypes.data for b in buffers] + [None] * (3 - len(buffers))
-        _raise_for(_lib.convlowerConvRun(self._handle, ptrs[0], ptrs[1], ptrs[2],
-                                         y.ctypes.data), "running")
+        y = np.empty(self.output_shape, out_dtype)
+        if not self.has_residual:
+            if residual is not None:
+                raise BadInputError("this convolution was compiled without a residual")
+            _raise_for(_lib.convlowerConvRun(self._handle, *ptrs, y.ctypes.data),
+                       "running")
+            return y
+        if residual is None:
+            raise BadInputError("this convolution was compiled with a residual: pass it")
+        r = np.ascontiguousarray(residual)
+        if r.dtype != out_dtype or tuple(r.shape) != tuple(self.output_shape):
+            raise BadInputError(
+                f"residual: {r.dtype} {tuple(r.shape)}, expected the output's "
+                f"{np.dtype(out_dtype)} {tuple(self.output_shape)}")
+        _raise_for(_lib.convlowerConvRunResidual(self._handle, *ptrs, r.ctypes.data,
+                                                 y.ctypes.data), "running")
         return y
 
     def pack(self, w):
@@ -390,7 +419,8 @@ def _empty_result(rank, n, f, spatial, kernel, stride, dilation, before, after,
 
 
 def _conv(rank, x, w, bias, stride, padding, dilation, groups, relu, layout,
-          target, threads, tf32, zero_points, chip, constant_layer=None):
+          target, threads, tf32, zero_points, chip, constant_layer=None,
+          residual=None, clamp=None):
     torch_in = _is_torch(x)
     device = x.device if torch_in else None
     xa, dtype = _to_numpy(x)
@@ -443,11 +473,18 @@ def _conv(rank, x, w, bias, stride, padding, dilation, groups, relu, layout,
         input_size=tuple(spatial), kernel_size=tuple(kernel), stride=stride,
         dilation=dilation, pad_before=before, pad_after=after, groups=groups,
         layout=layout, dtype=dtype, zero_points=tuple(zero_points or (0, 0)),
-        bias=ba is not None, relu=relu, target=target, threads=threads, chip=chip)
+        bias=ba is not None, residual=residual is not None, relu=relu,
+        clamp=None if clamp is None else tuple(float(v) for v in clamp),
+        target=target, threads=threads, chip=chip)
+    ra = None
+    if residual is not None:
+        ra, _ = _to_numpy(residual) if _is_torch(residual) else (np.asarray(residual), None)
+        if unbatched:
+            ra = ra[None]
     conv = (_compiled(fields) if constant_layer is None
             else _layer_conv(constant_layer, fields, w, wa))
     start = time.perf_counter()
-    y = conv(xa, wa, ba)
+    y = conv(xa, wa, ba, ra)
     run_ms = (time.perf_counter() - start) * 1e3
     if unbatched:
         y = y[0]
@@ -462,16 +499,20 @@ def _conv(rank, x, w, bias, stride, padding, dilation, groups, relu, layout,
 def _make(rank):
     def conv(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, *,
              relu=False, layout="nchw", target="auto", threads=0, tf32=False,
-             zero_points=None, chip=None):
+             zero_points=None, chip=None, residual=None, clamp=None):
         return _conv(rank, x, w, bias, stride, padding, dilation, groups, relu,
-                     layout, target, threads, tf32, zero_points, chip)[0]
+                     layout, target, threads, tf32, zero_points, chip,
+                     residual=residual, clamp=clamp)[0]
     conv.__name__ = conv.__qualname__ = f"conv{rank}d"
     conv.__doc__ = (
         f"torch.nn.functional.conv{rank}d through ConvLower.\n\n"
         f"x: [N, C, *{rank} spatial] (or unbatched [C, ...]; layout='nhwc': channels "
         "last), w: [F, C/groups, *kernel] (nhwc: [F, *kernel, C/groups]), bias: [F].\n"
         "padding: int, per-dimension ints, (before, after) pairs, 'same' or 'valid'.\n"
-        "relu=True fuses max(y, 0). target: 'auto', 'cpu', 'cpu-twin' or 'cuda'; "
+        "residual (the output's shape and dtype: float32, int32 for int8) is "
+        "added after the bias, relu=True then fuses max(y, 0), clamp=(lo, hi) "
+        "min(max(y, lo), hi) (ReLU6: (0, 6)), in one pass; a residual or clamp "
+        "runs on the CPU. target: 'auto', 'cpu', 'cpu-twin' or 'cuda'; "
         "threads: CPU threads (0: all cores). Returns float32 (int32 for int8), a "
         "numpy array or a torch tensor like x. Raises BadInputError for a problem "
         "or operands ConvLower does not take, ConvLowerError when compiling or "

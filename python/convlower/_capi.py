@@ -10,7 +10,7 @@ import ctypes
 import ctypes.util
 import os
 
-API_VERSION = 4
+API_VERSION = 5
 
 STATUS_OK, STATUS_BAD_INPUT, STATUS_FAILED = 0, 1, 2
 LAYOUTS = {"nchw": 0, "nhwc": 1}
@@ -40,7 +40,11 @@ class ConvDesc(ctypes.Structure):
         ("inputZeroPoint", ctypes.c_int64),
         ("filterZeroPoint", ctypes.c_int64),
         ("bias", ctypes.c_bool),
+        ("residual", ctypes.c_bool),
         ("relu", ctypes.c_bool),
+        ("clamp", ctypes.c_bool),
+        ("clampMin", ctypes.c_double),
+        ("clampMax", ctypes.c_double),
         ("target", ctypes.c_int),
         ("threads", ctypes.c_int32),
         ("chip", ctypes.c_char_p),
@@ -59,7 +63,7 @@ class StringRef(ctypes.Structure):
 
 StringCallback = ctypes.CFUNCTYPE(None, StringRef, ctypes.c_void_p)
 
-LIBRARY_NAMES = ("libConvLowerCAPI.so.4", "libConvLowerCAPI.so")
+LIBRARY_NAMES = ("libConvLowerCAPI.so.5", "libConvLowerCAPI.so")
 
 
 def _candidates():
@@ -112,6 +116,8 @@ def _declare(lib):
         "convlowerConvDestroy": (None, [ConvHandle]),
         "convlowerConvRun": (c.c_int, [ConvHandle, c.c_void_p, c.c_void_p,
                                        c.c_void_p, c.c_void_p]),
+        "convlowerConvRunResidual": (c.c_int, [ConvHandle, c.c_void_p, c.c_void_p,
+                                               c.c_void_p, c.c_void_p, c.c_void_p]),
         "convlowerConvPackWeights": (c.c_int, [ConvHandle, c.c_void_p]),
         "convlowerConvGetSizes": (c.c_int, [ConvHandle] + [c.POINTER(c.c_int64)] * 4),
         "convlowerConvGetTarget": (c.c_int, [ConvHandle]),

@@ -14,11 +14,10 @@ ConvLower call that also computes
 - the eval-mode BatchNorm that reads it alone, folded into the convolution's
   weight and bias when compile() runs (w * g / sqrt(v + eps), (b - m) * g /
   sqrt(v + eps) + beta);
-- the bias, and the ReLU that reads it alone, in the compiled convolution's
-  epilogue;
-- a residual add that reads it alone (ResNet's conv -> BN -> + x -> ReLU),
-  with the ReLU after it, in place on the convolution's fresh output right
-  after the call (not yet in the epilogue);
+- the bias, a residual add that reads it alone (ResNet's conv -> BN -> + x
+  -> ReLU, MobileNetV2's projection + x) and the activation that reads that
+  alone (ReLU, ReLU6, Hardtanh: a clamp), all in the compiled convolution's
+  epilogue, one pass over the output;
 
 with its weight packed once (the CPU routes' constant-weight mode: filter
 panels, Winograd's U), on the first call of each input shape. Each float32
@@ -27,8 +26,8 @@ its rows the same way. Every other op runs as torch ran it, between them. The 2-
 compute on channels-last buffers (layout="nhwc", the default) and hand
 torch channels_last tensors, which torch's pooling, adds and activations
 keep: the activations are converted once, at the first convolution
-(layout="nchw": torch's default layout throughout). Not yet: the residual
-add inside the compiled epilogue, one MLIR module per graph (issue 34).
+(layout="nchw": torch's default layout throughout). Not yet: one MLIR
+module per graph (issue 34).
 
 The graph computes what the model computes, with BatchNorm's running
 statistics: compile() refuses a model in training mode. A model fx cannot
@@ -50,6 +49,7 @@ from convlower.torch import _check_precision
 _CONV_RANK = {torch.nn.Conv1d: 1, torch.nn.Conv2d: 2, torch.nn.Conv3d: 3}
 _BATCH_NORMS = (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d, torch.nn.BatchNorm3d)
 _RELUS = {F.relu, torch.relu}
+_HARDTANHS = {F.relu6: (0.0, 6.0), F.hardtanh: (-1.0, 1.0)}
 _ADDS = {operator.add, torch.add}
 
 
@@ -74,7 +74,7 @@ class FusedConv(torch.nn.Module):
     EXACT = 4
 
     def __init__(self, conv, batch_norm, relu, target, threads, layout,
-                 residual=False, precision="f32"):
+                 residual=False, precision="f32", clamp=None):
         super().__init__()
         weight = conv.weight.detach().double()
         bias = (conv.bias.detach().double() if conv.bias is not None
@@ -109,11 +109,12 @@ class FusedConv(torch.nn.Module):
                              if conv.bias is not None or batch_norm is not None else None)
         self.stride, self.padding = conv.stride, conv.padding
         self.dilation, self.groups = conv.dilation, conv.groups
-        # With a residual, the ReLU comes after the add: both in place on the
-        # convolution's fresh output, right after it (not yet in its
-        # epilogue: issue 34 item 2).
-        self.relu_after_add = relu and residual
-        self.relu = relu and not residual
+        self.kernel_size = conv.kernel_size
+        # The epilogue after the bias: + residual (the forward's second
+        # operand), max(y, 0), min(max(y, lo), hi); a residual that is not
+        # the output's shape and float32 is added by torch, with the
+        # activation after it.
+        self.residual, self.relu, self.clamp = residual, relu, clamp
         self.target, self.threads = target, threads
         self._packed = {}          # per batch size: its compilation and packed weight
         self._seen = {}            # batch size: calls
@@ -135,18 +136,41 @@ class FusedConv(torch.nn.Module):
             n -= size
         return sizes
 
-    def _run(self, x, n):
+    def _run(self, x, n, residual, epilogue):
         direct = self._direct.get(n)
-        if direct is not None and direct.takes(x, self.weight):
-            return direct(x)
+        if direct is not None and direct.takes(x, self.weight, residual):
+            return direct(x, residual)
+        relu, clamp = epilogue
         y, conv, _ = convlower._conv(
             self.rank, x, self.weight, self.bias, self.stride, self.padding,
-            self.dilation, self.groups, relu=self.relu, layout=self.layout,
+            self.dilation, self.groups, relu=relu, layout=self.layout,
             target=self.target, threads=self.threads, tf32=False, zero_points=None,
-            chip=None, constant_layer=self._packed.setdefault(n, {}) if n else {})
+            chip=None, constant_layer=self._packed.setdefault(n, {}) if n else {},
+            residual=residual, clamp=clamp)
         if n and conv is not None:
             self._direct[n] = _DirectCall.of(conv, x, self.weight, self.bias)
         return y
+
+    def _output_shape(self, x_shape):
+        """The output's (logical NCHW) shape for a batched input's."""
+        kernel = self.kernel_size
+        before, after = convlower._padding(self.padding, self.rank, kernel,
+                                           self.stride, self.dilation)
+        spatial = [(size + b + a - d * (k - 1) - 1) // s + 1 for size, k, s, d, b, a in
+                   zip(x_shape[2:], kernel, self.stride, self.dilation, before, after)]
+        return (x_shape[0], self.weight.shape[0], *spatial)
+
+    def _fusable_residual(self, x, residual):
+        """The residual as the C API reads it (the output's memory layout),
+        or None where torch adds it: not float32 on the CPU, or not of the
+        output's shape (a broadcast)."""
+        if (residual is None or not isinstance(residual, torch.Tensor)
+                or residual.dtype != torch.float32 or residual.device.type != "cpu"
+                or x.dim() != self.rank + 2
+                or tuple(residual.shape) != self._output_shape(tuple(x.shape))):
+            return None
+        r = residual.permute(0, 2, 3, 1) if self.layout == "nhwc" else residual
+        return r.detach().contiguous()
 
     def forward(self, x, residual=None):
         nhwc = self.layout == "nhwc"
@@ -155,22 +179,31 @@ class FusedConv(torch.nn.Module):
                 f"a 2-D convolution compiled for batched images got a {x.dim()}-D input")
         if self._bf16_undecided:
             self._decide_bf16(x.shape)
+        rs = self._fusable_residual(x, residual)
+        # Without a residual, or with one the epilogue adds, the activation
+        # is the epilogue's too; a residual torch adds comes before it.
+        in_epilogue = residual is None or rs is not None
+        epilogue = (self.relu, self.clamp) if in_epilogue else (False, None)
         xs = x.permute(0, 2, 3, 1) if nhwc else x
         if self.compute_dtype is not None and xs.dtype == torch.float32:
             xs = xs.to(self.compute_dtype)
         sizes = self.chunks(xs.shape[0]) if xs.dim() == self.rank + 2 else [None]
         if len(sizes) == 1:
-            y = self._run(xs, sizes[0])
+            y = self._run(xs, sizes[0], rs, epilogue)
         else:
             starts = [sum(sizes[:i]) for i in range(len(sizes))]
-            y = torch.cat([self._run(xs[s:s + b], b) for s, b in zip(starts, sizes)])
+            y = torch.cat([self._run(xs[s:s + b], b,
+                                     None if rs is None else rs[s:s + b], epilogue)
+                           for s, b in zip(starts, sizes)])
         if nhwc:
             y = y.permute(0, 3, 1, 2)
-        if residual is not None:
+        if not in_epilogue:
             # The output is ours (fresh): add in place where the shapes match.
             y = y.add_(residual) if residual.shape == y.shape else y + residual
-            if self.relu_after_add:
+            if self.relu:
                 y = y.relu_()
+            if self.clamp is not None:
+                y = y.clamp_(*self.clamp)
         return y.to(x.dtype) if y.dtype != x.dtype else y
 
     def _decide_bf16(self, input_shape):
@@ -260,18 +293,32 @@ class _DirectCall:
         self.weight_stamp = convlower._weights_stamp(weight)
         self.weight, self.bias = weight, bias
 
-    def takes(self, x, weight):
+    def takes(self, x, weight, residual):
+        """Whether the call is the compiled one: the input's dtype and shape,
+        the packed weights, and a residual (contiguous, of the output's shape
+        and dtype) exactly when the compilation adds one."""
+        if residual is not None and not (
+                residual.dtype == self.out_dtype and residual.shape == self.output_shape
+                and residual.is_contiguous()):
+            return False
         return (x.dtype == self.dtype and x.device.type == "cpu"
                 and x.shape == self.input_shape and weight is self.weight
+                and (residual is not None) == self.conv.has_residual
                 and convlower._weights_stamp(weight) == self.weight_stamp)
 
-    def __call__(self, x):
+    def __call__(self, x, residual):
         x = x.detach().contiguous()     # what the general path reads too
         y = torch.empty(self.output_shape, dtype=self.out_dtype)
         bias = self.bias.data_ptr() if self.bias is not None else None
-        convlower._raise_for(convlower._lib.convlowerConvRun(
-            self.conv._handle, x.data_ptr(), self.weight.data_ptr(), bias,
-            y.data_ptr()), "running")
+        lib = convlower._lib
+        if residual is None:
+            status = lib.convlowerConvRun(self.conv._handle, x.data_ptr(),
+                                          self.weight.data_ptr(), bias, y.data_ptr())
+        else:
+            status = lib.convlowerConvRunResidual(
+                self.conv._handle, x.data_ptr(), self.weight.data_ptr(), bias,
+                residual.data_ptr(), y.data_ptr())
+        convlower._raise_for(status, "running")
         return y
 
 
@@ -376,6 +423,30 @@ def _module(graph_module, node):
     return graph_module.get_submodule(node.target)
 
 
+def _clamp_bounds(graph_module, node):
+    """(min, max) if `node` is a clamp of one tensor and nothing else
+    (nn.ReLU6, nn.Hardtanh, F.relu6, F.hardtanh with constant bounds), else
+    None."""
+    if node is None or not node.args:
+        return None
+    if node.op == "call_module" and len(node.args) == 1:
+        module = _module(graph_module, node)
+        if isinstance(module, torch.nn.Hardtanh):        # ReLU6 is one
+            return float(module.min_val), float(module.max_val)
+        return None
+    if node.op != "call_function" or node.target not in _HARDTANHS:
+        return None
+    low, high = _HARDTANHS[node.target]
+    names = ("min_val", "max_val", "inplace") if node.target is F.hardtanh else ("inplace",)
+    values = dict(zip(names, node.args[1:]), **node.kwargs)
+    if len(node.args) > 1 + len(names) or not set(values) <= set(names):
+        return None
+    low, high = values.get("min_val", low), values.get("max_val", high)
+    if not all(isinstance(v, (int, float)) for v in (low, high)) or low > high:
+        return None
+    return float(low), float(high)
+
+
 def _is_plain_relu(graph_module, node):
     """A ReLU of one tensor and nothing else (F.relu(x, inplace=True) too:
     the fused result is a new tensor either way)."""
@@ -453,10 +524,10 @@ def _replace_chain(graph_module, chain, fused, args, index):
 
 
 def _fuse_chain(graph_module, node, conv, target, threads, layout, precision, index):
-    """conv [-> BatchNorm] [-> + residual] [-> ReLU], each read by the next
-    alone, as one FusedConv call; returns its record and the nodes it
-    replaced."""
-    chain, relu, residual = [node], False, None
+    """conv [-> BatchNorm] [-> + residual] [-> ReLU | ReLU6 | Hardtanh], each
+    read by the next alone, as one FusedConv call; returns its record and the
+    nodes it replaced."""
+    chain, relu, clamp, residual = [node], False, None, None
     follower = _only_user(node)
     batch_norm = _folding_batch_norm(graph_module, follower, conv)
     if batch_norm is not None:
@@ -469,8 +540,13 @@ def _fuse_chain(graph_module, node, conv, target, threads, layout, precision, in
     if _is_plain_relu(graph_module, follower):
         relu = True
         chain.append(follower)
+    else:
+        clamp = _clamp_bounds(graph_module, follower)
+        if clamp is not None:
+            chain.append(follower)
     fused = FusedConv(conv, batch_norm, relu, target, threads, layout,
-                      residual=residual is not None, precision=precision)
+                      residual=residual is not None, precision=precision,
+                      clamp=clamp)
     args = (node.args[0],) if residual is None else (node.args[0], residual)
     folded = _replace_chain(graph_module, chain, fused, args, index)
     return OpRecord(node.name, type(conv).__name__, "convlower", folded), chain

@@ -120,6 +120,19 @@ static Tensor makeTensor(int64_t count, ConvLowerDType dtype, uint64_t seed) {
   return t;
 }
 
+/* A residual operand: the output's type (float; int32 for i8), 4 bytes an
+ * element. */
+static Tensor makeResidual(int64_t count, ConvLowerDType dtype, uint64_t seed) {
+  Tensor t = makeTensor(count, ConvLowerDTypeF32, seed);
+  if (dtype == ConvLowerDTypeI8)
+    for (int64_t i = 0; i < count; ++i) {
+      int32_t v = (int32_t)floor(t.values[i] * 1000);
+      ((int32_t *)t.bytes)[i] = v;
+      t.values[i] = v;
+    }
+  return t;
+}
+
 static void freeTensor(Tensor *t) {
   free(t->values);
   free(t->bytes);
@@ -155,9 +168,10 @@ static int64_t imageIndex(int nhwc, const int64_t *sp, int64_t ch, int64_t n,
 }
 
 /* The convolution of docs/design.md ("Convolution semantics") in float64:
-   FCHW filters for NCHW, FHWC for NHWC. */
+   FCHW filters for NCHW, FHWC for NHWC; then the epilogue: + b, + r (NULL
+   without a residual), ReLU, clamp. */
 static double *reference(const ConvLowerConvDesc *desc, const Tensor *x,
-                         const Tensor *w, const Tensor *b) {
+                         const Tensor *w, const Tensor *b, const Tensor *r) {
   Dims g = dimsOf(desc);
   int nhwc = desc->layout == ConvLowerLayoutNHWC;
   int64_t N = desc->batch, C = desc->inChannels, F = desc->outChannels,
@@ -190,11 +204,16 @@ static double *reference(const ConvLowerConvDesc *desc, const Tensor *x,
                     acc += (xv - desc->inputZeroPoint) *
                            (w->values[wi] - desc->filterZeroPoint);
                   }
+            int64_t at = imageIndex(nhwc, g.out, F, n, f, oz, oy, ox);
             if (b)
               acc += b->values[f];
+            if (r)
+              acc += r->values[at];
             if (desc->relu && acc < 0)
               acc = 0;
-            y[imageIndex(nhwc, g.out, F, n, f, oz, oy, ox)] = acc;
+            if (desc->clamp)
+              acc = fmin(fmax(acc, desc->clampMin), desc->clampMax);
+            y[at] = acc;
           }
   return y;
 }
@@ -203,9 +222,9 @@ static double *reference(const ConvLowerConvDesc *desc, const Tensor *x,
  * dtype's tolerance; prints a line for `name`. */
 static int matches(const char *name, ConvLowerConv conv,
                    const ConvLowerConvDesc *desc, const Tensor *x,
-                   const Tensor *w, const Tensor *b, const void *y,
-                   int64_t yn) {
-  double *want = reference(desc, x, w, b);
+                   const Tensor *w, const Tensor *b, const Tensor *r,
+                   const void *y, int64_t yn) {
+  double *want = reference(desc, x, w, b, r);
   double maxRef = 0, maxDiff = 0;
   for (int64_t i = 0; i < yn; ++i) {
     double got = desc->dtype == ConvLowerDTypeI8
@@ -252,16 +271,22 @@ static int checkCase(const char *name, ConvLowerConvDesc desc, uint64_t seed) {
   Tensor x = makeTensor(xn, desc.dtype, seed * 3 + 1);
   Tensor w = makeTensor(wn, desc.dtype, seed * 3 + 2);
   Tensor b = makeTensor(bn ? bn : 1, desc.dtype, seed * 3 + 3);
+  Tensor r = makeResidual(desc.residual ? yn : 1, desc.dtype, seed * 7 + 5);
   void *y = nanOutput(yn);
-  status = convlowerConvRun(conv, x.bytes, w.bytes, bn ? b.bytes : NULL, y);
+  const void *bp = bn ? b.bytes : NULL;
+  status = desc.residual
+               ? convlowerConvRunResidual(conv, x.bytes, w.bytes, bp, r.bytes, y)
+               : convlowerConvRun(conv, x.bytes, w.bytes, bp, y);
   EXPECT(status == ConvLowerStatusOk, "%s: run failed: %s", name,
          convlowerGetLastErrorMessage());
   int ok = status == ConvLowerStatusOk &&
-           matches(name, conv, &desc, &x, &w, bn ? &b : NULL, y, yn);
+           matches(name, conv, &desc, &x, &w, bn ? &b : NULL,
+                   desc.residual ? &r : NULL, y, yn);
   free(y);
   freeTensor(&x);
   freeTensor(&w);
   freeTensor(&b);
+  freeTensor(&r);
   convlowerConvDestroy(conv);
   return ok;
 }
@@ -334,6 +359,34 @@ static void numerics(void) {
   d.bias = true, d.relu = true, d.target = ConvLowerTargetCpuTwin;
   d.chip = "sm_90a";
   checkCase("bf16 cpu-twin sm_90a bias relu", d, 9);
+  d.chip = NULL;
+
+  /* The epilogue: a residual (ResNet's identity) and a clamp (ReLU6's
+   * form; the sums here are within about +-3, so both bounds bite), on the
+   * GEMM's routes, the depthwise one, int8 and the twin. */
+  d = conv2d(2, 16, 8, 8, 32, 1);
+  d.layout = ConvLowerLayoutNHWC;
+  d.bias = true, d.residual = true, d.clamp = true;
+  d.clampMin = -0.5, d.clampMax = 0.75;
+  checkCase("f32 nhwc 1x1 residual clamp", d, 10);
+  d = conv2d(1, 32, 14, 14, 32, 3);
+  d.padBefore[0] = d.padBefore[1] = d.padAfter[0] = d.padAfter[1] = 1;
+  d.residual = true, d.relu = true;
+  checkCase("f32 nchw 3x3 residual relu", d, 11);
+  d.layout = ConvLowerLayoutNHWC, d.groups = 32, d.bias = true;
+  d.relu = false, d.clamp = true, d.clampMin = 0, d.clampMax = 0.25;
+  checkCase("f32 depthwise residual relu6", d, 12);
+  d = conv2d(2, 16, 6, 6, 32, 3);
+  d.layout = ConvLowerLayoutNHWC, d.dtype = ConvLowerDTypeI8;
+  d.inputZeroPoint = 5, d.filterZeroPoint = -3;
+  d.residual = true, d.relu = true;
+  checkCase("i8 nhwc residual relu", d, 13);
+  d = conv2d(1, 16, 8, 8, 32, 3);
+  d.layout = ConvLowerLayoutNHWC, d.dtype = ConvLowerDTypeF16;
+  d.padBefore[0] = d.padBefore[1] = d.padAfter[0] = d.padAfter[1] = 1;
+  d.bias = true, d.residual = true, d.clamp = true, d.clampMin = -1;
+  d.clampMax = 1, d.target = ConvLowerTargetCpuTwin;
+  checkCase("f16 cpu-twin residual clamp", d, 14);
 }
 
 /* Whether an f32 handle without a bias runs on zeroed buffers of its sizes. */
@@ -521,7 +574,7 @@ static void constantWeightsCase(const char *name, ConvLowerConvDesc d,
   EXPECT(convlowerConvRun(a, x.bytes, w1.bytes, bp, y) == ConvLowerStatusOk,
          "%s: %s", name, convlowerGetLastErrorMessage());
   snprintf(line, sizeof line, "%s: packed at run", name);
-  matches(line, a, &d, &x, &w1, bt, y, yn);
+  matches(line, a, &d, &x, &w1, bt, NULL, y, yn);
   long long bytes = packedBytes(a);
   EXPECT(expectPacked ? bytes > 0 : bytes >= 0, "%s: packed_bytes %lld", name,
          bytes);
@@ -532,21 +585,21 @@ static void constantWeightsCase(const char *name, ConvLowerConvDesc d,
   EXPECT(convlowerConvRun(b, x.bytes, w2.bytes, bp, y) == ConvLowerStatusOk,
          "%s: %s", name, convlowerGetLastErrorMessage());
   snprintf(line, sizeof line, "%s: packed ahead", name);
-  matches(line, b, &d, &x, &w2, bt, y, yn);
+  matches(line, b, &d, &x, &w2, bt, NULL, y, yn);
 
   if (bytes > 0) {
     /* a reads its packed w1, not the w2 it is given. */
     free(y), y = nanOutput(yn);
     convlowerConvRun(a, x.bytes, w2.bytes, bp, y);
     snprintf(line, sizeof line, "%s: packed reused", name);
-    matches(line, a, &d, &x, &w1, bt, y, yn);
+    matches(line, a, &d, &x, &w1, bt, NULL, y, yn);
   }
   EXPECT(convlowerConvPackWeights(a, w2.bytes) == ConvLowerStatusOk, "%s: %s",
          name, convlowerGetLastErrorMessage());
   free(y), y = nanOutput(yn);
   convlowerConvRun(a, x.bytes, w2.bytes, bp, y);
   snprintf(line, sizeof line, "%s: packed again", name);
-  matches(line, a, &d, &x, &w2, bt, y, yn);
+  matches(line, a, &d, &x, &w2, bt, NULL, y, yn);
   printf("%-28s packed %lld bytes\n", name, bytes);
   free(y);
   freeTensor(&x), freeTensor(&w1), freeTensor(&w2), freeTensor(&bias);
@@ -665,6 +718,40 @@ static void badInput(void) {
   ConvLowerConv conv;
   EXPECT(convlowerConvCreate(NULL, &conv, NULL) == ConvLowerStatusBadInput,
          "NULL description accepted");
+  d = conv2d(1, 4, 8, 8, 4, 3);
+  d.dtype = ConvLowerDTypeI8, d.clamp = true, d.clampMax = 6;
+  expectCreateError("clamp on i8", d, ConvLowerStatusBadInput, "float outputs");
+  d.dtype = ConvLowerDTypeF32, d.clampMin = 1, d.clampMax = 0;
+  expectCreateError("clamp 1, 0", d, ConvLowerStatusBadInput, "min <= max");
+  d.clampMin = NAN;
+  expectCreateError("clamp NaN", d, ConvLowerStatusBadInput, "NaN");
+  d = conv2d(1, 4, 8, 8, 4, 3);
+  d.residual = true;
+  EXPECT(convlowerConvCreate(&d, &conv, NULL) == ConvLowerStatusOk, "%s",
+         convlowerGetLastErrorMessage());
+  {
+    float buffer[1024] = {0};
+    EXPECT(convlowerConvRun(conv, buffer, buffer, NULL, buffer) ==
+                   ConvLowerStatusBadInput &&
+               strstr(convlowerGetLastErrorMessage(), "convlowerConvRunResidual"),
+           "a residual description run without one: '%s'",
+           convlowerGetLastErrorMessage());
+    EXPECT(convlowerConvRunResidual(conv, buffer, buffer, NULL, NULL,
+                                    buffer) == ConvLowerStatusBadInput &&
+               strstr(convlowerGetLastErrorMessage(), "residual"),
+           "a NULL residual: '%s'", convlowerGetLastErrorMessage());
+    printf("%-28s -> %s\n", "NULL residual", convlowerGetLastErrorMessage());
+    convlowerConvDestroy(conv);
+    d.residual = false;
+    EXPECT(convlowerConvCreate(&d, &conv, NULL) == ConvLowerStatusOk, "%s",
+           convlowerGetLastErrorMessage());
+    EXPECT(convlowerConvRunResidual(conv, buffer, buffer, NULL, buffer,
+                                    buffer + 512) == ConvLowerStatusBadInput &&
+               strstr(convlowerGetLastErrorMessage(), "no residual"),
+           "a residual passed to a description without one: '%s'",
+           convlowerGetLastErrorMessage());
+    convlowerConvDestroy(conv);
+  }
 
   d = conv2d(1, 4, 8, 8, 4, 3);
   d.bias = true;

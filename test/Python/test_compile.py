@@ -12,10 +12,14 @@ trivial) on every run.
    ConvLower call each, the BN and ReLU gone from the graph. Linear (with
    and without bias, with its ReLU; on 2-D and 3-D inputs) as a 1x1
    convolution.
-2. Residuals: conv -> BN -> + x -> ReLU is one call (the add and the ReLU in
-   place on its output); what must not fuse: a conv whose output is read
-   twice (the conv alone runs on ConvLower), a ReLU6 (stays torch's), a
-   circular-padding conv (left to torch, the report says why).
+2. Residuals and activations: conv -> BN -> + x -> ReLU is one call, the add
+   and the ReLU in its compiled epilogue (the compilation takes the
+   residual); ReLU6, Hardtanh (module and functional, default and given
+   bounds) fuse as a clamp, with and without a residual before them
+   (MobileNetV2's projection adds with no activation); a residual that
+   broadcasts is added by torch, with the activation after it. What must
+   not fuse: a conv whose output is read twice (the conv alone runs on
+   ConvLower), a circular-padding conv (left to torch, the report says why).
 3. The report: which ops ran where (ConvLower, torch) and what each ConvLower
    call computes; profile() times every op of the graph.
 4. Refusals: a model in training mode, and a model fx cannot trace (named
@@ -176,9 +180,66 @@ compiled = check("residual", Residual(), torch.rand(2, 8, 6, 6), 2,
                  ["BatchNorm2d", "ReLU", "add"])
 expect([len(op.fused) for op in compiled.ops if op.where == "convlower"] == [3, 0],
        f"residual: fused {[op.fused for op in compiled.ops]}")
-check("relu6 stays torch's",
-      Seq(torch.nn.Conv2d(3, 8, 3), torch.nn.BatchNorm2d(8), torch.nn.ReLU6()),
-      torch.rand(2, 3, 9, 9), 1, ["ReLU6"])
+
+def epilogue_of(compiled, index=0):
+    """(residual, relu, clamp) of the compiled convlower_<index>'s
+    compilation for batch 2 (what its C API description holds)."""
+    d = getattr(compiled.graph_module, f"convlower_{index}")._packed[2]["conv"]._desc
+    return (d.residual, d.relu, (d.clampMin, d.clampMax) if d.clamp else None)
+
+
+expect(epilogue_of(compiled) == (True, True, None),
+       f"residual: epilogue {epilogue_of(compiled)}, expected the add and the ReLU")
+relu6 = check("relu6", Seq(torch.nn.Conv2d(3, 8, 3), torch.nn.BatchNorm2d(8),
+                           torch.nn.ReLU6()), torch.rand(2, 3, 9, 9) * 8, 1, [])
+expect(epilogue_of(relu6) == (False, False, (0.0, 6.0)), f"relu6: {epilogue_of(relu6)}")
+hardtanh = check("hardtanh(-0.5, 0.25)", Seq(torch.nn.Conv2d(3, 8, 3),
+                                             torch.nn.Hardtanh(-0.5, 0.25)),
+                 torch.rand(2, 3, 9, 9), 1, [])
+expect(epilogue_of(hardtanh) == (False, False, (-0.5, 0.25)),
+       f"hardtanh: {epilogue_of(hardtanh)}")
+
+
+class Clamps(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b, self.c, self.d = (torch.nn.Conv2d(4, 4, 3, padding=1) for _ in range(4))
+
+    def forward(self, x):
+        x = F.relu6(self.a(x) * 1)                        # the multiply: torch's
+        x = F.hardtanh(self.b(x), -0.3, 0.4)
+        x = F.hardtanh(self.c(x), min_val=-0.2, max_val=0.1, inplace=True)
+        return F.relu6(self.d(x), inplace=True)
+
+
+clamps = check("F.relu6, F.hardtanh", Clamps(), torch.randn(2, 4, 7, 7) * 4, 4, ["mul", "relu6"])
+expect([epilogue_of(clamps, i)[2] for i in range(1, 4)] ==
+       [(-0.3, 0.4), (-0.2, 0.1), (0.0, 6.0)], "F.hardtanh bounds")
+
+
+class Projection(torch.nn.Module):
+    """MobileNetV2's inverted residual's end: conv -> BN -> + x (no activation);
+    then a residual with a ReLU6 after it; then one that broadcasts."""
+
+    def __init__(self):
+        super().__init__()
+        self.project = torch.nn.Conv2d(8, 8, 1, bias=False)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.expand = torch.nn.Conv2d(8, 8, 3, padding=1)
+        self.act = torch.nn.ReLU6()
+        self.last = torch.nn.Conv2d(8, 8, 3, padding=1)
+
+    def forward(self, x):
+        y = self.bn(self.project(x)) + x
+        z = self.act(y + self.expand(y))                  # the residual first
+        return F.relu(self.last(z) + z.mean((2, 3), keepdim=True))
+
+
+projection = check("residual projection, relu6, broadcast", Projection(),
+                   torch.randn(2, 8, 6, 6) * 3, 3, [".mean()"])
+expect([epilogue_of(projection, i) for i in range(3)] ==
+       [(True, False, None), (True, False, (0.0, 6.0)), (False, False, None)],
+       f"residual epilogues: {[epilogue_of(projection, i) for i in range(3)]}")
 circular = check("circular padding",
                  Seq(torch.nn.Conv2d(3, 4, 3, padding=1, padding_mode="circular"),
                      torch.nn.BatchNorm2d(4), torch.nn.Conv2d(4, 4, 1), torch.nn.ReLU()),

@@ -9,7 +9,9 @@ with a gathered A tile, the filter loaded by TMA); the record must show one
 cubin load when it is compiled and, per run, one launch with one pointer per
 kernel argument and the filter's tensor map by value, the operands uploaded with their
 exact byte counts (f16: 2 bytes an element; bias included) and the output's
-bytes downloaded: the handle keeps its module and buffers across runs.
+bytes downloaded: the handle keeps its module and buffers across runs. A
+residual add or a clamp (the CPU routes' epilogue) makes "auto" choose the
+CPU, computing the right result, and "cuda" refuse it by name.
 """
 
 import json
@@ -78,6 +80,32 @@ for target in ("cuda", "auto"):
     expect(down == [y.nbytes] * 3, f"{target}: downloads {down}, want {y.nbytes} per run")
     expect(conv.report()["repeat"] == 3, f"{target}: runs {conv.report()['repeat']}")
     print(f"target {target}: cuda {r['chip']}, {len(launches)} launches, uploads {up[:3]}")
+
+# A residual add or a clamp is the CPU routes' epilogue, not the kernels':
+# auto runs such a layer on the CPU and says why, cuda refuses it by name.
+fields = dict(batch=1, in_channels=32, out_channels=32, input_size=(8, 8),
+              kernel_size=(1, 1), layout="nhwc", residual=True, relu=True)
+record.unlink(missing_ok=True)
+conv = convlower.Conv(target="auto", **fields)
+expect(conv.target == "cpu" and "residual" in json.dumps(conv.report()),
+       f"auto with a residual: target {conv.target}, report {conv.report()}")
+expect(not [e for e in events() if e["event"] == "module_load"],
+       "auto with a residual loaded a kernel")
+x = np.random.default_rng(0).standard_normal(conv.input_shape).astype(np.float32)
+w = np.random.default_rng(1).standard_normal(conv.filter_shape).astype(np.float32)
+r = np.random.default_rng(2).standard_normal(conv.output_shape).astype(np.float32)
+want = np.maximum(np.einsum("nhwc,fc->nhwf", x.astype(np.float64),
+                            w[:, 0, 0, :].astype(np.float64)) + r, 0)
+got = conv(x, w, None, r)
+error = float(np.abs(got - want).max() / np.abs(want).max())
+expect(error < 1e-5, f"auto with a residual: error {error:.2e}")
+print(f"residual, target auto: {conv.target}, error {error:.1e}")
+try:
+    convlower.Conv(target="cuda", **dict(fields, residual=False, clamp=(0, 6)))
+    expect(False, "cuda took a clamp")
+except convlower.BadInputError as e:
+    expect("clamp" in str(e), f"cuda with a clamp: {e}")
+    print(f"clamp, target cuda -> {e}")
 
 if failures:
     print(f"{len(failures)} failure(s)")

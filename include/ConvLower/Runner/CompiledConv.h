@@ -13,6 +13,7 @@
 #ifndef CONVLOWER_RUNNER_COMPILEDCONV_H
 #define CONVLOWER_RUNNER_COMPILEDCONV_H
 
+#include "ConvLower/Runner/ConvModule.h"
 #include "ConvLower/Runner/ConvProblem.h"
 #include "ConvLower/Runner/Report.h"
 #include "ConvLower/Runner/Run.h"
@@ -31,7 +32,10 @@ namespace mlir::conv_lower {
 /// What to compile: the problem plus what a layer fuses after it.
 struct ConvSpec {
   ConvProblem problem;
-  bool relu = false;
+  /// The residual add, ReLU and clamp after the bias. A residual or a clamp
+  /// runs on the CPU routes (the tensor-core kernels' epilogue fuses the
+  /// bias and the ReLU only): target auto then picks the CPU.
+  ConvEpilogue epilogue;
   Target target = Target::Auto;
   /// CPU worker threads; 0 is defaultCpuThreads().
   int64_t threads = 0;
@@ -84,15 +88,17 @@ public:
 
   /// Runs on host buffers in the problem's layouts: input and filter (and
   /// bias, when the problem has one) in its dtype (f16/bf16 as 16-bit
-  /// words, tf32 as f32), the output as f32 (i32 for a quantized problem).
-  /// Safe to call from several threads at once.
+  /// words, tf32 as f32), the output, and the residual when the epilogue
+  /// has one, as f32 (i32 for a quantized problem). Safe to call from
+  /// several threads at once.
   ///
   /// With spec().constantWeights, runs read `weights` (null: this
   /// CompiledConv's own pack), packed from `filter` at the first run unless
   /// pack() made it before; later runs do not read `filter`, so it must
   /// hold the same values (pack() again after changing them).
   llvm::Error run(const void *input, const void *filter, const void *bias,
-                  void *output, WeightsPack *weights = nullptr);
+                  const void *residual, void *output,
+                  WeightsPack *weights = nullptr);
 
   /// spec().constantWeights: packs `filter` into `into` (null: this
   /// CompiledConv's own), replacing what it held; not while runs on it are

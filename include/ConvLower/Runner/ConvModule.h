@@ -16,18 +16,40 @@ inline constexpr llvm::StringLiteral kConvFunctionName = "conv";
 /// The MLIR element type of a stored dtype (tf32 data is f32).
 Type elementType(MLIRContext &context, DType dtype);
 
-/// A linalg-on-tensors module with `func.func @conv(%input, %filter[, %bias])
-/// -> output`, built with the ops' builders the way frontends emit
+/// What a layer applies to the convolution's output after its bias, in this
+/// order: torch's ResNet block is relu(bn(conv(x)) + identity), MobileNetV2's
+/// activation is ReLU6 = clamp(y, 0, 6), its projection adds the block's
+/// input. Each is an elementwise linalg.generic, which the CPU pipelines fuse
+/// into one threaded pass with the bias (conv-lower-parallel-epilogue).
+struct ConvEpilogue {
+  /// y + residual: an operand of the output's shape and element type, the
+  /// function's last argument.
+  bool residual = false;
+  /// max(y, 0).
+  bool relu = false;
+  /// min(max(y, clampMin), clampMax); float outputs only.
+  bool clamp = false;
+  double clampMin = 0, clampMax = 0;
+};
+
+/// Bad input for a clamp on an integer output or with bounds that are NaN
+/// or out of order.
+llvm::Error validateEpilogue(const ConvProblem &problem,
+                             const ConvEpilogue &epilogue);
+
+/// A linalg-on-tensors module with `func.func @conv(%input, %filter[, %bias]
+/// [, %residual]) -> output`, built with the ops' builders the way frontends emit
 /// convolutions: a zero tensor.pad, a named linalg conv on a zero-filled init
 /// (grouped forms through reshapes to the NGCHW/NHWGC ops, depthwise NCHW
 /// through depthwise_conv_2d_nchw_chw) and a broadcast bias add. Inputs are
 /// in the problem's dtype, the output is f32 (f16/bf16 accumulate in f32).
-/// With `relu`, a ReLU (`arith.maximumf` with 0; `arith.maxsi` for i32)
-/// follows, in the form the GPU kernel fuses into its epilogue.
-/// The context must have the func, arith, tensor and linalg dialects loaded.
+/// The epilogue's ops follow (the ReLU: `arith.maximumf` with 0,
+/// `arith.maxsi` for i32, the form the GPU kernel fuses into its own
+/// epilogue). The context must have the func, arith, tensor and linalg
+/// dialects loaded.
 OwningOpRef<ModuleOp> buildConvModule(MLIRContext &context,
                                       const ConvProblem &problem,
-                                      bool relu = false);
+                                      const ConvEpilogue &epilogue = {});
 
 } // namespace mlir::conv_lower
 

@@ -100,7 +100,9 @@ bool readsInit(linalg::GenericOp generic) {
 /// A generic whose init is a fresh tensor.empty writes a new buffer; where an
 /// input of the same type and map is read by it alone (the GEMM's output,
 /// before its bias and ReLU), that input becomes the init: the epilogue runs
-/// in place, one pass.
+/// in place, one pass. A computed input is preferred to a function argument
+/// (a residual operand): bufferization would copy an argument before
+/// writing into it.
 void reuseInputAsInit(RewriterBase &rewriter, linalg::GenericOp generic) {
   if (generic.getNumDpsInits() != 1 || readsInit(generic))
     return;
@@ -108,14 +110,18 @@ void reuseInputAsInit(RewriterBase &rewriter, linalg::GenericOp generic) {
   if (!init->get().getDefiningOp<tensor::EmptyOp>())
     return;
   AffineMap initMap = generic.getMatchingIndexingMap(init);
+  OpOperand *chosen = nullptr;
   for (OpOperand *input : generic.getDpsInputOperands()) {
-    if (input->get().getType() == init->get().getType() &&
-        generic.getMatchingIndexingMap(input) == initMap &&
-        input->get().hasOneUse()) {
-      rewriter.modifyOpInPlace(generic, [&] { init->set(input->get()); });
-      return;
-    }
+    if (input->get().getType() != init->get().getType() ||
+        generic.getMatchingIndexingMap(input) != initMap ||
+        !input->get().hasOneUse())
+      continue;
+    if (!chosen || (isa<BlockArgument>(chosen->get()) &&
+                    !isa<BlockArgument>(input->get())))
+      chosen = input;
   }
+  if (chosen)
+    rewriter.modifyOpInPlace(generic, [&] { init->set(chosen->get()); });
 }
 
 /// In a block of an in-place epilogue (its init is an input), that input's

@@ -45,6 +45,55 @@ func.func @bias_relu(%y: tensor<1x16x16x64xf32>, %b: tensor<64xf32>) -> tensor<1
   return %1 : tensor<1x16x16x64xf32>
 }
 
+// ConvModule's whole epilogue: the bias, a residual add (written residual
+// first here), a ReLU6 clamp: one generic, in place on the convolution's
+// output, not on the residual argument (which bufferization would copy
+// first).
+// CHECK-LABEL: func.func @bias_residual_relu6
+// CHECK-SAME: %[[R:[a-z0-9]+]]: tensor<1x16x16x64xf32>)
+// CHECK: %[[Y:.*]] = linalg.conv_2d_nhwc_fhwc
+// CHECK: scf.forall (%[[I:.*]]) = (0) to (16) step (2) shared_outs(%[[O:.*]] = %[[Y]])
+// CHECK-DAG: %[[RS:.*]] = tensor.extract_slice %[[R]][0, %[[I]], 0, 0] [1, 2, 16, 64]
+// CHECK-DAG: %[[S:.*]] = tensor.extract_slice %[[O]][0, %[[I]], 0, 0] [1, 2, 16, 64]
+// CHECK:   linalg.generic {{.*}} outs(%[[S]] : tensor<1x2x16x64xf32>)
+// CHECK:     arith.addf
+// CHECK:     arith.addf
+// CHECK:     arith.maximumf
+// CHECK:     arith.minimumf
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @bias_residual_relu6(%x: tensor<1x16x16x8xf32>, %w: tensor<64x1x1x8xf32>, %b: tensor<64xf32>, %r: tensor<1x16x16x64xf32>) -> tensor<1x16x16x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %acc = tensor.empty() : tensor<1x16x16x64xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%acc : tensor<1x16x16x64xf32>) -> tensor<1x16x16x64xf32>
+  %y = linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%x, %w : tensor<1x16x16x8xf32>, tensor<64x1x1x8xf32>) outs(%init : tensor<1x16x16x64xf32>) -> tensor<1x16x16x64xf32>
+  %0 = linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%y, %b : tensor<1x16x16x64xf32>, tensor<64xf32>) outs(%y : tensor<1x16x16x64xf32>) {
+  ^bb0(%in: f32, %c: f32, %out: f32):
+    %s = arith.addf %in, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<1x16x16x64xf32>
+  %e0 = tensor.empty() : tensor<1x16x16x64xf32>
+  %1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%r, %0 : tensor<1x16x16x64xf32>, tensor<1x16x16x64xf32>) outs(%e0 : tensor<1x16x16x64xf32>) {
+  ^bb0(%res: f32, %in: f32, %out: f32):
+    %s = arith.addf %res, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<1x16x16x64xf32>
+  %e = tensor.empty() : tensor<1x16x16x64xf32>
+  %2 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%1 : tensor<1x16x16x64xf32>) outs(%e : tensor<1x16x16x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %z = arith.constant 0.0 : f32
+    %six = arith.constant 6.0 : f32
+    %m = arith.maximumf %in, %z : f32
+    %n = arith.minimumf %m, %six : f32
+    linalg.yield %n : f32
+  } -> tensor<1x16x16x64xf32>
+  return %2 : tensor<1x16x16x64xf32>
+}
+
 // The bias add is read twice (returned too): nothing fuses; each stays
 // whole-tensor work, split into blocks.
 // CHECK-LABEL: func.func @read_twice
