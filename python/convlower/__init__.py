@@ -110,10 +110,7 @@ class Conv:
         d.inputZeroPoint, d.filterZeroPoint = zero_points
         d.bias, d.residual, d.relu = bias, bool(residual), relu
         if clamp is not None:
-            try:
-                d.clampMin, d.clampMax = (float(v) for v in clamp)
-            except (TypeError, ValueError):
-                raise BadInputError(f"clamp: {clamp!r}, expected (min, max)") from None
+            d.clampMin, d.clampMax = _clamp_pair(clamp)
             d.clamp = True
         d.chip = chip.encode() if chip else None
         d.constantWeights = bool(constant_weights)
@@ -366,6 +363,15 @@ def _padding(padding, rank, kernel, stride, dilation):
     return p, p
 
 
+def _clamp_pair(clamp):
+    """clamp=(min, max) as two floats."""
+    try:
+        low, high = (float(v) for v in clamp)
+    except (TypeError, ValueError):
+        raise BadInputError(f"clamp: {clamp!r}, expected (min, max)") from None
+    return low, high
+
+
 def _weights_stamp(w):
     """What changes when a filter's values may have: torch's storage and its
     version counter (bumped by every in-place write except through .data; an
@@ -474,7 +480,7 @@ def _conv(rank, x, w, bias, stride, padding, dilation, groups, relu, layout,
         dilation=dilation, pad_before=before, pad_after=after, groups=groups,
         layout=layout, dtype=dtype, zero_points=tuple(zero_points or (0, 0)),
         bias=ba is not None, residual=residual is not None, relu=relu,
-        clamp=None if clamp is None else tuple(float(v) for v in clamp),
+        clamp=None if clamp is None else _clamp_pair(clamp),
         target=target, threads=threads, chip=chip)
     ra = None
     if residual is not None:

@@ -12,7 +12,10 @@ import numpy as np
 
 
 def conv(x, w, bias=None, stride=None, pad_before=None, pad_after=None,
-         dilation=None, groups=1, layout="nchw", zero_points=(0, 0), relu=False):
+         dilation=None, groups=1, layout="nchw", zero_points=(0, 0), relu=False,
+         residual=None, clamp=None):
+    """The epilogue after the bias: + residual (in the output's layout), ReLU,
+    clamp (min, max)."""
     x = np.asarray(x, np.float64)
     w = np.asarray(w, np.float64)
     rank = w.ndim - 2
@@ -44,10 +47,14 @@ def conv(x, w, bias=None, stride=None, pad_before=None, pad_after=None,
                 "nc...,fc->nf...", patch, wg[(slice(None), slice(None)) + tap])
     if bias is not None:
         y += np.asarray(bias, np.float64).reshape([1, f] + [1] * rank)
-    if relu:
-        y = np.maximum(y, 0)
     if layout == "nhwc":
         y = np.moveaxis(y, 1, -1)
+    if residual is not None:
+        y = y + np.asarray(residual, np.float64)
+    if relu:
+        y = np.maximum(y, 0)
+    if clamp is not None:
+        y = np.clip(y, *clamp)
     return y
 
 

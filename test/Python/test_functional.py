@@ -3,7 +3,7 @@
 Every form the API takes, on fresh random data (a new seed per run, printed):
 strides, dilations, padding as ints, per-dimension ints, (before, after) pairs,
 "same" (odd and even kernels) and "valid"; groups and depthwise; bias and the
-fused ReLU; NCHW and NHWC; f32, f16, int8 with zero points; 1-D, 3-D and
+fused epilogue (ReLU, a residual, a clamp); NCHW and NHWC; f32, f16, int8 with zero points; 1-D, 3-D and
 unbatched inputs; then the cache, several Python threads at once, the report,
 constant weights packed per Conv, and the bad-input errors (each a BadInputError naming the fault). Tolerances:
 max |diff| / max |reference| at f32 1e-5, f16 1e-2, int8 exact.
@@ -40,18 +40,26 @@ def data(shape, dtype):
 
 def check(name, rank, xshape, wshape, *, dtype=np.float32, bias=False, stride=1,
           padding=0, dilation=1, groups=1, relu=False, layout="nchw",
-          zero_points=None, want_padding=None, batched=True):
+          zero_points=None, want_padding=None, batched=True, residual=None,
+          clamp=None):
+    """residual: the output's shape (then random data of the output's dtype)."""
     x, w = data(xshape, dtype), data(wshape, dtype)
     f = wshape[0]
     b = data((f,), dtype) if bias else None
+    r = None
+    if residual is not None:
+        r = (rng.integers(-5000, 5000, size=residual).astype(np.int32) if dtype == np.int8
+             else rng.uniform(-2, 2, size=residual).astype(np.float32))
     fn = {1: convlower.conv1d, 2: convlower.conv2d, 3: convlower.conv3d}[rank]
     y = fn(x, w, b, stride=stride, padding=padding, dilation=dilation, groups=groups,
-           relu=relu, layout=layout, target="cpu", zero_points=zero_points)
+           relu=relu, layout=layout, target="cpu", zero_points=zero_points,
+           residual=r, clamp=clamp)
     per = lambda v: (v,) * rank if isinstance(v, int) else tuple(v)  # noqa: E731
     before, after = want_padding or (per(padding), per(padding))
     xb = x if batched else x[None]
     want = reference.conv(xb, w, b, per(stride), before, after, per(dilation), groups,
-                          layout, zero_points or (0, 0), relu)
+                          layout, zero_points or (0, 0), relu,
+                          None if r is None else (r if batched else r[None]), clamp)
     if not batched:
         want = want[0]
     key = {np.float32: "f32", np.float16: "f16", np.int8: "i8"}[dtype]
@@ -90,6 +98,15 @@ check("f32 conv1d", 1, (2, 6, 33), (10, 6, 5), stride=2, padding=2, bias=True)
 check("f32 conv1d groups", 1, (1, 8, 20), (8, 2, 3), groups=4, dilation=3)
 check("f32 conv3d", 3, (1, 4, 5, 6, 7), (8, 4, 3, 3, 3), padding=1)
 check("f32 unbatched", 2, (3, 8, 8), (4, 3, 3, 3), padding=1, batched=False)
+check("f32 nhwc residual relu6", 2, (2, 8, 8, 16), (32, 1, 1, 16), layout="nhwc",
+      bias=True, residual=(2, 8, 8, 32), clamp=(0, 0.5))
+check("f32 nchw 3x3 residual relu", 2, (1, 16, 9, 9), (16, 16, 3, 3), padding=1,
+      residual=(1, 16, 9, 9), relu=True)
+check("f32 conv1d hardtanh", 1, (2, 6, 20), (8, 6, 3), clamp=(-0.3, 0.2))
+check("i8 nhwc residual", 2, (1, 6, 6, 16), (8, 3, 3, 16), dtype=np.int8,
+      layout="nhwc", padding=1, zero_points=(4, -2), residual=(1, 6, 6, 8))
+check("f32 unbatched residual", 2, (3, 8, 8), (4, 3, 3, 3), padding=1, batched=False,
+      residual=(4, 8, 8))
 
 # The cache: the same problem twice compiles once; another one compiles.
 convlower.cache_clear()
@@ -226,6 +243,12 @@ refused("Conv without its bias", lambda: convlower.Conv(
     batch=1, in_channels=4, out_channels=4, input_size=(8, 8), kernel_size=(3, 3),
     bias=True, target="cpu")(x, w), "bias")
 refused("Conv with a wrong shape", lambda: c(x[:, :, :7], w), "shape")
+refused("residual of a wrong shape", lambda: convlower.conv2d(
+    x, w, residual=np.zeros((1, 4, 6, 5), np.float32)), "residual")
+refused("residual of a wrong dtype", lambda: convlower.conv2d(
+    x, w, residual=np.zeros((1, 4, 6, 6), np.float64)), "residual")
+refused("clamp min > max", lambda: convlower.conv2d(x, w, clamp=(1, 0)), "min <= max")
+refused("clamp not a pair", lambda: convlower.conv2d(x, w, clamp=6), "clamp")
 refused("pack without constant weights", lambda: c.pack(w), "constant weights")
 refused("pack a wrong shape", lambda: a.pack(w1[:, :2]), "shape")
 
