@@ -44,7 +44,7 @@ import torch.nn.functional as F
 
 import convlower
 from convlower.torch import bf16_pays as _bf16_pays
-from convlower.torch import _check_precision
+from convlower.torch import _check_precision, _DirectCall
 
 _CONV_RANK = {torch.nn.Conv1d: 1, torch.nn.Conv2d: 2, torch.nn.Conv3d: 3}
 _BATCH_NORMS = (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d, torch.nn.BatchNorm3d)
@@ -259,67 +259,6 @@ class FusedLinear(torch.nn.Module):
         # [rows, 1, 1, in] channels-last, seen as NCHW: what FusedConv takes.
         images = rows.reshape(rows.shape[0], 1, 1, self.in_features).permute(0, 3, 1, 2)
         return self.conv(images).reshape(*lead, self.out_features)
-
-
-class _DirectCall:
-    """A compiled layer's call with nothing between torch and the C API: the
-    input's and output's storage handed over as they are. The general path
-    (convlower._conv: operand checks, numpy views, the padding rules, the
-    cache key) costs about 0.1 ms a call, which is most of a small layer's
-    time (a MobileNetV2 forward makes 52 calls of 0.05-0.3 ms). Taken only
-    for what the first call established: a float32 (or, precision "bf16",
-    bfloat16) CPU tensor of the compiled shape and the weights it packed."""
-
-    # The C API's operand dtype: torch's input dtype, output dtype (16-bit
-    # inputs accumulate into a float32 output).
-    _DTYPES = {"f32": (torch.float32, torch.float32),
-               "bf16": (torch.bfloat16, torch.float32)}
-
-    @classmethod
-    def of(cls, conv, x, weight, bias):
-        """The direct call of `conv` after a general call with `x`, or None
-        where it does not apply (another dtype, a device tensor, an unbatched
-        input)."""
-        dtype, out_dtype = cls._DTYPES.get(conv.dtype, (None, None))
-        if (dtype is None or not isinstance(x, torch.Tensor) or x.dtype != dtype
-                or x.device.type != "cpu" or tuple(x.shape) != conv.input_shape
-                or weight.dtype != dtype or (bias is not None and bias.dtype != dtype)):
-            return None
-        return cls(conv, dtype, out_dtype, weight, bias if conv.has_bias else None)
-
-    def __init__(self, conv, dtype, out_dtype, weight, bias):
-        self.conv, self.dtype, self.out_dtype = conv, dtype, out_dtype
-        self.input_shape, self.output_shape = conv.input_shape, conv.output_shape
-        self.weight_stamp = convlower._weights_stamp(weight)
-        self.weight, self.bias = weight, bias
-
-    def takes(self, x, weight, residual):
-        """Whether the call is the compiled one: the input's dtype and shape,
-        the packed weights, and a residual (contiguous, of the output's shape
-        and dtype) exactly when the compilation adds one."""
-        if residual is not None and not (
-                residual.dtype == self.out_dtype and residual.shape == self.output_shape
-                and residual.is_contiguous()):
-            return False
-        return (x.dtype == self.dtype and x.device.type == "cpu"
-                and x.shape == self.input_shape and weight is self.weight
-                and (residual is not None) == self.conv.has_residual
-                and convlower._weights_stamp(weight) == self.weight_stamp)
-
-    def __call__(self, x, residual):
-        x = x.detach().contiguous()     # what the general path reads too
-        y = torch.empty(self.output_shape, dtype=self.out_dtype)
-        bias = self.bias.data_ptr() if self.bias is not None else None
-        lib = convlower._lib
-        if residual is None:
-            status = lib.convlowerConvRun(self.conv._handle, x.data_ptr(),
-                                          self.weight.data_ptr(), bias, y.data_ptr())
-        else:
-            status = lib.convlowerConvRunResidual(
-                self.conv._handle, x.data_ptr(), self.weight.data_ptr(), bias,
-                residual.data_ptr(), y.data_ptr())
-        convlower._raise_for(status, "running")
-        return y
 
 
 class OpRecord:

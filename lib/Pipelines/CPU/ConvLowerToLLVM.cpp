@@ -95,6 +95,8 @@ static void addConvRewrite(OpPassManager &pm,
       winograd.filterPackedOnce = options.constantWeights;
       pm.addPass(createConvLowerWinograd(winograd));
     }
+    if (options.nchwToNhwc)
+      pm.addPass(createConvLowerNchwToNhwc());
     pm.addPass(createConvLowerIm2Col());
   }
   pm.addPass(createCanonicalizerPass());
@@ -275,6 +277,7 @@ struct ConvLowerToLLVMPass
     options.winograd = winograd;
     options.winogradMinTiles = winogradMinTiles;
     options.filterPanels = filterPanels;
+    options.nchwToNhwc = nchwToNhwc;
     options.constantWeights = constantWeights;
     options.bf16Dot = bf16Dot;
     options.i8Dot = i8Dot;

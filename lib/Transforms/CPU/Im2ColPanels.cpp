@@ -448,23 +448,33 @@ Value transposePanel(RewriterBase &rewriter, Location loc, PanelGemm &m,
   MLIRContext *ctx = rewriter.getContext();
   int64_t d = m.spatialRank(), kd = m.kDims();
   int64_t loops = tiled.getNumLoops();
-  // New loop j runs old loop order[j]: g, the K dims, n, O_0...
+  // New loop j writes the copy's result dim order[j]: g, the K dims (in the
+  // GEMM's K order, which the filter's rows follow), n, O_0...
   SmallVector<int64_t> order = {0};
   for (int64_t i = 0; i < kd; ++i)
     order.push_back(d + 2 + i);
   for (int64_t i = 0; i < d + 1; ++i)
     order.push_back(1 + i);
+  // The loop that writes each result dim: the copy's result map is a
+  // permutation, not always the identity (a channels-last image's copy runs
+  // its channel loop before the kernel's: a channels-last convolution whose
+  // output is transposed to channels first, conv-lower-nchw-to-nhwc's,
+  // comes here too).
+  AffineMap resultMap = tiled.getIndexingMapsArray()[1];
+  SmallVector<int64_t> loopOfDim;
+  for (AffineExpr e : resultMap.getResults())
+    loopOfDim.push_back(cast<AffineDimExpr>(e).getPosition());
   // Old loop i in terms of the new ones.
   SmallVector<AffineExpr> oldInNew(loops);
-  for (auto [j, old] : llvm::enumerate(order))
-    oldInNew[old] = getAffineDimExpr(j, ctx);
+  for (auto [j, dim] : llvm::enumerate(order))
+    oldInNew[loopOfDim[dim]] = getAffineDimExpr(j, ctx);
   AffineMap toOld = AffineMap::get(loops, 0, oldInNew, ctx);
   AffineMap inputMap = tiled.getIndexingMapsArray()[0].compose(toOld);
 
   auto tileType = cast<RankedTensorType>(tiled->getResult(0).getType());
   SmallVector<int64_t> shape;
-  for (int64_t old : order)
-    shape.push_back(tileType.getDimSize(old));
+  for (int64_t dim : order)
+    shape.push_back(tileType.getDimSize(dim));
   Value empty = tensor::EmptyOp::create(rewriter, loc, shape,
                                         tileType.getElementType());
   SmallVector<utils::IteratorType> iterators(loops,

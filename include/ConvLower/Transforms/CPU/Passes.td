@@ -28,6 +28,29 @@ def ConvLowerPackRhs : Pass<"conv-lower-pack-rhs"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def ConvLowerNchwToNhwc : Pass<"conv-lower-nchw-to-nhwc"> {
+  let summary = "Compute channels-first windowed convolutions on a "
+                "channels-last image";
+  let description = [{
+    An NCHW convolution's im2col gathers each GEMM row from C planes, an
+    element per plane and tap; an NHWC one gathers a run of C (or C/G)
+    contiguous channels per tap. This pass rewrites static
+    `conv_2d_nchw_fchw` and `conv_2d_ngchw_gfchw` (and their `_q` forms)
+    with kernels larger than 1x1 into the image transposed to [N, H, W, C]
+    (zero padding moved onto it), the filter to FHWC (GFHWC), the
+    `conv_2d_nhwc_fhwc` (`conv_2d_nhwgc_gfhwc`) convolution, and its output
+    transposed back to the original layout. With constant weights the
+    filter's transpose is hoisted with the rest of its packing. 1x1 layers
+    (any stride) keep their NCHW form: their GEMM reads the planes as they
+    are. Runs after the direct and Winograd rewrites,
+    which read NCHW images through their own channels-last view.
+    (Measured: docs/performance-journal.md, 2026-12-04, eighth session.)
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def ConvLowerPackFilterPanels : Pass<"conv-lower-pack-filter-panels"> {
   let summary = "Lay the transposed filter out as contiguous [K, nr] column "
                 "panels, the GEMM libraries' packed B";
