@@ -258,17 +258,21 @@ def _forward(record, target, threads, strict, tf32, precision):
 
 
 def patch(model, *, target="auto", threads=0, strict=True, tf32=False,
-          constant_weights=False, precision="f32", retain_memory=True):
+          constant_weights=True, precision="f32", retain_memory=True):
     """Patches every nn.Conv1d/2d/3d of `model` in place and returns a Patch.
 
     target, threads: as convlower.conv2d. strict: refuse (BadInputError) a call
     ConvLower cannot take, naming the layer and why; strict=False leaves such
     calls to torch and counts them in the layer's record. tf32: float32 layers
-    use tf32 math on a GPU. constant_weights: each layer packs its weight once
+    use tf32 math on a GPU. constant_weights (the default, as an inference
+    engine freezes its weights at load): each layer packs its weight once
     (convlower.Conv's constant_weights) and again when the weight tensor is
     replaced or written in place (torch's version counter; a write through
     `weight.data`, or into an inference tensor, escapes it: patch again after
-    one). precision: "f32", or "bf16": float32 layers compute on bfloat16
+    one, or pass constant_weights=False, which reads the weights on every
+    call, for a model whose weights change that way). After a layer's first
+    call of an input shape, its calls hand torch's storage straight to the C
+    API. precision: "f32", or "bf16": float32 layers compute on bfloat16
     inputs and weights (converted once per weight version) into float32
     outputs, on the CPU's AVX512-BF16 dot product where it has one, where
     that pays (bf16_pays: not grouped layers, nor large 3x3 layers that

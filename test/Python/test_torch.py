@@ -148,6 +148,36 @@ with convlower.patch(cw, target="cpu", constant_weights=True) as p, \
     print(f"constant weights: packed {packed} bytes, re-packed after a change, "
           f"error {err:.2e}")
 
+# The package's defaults: constant weights, and after each layer's first call
+# the direct call (no general-path call); a write through .data is the one
+# change the version counter misses, and constant_weights=False sees it.
+general = []
+general_conv = convlower._conv
+convlower._conv = lambda *a, **k: general.append(1) or general_conv(*a, **k)
+try:
+    with convlower.patch(cw, target="cpu") as p, torch.inference_mode():
+        cw(xc)
+        first_calls = len(general)
+        for _ in range(3):
+            out = cw(xc)
+        later_calls = len(general) - first_calls
+        err = rel(out, torch_model_output(cw, xc))
+        defaults_packed = all(r.report.get("packed_bytes") is not None for r in p.layers)
+    expect(first_calls == 2 and later_calls == 0 and defaults_packed and err <= 1e-5,
+           f"patch defaults: {first_calls} general-path calls first, {later_calls} "
+           f"after, packed {defaults_packed}, error {err:.3g}")
+    print(f"patch defaults: packed once, general-path calls after the first "
+          f"{later_calls}, error {err:.2e}")
+    with torch.no_grad():
+        cw[0].weight.data.mul_(0.25)      # escapes the version counter
+    with convlower.patch(cw, target="cpu", constant_weights=False) as p, \
+            torch.inference_mode():
+        err = rel(cw(xc), torch_model_output(cw, xc))
+        cw(xc)
+    expect(err <= 1e-5, f"constant_weights=False after a .data write: error {err:.3g}")
+finally:
+    convlower._conv = general_conv
+
 # precision "bf16": the ungrouped layer on bfloat16 operands (float32 out,
 # within bf16's tolerance), the grouped one in float32; a weight written in
 # place is converted again.

@@ -57,9 +57,9 @@ def ConvLowerToLLVM : Pass<"conv-lower-to-llvm", "::mlir::ModuleOp"> {
            "With winograd: the fewest 4x4 output tiles for which it is "
            "chosen (0: every convolution it can take)">,
     Option<"nchwToNhwc", "nchw-to-nhwc", "bool", "true",
-           "With im2col: NCHW convolutions with kernels larger than 1x1 computed "
-           "on the image transposed to channels last, their output "
-           "transposed back (conv-lower-nchw-to-nhwc)">,
+           "With im2col and constant-weights: NCHW convolutions with kernels "
+           "larger than 1x1 computed on the image transposed to channels "
+           "last, their output transposed back (conv-lower-nchw-to-nhwc)">,
     Option<"im2colPanels", "im2col-panels", "bool", "true",
            "With im2col: compute X_col per block of output rows inside the "
            "GEMM's parallel loop (conv-lower-im2col-panels; off: X_col is "
