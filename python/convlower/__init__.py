@@ -533,16 +533,17 @@ conv3d = _make(3)
 
 def compile(model, example_inputs=None, **options):
     """Traces a torch model with torch.fx and returns a module whose
-    convolutions, with the eval-mode BatchNorm folded in and the ReLU fused
-    after each, run through ConvLower with weights packed once; the other ops
-    stay torch's. .summary() says which ops run where. See convlower.fx."""
+    convolutions, with the eval-mode BatchNorm folded in and a residual add
+    and a ReLU (or ReLU6, Hardtanh) after each fused into the epilogue, run
+    through ConvLower with weights packed once; the other ops stay torch's. .summary() says which ops run where. See convlower.fx."""
     from .fx import compile as _compile
     return _compile(model, example_inputs, **options)
 
 
 def patch(model, **options):
-    """Routes every nn.Conv1d/2d/3d forward of a torch model through ConvLower;
-    returns a Patch (its .layers record each layer's calls and time, .restore()
-    undoes it). See convlower.torch.patch for the options."""
+    """Routes every nn.Conv1d/2d/3d forward of a torch model through ConvLower,
+    weights packed once by default; returns a Patch (its .layers record each
+    layer's calls and time, .restore() undoes it). See convlower.torch.patch
+    for the options."""
     from .torch import patch as _patch
     return _patch(model, **options)

@@ -7,7 +7,10 @@
    (plain, strided grouped, reflect padding, depthwise "same", no bias, 1-D and
    3-D models): under inference_mode its output matches the unpatched model's
    within 1e-4 relative, every conv layer ran through ConvLower once, and
-   restore() undoes it.
+   restore() undoes it. Constant weights (the default) are packed once and
+   again after an in-place write or a replaced tensor; after each layer's
+   first call no call takes the general path; constant_weights=False sees a
+   write through .data.
 3. A batch of no images gets torch's empty result (functions and patch).
 4. What ConvLower refuses: a call that needs gradients (strict: BadInputError
    naming the layer; strict=False: torch runs it and the record says why) and

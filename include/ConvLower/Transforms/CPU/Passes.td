@@ -44,7 +44,7 @@ def ConvLowerNchwToNhwc : Pass<"conv-lower-nchw-to-nhwc"> {
     (any stride) keep their NCHW form: their GEMM reads the planes as they
     are. Runs after the direct and Winograd rewrites,
     which read NCHW images through their own channels-last view.
-    (Measured: docs/performance-journal.md, 2026-12-04, eighth session.)
+    (Measured: docs/performance-journal.md, 2026-12-05 (eighth session).)
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
