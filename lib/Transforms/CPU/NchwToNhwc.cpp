@@ -37,12 +37,13 @@ using namespace mlir::conv_lower;
 
 namespace {
 
-/// The channels-first forms this pass rewrites, and whether grouped.
-std::optional<bool> channelsFirstForm(const ConvPlan &plan) {
-  StringRef name = plan.form->name;
-  if (name == "conv_2d_nchw_fchw")
+/// The channels-first named ops this pass rewrites, and whether grouped.
+/// Named ops only: a conv-shaped linalg.generic may widen its operands in
+/// ways (extui) the named NHWC op would not reproduce.
+std::optional<bool> channelsFirstForm(Operation *op) {
+  if (isa<linalg::Conv2DNchwFchwOp, linalg::Conv2DNchwFchwQOp>(op))
     return false;
-  if (name == "conv_2d_ngchw_gfchw")
+  if (isa<linalg::Conv2DNgchwGfchwOp, linalg::Conv2DNgchwGfchwQOp>(op))
     return true;
   return std::nullopt;
 }
@@ -149,20 +150,17 @@ Value rewriteChannelsLast(RewriterBase &rewriter, ConvPlan &plan,
   if (plan.isQuantized())
     inputs.append({plan.inputZeroPoint, plan.filterZeroPoint});
   Type resultType = acc.getType();
-  Operation *conv;
-  if (grouped && plan.isQuantized())
-    conv = linalg::Conv2DNhwgcGfhwcQOp::create(b, loc, TypeRange{resultType}, inputs, acc,
-                                               strides, dilations);
-  else if (grouped)
-    conv = linalg::Conv2DNhwgcGfhwcOp::create(b, loc, TypeRange{resultType}, inputs, acc,
-                                              strides, dilations);
-  else if (plan.isQuantized())
-    conv = linalg::Conv2DNhwcFhwcQOp::create(b, loc, TypeRange{resultType}, inputs, acc,
-                                             strides, dilations);
-  else
-    conv = linalg::Conv2DNhwcFhwcOp::create(b, loc, TypeRange{resultType}, inputs, acc,
-                                            strides, dilations);
-  return transposed(b, loc, conv->getResult(0), backPerm);
+  auto create = [&](auto opTag) -> Value {
+    using OpTy = decltype(opTag);
+    return OpTy::create(b, loc, TypeRange{resultType}, inputs, acc, strides,
+                        dilations)
+        .getResult(0);
+  };
+  Value y = grouped ? (plan.isQuantized() ? create(linalg::Conv2DNhwgcGfhwcQOp())
+                                          : create(linalg::Conv2DNhwgcGfhwcOp()))
+                    : (plan.isQuantized() ? create(linalg::Conv2DNhwcFhwcQOp())
+                                          : create(linalg::Conv2DNhwcFhwcOp()));
+  return transposed(b, loc, y, backPerm);
 }
 
 /// A 1x1 kernel (any stride): its NCHW GEMM reads each plane (strided or
@@ -177,8 +175,8 @@ struct ConvLowerNchwToNhwcPass
   void runOnOperation() override {
     SmallVector<std::pair<ConvPlan, bool>, 4> rewrites;
     getOperation()->walk([&](linalg::LinalgOp op) {
-      if (!looksLikeConvolution(op) || !op.hasPureTensorSemantics() ||
-          !hasStaticShapes(op))
+      std::optional<bool> grouped = channelsFirstForm(op);
+      if (!grouped || !op.hasPureTensorSemantics() || !hasStaticShapes(op))
         return;
       std::string whyNot;
       FailureOr<ConvPlan> plan = analyzeConv(op, whyNot);
@@ -187,8 +185,7 @@ struct ConvLowerNchwToNhwcPass
                                 << "\n");
         return;
       }
-      std::optional<bool> grouped = channelsFirstForm(*plan);
-      if (!grouped || isOneByOne(*plan))
+      if (isOneByOne(*plan))
         return;
       rewrites.push_back({*plan, *grouped});
     });

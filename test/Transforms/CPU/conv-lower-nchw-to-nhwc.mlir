@@ -79,3 +79,28 @@ func.func @left_alone(%x: tensor<1x8x8x8xf32>, %w: tensor<4x8x1x1xf32>, %i: tens
        ins(%xn, %wn : tensor<1x8x8x8xf32>, tensor<4x3x3x8xf32>) outs(%in : tensor<1x6x6x4xf32>) -> tensor<1x6x6x4xf32>
   return %a, %b, %c : tensor<1x4x4x4xf32>, tensor<?x4x6x6xf32>, tensor<1x6x6x4xf32>
 }
+
+// -----
+
+// A conv-shaped linalg.generic stays as it is (its body may widen its
+// operands in ways the named NHWC op would not: here unsigned).
+// CHECK-LABEL: func.func @generic_left_alone
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.generic
+// CHECK: arith.extui
+func.func @generic_left_alone(%x: tensor<1x4x6x6xi8>, %w: tensor<8x4x3x3xi8>, %init: tensor<1x8x4x4xi32>) -> tensor<1x8x4x4xi32> {
+  %y = linalg.generic {
+      indexing_maps = [affine_map<(n, f, h, w, c, r, s) -> (n, c, h + r, w + s)>,
+                       affine_map<(n, f, h, w, c, r, s) -> (f, c, r, s)>,
+                       affine_map<(n, f, h, w, c, r, s) -> (n, f, h, w)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : tensor<1x4x6x6xi8>, tensor<8x4x3x3xi8>) outs(%init : tensor<1x8x4x4xi32>) {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %ae = arith.extui %a : i8 to i32
+    %be = arith.extsi %b : i8 to i32
+    %m = arith.muli %ae, %be : i32
+    %s = arith.addi %acc, %m : i32
+    linalg.yield %s : i32
+  } -> tensor<1x8x4x4xi32>
+  return %y : tensor<1x8x4x4xi32>
+}

@@ -34,7 +34,7 @@ def ConvLowerNchwToNhwc : Pass<"conv-lower-nchw-to-nhwc"> {
   let description = [{
     An NCHW convolution's im2col gathers each GEMM row from C planes, an
     element per plane and tap; an NHWC one gathers a run of C (or C/G)
-    contiguous channels per tap. This pass rewrites static
+    contiguous channels per tap. This pass rewrites static named
     `conv_2d_nchw_fchw` and `conv_2d_ngchw_gfchw` (and their `_q` forms)
     with kernels larger than 1x1 into the image transposed to [N, H, W, C]
     (zero padding moved onto it), the filter to FHWC (GFHWC), the
