@@ -190,7 +190,8 @@ CompiledConv::compile(const ConvSpec &spec) {
   report.im2colBytes = 0; // no route here stores X_col whole
 
   std::unique_ptr<MLIRContext> ctx = compilationContext();
-  OwningOpRef<ModuleOp> module = buildConvModule(*ctx, spec.problem, spec.epilogue);
+  OwningOpRef<ModuleOp> module =
+      buildConvModule(*ctx, spec.problem, spec.epilogue);
   auto route = plan(spec, spec.target, *module, report);
   if (!route)
     return route.takeError();
