@@ -227,38 +227,54 @@ ConvLowerStatus convlowerConvCreate(const ConvLowerConvDesc *desc,
 
 void convlowerConvDestroy(ConvLowerConv conv) { delete unwrap(conv); }
 
+} // extern "C"
+
+namespace {
+
+/// convlowerConvRun (`fn` without a residual) and convlowerConvRunResidual:
+/// the handle's description must say whether the call passes a residual.
+ConvLowerStatus runHandle(const char *fn, ConvLowerConv conv,
+                          const void *input, const void *filter,
+                          const void *bias, const void *residual,
+                          void *output, bool passesResidual) {
+  Handle *h = unwrap(conv);
+  if (!h)
+    return fail(ConvLowerStatusBadInput,
+                llvm::formatv("{0}: a NULL handle", fn).str());
+  if (h->conv->spec().epilogue.residual != passesResidual)
+    return fail(ConvLowerStatusBadInput,
+                passesResidual
+                    ? llvm::formatv("{0}: the description has no residual "
+                                    "(set desc.residual)",
+                                    fn)
+                          .str()
+                    : llvm::formatv("{0}: the description has a residual: "
+                                    "pass it to convlowerConvRunResidual",
+                                    fn)
+                          .str());
+  if (llvm::Error e =
+          h->conv->run(input, filter, bias, residual, output, &h->weights))
+    return fail(std::move(e));
+  return succeed();
+}
+
+} // namespace
+
+extern "C" {
+
 ConvLowerStatus convlowerConvRun(ConvLowerConv conv, const void *input,
                                  const void *filter, const void *bias,
                                  void *output) {
-  Handle *h = unwrap(conv);
-  if (!h)
-    return fail(ConvLowerStatusBadInput, "convlowerConvRun: a NULL handle");
-  if (h->conv->spec().epilogue.residual)
-    return fail(ConvLowerStatusBadInput,
-                "convlowerConvRun: the description has a residual: pass it "
-                "to convlowerConvRunResidual");
-  if (llvm::Error e =
-          h->conv->run(input, filter, bias, nullptr, output, &h->weights))
-    return fail(std::move(e));
-  return succeed();
+  return runHandle("convlowerConvRun", conv, input, filter, bias, nullptr,
+                   output, /*passesResidual=*/false);
 }
 
 ConvLowerStatus convlowerConvRunResidual(ConvLowerConv conv,
                                          const void *input,
                                          const void *filter, const void *bias,
                                          const void *residual, void *output) {
-  Handle *h = unwrap(conv);
-  if (!h)
-    return fail(ConvLowerStatusBadInput,
-                "convlowerConvRunResidual: a NULL handle");
-  if (!h->conv->spec().epilogue.residual)
-    return fail(ConvLowerStatusBadInput,
-                "convlowerConvRunResidual: the description has no residual "
-                "(set desc.residual)");
-  if (llvm::Error e =
-          h->conv->run(input, filter, bias, residual, output, &h->weights))
-    return fail(std::move(e));
-  return succeed();
+  return runHandle("convlowerConvRunResidual", conv, input, filter, bias,
+                   residual, output, /*passesResidual=*/true);
 }
 
 ConvLowerStatus convlowerConvPackWeights(ConvLowerConv conv,
