@@ -11,17 +11,21 @@
 
 // 4 groups of 3 channels into 8 filters, NHWC: an scf.forall over (image,
 // group), marked, each group a conv_2d_nhwc_hwcf on its 3 channels of the
-// padded image with its [3, 3, 3, 8] taps (the filter regrouped once). Each
+// image, padded by the task (not the whole batch before the loop), with its
+// [3, 3, 3, 8] taps (the filter regrouped once). Each
 // is tiled to one output row x 7 columns (14 accumulators / one 8-filter
 // vector, the largest divisor of 7 up to 14) x one tap x one channel: one
 // FMA per column (the contraction, lowered to outer products), a broadcast
 // pixel on the tap's filter vector, the 7 accumulators read once and
 // carried through the tap and channel loops.
 // CHECK-LABEL: func.func @nhwc_groups
-// CHECK: %[[PADDED:.*]] = tensor.pad %{{.*}} low[0, 1, 1, 0] high[0, 1, 1, 0]
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: tensor<2x7x7x12xf32>
+// CHECK-NOT: tensor.pad
 // CHECK: %[[TAPS:.*]] = linalg.transpose ins(%{{.*}} : tensor<4x8x3x3x3xf32>) outs(%{{.*}} : tensor<4x3x3x3x8xf32>) permutation = [0, 2, 3, 4, 1]
 // CHECK: scf.forall (%[[N:.*]], %[[G:.*]]) in (2, 4)
-// CHECK:   tensor.extract_slice %[[PADDED]][%[[N]], 0, 0, %{{.*}}] [1, 9, 9, 3]
+// CHECK:   %[[SLICE:.*]] = tensor.extract_slice %[[X]][%[[N]], 0, 0, %{{.*}}] [1, 7, 7, 3]
+// CHECK:   tensor.pad %[[SLICE]] low[0, 1, 1, 0] high[0, 1, 1, 0]
+// CHECK:   } : tensor<1x7x7x3xf32> to tensor<1x9x9x3xf32>
 // CHECK:   tensor.extract_slice %[[TAPS]][%[[G]], 0, 0, 0, 0] [1, 3, 3, 3, 8]
 // CHECK:   linalg.fill {{.*}} -> tensor<1x7x7x8xf32>
 // CHECK:   scf.for
