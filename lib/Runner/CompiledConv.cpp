@@ -170,6 +170,24 @@ compileForCuda(const ConvSpec &spec, ModuleOp module, RunReport &report) {
   return std::move(*session);
 }
 
+/// The compiled function's buffers in its argument order (buildConvModule's):
+/// input, filter, [bias,] [residual,] output.
+llvm::SmallVector<void *, 5> functionArguments(const ConvSpec &spec,
+                                               const void *input,
+                                               const void *filter,
+                                               const void *bias,
+                                               const void *residual,
+                                               void *output) {
+  llvm::SmallVector<void *, 5> buffers = {const_cast<void *>(input),
+                                          const_cast<void *>(filter)};
+  if (spec.problem.hasBias)
+    buffers.push_back(const_cast<void *>(bias));
+  if (spec.epilogue.residual)
+    buffers.push_back(const_cast<void *>(residual));
+  buffers.push_back(output);
+  return buffers;
+}
+
 } // namespace
 
 llvm::Expected<std::unique_ptr<CompiledConv>>
@@ -251,13 +269,8 @@ llvm::Error CompiledConv::run(const void *input, const void *filter,
           return e;
       packed = pack.weights_.get();
     }
-    llvm::SmallVector<void *, 5> buffers = {const_cast<void *>(input),
-                                            const_cast<void *>(filter)};
-    if (spec_.problem.hasBias)
-      buffers.push_back(const_cast<void *>(bias));
-    if (hasResidual)
-      buffers.push_back(const_cast<void *>(residual));
-    buffers.push_back(output);
+    llvm::SmallVector<void *, 5> buffers =
+        functionArguments(spec_, input, filter, bias, residual, output);
     auto start = std::chrono::steady_clock::now();
     if (llvm::Error e = impl_->cpu->run(buffers, packed))
       return asFailure(std::move(e));
@@ -294,13 +307,8 @@ llvm::Error CompiledConv::packLocked(const void *filter, WeightsPack &into,
   if (impl_->cpu) {
     // The packing function reads the constant filter alone: the image,
     // bias, residual and output are not touched.
-    llvm::SmallVector<void *, 5> buffers = {nullptr,
-                                            const_cast<void *>(filter)};
-    if (spec_.problem.hasBias)
-      buffers.push_back(nullptr);
-    if (spec_.epilogue.residual)
-      buffers.push_back(nullptr);
-    buffers.push_back(nullptr);
+    llvm::SmallVector<void *, 5> buffers =
+        functionArguments(spec_, nullptr, filter, nullptr, nullptr, nullptr);
     auto made = impl_->cpu->pack(buffers);
     if (!made)
       return asFailure(made.takeError());

@@ -401,13 +401,18 @@ def _layer_conv(layer, fields, w, wa):
     return conv
 
 
+def _output_spatial(spatial, kernel, stride, dilation, before, after):
+    """The output's size per spatial dimension (docs/design.md's formula)."""
+    return [(size + b + a - d * (k - 1) - 1) // s + 1 for size, k, s, d, b, a in
+            zip(spatial, kernel, stride, dilation, before, after)]
+
+
 def _empty_result(rank, n, f, spatial, kernel, stride, dilation, before, after,
                   layout, dtype, unbatched, torch_x):
     """torch's answer to a batch of no images (or no filters): an empty result of the
     output's shape, nothing compiled or run (the C API takes positive sizes only).
     A window that does not fit is still an error, as in torch."""
-    out = [(size + b + a - d * (k - 1) - 1) // s + 1 for size, k, s, d, b, a in
-           zip(spatial, kernel, stride, dilation, before, after)]
+    out = _output_spatial(spatial, kernel, stride, dilation, before, after)
     if any(o < 1 for o in out):
         raise BadInputError(
             f"the {'x'.join(map(str, kernel))} kernel (dilation "

@@ -120,6 +120,7 @@ class FusedConv(torch.nn.Module):
         self._seen = {}            # batch size: calls
         self._exact = set()        # sizes compiled for themselves (not chunks)
         self._direct = {}          # per batch size: its _DirectCall (or None)
+        self._output_shapes = {}   # input shape: output shape
 
     def chunks(self, n):
         """The batch sizes a batch of `n` runs as."""
@@ -152,13 +153,19 @@ class FusedConv(torch.nn.Module):
         return y
 
     def _output_shape(self, x_shape):
-        """The output's (logical NCHW) shape for a batched input's."""
-        kernel = self.kernel_size
-        before, after = convlower._padding(self.padding, self.rank, kernel,
-                                           self.stride, self.dilation)
-        spatial = [(size + b + a - d * (k - 1) - 1) // s + 1 for size, k, s, d, b, a in
-                   zip(x_shape[2:], kernel, self.stride, self.dilation, before, after)]
-        return (x_shape[0], self.weight.shape[0], *spatial)
+        """The output's (logical NCHW) shape for a batched input's, worked
+        out once per input shape (forward asks on every call)."""
+        shape = self._output_shapes.get(x_shape)
+        if shape is None:
+            before, after = convlower._padding(self.padding, self.rank,
+                                               self.kernel_size, self.stride,
+                                               self.dilation)
+            spatial = convlower._output_spatial(x_shape[2:], self.kernel_size,
+                                                self.stride, self.dilation,
+                                                before, after)
+            shape = self._output_shapes[x_shape] = (x_shape[0], self.weight.shape[0],
+                                                    *spatial)
+        return shape
 
     def _fusable_residual(self, x, residual):
         """The residual as the C API reads it (the output's memory layout),

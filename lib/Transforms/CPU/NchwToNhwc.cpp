@@ -19,11 +19,11 @@
 
 #include "Transforms/Common/ChannelsLast.h"
 #include "Transforms/Common/ConvAnalysis.h"
+#include "Transforms/CPU/DirectConvUtils.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
-#include "llvm/Support/Debug.h"
 
 #define DEBUG_TYPE "conv-lower-nchw-to-nhwc"
 
@@ -173,29 +173,18 @@ bool isOneByOne(const ConvPlan &plan) {
 struct ConvLowerNchwToNhwcPass
     : conv_lower::impl::ConvLowerNchwToNhwcBase<ConvLowerNchwToNhwcPass> {
   void runOnOperation() override {
-    SmallVector<std::pair<ConvPlan, bool>, 4> rewrites;
-    getOperation()->walk([&](linalg::LinalgOp op) {
-      std::optional<bool> grouped = channelsFirstForm(op);
-      if (!grouped || !op.hasPureTensorSemantics() || !hasStaticShapes(op))
-        return;
-      std::string whyNot;
-      FailureOr<ConvPlan> plan = analyzeConv(op, whyNot);
-      if (failed(plan)) {
-        LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] left alone: " << whyNot
-                                << "\n");
-        return;
-      }
-      if (isOneByOne(*plan))
-        return;
-      rewrites.push_back({*plan, *grouped});
-    });
+    SmallVector<ConvPlan, 2> plans = collectPlans(
+        getOperation(),
+        [](const ConvPlan &plan) {
+          return channelsFirstForm(plan.op) && hasStaticShapes(plan.op) &&
+                 !isOneByOne(plan);
+        },
+        DEBUG_TYPE, "channels-first convolution computed channels last");
     IRRewriter rewriter(&getContext());
-    for (auto &[plan, grouped] : rewrites) {
+    for (ConvPlan &plan : plans) {
       rewriter.setInsertionPoint(plan.op);
-      Value result = rewriteChannelsLast(rewriter, plan, grouped);
-      LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] " << plan.form->name
-                              << " computed channels last\n");
-      rewriter.replaceOp(plan.op, result);
+      bool grouped = *channelsFirstForm(plan.op);
+      rewriter.replaceOp(plan.op, rewriteChannelsLast(rewriter, plan, grouped));
     }
   }
 };
