@@ -103,8 +103,9 @@ typedef struct ConvLowerConvDesc {
   /// max(y, 0) after the bias and the residual.
   bool relu;
   /// min(max(y, clampMin), clampMax) after that (ReLU6: 0 and 6); float
-  /// outputs only. A residual or a clamp runs on the CPU routes: target
-  /// auto picks the CPU, cuda refuses it.
+  /// outputs only. Every route fuses the epilogue into its own: the CPU's
+  /// pass over the output, the tensor-core kernels' store (1-D and 2-D
+  /// images; a 3-D convolution's runs after the kernel on the twin).
   bool clamp;
   double clampMin;
   double clampMax;

@@ -121,10 +121,6 @@ llvm::Expected<RoutePlan> plan(const ConvSpec &spec, Target target,
   std::string whyNot;
   if (failed(checkGpuRoute(spec.problem, whyNot)))
     inputs.gpuRefusal = whyNot;
-  else if (spec.epilogue.residual || spec.epilogue.clamp)
-    inputs.gpuRefusal = "the tensor-core kernels' epilogue fuses a bias and a "
-                        "ReLU, not a residual add or a clamp (those run on "
-                        "the CPU routes)";
   inputs.devices = status ? &*status : nullptr;
   return planRoute(request, inputs, report);
 }
@@ -256,7 +252,7 @@ llvm::Error CompiledConv::run(const void *input, const void *filter,
         spec_.problem.hasBias ? "a" : "no", hasResidual ? "a" : "no"));
   double ms = 0;
   if (impl_->gpu) {
-    auto kernelMs = impl_->gpu->run(input, filter, bias, output);
+    auto kernelMs = impl_->gpu->run(input, filter, bias, residual, output);
     if (!kernelMs.ok())
       return runner::failed(kernelMs.error().message());
     ms = *kernelMs;

@@ -155,6 +155,7 @@ mlir::conv_lower::describeGpuKernels(ModuleOp module, llvm::StringRef function,
     assert(result->kernel && "target=cuda builds a GEMM kernel");
     GpuKernelInfo info;
     info.family = result->family;
+    info.residual = result->fusedResidual;
     llvm::raw_string_ostream tiles(info.tiles);
     tiles << ConvLowerDialect::TilesAttrHelper(ctx).getAttr(result->kernel);
     kernels.push_back(std::move(info));
@@ -209,15 +210,19 @@ mlir::conv_lower::compileGpuKernel(ModuleOp module, llvm::StringRef function,
   SmallVector<GpuKernelInfo> described =
       describeGpuKernels(module, function, options.chip, options.im2col);
   assert(described.size() == 1 && "the pipeline built one GEMM kernel");
-  if (!described.empty())
+  bool residual = false;
+  if (!described.empty()) {
     build.family = described.front().family;
+    residual = described.front().residual;
+  }
 
   m.problem = problem;
   // f32 data runs on tensor cores as tf32: checked at tf32's tolerance.
   if (m.problem.dtype == convrt::DType::F32)
     m.problem.dtype = convrt::DType::TF32;
   convrt::DType stored = convrt::storageType(m.problem.dtype);
-  // The kernel's parameters, in order: input, filter, [bias,] output.
+  // The kernel's parameters, in order: input, filter, [bias,] [residual,]
+  // output.
   m.arguments = {argument("input", convrt::ArgumentRole::Input, stored,
                           m.problem.inputShape()),
                  argument("filter", convrt::ArgumentRole::Filter, stored,
@@ -225,6 +230,10 @@ mlir::conv_lower::compileGpuKernel(ModuleOp module, llvm::StringRef function,
   if (problem.hasBias)
     m.arguments.push_back(argument("bias", convrt::ArgumentRole::Bias, stored,
                                    m.problem.biasShape()));
+  if (residual)
+    m.arguments.push_back(argument("residual", convrt::ArgumentRole::Residual,
+                                   m.problem.outputType(),
+                                   m.problem.outputShape()));
   m.arguments.push_back(argument("output", convrt::ArgumentRole::Output,
                                  m.problem.outputType(),
                                  m.problem.outputShape()));
@@ -236,7 +245,7 @@ mlir::conv_lower::compileGpuKernel(ModuleOp module, llvm::StringRef function,
   if (kernel.getNumArguments() != m.arguments.size() + m.tensorMaps.size())
     return llvm::createStringError(llvm::formatv(
         "internal error: the kernel takes {0} arguments, the manifest lists {1} "
-        "and {2} tensor maps (was the bias fused?)",
+        "and {2} tensor maps (were the bias and residual fused?)",
         kernel.getNumArguments(), m.arguments.size(), m.tensorMaps.size()));
   // The runtime fills buffers of the manifest's shapes: a kernel reading any
   // other size (an unabsorbed padded input, say) would read garbage.

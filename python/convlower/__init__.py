@@ -67,10 +67,10 @@ class Conv:
 
     The epilogue after the bias, in this order: residual=True adds an operand
     of the output's shape (a ResNet block's identity), relu=True takes
-    max(y, 0), clamp=(lo, hi) takes min(max(y, lo), hi) (ReLU6: (0, 6)); all in
-    one pass with the bias on the CPU. A residual or clamp runs on the CPU
-    routes only (target "auto" picks the CPU; "cuda" refuses it). conv1d/2d/3d build one from their arguments; use Conv
-    directly to keep a layer's compilation at hand.
+    max(y, 0), clamp=(lo, hi) takes min(max(y, lo), hi) (ReLU6: (0, 6)); all
+    fused with the bias: one pass over the output on the CPU, the store of
+    the tensor-core kernel on cuda. conv1d/2d/3d build one from their
+    arguments; use Conv directly to keep a layer's compilation at hand.
 
     constant_weights=True: the filter is the same on every call (inference).
     The CPU routes compute what depends on it alone (the transposed filter,
@@ -522,8 +522,7 @@ def _make(rank):
         "padding: int, per-dimension ints, (before, after) pairs, 'same' or 'valid'.\n"
         "residual (the output's shape and dtype: float32, int32 for int8) is "
         "added after the bias, relu=True then fuses max(y, 0), clamp=(lo, hi) "
-        "min(max(y, lo), hi) (ReLU6: (0, 6)), in one pass; a residual or clamp "
-        "runs on the CPU. target: 'auto', 'cpu', 'cpu-twin' or 'cuda'; "
+        "min(max(y, lo), hi) (ReLU6: (0, 6)), fused on every target. target: 'auto', 'cpu', 'cpu-twin' or 'cuda'; "
         "threads: CPU threads (0: all cores). Returns float32 (int32 for int8), a "
         "numpy array or a torch tensor like x. Raises BadInputError for a problem "
         "or operands ConvLower does not take, ConvLowerError when compiling or "

@@ -23,6 +23,8 @@ const char *argumentRoleName(ArgumentRole role) {
     return "filter";
   case ArgumentRole::Bias:
     return "bias";
+  case ArgumentRole::Residual:
+    return "residual";
   case ArgumentRole::Output:
     return "output";
   }
@@ -96,11 +98,13 @@ Expected<KernelSpec> parseKernel(const Fields &root) {
 
 Expected<ArgumentRole> parseRole(const std::string &name) {
   for (ArgumentRole role : {ArgumentRole::Input, ArgumentRole::Filter,
-                            ArgumentRole::Bias, ArgumentRole::Output})
+                            ArgumentRole::Bias, ArgumentRole::Residual,
+                            ArgumentRole::Output})
     if (name == argumentRoleName(role))
       return role;
   return Error::failure("unknown role \"" + name +
-                        "\" (expected input, filter, bias or output)");
+                        "\" (expected input, filter, bias, residual or "
+                        "output)");
 }
 
 Expected<std::vector<ArgumentSpec>> parseArguments(const Fields &root) {
@@ -248,6 +252,15 @@ Error checkArgument(const Manifest &m, ArgumentRole role,
     return Error::failure(field + ".shape: " + formatShape(argument.shape) +
                           " does not match the problem, which implies " +
                           formatShape(shape) + " for the " + roleName);
+  // The residual is added to the output: it is stored as the output is.
+  if (role == ArgumentRole::Residual) {
+    int output = m.find(ArgumentRole::Output);
+    if (output >= 0 && argument.dtype != m.arguments[output].dtype)
+      return Error::failure(field + ".dtype: " + dtypeName(argument.dtype) +
+                            " does not match the output's " +
+                            dtypeName(m.arguments[output].dtype));
+    return Error::success();
+  }
   DType expected = storageType(m.problem.dtype);
   bool dtypeFree = role == ArgumentRole::Output || role == ArgumentRole::Bias;
   if (!dtypeFree && argument.dtype != expected)
@@ -324,6 +337,8 @@ Error validateManifest(const Manifest &m) {
   CONVRT_TRY(checkArgument(m, ArgumentRole::Filter, p.filterShape(), true));
   CONVRT_TRY(checkArgument(m, ArgumentRole::Bias, p.biasShape(), false));
   CONVRT_TRY(checkArgument(m, ArgumentRole::Output, p.outputShape(), true));
+  CONVRT_TRY(
+      checkArgument(m, ArgumentRole::Residual, p.outputShape(), false));
   return checkTensorMaps(m);
 }
 

@@ -19,7 +19,7 @@ namespace convrt {
 namespace {
 
 struct HostOperands {
-  std::vector<double> input, filter, bias;
+  std::vector<double> input, filter, bias, residual;
 };
 
 /// Every operand gets its own stream of random numbers from the one seed.
@@ -30,6 +30,10 @@ HostOperands makeOperands(const Manifest &m, uint64_t seed) {
   ops.filter = randomTensor(size_t(p.filterElements()), p.dtype, seed * 4 + 2);
   if (int bias = m.find(ArgumentRole::Bias); bias >= 0)
     ops.bias = randomTensor(size_t(p.f), m.arguments[bias].dtype, seed * 4 + 3);
+  // Index 0 of the next seed's four is never drawn from.
+  if (int residual = m.find(ArgumentRole::Residual); residual >= 0)
+    ops.residual = randomTensor(size_t(p.outputElements()),
+                                m.arguments[residual].dtype, seed * 4 + 4);
   return ops;
 }
 
@@ -198,8 +202,9 @@ Expected<RunReport> runKernel(const Manifest &m, const std::string &binary,
     const std::vector<double> *values =
         argument.role == ArgumentRole::Input    ? &ops.input
         : argument.role == ArgumentRole::Filter ? &ops.filter
-        : argument.role == ArgumentRole::Bias   ? &ops.bias
-                                                : nullptr;
+        : argument.role == ArgumentRole::Bias     ? &ops.bias
+        : argument.role == ArgumentRole::Residual ? &ops.residual
+                                                  : nullptr;
     if (values) {
       std::vector<uint8_t> encoded = encode(argument.dtype, *values);
       CONVRT_TRY(buffer.copyFromHost(encoded.data(), encoded.size()));
@@ -237,7 +242,12 @@ Expected<RunReport> runKernel(const Manifest &m, const std::string &binary,
   if (options.check) {
     reference = referenceConv2d(m.problem, ops.input, ops.filter, ops.bias);
     report.checked = true;
-    report.comparison = compareResults(got, reference, manifestTolerance(m));
+    // The kernel's output is the convolution plus the residual (cuDNN's
+    // check below is against the convolution alone).
+    std::vector<double> expected = reference;
+    for (size_t i = 0; i < ops.residual.size(); ++i)
+      expected[i] += ops.residual[i];
+    report.comparison = compareResults(got, expected, manifestTolerance(m));
   }
   if (options.cudnn)
     report.cudnn = runCudnn(m, driver, stream, ops, options,
@@ -331,7 +341,8 @@ KernelSession::load(const Manifest &m, const std::string &binary,
 }
 
 Expected<double> KernelSession::run(const void *input, const void *filter,
-                                    const void *bias, void *output) {
+                                    const void *bias, const void *residual,
+                                    void *output) {
   std::lock_guard<std::mutex> lock(mutex_);
   State &s = *state_;
   // The caller's thread may not have the context current yet.
@@ -342,7 +353,8 @@ Expected<double> KernelSession::run(const void *input, const void *filter,
       continue;
     const void *source = argument.role == ArgumentRole::Input    ? input
                          : argument.role == ArgumentRole::Filter ? filter
-                                                                 : bias;
+                         : argument.role == ArgumentRole::Bias   ? bias
+                                                                 : residual;
     if (!source)
       return Error::failure("no host buffer for the kernel's " +
                    std::string(argumentRoleName(argument.role)) +

@@ -17,8 +17,9 @@
 
 namespace convrt::test {
 
-/// The fake_conv2d configuration line for a problem.
-inline std::string convLine(const ConvProblem &p, DType out, DType bias) {
+/// The fake_conv2d configuration line for a problem (and a residual).
+inline std::string convLine(const ConvProblem &p, DType out, DType bias,
+                            bool residual = false) {
   auto s = [](int64_t v) { return std::to_string(v); };
   return std::string("conv layout=") + layoutName(p.layout) +
          " filter=" + filterLayoutName(p.filterLayout) +
@@ -30,11 +31,12 @@ inline std::string convLine(const ConvProblem &p, DType out, DType bias) {
          " pt=" + s(p.padTop) + " pl=" + s(p.padLeft) +
          " pb=" + s(p.padBottom) + " pr=" + s(p.padRight) +
          " g=" + s(p.groups) + " bias=" + (p.hasBias ? "1" : "0") +
-         " bias_dtype=" + dtypeName(bias);
+         " bias_dtype=" + dtypeName(bias) + (residual ? " residual=1" : "");
 }
 
 inline Manifest convManifest(const ConvProblem &p, DType out, DType bias,
-                             const std::string &kernel = "fake_conv2d") {
+                             const std::string &kernel = "fake_conv2d",
+                             bool residual = false) {
   Manifest m;
   m.generator = "RunnerTest";
   m.kernel.name = kernel;
@@ -48,6 +50,8 @@ inline Manifest convManifest(const ConvProblem &p, DType out, DType bias,
   m.arguments.push_back({"w", ArgumentRole::Filter, storage, p.filterShape()});
   if (p.hasBias)
     m.arguments.push_back({"b", ArgumentRole::Bias, bias, p.biasShape()});
+  if (residual)
+    m.arguments.push_back({"r", ArgumentRole::Residual, out, p.outputShape()});
   m.arguments.push_back({"y", ArgumentRole::Output, out, p.outputShape()});
   return m;
 }

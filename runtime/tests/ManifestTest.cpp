@@ -168,7 +168,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "binary, a ptx, or both)"},
         Malformed{"\"role\": \"filter\"", "\"role\": \"weights\"",
                   "manifest.json: arguments[1].role: unknown role \"weights\" "
-                  "(expected input, filter, bias or output)"},
+                  "(expected input, filter, bias, residual or output)"},
         Malformed{"\"dtype\": \"f32\", \"shape\": [6]",
                   "\"dtype\": \"fp8\", \"shape\": [6]",
                   "manifest.json: arguments[2].dtype: unknown dtype \"fp8\" "
@@ -230,6 +230,44 @@ INSTANTIATE_TEST_SUITE_P(
           c = '_';
       return name;
     });
+
+// A residual: the output's shape and dtype, at most one.
+TEST(ManifestTest, AResidualIsTheOutputsTwin) {
+  const std::string residual =
+      R"({"name": "r", "role": "residual", "dtype": "f16", "shape": [2, 5, 4, 6]},
+    {"name": "y")";
+  auto withResidual = [&](const std::string &r) {
+    return errorAfter([&](std::string &t) { replace(t, "{\"name\": \"y\"", r); });
+  };
+  EXPECT_EQ(withResidual(residual), "(parsed)");
+  std::string text = kValid;
+  replace(text, "{\"name\": \"y\"", residual);
+  Expected<Manifest> m = parseManifest(text);
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->find(ArgumentRole::Residual), 3);
+  EXPECT_EQ(m->find(ArgumentRole::Output), 4);
+  Expected<Manifest> again =
+      parseManifest(dumpJson(manifestToJson(*m)), "round trip");
+  ASSERT_TRUE(again.ok()) << again.error().message();
+  EXPECT_EQ(again->find(ArgumentRole::Residual), 3);
+
+  std::string wrongType = residual;
+  replace(wrongType, "\"f16\"", "\"f32\"");
+  EXPECT_EQ(withResidual(wrongType),
+            "manifest.json: arguments[3] (r).dtype: f32 does not match the "
+            "output's f16");
+  std::string wrongShape = residual;
+  replace(wrongShape, "[2, 5, 4, 6]", "[2, 5, 4, 1]");
+  EXPECT_EQ(withResidual(wrongShape),
+            "manifest.json: arguments[3] (r).shape: [2, 5, 4, 1] does not "
+            "match the problem, which implies [2, 5, 4, 6] for the residual");
+  std::string twice = residual;
+  replace(twice, "\"r\"", "\"r1\"");
+  replace(twice, "{\"name\": \"y\"", residual);
+  EXPECT_EQ(withResidual(twice),
+            "manifest.json: arguments: 2 arguments have role \"residual\" "
+            "(at most one)");
+}
 
 /// A quantized i8 problem: i8 operands, an i32 output, zero points.
 const char *kQuantized = R"({

@@ -284,7 +284,8 @@ void expectTmaLaunch(const JsonValue &launch, const Manifest &m) {
   EXPECT_EQ(filter.at("allocation"), p[1].at("allocation"));
 }
 
-class TmaRunnerTest : public RunnerTest {
+/// Runs with the fake's record on (recorded() reads its events).
+class RecordingRunnerTest : public RunnerTest {
 protected:
   void SetUp() override {
     RunnerTest::SetUp();
@@ -301,6 +302,60 @@ protected:
   std::string recordPath_;
   std::optional<ScopedEnv> record_;
 };
+
+// A residual argument: drawn, uploaded, and part of what the output is
+// checked against (the fake kernel adds it, as the epilogue does): were it
+// not uploaded (the buffer starts as NaN) or left out of the expected sum,
+// the check would fail.
+TEST_F(RecordingRunnerTest, AResidualIsDrawnAddedAndChecked) {
+  ConvProblem p = sampleProblem(Layout::NHWC, FilterLayout::FHWC, DType::F32);
+  Manifest m = convManifest(p, DType::F32, DType::F32, "fake_conv2d",
+                            /*residual=*/true);
+  std::string line = convLine(p, DType::F32, DType::F32, /*residual=*/true);
+  Expected<RunReport> report = run(m, fakeImage(line));
+  ASSERT_TRUE(report.ok()) << report.error().message();
+  EXPECT_TRUE(report->comparison.pass)
+      << "rel_l2 " << report->comparison.relL2Error;
+  std::vector<JsonValue> launches = recorded("launch");
+  ASSERT_FALSE(launches.empty());
+  EXPECT_EQ(launches[0].at("params").size(), 5u);
+
+}
+
+TEST_F(RecordingRunnerTest, AKernelSessionUploadsTheResidual) {
+  ConvProblem p = sampleProblem(Layout::NCHW, FilterLayout::FCHW, DType::F32);
+  Manifest m = convManifest(p, DType::F32, DType::F32, "fake_conv2d",
+                            /*residual=*/true);
+  Expected<std::unique_ptr<KernelSession>> session = KernelSession::load(
+      m, fakeImage(convLine(p, DType::F32, DType::F32, true)), "",
+      loadFakeDriver());
+  ASSERT_TRUE(session.ok()) << session.error().message();
+  std::vector<float> input(size_t(p.inputElements()), 0.0f);
+  std::vector<float> filter(size_t(p.filterElements()), 0.0f);
+  std::vector<float> bias(size_t(p.f), 0.25f);
+  std::vector<float> residual(size_t(p.outputElements()));
+  for (size_t i = 0; i < residual.size(); ++i)
+    residual[i] = float(i % 7);
+  std::vector<float> output(residual.size(), -1.0f);
+  Expected<double> ms = (*session)->run(input.data(), filter.data(),
+                                        bias.data(), residual.data(),
+                                        output.data());
+  ASSERT_TRUE(ms.ok()) << ms.error().message();
+  for (size_t i = 0; i < output.size(); ++i)
+    ASSERT_EQ(output[i], residual[i] + 0.25f) << "at " << i;
+  // The four-buffer call has no residual to give: named, nothing launched.
+  size_t launched = recorded("launch").size();
+  Expected<double> missing = (*session)->run(input.data(), filter.data(),
+                                             bias.data(), output.data());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message().find("residual argument 'r'"),
+            std::string::npos)
+      << missing.error().message();
+  EXPECT_EQ(recorded("launch").size(), launched);
+  session->reset();
+}
+
+class TmaRunnerTest : public RecordingRunnerTest {};
 
 TEST_F(TmaRunnerTest, TensorMapsFollowThePointers) {
   Manifest m = tmaManifest();

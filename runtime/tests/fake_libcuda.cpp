@@ -8,8 +8,9 @@
 //  - device memory is malloc'ed host memory, so pointers are usable both ways;
 //  - module images that start with "FAKECUBIN" hold host kernels:
 //    fake_add_one(float *data, int n), fake_noop(), and
-//    fake_conv2d(input, filter, [bias], output) configured by a line
-//    "conv layout=nchw filter=fchw in=f32 out=f32 n=.. c=.. ... g=.. bias=0|1"
+//    fake_conv2d(input, filter, [bias], [residual], output) configured by a
+//    line "conv layout=nchw filter=fchw in=f32 out=f32 n=.. c=.. ... g=..
+//    bias=0|1 [residual=1]" (the residual: the output's type, added)
 //    of the blob (with "tensor_maps=N" it also takes N CUtensorMaps by value
 //    after the pointers, .align 64, laid out as ptxas would for the device
 //    (offsets 48 and 176 after 4 pointers on sm_90), as a TMA kernel takes
@@ -441,7 +442,7 @@ CUresult fakeConv2d(const std::map<std::string, std::string> &cfg,
   std::string inName = text("in", "f32");
   Type in = typeNamed(inName), out = typeNamed(text("out", inName.c_str()));
   Type biasType = typeNamed(text("bias_dtype", inName.c_str()));
-  bool bias = num("bias") == 1;
+  bool bias = num("bias") == 1, residual = num("residual") == 1;
   long HO = (H + PT + PB - DH * (KH - 1) - 1) / SH + 1;
   long WO = (W + PL + PR - DW * (KW - 1) - 1) / SW + 1;
   long CG = C / G, FG = F / G;
@@ -449,8 +450,9 @@ CUresult fakeConv2d(const std::map<std::string, std::string> &cfg,
   auto ptr = [&](int i) {
     return reinterpret_cast<void *>(*static_cast<CUdeviceptr *>(params[i]));
   };
-  void *x = ptr(0), *w = ptr(1), *b = bias ? ptr(2) : nullptr,
-       *y = ptr(bias ? 3 : 2);
+  int next = 2;
+  void *x = ptr(0), *w = ptr(1), *b = bias ? ptr(next++) : nullptr,
+       *r = residual ? ptr(next++) : nullptr, *y = ptr(next);
   auto xAt = [&](long n, long c, long h, long ww) -> size_t {
     return nhwc ? ((n * H + h) * W + ww) * C + c
                 : ((n * C + c) * H + h) * W + ww;
@@ -480,6 +482,8 @@ CUresult fakeConv2d(const std::map<std::string, std::string> &cfg,
                   acc += loadValue(w, wAt(f, c, r, s), in) *
                          loadValue(x, xAt(n, g * CG + c, ih, iw), in);
               }
+          if (r)
+            acc += loadValue(r, yAt(n, f, oh, ow), out);
           storeValue(y, yAt(n, f, oh, ow), out, acc);
         }
   return CUDA_SUCCESS;
@@ -512,7 +516,7 @@ std::vector<fakecuda::Param> hostKernelParams(const std::string &name,
     return {{0, 8}, {8, 4}};
   if (name == "fake_conv2d") {
     std::map<std::string, std::string> config = convConfig(image);
-    size_t pointers = config["bias"] == "1" ? 4 : 3;
+    size_t pointers = 3 + (config["bias"] == "1") + (config["residual"] == "1");
     std::vector<fakecuda::Param> params;
     for (uint32_t i = 0; i < pointers; ++i)
       params.push_back({8 * i, 8, 8});

@@ -387,6 +387,32 @@ static void numerics(void) {
   d.bias = true, d.residual = true, d.clamp = true, d.clampMin = -1;
   d.clampMax = 1, d.target = ConvLowerTargetCpuTwin;
   checkCase("f16 cpu-twin residual clamp", d, 14);
+  /* The kernels' own epilogue on the twin, each store path: the 49-pixel
+   * NCHW planes store scalars (the residual read beside each), sm_90a's
+   * staged vectors, the direct depthwise kernel, i8's int32 residual. */
+  d = conv2d(1, 32, 7, 7, 64, 3);
+  d.padBefore[0] = d.padBefore[1] = d.padAfter[0] = d.padAfter[1] = 1;
+  d.dtype = ConvLowerDTypeTF32, d.residual = true, d.relu = true;
+  d.target = ConvLowerTargetCpuTwin;
+  checkCase("tf32 cpu-twin nchw residual", d, 15);
+  d = conv2d(2, 64, 7, 9, 72, 3);
+  d.layout = ConvLowerLayoutNHWC, d.dtype = ConvLowerDTypeBF16;
+  d.padBefore[0] = d.padBefore[1] = d.padAfter[0] = d.padAfter[1] = 1;
+  d.bias = true, d.residual = true, d.clamp = true, d.clampMin = -0.5;
+  d.clampMax = 2, d.target = ConvLowerTargetCpuTwin, d.chip = "sm_90a";
+  checkCase("bf16 cpu-twin sm_90a residual", d, 16);
+  d.chip = NULL;
+  d = conv2d(2, 32, 10, 10, 32, 3);
+  d.layout = ConvLowerLayoutNHWC, d.dtype = ConvLowerDTypeF16, d.groups = 32;
+  d.padBefore[0] = d.padBefore[1] = d.padAfter[0] = d.padAfter[1] = 1;
+  d.bias = true, d.residual = true, d.clamp = true, d.clampMin = 0;
+  d.clampMax = 0.5, d.target = ConvLowerTargetCpuTwin;
+  checkCase("f16 cpu-twin depthwise resid", d, 17);
+  d = conv2d(2, 16, 6, 6, 32, 3);
+  d.layout = ConvLowerLayoutNHWC, d.dtype = ConvLowerDTypeI8;
+  d.inputZeroPoint = 5, d.filterZeroPoint = -3;
+  d.residual = true, d.target = ConvLowerTargetCpuTwin;
+  checkCase("i8 cpu-twin residual", d, 18);
 }
 
 /* Whether an f32 handle without a bias runs on zeroed buffers of its sizes. */

@@ -32,9 +32,8 @@ namespace mlir::conv_lower {
 /// What to compile: the problem plus what a layer fuses after it.
 struct ConvSpec {
   ConvProblem problem;
-  /// The residual add, ReLU and clamp after the bias. A residual or a clamp
-  /// runs on the CPU routes (the tensor-core kernels' epilogue fuses the
-  /// bias and the ReLU only): target auto then picks the CPU.
+  /// The residual add, ReLU and clamp after the bias, fused on every route
+  /// (the CPU's epilogue pass, the tensor-core kernels' store).
   ConvEpilogue epilogue;
   Target target = Target::Auto;
   /// CPU worker threads; 0 is defaultCpuThreads().

@@ -39,6 +39,8 @@ struct GpuKernelBuild {
 struct GpuKernelInfo {
   KernelFamily family = KernelFamily::mma_sync;
   std::string tiles;
+  /// Whether its epilogue adds a residual (a kernel argument of its own).
+  bool residual = false;
 };
 
 /// The GEMM kernels conv-lower-implicit-gemm builds for `chip` from the

@@ -201,7 +201,11 @@ FailureOr<Decision> decide(linalg::LinalgOp conv,
     d.problem.biasType = biasType.getElementType();
     d.problem.biasElements = biasType.getNumElements();
   }
+  d.problem.residual = static_cast<bool>(d.epilogue.residual);
   d.problem.relu = d.epilogue.relu;
+  d.problem.clamp = d.epilogue.clamp;
+  d.problem.clampMin = d.epilogue.clampMin;
+  d.problem.clampMax = d.epilogue.clampMax;
   d.problem.explicitIm2col = options.im2col == Im2colMode::Explicit;
   d.problem.nativeTf32Rounding = convrt::archInfo(options.chip).ccMajor >= 9;
   chooseFamily(d, options, tileOptions);
@@ -221,7 +225,7 @@ void buildGpu(RewriterBase &rewriter, const Decision &d, Value filter,
         buildSm90GpuKernel(rewriter, module, index, p, *d.sm90, loc);
     GpuLaunch launch =
         buildSm90GpuLaunch(rewriter, loc, result.kernel, p, *d.sm90,
-                             d.plan.input, filter, d.epilogue.bias, outputType);
+                             d.plan.input, filter, d.epilogue, outputType);
     result.launch = launch.launch;
     result.replacement = launch.result;
     return;
@@ -235,7 +239,7 @@ void buildGpu(RewriterBase &rewriter, const Decision &d, Value filter,
         buildIm2colKernel(rewriter, module, index, p, d.tiles, loc);
   GpuLaunch launch =
       buildGpuLaunch(rewriter, loc, result.kernel, result.im2colKernel, p,
-                     d.tiles, d.plan.input, filter, d.epilogue.bias, outputType);
+                     d.tiles, d.plan.input, filter, d.epilogue, outputType);
   result.launch = launch.launch;
   result.im2colLaunch = launch.im2colLaunch;
   result.replacement = launch.result;
@@ -280,13 +284,14 @@ FailureOr<ImplicitGemmResult> mlir::conv_lower::rewriteToImplicitGemm(
                   : d->tiles.directVector ? KernelFamily::direct_depthwise
                                           : KernelFamily::mma_sync;
   result.whyNotSm90a = d->whyNotSm90a;
+  result.fusedResidual = d->problem.residual;
   if (Refusal why; d->sm90 && d->sm90->gatherA &&
                    failed(checkSm90ImageTma(d->problem, why)))
     result.whyGatheredSm90a = why.reason;
   if (options.target == ImplicitGemmTarget::CpuTwin && d->sm90) {
     TwinLoops twin = buildSm90Twin(rewriter, conv.getLoc(), d->problem,
                                    *d->sm90, d->plan.input, filter,
-                                   d->epilogue.bias, outputType);
+                                   d->epilogue, outputType);
     result.twinGrid = twin.grid;
     result.replacement = twin.result;
   } else if (options.target == ImplicitGemmTarget::CpuTwin) {
@@ -294,7 +299,7 @@ FailureOr<ImplicitGemmResult> mlir::conv_lower::rewriteToImplicitGemm(
         d->tiles.directVector ? buildDepthwiseTwin : buildSm80Twin;
     TwinLoops twin =
         buildTwin(rewriter, conv.getLoc(), d->problem, d->tiles, d->plan.input,
-                  filter, d->epilogue.bias, outputType);
+                  filter, d->epilogue, outputType);
     result.twinGrid = twin.grid;
     result.replacement = twin.result;
   } else {

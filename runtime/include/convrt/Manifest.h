@@ -39,7 +39,9 @@ struct KernelSpec {
   std::string chip;               ///< "sm_90", "sm_90a", ... ("" unknown).
 };
 
-enum class ArgumentRole { Input, Filter, Bias, Output };
+/// A residual is the output's shape and dtype, added to the convolution
+/// (and bias) in the kernel's epilogue, before any activation.
+enum class ArgumentRole { Input, Filter, Bias, Residual, Output };
 const char *argumentRoleName(ArgumentRole role);
 
 struct ArgumentSpec {
@@ -74,7 +76,8 @@ Expected<Manifest> parseManifest(std::string_view text,
                                  const std::string &source = kManifestFileName);
 
 /// Checks what parsing cannot see from the JSON alone: exactly one input,
-/// filter and output (at most one bias), each with the shape and dtype the
+/// filter and output (at most one bias and one residual), each with the
+/// shape and dtype the
 /// problem implies, a launchable kernel spec, and tensor maps that pass
 /// validateTensorMap, each naming an argument of its dtype whose buffer
 /// holds all the map spans. parseManifest calls it; writers call it before

@@ -91,11 +91,16 @@ public:
   load(const Manifest &manifest, const std::string &binary,
        const std::string &ptx, std::shared_ptr<Driver> driver, int device = 0);
 
-  /// Host operands in the manifest's layouts and dtypes (`bias` may be null
-  /// when the manifest has none); the output is written in its dtype.
-  /// Returns the kernel's time in ms (events around the one launch).
+  /// Host operands in the manifest's layouts and dtypes (`bias` and
+  /// `residual` may be null when the manifest has none); the output is
+  /// written in its dtype. Returns the kernel's time in ms (events around
+  /// the one launch).
   Expected<double> run(const void *input, const void *filter,
-                       const void *bias, void *output);
+                       const void *bias, const void *residual, void *output);
+  Expected<double> run(const void *input, const void *filter,
+                       const void *bias, void *output) {
+    return run(input, filter, bias, /*residual=*/nullptr, output);
+  }
 
   const Manifest &manifest() const { return manifest_; }
   const DeviceInfo &device() const { return device_; }

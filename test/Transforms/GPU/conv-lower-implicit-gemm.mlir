@@ -243,6 +243,107 @@ func.func @bias_not_fused(%x: tensor<1x8x8x8xf16>, %w: tensor<16x8x3x3xf16>, %b:
 
 // -----
 
+// A bias, a residual add (the ResNet block's skip connection) and a clamp to
+// [0, 6] (ReLU6) run in the epilogue: no linalg op is left; the kernel takes
+// (input, filter, bias, residual, output). The 36-pixel planes are staged: the
+// values go to shared memory with the bias only, and each 4-pixel vector read
+// back gets the residual's vector at the output's own offset, then the
+// generic's two clamp ops, before its store.
+// CHECK-LABEL: func.func @bias_residual_clamp
+// CHECK-NOT: linalg.
+// CHECK: gpu.launch_func @conv_lower_kernels::@conv2d_implicit_gemm_0 {{.*}} args(%{{.*}} : memref<512xf16>, %{{.*}} : memref<1152xf16>, %{{.*}} : memref<16xf16>, %{{.*}} : memref<576xf32>, %{{.*}} : memref<576xf32>)
+// CHECK: gpu.func @conv2d_implicit_gemm_0(%{{.*}}: memref<512xf16>, %{{.*}}: memref<1152xf16>, %[[BIAS:.*]]: memref<16xf16>, %[[RES:.*]]: memref<576xf32>, %[[Y:.*]]: memref<576xf32>)
+// CHECK-DAG: %[[SIX:.*]] = arith.constant dense<6.000000e+00> : vector<4xf32>
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<4xf32>
+// CHECK: memref.load %[[BIAS]]
+// CHECK-NOT: arith.maximumf
+// CHECK: %[[R:.*]] = vector.load %[[RES]][%[[AT:.*]]] {alignment = 16 : i64} : memref<576xf32>, vector<4xf32>
+// CHECK: %[[WITH:.*]] = arith.addf %{{.*}}, %[[R]] : vector<4xf32>
+// CHECK: %[[LOW:.*]] = arith.maximumf %[[WITH]], %[[ZERO]] : vector<4xf32>
+// CHECK: %[[HIGH:.*]] = arith.minimumf %[[LOW]], %[[SIX]] : vector<4xf32>
+// CHECK: vector.store %[[HIGH]], %[[Y]][%[[AT]]]
+// TWIN-LABEL: func.func @bias_residual_clamp
+// TWIN-NOT: linalg.
+// TWIN: arith.minimumf
+#id3 = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#ch3 = affine_map<(n, c, h, w) -> (c)>
+func.func @bias_residual_clamp(%x: tensor<1x8x8x8xf16>, %w: tensor<16x8x3x3xf16>, %b: tensor<16xf16>, %skip: tensor<1x16x6x6xf32>) -> tensor<1x16x6x6xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x6x6xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x16x6x6xf32>) -> tensor<1x16x6x6xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : tensor<1x8x8x8xf16>, tensor<16x8x3x3xf16>) outs(%f : tensor<1x16x6x6xf32>) -> tensor<1x16x6x6xf32>
+  %yb = linalg.generic {indexing_maps = [#id3, #ch3, #id3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%y, %b : tensor<1x16x6x6xf32>, tensor<16xf16>) outs(%y : tensor<1x16x6x6xf32>) {
+  ^bb0(%a: f32, %bb: f16, %o: f32):
+    %bf = arith.extf %bb : f16 to f32
+    %s = arith.addf %a, %bf : f32
+    linalg.yield %s : f32
+  } -> tensor<1x16x6x6xf32>
+  %yr = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%yb, %skip : tensor<1x16x6x6xf32>, tensor<1x16x6x6xf32>) outs(%e : tensor<1x16x6x6xf32>) {
+  ^bb0(%a: f32, %r: f32, %o: f32):
+    %s = arith.addf %r, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<1x16x6x6xf32>
+  %c = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%yr : tensor<1x16x6x6xf32>) outs(%e : tensor<1x16x6x6xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %lo = arith.constant 0.0 : f32
+    %hi = arith.constant 6.0 : f32
+    %m = arith.maximumf %a, %lo : f32
+    %n = arith.minimumf %m, %hi : f32
+    linalg.yield %n : f32
+  } -> tensor<1x16x6x6xf32>
+  return %c : tensor<1x16x6x6xf32>
+}
+
+// -----
+
+// What the epilogue leaves alone: a residual that broadcasts (its map is not
+// the identity) and a clamp whose bound is not a constant stay linalg ops
+// after the kernel, which then takes (input, filter, output).
+// CHECK-LABEL: func.func @residual_broadcast_not_fused
+// CHECK: gpu.launch_func @conv_lower_kernels::@conv2d_implicit_gemm_0 {{.*}} args(%{{.*}} : memref<512xf16>, %{{.*}} : memref<1152xf16>, %{{.*}} : memref<576xf32>)
+// CHECK: linalg.generic
+// CHECK-LABEL: func.func @clamp_not_constant
+// CHECK: gpu.launch_func @conv_lower_kernels::@conv2d_implicit_gemm_1 {{.*}} args(%{{.*}} : memref<512xf16>, %{{.*}} : memref<1152xf16>, %{{.*}} : memref<576xf32>)
+// CHECK: linalg.generic
+#id4 = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#row4 = affine_map<(n, c, h, w) -> (n, 0, h, w)>
+func.func @residual_broadcast_not_fused(%x: tensor<1x8x8x8xf16>, %w: tensor<16x8x3x3xf16>, %skip: tensor<1x1x6x6xf32>) -> tensor<1x16x6x6xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x6x6xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x16x6x6xf32>) -> tensor<1x16x6x6xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : tensor<1x8x8x8xf16>, tensor<16x8x3x3xf16>) outs(%f : tensor<1x16x6x6xf32>) -> tensor<1x16x6x6xf32>
+  %yr = linalg.generic {indexing_maps = [#id4, #row4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%y, %skip : tensor<1x16x6x6xf32>, tensor<1x1x6x6xf32>) outs(%e : tensor<1x16x6x6xf32>) {
+  ^bb0(%a: f32, %r: f32, %o: f32):
+    %s = arith.addf %a, %r : f32
+    linalg.yield %s : f32
+  } -> tensor<1x16x6x6xf32>
+  return %yr : tensor<1x16x6x6xf32>
+}
+func.func @clamp_not_constant(%x: tensor<1x8x8x8xf16>, %w: tensor<16x8x3x3xf16>, %hi: f32) -> tensor<1x16x6x6xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x16x6x6xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<1x16x6x6xf32>) -> tensor<1x16x6x6xf32>
+  %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : tensor<1x8x8x8xf16>, tensor<16x8x3x3xf16>) outs(%f : tensor<1x16x6x6xf32>) -> tensor<1x16x6x6xf32>
+  %c = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%y : tensor<1x16x6x6xf32>) outs(%e : tensor<1x16x6x6xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %lo = arith.constant 0.0 : f32
+    %m = arith.maximumf %a, %lo : f32
+    %n = arith.minimumf %m, %hi : f32
+    linalg.yield %n : f32
+  } -> tensor<1x16x6x6xf32>
+  return %c : tensor<1x16x6x6xf32>
+}
+
+// -----
+
 // A pad before the grouped expand_shape is absorbed too: the kernel takes the
 // unpadded image (1x6x6x8 = 288 elements), as the runtime's manifest says.
 // CHECK-LABEL: func.func @grouped_pad_before_expand

@@ -158,9 +158,12 @@ struct ImplicitGemmResult {
   gpu::LaunchFuncOp launch, im2colLaunch;
   /// target=cpu-twin: the outermost loop of the grid (over groups).
   scf::ForOp twinGrid;
-  /// The tensor that replaced the convolution's result (or, when a bias add
-  /// and/or ReLU were fused into the epilogue, the last fused op's result).
+  /// The tensor that replaced the convolution's result (or, when epilogue
+  /// ops were fused, the last fused op's result).
   Value replacement;
+  /// Whether a residual add was fused: the kernel then takes the residual
+  /// after the bias (input, filter, [bias,] residual, output).
+  bool fusedResidual = false;
   /// The kernel family built (stringifyKernelFamily names it).
   KernelFamily family = KernelFamily::mma_sync;
   /// chip=sm_90a and another family built: why the sm_90a kernels do not
@@ -174,11 +177,14 @@ struct ImplicitGemmResult {
 /// Rewrites `conv` (any convolution the im2col rewrite accepts, with
 /// f16/bf16/f32 data or i8 data into i32 -- quantized ops with constant zero
 /// points included --, static shapes and a constant-fill init) into an
-/// implicit-GEMM kernel and its launch, or its CPU twin. A per-channel bias
-/// add and a ReLU that only the convolution feeds are fused into the
-/// epilogue and erased with it; an absorbed tensor.pad (of zeros, or of a
-/// quantized op's input zero point) is erased when nothing else reads it. Host code is inserted before the last replaced
-/// op; kernels go into the enclosing module's `@conv_lower_kernels`.
+/// implicit-GEMM kernel and its launch, or its CPU twin. On 2-D images, a
+/// per-channel bias add, a residual add (a tensor of the output's type and
+/// layout) and a ReLU or a constant clamp, in that order, that only the
+/// convolution feeds are fused into the epilogue and erased with it; an
+/// absorbed tensor.pad (of zeros, or of a quantized op's input zero point)
+/// is erased when nothing else reads it. Host code is inserted before the
+/// last replaced op; kernels go into the enclosing module's
+/// `@conv_lower_kernels`.
 /// On failure the IR is unchanged and `whyNot` (if given) says why.
 FailureOr<ImplicitGemmResult>
 rewriteToImplicitGemm(RewriterBase &rewriter, linalg::LinalgOp conv,

@@ -5,7 +5,7 @@
 //
 //   Problem.cpp   the convolution as sizes and element strides
 //   Tiles.cpp     the CTA tiles: heuristic, overrides, checks
-//   Epilogue.cpp  a bias add and a ReLU fused into the store
+//   Epilogue.cpp  bias, residual add and ReLU / clamp fused into the store
 //   TapTable.cpp  the layout decisions (vectorized copies, tap table, pixel
 //                 runs, the staged epilogue's shape)
 //   Module.cpp    the gpu.module, empty kernels, shared buffer types
@@ -75,15 +75,20 @@ Launch launchShape(const GemmProblem &p, const TileConfig &t);
 //===----------------------------------------------------------------------===//
 
 /// The ops after the convolution that the kernel's epilogue absorbs, in
-/// order: a collapse of the grouped dims, a per-channel bias add, a ReLU.
+/// order: a collapse of the grouped dims, a per-channel bias add, a residual
+/// add, a ReLU or a clamp.
 struct FusedEpilogue {
   SmallVector<Operation *> ops;
-  Value bias;
+  Value bias, residual;
   bool relu = false;
+  bool clamp = false;
+  double clampMin = 0.0, clampMax = 0.0;
 };
 
-/// What follows `conv` that the epilogue can do: [collapse] bias [ReLU], or
-/// a ReLU alone. Nothing is fused that anything else reads.
+/// What follows `conv` that the epilogue can do: [[collapse] bias]
+/// [residual add] [ReLU | clamp], a prefix of that chain (the collapse only
+/// with a bias or residual after it). Nothing is fused that anything else
+/// reads.
 FusedEpilogue matchEpilogue(linalg::LinalgOp conv, const ConvForm &form);
 
 //===----------------------------------------------------------------------===//
@@ -128,9 +133,14 @@ gpu::GPUFuncOp createKernel(RewriterBase &b, ModuleOp module, StringRef name,
 void recordLaunch(gpu::GPUFuncOp kernel, const Launch &launch,
                   int64_t threads);
 
-/// The kernel's arguments: input (or X_col), filter, [bias,] output, flat;
-/// the runtime manifest's order.
+/// The kernel's arguments: input (or X_col), filter, [bias,] [residual,]
+/// output, flat; the runtime manifest's order.
 SmallVector<Type> gemmKernelArguments(const GemmProblem &p);
+/// The bias's and the residual's places among them (when fused).
+inline unsigned biasArgument(const GemmProblem &) { return 2; }
+inline unsigned residualArgument(const GemmProblem &p) {
+  return p.biasType ? 3 : 2;
+}
 
 /// The first index whose kernel name is free in `module`'s kernel module, so
 /// that each rewrite names its kernels _0, _1, ... in order.
@@ -159,13 +169,15 @@ struct GpuLaunch {
   gpu::LaunchFuncOp launch, im2colLaunch;
 };
 
-/// At `b`'s insertion point: operands into managed memory, the launches, the
-/// result copied back into a tensor of `outputType` (the mma.sync and the
-/// direct depthwise kernels: their launch is their TileConfig's).
+/// At `b`'s insertion point: operands (and the epilogue's bias and residual)
+/// into managed memory, the launches, the result copied back into a tensor
+/// of `outputType` (the mma.sync and the direct depthwise kernels: their
+/// launch is their TileConfig's).
 GpuLaunch buildGpuLaunch(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel,
                          gpu::GPUFuncOp im2colKernel, const GemmProblem &p,
                          const TileConfig &t, Value input, Value filter,
-                         Value bias, RankedTensorType outputType);
+                         const FusedEpilogue &epilogue,
+                         RankedTensorType outputType);
 
 /// The host-side pieces every family's launch and twin use (Launch.cpp).
 /// A flat memref of a tensor operand's elements.
@@ -180,10 +192,10 @@ Value toTensor(OpBuilder &b, Location loc, RankedTensorType type,
 std::pair<gpu::KernelDim3, gpu::KernelDim3>
 launchDims(OpBuilder &b, Location loc, const Launch &l, int64_t threads);
 /// The kernel's buffer arguments in the manifest's order: managed copies of
-/// input, filter [and bias], then the managed output (last).
+/// input, filter [, bias] [, residual], then the managed output (last).
 SmallVector<Value> managedOperands(OpBuilder &b, Location loc,
                                    const GemmProblem &p, Value input,
-                                   Value filter, Value bias);
+                                   Value filter, const FusedEpilogue &epilogue);
 /// After the launch: the output `y` copied into a new host tensor of
 /// `outputType`, then the device buffers freed; returns the tensor.
 Value copyBackAndFree(OpBuilder &b, Location loc, Value y, ValueRange freed,

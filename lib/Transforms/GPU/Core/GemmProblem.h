@@ -64,10 +64,15 @@ struct GemmProblem {
   /// What absorbed padding reads (S8: 0 or the input zero point); the K
   /// tail and tile overhang always read 0.
   int64_t padValue = 0;
-  /// A fused bias [G*Fg] of this element type (null: none), then ReLU.
+  /// The fused epilogue, in this order: a bias [G*Fg] of this element type
+  /// (null: none); a residual of the output's type and layout, added
+  /// element by element; then a ReLU or a clamp to [clampMin, clampMax].
   Type biasType;
   int64_t biasElements = 0;
+  bool residual = false;
   bool relu = false;
+  bool clamp = false;
+  double clampMin = 0.0, clampMax = 0.0;
   /// Explicit mode: a first kernel stores X_col [M, G, K] in global memory
   /// and the GEMM kernel's A operand reads it (for comparison with the
   /// implicit gather, and to show what the im2col costs).

@@ -120,14 +120,16 @@ launchDims(OpBuilder &b, Location loc, const Launch &l, int64_t threads) {
 }
 
 /// The kernel's buffer arguments in the manifest's order: managed copies of
-/// input, filter [and bias], then the managed output (last).
+/// input, filter [, bias] [, residual], then the managed output (last).
 SmallVector<Value> managedOperands(OpBuilder &b, Location loc,
                                    const GemmProblem &p, Value input,
-                                   Value filter, Value bias) {
+                                   Value filter, const FusedEpilogue &epilogue) {
   SmallVector<Value> buffers = {managedCopy(b, loc, input),
                                 managedCopy(b, loc, filter)};
-  if (bias)
-    buffers.push_back(managedCopy(b, loc, bias));
+  if (epilogue.bias)
+    buffers.push_back(managedCopy(b, loc, epilogue.bias));
+  if (epilogue.residual)
+    buffers.push_back(managedCopy(b, loc, epilogue.residual));
   auto flatOut = MemRefType::get({p.outputElements}, p.outputType);
   buffers.push_back(deviceAlloc(b, loc, flatOut, /*hostShared=*/true));
   return buffers;
@@ -149,11 +151,12 @@ GpuLaunch igemm::buildGpuLaunch(OpBuilder &b, Location loc,
                                 gpu::GPUFuncOp kernel,
                                 gpu::GPUFuncOp im2colKernel,
                                 const GemmProblem &p, const TileConfig &t,
-                                Value input, Value filter, Value bias,
+                                Value input, Value filter,
+                                const FusedEpilogue &epilogue,
                                 RankedTensorType outputType) {
   GpuLaunch result;
   SmallVector<Value> buffers =
-      managedOperands(b, loc, p, input, filter, bias);
+      managedOperands(b, loc, p, input, filter, epilogue);
   Value y = buffers.back();
   auto [grid, block] = launchDims(b, loc, launchShape(p, t), t.threads());
   SmallVector<Value> freed(buffers);

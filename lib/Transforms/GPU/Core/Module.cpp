@@ -136,8 +136,8 @@ gpu::GPUFuncOp igemm::createKernel(RewriterBase &b, ModuleOp module,
   return fn;
 }
 
-/// The kernel's arguments: input (or X_col), filter, [bias,] output, flat;
-/// the runtime manifest's order.
+/// The kernel's arguments: input (or X_col), filter, [bias,] [residual,]
+/// output, flat; the runtime manifest's order.
 SmallVector<Type> igemm::gemmKernelArguments(const GemmProblem &p) {
   auto flat = [](int64_t n, Type e) { return MemRefType::get({n}, e); };
   SmallVector<Type> args = {
@@ -146,6 +146,8 @@ SmallVector<Type> igemm::gemmKernelArguments(const GemmProblem &p) {
       flat(p.filterElements, p.elementType)};
   if (p.biasType)
     args.push_back(flat(p.biasElements, p.biasType));
+  if (p.residual)
+    args.push_back(flat(p.outputElements, p.outputType));
   args.push_back(flat(p.outputElements, p.outputType));
   return args;
 }

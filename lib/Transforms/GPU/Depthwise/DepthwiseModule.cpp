@@ -57,7 +57,9 @@ gpu::GPUFuncOp igemm::buildDepthwiseGpuKernel(RewriterBase &b, ModuleOp module,
   gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
   gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
   if (p.biasType)
-    kb.setBias(body.getArgument(2));
+    kb.setBias(body.getArgument(biasArgument(p)));
+  if (p.residual)
+    kb.setResidual(body.getArgument(residualArgument(p)));
   kb.emitBlock(bm, body.getArgument(0), body.getArgument(1),
                body.getArgument(args.size() - 1));
   gpu::ReturnOp::create(b, loc);

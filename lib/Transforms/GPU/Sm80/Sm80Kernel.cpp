@@ -614,7 +614,8 @@ Value Sm80KernelBuilder::outputOffset(Value m, Value channel) {
   return offset;
 }
 
-Value Sm80KernelBuilder::finishOutput(Value acc, Value channel) {
+Value Sm80KernelBuilder::finishOutput(Value acc, Value channel,
+                                      Value residualOffset) {
   if (p.initValue != 0.0 && p.isInteger())
     acc = arith::AddIOp::create(b, loc, acc, accumulatorConstant(p.initValue));
   else if (p.initValue != 0.0)
@@ -625,12 +626,61 @@ Value Sm80KernelBuilder::finishOutput(Value acc, Value channel) {
       bias = arith::ExtFOp::create(b, loc, b.getF32Type(), bias);
     acc = arith::AddFOp::create(b, loc, acc, bias);
   }
+  if (p.residual && !residualOffset)
+    return narrow(acc);
+  if (p.residual)
+    return addResidual(acc, memref::LoadOp::create(b, loc, residualBuffer,
+                                                   ValueRange{residualOffset}));
+  return narrow(activate(acc));
+}
+
+Value Sm80KernelBuilder::addResidual(Value v, Value r) {
+  v = widen(v);
+  r = widen(r);
+  Value sum = p.isInteger() ? arith::AddIOp::create(b, loc, v, r).getResult()
+                            : arith::AddFOp::create(b, loc, v, r).getResult();
+  return narrow(activate(sum));
+}
+
+Value Sm80KernelBuilder::activate(Value v) {
+  // The ops the fused linalg.generic yields (matchEpilogue), in its order.
   if (p.relu)
-    acc = arith::MaximumFOp::create(
-        b, loc, acc, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)));
-  if (p.outputType != p.accumulatorType)
-    acc = arith::TruncFOp::create(b, loc, p.outputType, acc);
-  return acc;
+    return arith::MaximumFOp::create(b, loc, v, floatConstantLike(v, 0.0));
+  if (p.clamp) {
+    Value low =
+        arith::MaximumFOp::create(b, loc, v, floatConstantLike(v, p.clampMin));
+    return arith::MinimumFOp::create(b, loc, low,
+                                     floatConstantLike(v, p.clampMax));
+  }
+  return v;
+}
+
+/// `v` with its elements (scalar or vector) of type `element`.
+static Type withElement(Value v, Type element) {
+  if (auto vector = dyn_cast<VectorType>(v.getType()))
+    return vector.clone(element);
+  return element;
+}
+
+Value Sm80KernelBuilder::widen(Value v) {
+  if (getElementTypeOrSelf(v.getType()) == p.accumulatorType)
+    return v;
+  return arith::ExtFOp::create(b, loc, withElement(v, p.accumulatorType), v);
+}
+
+Value Sm80KernelBuilder::narrow(Value v) {
+  if (getElementTypeOrSelf(v.getType()) == p.outputType)
+    return v;
+  return arith::TruncFOp::create(b, loc, withElement(v, p.outputType), v);
+}
+
+Value Sm80KernelBuilder::floatConstantLike(Value v, double value) {
+  auto vector = dyn_cast<VectorType>(v.getType());
+  auto scalar = b.getFloatAttr(getElementTypeOrSelf(v.getType()), value);
+  TypedAttr attr = scalar;
+  if (vector)
+    attr = DenseElementsAttr::get(vector, ArrayRef<Attribute>{scalar});
+  return arith::ConstantOp::create(b, loc, attr);
 }
 
 void Sm80KernelBuilder::storeOutputs(Value y, Value m, Value f, Value group,
@@ -641,10 +691,11 @@ void Sm80KernelBuilder::storeOutputs(Value y, Value m, Value f, Value group,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&ifOp.getThenRegion().front());
   Value channel = add(mul(group, p.fg), f);
+  Value offset = outputOffset(m, channel);
   SmallVector<Value> values;
   for (auto [i, acc] : llvm::enumerate(accs))
-    values.push_back(finishOutput(acc, add(channel, i)));
-  Value offset = outputOffset(m, channel);
+    values.push_back(finishOutput(acc, add(channel, i),
+                                  add(offset, int64_t(i) * p.yC)));
   if (values.size() == 1) {
     memref::StoreOp::create(b, loc, values[0], y, ValueRange{offset});
     return;
@@ -721,8 +772,16 @@ void Sm80KernelBuilder::storeStagedRow(Value y, Value warp, Value lane,
     auto ifOp = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    vector::StoreOp::create(b, loc, staged, y,
-                            ValueRange{outputOffset(m, add(mul(group, p.fg), f))},
+    Value offset = outputOffset(m, add(mul(group, p.fg), f));
+    // The residual is the output's twin: the same vector at the same offset,
+    // one coalesced load (stageRow staged the values before it).
+    if (p.residual)
+      staged = addResidual(
+          staged, vector::LoadOp::create(b, loc, vectorType, residualBuffer,
+                                         ValueRange{offset},
+                                         /*nontemporal=*/false,
+                                         llvm::MaybeAlign(bytes)));
+    vector::StoreOp::create(b, loc, staged, y, ValueRange{offset},
                             /*nontemporal=*/false, llvm::MaybeAlign(bytes));
   }
 }

@@ -77,8 +77,12 @@ public:
 
   /// The flat bias the epilogue adds, when the problem has one.
   void setBias(Value bias) { biasBuffer = bias; }
+  /// The flat residual (the output's type and layout) the epilogue adds,
+  /// when the problem has one.
+  void setResidual(Value residual) { residualBuffer = residual; }
 
-  /// Y[m, f + i] = accs[i] + init (bias, ReLU) for m < M and f < Fg: the
+  /// Y[m, f + i] = accs[i] + init (bias, residual, ReLU or clamp) for m < M
+  /// and f < Fg: the
   /// fold; two values (pairsOutputs()) as one aligned vector store. The
   /// sm_90a family's epilogue is this one too.
   void storeOutputs(Value y, Value m, Value f, Value group,
@@ -285,8 +289,20 @@ protected:
                                            int64_t v);
   /// The flat output offset of pixel row m and output channel `channel`.
   Value outputOffset(Value m, Value channel);
-  /// The init, bias, ReLU and narrowing applied to an accumulator.
-  Value finishOutput(Value acc, Value channel);
+  /// The init, bias, residual (read at `residualOffset`), ReLU or clamp and
+  /// narrowing applied to an accumulator. With a residual and no offset (the
+  /// staged epilogue) it stops after the bias, narrowed: storeStagedRow adds
+  /// the residual, vector by vector, and applies the activation.
+  Value finishOutput(Value acc, Value channel, Value residualOffset = {});
+  /// The residual's steps on a value (scalar or vector) of the output type
+  /// or the accumulator's: `v` + the residual `r` (of the output type),
+  /// then the ReLU or clamp, then narrowed to the output type.
+  Value addResidual(Value v, Value r);
+  Value activate(Value v);
+  Value widen(Value v);
+  Value narrow(Value v);
+  /// A float constant of `v`'s type (a splat for a vector).
+  Value floatConstantLike(Value v, double value);
   /// Stores the four (zero-point corrected) values of mma tile (i, j) that
   /// `lane` holds, paired where pairsOutputs().
   void storeFragment(Value y, Value lane, int64_t i, int64_t j, Value rowBase,
@@ -325,7 +341,7 @@ protected:
   const GemmProblem &p;
   const TileConfig &t;
   Sm80Hardware &hw;
-  Value biasBuffer, tapTable, staging;
+  Value biasBuffer, residualBuffer, tapTable, staging;
   EpilogueStaging stagingShape;
 };
 

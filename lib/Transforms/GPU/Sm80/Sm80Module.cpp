@@ -84,7 +84,9 @@ gpu::GPUFuncOp igemm::buildSm80GpuKernel(RewriterBase &b, ModuleOp module,
   Value bn = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
   Value group = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
   if (p.biasType)
-    kb.setBias(body.getArgument(2));
+    kb.setBias(body.getArgument(biasArgument(p)));
+  if (p.residual)
+    kb.setResidual(body.getArgument(residualArgument(p)));
   kb.setTapTable(createTapTable(b, fn->getParentOp(), p, t, /*memorySpace=*/4,
                                 kConstantBudgetBytes, loc));
   Value smemA, smemB;

@@ -26,7 +26,8 @@ gpu::GPUFuncOp buildSm90GpuKernel(RewriterBase &b, ModuleOp module,
 /// dynamic shared memory the kernel records.
 GpuLaunch buildSm90GpuLaunch(OpBuilder &b, Location loc, gpu::GPUFuncOp kernel,
                              const GemmProblem &p, const Sm90Tiles &t,
-                             Value input, Value filter, Value bias,
+                             Value input, Value filter,
+                             const FusedEpilogue &epilogue,
                              RankedTensorType outputType);
 
 /// The sm_90a family's twin: the grid as host loops around its CTA body,

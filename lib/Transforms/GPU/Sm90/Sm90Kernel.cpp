@@ -581,6 +581,8 @@ void Sm90KernelBuilder::emitBlock(Value bm, Value bn, Value group,
                                     const Sm90Operands &ops) {
   if (ops.bias)
     epilogue.setBias(ops.bias);
+  if (ops.residual)
+    epilogue.setResidual(ops.residual);
   if (ops.staging)
     epilogue.setStaging(ops.staging, staged);
   if (ops.tapTable)

@@ -26,8 +26,9 @@
 //       shared-memory matrix descriptors into the register
 //       accumulators, commit, wait until at most this tile's group is in
 //       flight, then release the previous tile's slot (arrive on `empty`);
-//       at the end the fold + init + bias + ReLU + narrowing of the mma.sync
-//       family's epilogue, from the wgmma D fragment layout.
+//       at the end the fold + init + bias + residual + ReLU/clamp +
+//       narrowing of the mma.sync family's epilogue, from the wgmma D
+//       fragment layout.
 //
 // The builder issues those instructions through Sm90Hardware
 // (Sm90Hardware.h): Sm90Gpu emits them; on target=cpu-twin Sm90Twin
@@ -161,14 +162,14 @@ int64_t boxBytes(const convrt::TensorMapSpec &map, int64_t elementBytes);
 SmallVector<convrt::TensorMapSpec> sm90TensorMaps(const GemmProblem &p,
                                                     const Sm90Tiles &t);
 
-/// Where one CTA's operands are: flat memrefs of the input, filter, bias and
-/// output; on the GPU the tensor maps' generic pointers and (set by the
-/// block) the shared base's i64 address. `staging`: the staged epilogue's
+/// Where one CTA's operands are: flat memrefs of the input, filter, bias,
+/// residual and output; on the GPU the tensor maps' generic pointers and
+/// (set by the block) the shared base's i64 address. `staging`: the staged epilogue's
 /// tiles (a view of shared memory over the rings, or the twin's buffer),
 /// when it is built. (The twin's shared memory, barriers and registers are
 /// Sm90Twin's.)
 struct Sm90Operands {
-  Value x, w, y, bias;
+  Value x, w, y, bias, residual;
   /// imageMap is null when the producer gathers A (then tapTable is set).
   Value imageMap, filterMap, sharedBase, tapTable;
   Value staging;

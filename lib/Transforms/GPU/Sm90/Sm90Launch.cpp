@@ -91,11 +91,12 @@ GpuLaunch igemm::buildSm90GpuLaunch(OpBuilder &b, Location loc,
                                       gpu::GPUFuncOp kernel,
                                       const GemmProblem &p,
                                       const Sm90Tiles &t, Value input,
-                                      Value filter, Value bias,
+                                      Value filter,
+                                      const FusedEpilogue &epilogue,
                                       RankedTensorType outputType) {
   GpuLaunch result;
   SmallVector<Value> buffers =
-      managedOperands(b, loc, p, input, filter, bias);
+      managedOperands(b, loc, p, input, filter, epilogue);
   auto module = kernel->getParentOfType<ModuleOp>();
   SmallVector<Value> operands(buffers);
   SmallVector<convrt::TensorMapSpec> maps = sm90TensorMaps(p, t);

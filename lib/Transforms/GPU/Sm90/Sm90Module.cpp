@@ -64,7 +64,9 @@ gpu::GPUFuncOp igemm::buildSm90GpuKernel(RewriterBase &b, ModuleOp module,
   ops.x = body.getArgument(0);
   ops.w = body.getArgument(1);
   if (p.biasType)
-    ops.bias = body.getArgument(2);
+    ops.bias = body.getArgument(biasArgument(p));
+  if (p.residual)
+    ops.residual = body.getArgument(residualArgument(p));
   ops.y = body.getArgument(args.size() - maps.size() - 1);
   if (!t.gatherA)
     ops.imageMap = body.getArgument(args.size() - 2);

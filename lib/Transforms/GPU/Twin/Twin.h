@@ -29,17 +29,20 @@ struct TwinLoops {
 };
 
 /// At `b`'s insertion point, each family's twin of the convolution (the
-/// flat operands, the grid of CTAs, the result as a tensor of
-/// `outputType`).
+/// flat operands with the epilogue's bias and residual, the grid of CTAs,
+/// the result as a tensor of `outputType`).
 TwinLoops buildSm80Twin(OpBuilder &b, Location loc, const GemmProblem &p,
                         const TileConfig &t, Value input, Value filter,
-                        Value bias, RankedTensorType outputType);
+                        const FusedEpilogue &epilogue,
+                        RankedTensorType outputType);
 TwinLoops buildDepthwiseTwin(OpBuilder &b, Location loc, const GemmProblem &p,
                              const TileConfig &t, Value input, Value filter,
-                             Value bias, RankedTensorType outputType);
+                             const FusedEpilogue &epilogue,
+                             RankedTensorType outputType);
 TwinLoops buildSm90Twin(OpBuilder &b, Location loc, const GemmProblem &p,
                         const Sm90Tiles &t, Value input, Value filter,
-                        Value bias, RankedTensorType outputType);
+                        const FusedEpilogue &epilogue,
+                        RankedTensorType outputType);
 
 } // namespace mlir::conv_lower::igemm
 

@@ -87,12 +87,20 @@ static TwinShared allocateTwinShared(OpBuilder &b, Location loc,
   return s;
 }
 
+/// The epilogue's bias and residual as flat buffers (null where not fused).
+static std::pair<Value, Value> flatEpilogue(OpBuilder &b, Location loc,
+                                            const FusedEpilogue &epilogue) {
+  auto flat = [&](Value v) { return v ? flatBuffer(b, loc, v) : Value(); };
+  return {flat(epilogue.bias), flat(epilogue.residual)};
+}
+
 TwinLoops igemm::buildSm80Twin(OpBuilder &b, Location loc, const GemmProblem &p,
                                const TileConfig &t, Value input, Value filter,
-                               Value bias, RankedTensorType outputType) {
+                               const FusedEpilogue &epilogue,
+                               RankedTensorType outputType) {
   assert(!t.directVector && "the direct depthwise kernel is Depthwise's");
   Value x = flatBuffer(b, loc, input), w = flatBuffer(b, loc, filter);
-  Value biasFlat = bias ? flatBuffer(b, loc, bias) : Value();
+  auto [biasFlat, residualFlat] = flatEpilogue(b, loc, epilogue);
   if (p.explicitIm2col)
     x = twinIm2col(b, loc, p, t, x);
   Value output, y; // y is captured below: no structured binding (C++17)
@@ -110,6 +118,7 @@ TwinLoops igemm::buildSm80Twin(OpBuilder &b, Location loc, const GemmProblem &p,
       [&](OpBuilder &nb, Location nloc, Value bm, Value bn, Value group) {
         Sm80KernelBuilder kb(nb, nloc, p, t, hw);
         kb.setBias(biasFlat);
+        kb.setResidual(residualFlat);
         kb.setTapTable(tapTable);
         if (s.staging)
           kb.setStaging(s.staging, s.stagingShape);
@@ -120,13 +129,14 @@ TwinLoops igemm::buildSm80Twin(OpBuilder &b, Location loc, const GemmProblem &p,
 
 TwinLoops igemm::buildDepthwiseTwin(OpBuilder &b, Location loc,
                                     const GemmProblem &p, const TileConfig &t,
-                                    Value input, Value filter, Value bias,
+                                    Value input, Value filter,
+                                    const FusedEpilogue &epilogue,
                                     RankedTensorType outputType) {
   assert(t.directVector && "not the direct depthwise kernel's tiles");
   // Threads only: the direct kernel issues no mma.sync.
   Sm80Twin hw;
   Value x = flatBuffer(b, loc, input), w = flatBuffer(b, loc, filter);
-  Value biasFlat = bias ? flatBuffer(b, loc, bias) : Value();
+  auto [biasFlat, residualFlat] = flatEpilogue(b, loc, epilogue);
   Value output, y; // y is captured below: no structured binding (C++17)
   std::tie(output, y) = allocateResult(b, loc, outputType);
   scf::ForOp grid =
@@ -134,6 +144,7 @@ TwinLoops igemm::buildDepthwiseTwin(OpBuilder &b, Location loc,
                     [&](OpBuilder &nb, Location nloc, Value bm, Value, Value) {
                       DepthwiseKernelBuilder kb(nb, nloc, p, t, hw);
                       kb.setBias(biasFlat);
+                      kb.setResidual(residualFlat);
                       kb.emitBlock(bm, x, w, y);
                     });
   return {toTensor(b, loc, outputType, output), grid};
@@ -164,11 +175,12 @@ static void poisonOutputIf(OpBuilder &b, Location loc, const GemmProblem &p,
 
 TwinLoops igemm::buildSm90Twin(OpBuilder &b, Location loc, const GemmProblem &p,
                                const Sm90Tiles &t, Value input, Value filter,
-                               Value bias, RankedTensorType outputType) {
+                               const FusedEpilogue &epilogue,
+                               RankedTensorType outputType) {
   Sm90Operands ops;
   ops.x = flatBuffer(b, loc, input);
   ops.w = flatBuffer(b, loc, filter);
-  ops.bias = bias ? flatBuffer(b, loc, bias) : Value();
+  std::tie(ops.bias, ops.residual) = flatEpilogue(b, loc, epilogue);
   if (t.gatherA)
     ops.tapTable = createTapTable(
         b, b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>(),
