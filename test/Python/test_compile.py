@@ -240,6 +240,24 @@ projection = check("residual projection, relu6, broadcast", Projection(),
 expect([epilogue_of(projection, i) for i in range(3)] ==
        [(True, False, None), (True, False, (0.0, 6.0)), (False, False, None)],
        f"residual epilogues: {[epilogue_of(projection, i) for i in range(3)]}")
+# The same graph for the GPU's kernels: on the twin (target "cpu-twin", the
+# tensor-core kernel's own body run on the CPU) the conv + BN + add + ReLU and
+# the ReLU6 residual fuse as on the CPU, into the kernel's epilogue (tf32
+# operands: 1e-3).
+for name, model, x, epilogues in (
+        ("residual", Residual(), torch.rand(2, 8, 6, 6), [(True, True, None)]),
+        ("projection", Projection(), torch.randn(2, 8, 6, 6) * 3,
+         [(True, False, None), (True, False, (0.0, 6.0))])):
+    model = randomize_batch_norms(model).eval()
+    twin = convlower.compile(model, (x,), target="cpu-twin")
+    error = error_against_float64(model, twin, x)
+    got = [epilogue_of(twin, i) for i in range(len(epilogues))]
+    targets = {r["target"] for i in range(len(epilogues))
+               for r in getattr(twin.graph_module, f"convlower_{i}").reports()}
+    expect(error < 1e-3 and got == epilogues and targets == {"cpu-twin"},
+           f"{name} on the twin: error {error:.1e}, epilogues {got}, targets {targets}")
+    print(f"{name} on the twin: error {error:.1e}, epilogues {got}")
+
 circular = check("circular padding",
                  Seq(torch.nn.Conv2d(3, 4, 3, padding=1, padding_mode="circular"),
                      torch.nn.BatchNorm2d(4), torch.nn.Conv2d(4, 4, 1), torch.nn.ReLU()),
