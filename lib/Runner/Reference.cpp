@@ -41,6 +41,7 @@ CheckResult mlir::conv_lower::checkOutput(const ConvProblem &p,
                                           const HostTensor &w,
                                           const HostTensor *bias,
                                           llvm::ArrayRef<double> y,
+                                          const HostTensor *residual,
                                           double maxFullMacs, int64_t samples) {
   const ConvProblem &rp = p;
   std::vector<double> xd = x.asDoubles(), wd = w.asDoubles();
@@ -48,8 +49,10 @@ CheckResult mlir::conv_lower::checkOutput(const ConvProblem &p,
   std::vector<double> got;
   std::vector<double> want;
   auto take = [&](int64_t n, int64_t f, int64_t oh, int64_t ow, int64_t od) {
-    got.push_back(y[rp.outputIndex(n, f, oh, ow, od)]);
-    want.push_back(convrt::referenceOutput(rp, xd, wd, bd, n, f, oh, ow, od));
+    int64_t at = rp.outputIndex(n, f, oh, ow, od);
+    got.push_back(y[at]);
+    want.push_back(convrt::referenceOutput(rp, xd, wd, bd, n, f, oh, ow, od) +
+                   (residual ? residual->values[at] : 0.0));
   };
   const int64_t dd = rp.outD(), ho = rp.outH(), wo = rp.outW();
   // No more outputs than samples: every one costs less than drawing them

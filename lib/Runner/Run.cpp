@@ -77,6 +77,8 @@ llvm::Error checkOptions(const RunOptions &o) {
 std::optional<double> describeInReport(const Prepared &p, RunReport &report) {
   if (p.problem) {
     report.problem = describeProblem(*p.problem);
+    if (p.epilogue.residual)
+      report.problem += " +residual";
     report.inputBytes = inputBytes(*p.problem);
     report.im2colBytes = im2colBytes(*p.problem);
     return p.problem->flops();
@@ -132,8 +134,8 @@ llvm::Error runOnCpu(const Prepared &p, const RunOptions &o,
       o.progress("checking against a float64 direct convolution");
     const RunData &d = p.data;
     report.check = checkOutput(*p.problem, d.inputs[0], d.inputs[1],
-                               d.inputs.size() > 2 ? &d.inputs[2] : nullptr,
-                               lowered->output);
+                               p.problem->hasBias ? &d.inputs[2] : nullptr,
+                               lowered->output, p.residual());
     report.checkAgainst = "float64 direct convolution";
   } else if (o.check) {
     std::vector<double> want(reference->output.begin(),

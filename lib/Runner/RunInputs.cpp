@@ -89,7 +89,10 @@ llvm::Expected<Prepared> prepareFromFlags(MLIRContext &ctx,
   Prepared p;
   p.problem = *problem;
   p.function = kConvFunctionName.str();
-  p.module = buildConvModule(ctx, *problem);
+  p.epilogue.residual = flags.residual;
+  if (llvm::Error e = validateEpilogue(*problem, p.epilogue))
+    return asBadInput(std::move(e));
+  p.module = buildConvModule(ctx, *problem, p.epilogue);
   DType dt = problem->dtype;
   bool conv1d = isConv1dFlags(flags);
   Layout layout = problem->layout;
@@ -119,6 +122,14 @@ llvm::Expected<Prepared> prepareFromFlags(MLIRContext &ctx,
   Type element = elementType(ctx, dt);
   for (const HostTensor &t : p.data.inputs)
     p.data.inputSpecs.push_back({t.shape, element});
+  if (p.epilogue.residual) {
+    // The output's shape and type, drawn from the seed's fourth stream.
+    auto shape = llvm::to_vector(problem->outputShape());
+    p.data.inputs.push_back(
+        randomTensor(shape, problem->outputType(), options.seed, 3));
+    p.data.inputSpecs.push_back(
+        {shape, elementType(ctx, problem->outputType())});
+  }
   p.data.outputSpec = {llvm::to_vector(problem->outputShape()),
                        elementType(ctx, problem->outputType())};
   p.data.npyOutputShape =

@@ -12,6 +12,7 @@
 
 #include "RoutePlan.h"
 
+#include "ConvLower/Runner/ConvModule.h"
 #include "ConvLower/Runner/CpuRunner.h"
 #include "ConvLower/Runner/Device.h"
 #include "ConvLower/Runner/GpuKernel.h"
@@ -31,7 +32,7 @@ namespace mlir::conv_lower::runner {
 
 /// The data of one run: host tensors in, the output's spec.
 struct RunData {
-  std::vector<HostTensor> inputs; // input, filter[, bias]
+  std::vector<HostTensor> inputs; // input, filter[, bias][, residual]
   std::vector<BufferSpec> inputSpecs;
   BufferSpec outputSpec;
   /// The shape --output writes: outputSpec's, or torch's rank-3 one for a
@@ -47,6 +48,12 @@ struct Prepared {
   std::string function;
   RunData data;
   std::optional<ConvProblem> problem; // flags only
+  /// The epilogue the module applies after the bias (flags only).
+  ConvEpilogue epilogue;
+  /// The residual among data.inputs, when the epilogue adds one.
+  const HostTensor *residual() const {
+    return epilogue.residual ? &data.inputs.back() : nullptr;
+  }
 };
 /// Errors are bad input.
 llvm::Expected<Prepared> prepare(MLIRContext &context,

@@ -130,9 +130,11 @@ std::vector<double> randomTensor(size_t count, DType dtype, uint64_t seed) {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     z ^= z >> 31;
     double unit = static_cast<double>(z >> 11) * 0x1.0p-53; // [0, 1)
-    // Integers: the whole range of the type (i8: -128..127).
-    value = dtype == DType::I8 ? std::floor(256.0 * unit) - 128.0
-                               : roundTo(dtype, 2.0 * unit - 1.0);
+    // Integers: the whole range of i8 (-128..127); i32 (a residual added
+    // to a quantized output) about what such an output holds.
+    value = dtype == DType::I8    ? std::floor(256.0 * unit) - 128.0
+            : dtype == DType::I32 ? std::floor(65536.0 * unit) - 32768.0
+                                  : roundTo(dtype, 2.0 * unit - 1.0);
   }
   return values;
 }

@@ -87,6 +87,11 @@ cl::opt<std::string> paddingOpt(
 cl::opt<std::string> groupsText("groups", cl::init("1"), cl::cat(problemCat),
                                 cl::desc("Groups G (G = C: depthwise)"));
 cl::opt<bool> biasOpt("bias", cl::cat(problemCat), cl::desc("Add a bias [F]"));
+cl::opt<bool> residualOpt(
+    "residual", cl::cat(problemCat),
+    cl::desc("Add a residual of the output's shape and type after the bias "
+             "(a ResNet block's skip connection; seeded data), fused into "
+             "the epilogue on every route and checked with the output"));
 EnumOpt<Layout> layoutOpt(
     "layout", cl::init(Layout::NCHW), cl::cat(problemCat),
     cl::desc("Memory layout"),
@@ -269,8 +274,28 @@ llvm::Error parseInt(const cl::opt<std::string> &text, int64_t min, T &out) {
   return llvm::Error::success();
 }
 
+/// A flag that describes a problem built from flags, given with a .mlir
+/// file (whose function is the problem): it would be ignored, so it is bad
+/// input.
+llvm::Error checkNoProblemFlagsWithFile() {
+  if (mlirFile.empty() || !inputShape.empty() || !filterShape.empty())
+    return llvm::Error::success();
+  const cl::Option *flags[] = {&strideOpt, &dilationOpt, &paddingOpt,
+                               &groupsText, &biasOpt,    &residualOpt,
+                               &layoutOpt,  &dtypeOpt,   &zeroPointsOpt};
+  for (const cl::Option *flag : flags)
+    if (flag->getNumOccurrences())
+      return llvm::createStringError(llvm::formatv(
+          "--{0} describes a problem given by --input-shape/--filter-shape; "
+          "{1}'s function is the problem (drop --{0}, or edit the function)",
+          flag->ArgStr, mlirFile.getValue()));
+  return llvm::Error::success();
+}
+
 /// The flags as run options; errors are bad input.
 llvm::Expected<RunOptions> runOptionsFromFlags() {
+  if (llvm::Error e = checkNoProblemFlagsWithFile())
+    return std::move(e);
   RunOptions o;
   o.mlirFile = mlirFile;
   o.function = functionName;
@@ -285,6 +310,7 @@ llvm::Expected<RunOptions> runOptionsFromFlags() {
     f.dtype = dtypeOpt;
     f.zeroPoints = zeroPointsOpt;
     f.bias = biasOpt;
+    f.residual = residualOpt;
     if (llvm::Error e = parseInt(groupsText, 1, f.groups))
       return std::move(e);
     o.flags = f;

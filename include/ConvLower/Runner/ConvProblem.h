@@ -72,6 +72,9 @@ struct ConvFlags {
   DType dtype = DType::F32;
   int64_t groups = 1;
   bool bias = false;
+  /// A residual of the output's shape and type added after the bias (the
+  /// module's epilogue, not the problem: problemFromFlags ignores it).
+  bool residual = false;
 };
 /// Fills a problem from the flags (NCHW pairs with torch's FCHW filter, NHWC
 /// with FHWC; f32 accumulation); validates.

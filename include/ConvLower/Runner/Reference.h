@@ -36,14 +36,16 @@ CheckResult compareOutputs(llvm::ArrayRef<double> got,
                            llvm::ArrayRef<double> want, double tolerance);
 
 /// Compares `y` (output layout; f32, or i32 for a quantized problem) with
-/// the reference, at runtime/'s
+/// the reference (plus `residual`, in the output's layout, when given), at
+/// runtime/'s
 /// checkTolerance for the problem (the rule every route shares): every element when
 /// the problem has at most `maxFullMacs` multiply-adds, else `samples`
 /// elements drawn with a fixed seed (say so when reporting).
 CheckResult checkOutput(const ConvProblem &p, const HostTensor &x,
                         const HostTensor &w, const HostTensor *bias,
-                        llvm::ArrayRef<double> y, double maxFullMacs = 6.4e7,
-                        int64_t samples = 32768);
+                        llvm::ArrayRef<double> y,
+                        const HostTensor *residual = nullptr,
+                        double maxFullMacs = 6.4e7, int64_t samples = 32768);
 
 } // namespace mlir::conv_lower
 

@@ -17,7 +17,10 @@ whose producer gathers A (the *-gather cases: NCHW f16 and tf32) the filter's
 alone: each must be a 128-byte parameter
 holding a map the fake encoded (cuTensorMapEncodeIm2col / Tiled) for the buffer of
 the manifest argument it names, with the manifest's mode, dims, byte strides, box,
-corners and traversal strides. The mma.sync cases ask for sm_90 (on sm_90a the
+corners and traversal strides. The *-residual cases fuse a residual into the
+epilogue: the manifest lists it before the output, with the output's shape and
+dtype, and it is uploaded into its own parameter's buffer like every operand.
+The mma.sync cases ask for sm_90 (on sm_90a the
 Hopper family takes most of them). The fake leaves the output as the runtime poisoned it
 (NaN), so the check must fail honestly: exit 1 and check_passed false in the
 JSON. Finally `conv-run --doctor` must call the fake's device usable although
@@ -60,6 +63,13 @@ CASES = {
     "i8-quantized-nhwc": (["--input-shape", "2,32,9,9", "--filter-shape", "64,32,3,3",
                            "--padding", "1", "--layout", "nhwc", "--dtype", "i8",
                            "--zero-points", "5,-3"], "sm_90a", 0),
+    # The residual (a ResNet block's skip connection) fused into the epilogue:
+    # one more pointer, after the bias, to an upload of the output's bytes.
+    "f16-nhwc-tma-residual": (["--input-shape", "2,64,9,11", "--filter-shape",
+                               "96,64,3,3", "--padding", "1", "--layout", "nhwc",
+                               "--dtype", "f16", "--bias", "--residual"], "sm_90a", 2),
+    "tf32-nchw-residual": (["--input-shape", "2,16,9,9", "--filter-shape", "32,16,3,3",
+                            "--padding", "1", "--residual"], "sm_90", 0),
 }
 WARMUP, REPEAT = 1, 2
 DTYPE_BYTES = {"f32": 4, "tf32": 4, "f16": 2, "bf16": 2, "i8": 1, "i32": 4}
@@ -191,6 +201,15 @@ def run_case(args, case, flags, chip, map_count, tmp):
            summary.get("grid") == manifest["kernel"]["grid"] and
            summary.get("chip") == chip,
            f"{case}: --emit-bundle --json {summary} disagrees with manifest.json")
+    roles = [a["role"] for a in manifest["arguments"]]
+    residual = "--residual" in flags
+    expect(roles[-2:] == (["residual", "output"] if residual else roles[-2:]) and
+           ("residual" in roles) == residual,
+           f"{case}: argument roles {roles}")
+    if residual:
+        r, y = manifest["arguments"][-2:]
+        expect(r["shape"] == y["shape"] and r["dtype"] == y["dtype"],
+               f"{case}: residual {r}, output {y}")
     cubin_size = (bundle / manifest["kernel"]["binary"]).stat().st_size
     expect(len(manifest.get("tensor_maps", [])) == map_count,
            f"{case}: {len(manifest.get('tensor_maps', []))} tensor maps in the manifest, "
