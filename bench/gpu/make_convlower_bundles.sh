@@ -10,9 +10,10 @@
 # each as f16 NHWC, f16 NCHW and f32 NCHW (tf32 math) — the table —
 # two of them as quantized i8 NHWC (the s8 MMA with both zero-point sums;
 # checked against the reference only: cuDNN has no zero points), and two
-# MobileNetV2 depthwise layers (the direct kernel); with CHIP sm_90, the same
-# five layers again as f16, bf16 and tf32 NHWC for sm_90a (the TMA + wgmma
-# kernels, *_sm90a). Then carry the directory
+# MobileNetV2 depthwise layers (the direct kernel), and one layer with a fused
+# bias and residual (*_residual); with CHIP sm_90, the same five layers again
+# as f16, bf16 and tf32 NHWC for sm_90a (the TMA + wgmma kernels, *_sm90a)
+# and the residual layer for sm_90a. Then carry the directory
 # with the device call: carry ["bench/gpu/bundles"].
 #
 # And, unless --no-models, bundles/models/<model>/<id>/: every distinct conv
@@ -81,6 +82,13 @@ emit mbv2_dw_c144_56_n128_f16_nhwc 128,144,56,56 144,1,3,3 --groups 144 --dtype 
   --layout nhwc
 emit mbv2_dw_c576_14_n128_f16_nhwc 128,576,14,14 576,1,3,3 --groups 576 --dtype f16 \
   --layout nhwc
+# The fused epilogue: a bias and a residual (a ResNet block's skip connection,
+# one more kernel argument read at the output's offsets), checked against the
+# convolution plus both; cuDNN's time is the convolution and bias alone.
+emit r50_c128_28_n128_f16_nhwc_residual 128,128,28,28 128,128,3,3 --dtype f16 \
+  --layout nhwc --bias --residual
+emit r50_c128_28_n128_tf32_nchw_residual 128,128,28,28 128,128,3,3 --dtype f32 \
+  --layout nchw --bias --residual
 
 # The sm_90a family (TMA im2col + mbarrier ring + wgmma, warp-specialized) beside
 # the mma.sync kernels above, on the same problems: f16, bf16 and f32 (tf32
@@ -98,6 +106,9 @@ if [ "$CHIP" = sm_90 ]; then
         --emit-bundle "$OUT/${name}_${dtype/f32/tf32}_${layout}_sm90a" | sed -n 2p
     done
   done
+  "$CONV_RUN" --input-shape 128,128,28,28 --filter-shape 128,128,3,3 --padding 1 \
+    --dtype f16 --layout nhwc --bias --residual --chip sm_90a \
+    --emit-bundle "$OUT/r50_c128_28_n128_f16_nhwc_residual_sm90a" | sed -n 2p
 fi
 
 if [ "$MODELS" = 1 ]; then
