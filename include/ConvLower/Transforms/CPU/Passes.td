@@ -433,17 +433,24 @@ def ConvLowerResultInDestination
 }
 
 def ConvLowerCopiesToLinalg : Pass<"conv-lower-copies-to-linalg"> {
-  let summary = "Rewrite strided memref.copy ops as linalg.copy";
+  let summary = "Rewrite strided memref.copy ops as linalg.copy or vector rows";
   let description = [{
     After bufferization a `tensor.pad` is a fill plus a `memref.copy` of the
     image into a strided subview of the padded buffer. A copy that is not
     one contiguous block lowers to a call of the runner utilities' generic
     `memrefCopy` (every element's address recomputed; measured:
     docs/performance-journal.md, 2026-12-01); as `linalg.copy` it becomes loops over a contiguous innermost
-    dimension, which LLVM vectorizes. Copies between contiguous memrefs stay
-    `memref.copy` (a memcpy). The CPU pipeline runs it after bufferization.
+    dimension, which LLVM vectorizes. A static contiguous innermost run of at
+    most 256 elements (a group's channels of an NHWC image) becomes loops
+    over the other dimensions moving each row as one vector load and store
+    (LLVM vectorized such copies across rows, with gathers). Copies between
+    contiguous memrefs stay `memref.copy` (a memcpy). The CPU pipeline runs
+    it after bufferization.
   }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def ConvLowerVectorizeTransposes : Pass<"conv-lower-vectorize-transposes"> {
