@@ -101,35 +101,84 @@ Value zeroPadded(OpBuilder &b, Location loc, Value image, ConvPlan &plan) {
       getAsIndexOpFoldResult(b.getContext(), {0, pad[2], pad[3], 0}), zero);
 }
 
+/// A channels-first group slice ([1, Cg, H, W]) transposed into the
+/// interior of a zero-padded channels-last buffer ([1, Hp, Wp, Cg]), the
+/// transpose writing there itself.
+Value paddedChannelsLast(OpBuilder &b, Location loc, Value slice,
+                         ConvPlan &plan) {
+  auto type = cast<RankedTensorType>(slice.getType());
+  int64_t cg = type.getDimSize(1), h = type.getDimSize(2),
+          w = type.getDimSize(3);
+  ArrayRef<int64_t> pad = plan.padding; // top, left, bottom, right
+  Value buffer = tensor::EmptyOp::create(
+      b, loc, {1, h + pad[0] + pad[2], w + pad[1] + pad[3], cg},
+      type.getElementType());
+  bool padded = llvm::any_of(pad, [](int64_t p) { return p != 0; });
+  if (padded) {
+    Value zero =
+        arith::ConstantOp::create(b, loc, b.getZeroAttr(type.getElementType()));
+    buffer = linalg::FillOp::create(b, loc, zero, buffer).getResult(0);
+  }
+  SmallVector<OpFoldResult> offsets =
+      getAsIndexOpFoldResult(b.getContext(), {0, pad[0], pad[1], 0});
+  SmallVector<OpFoldResult> sizes =
+      getAsIndexOpFoldResult(b.getContext(), {1, h, w, cg});
+  SmallVector<OpFoldResult> unit(4, b.getIndexAttr(1));
+  Value interior =
+      padded ? tensor::ExtractSliceOp::create(b, loc, buffer, offsets, sizes,
+                                              unit)
+                   .getResult()
+             : buffer;
+  Value image = linalg::TransposeOp::create(b, loc, slice, interior,
+                                            ArrayRef<int64_t>{0, 2, 3, 1})
+                    ->getResult(0);
+  if (!padded)
+    return image;
+  return tensor::InsertSliceOp::create(b, loc, image, buffer, offsets, sizes,
+                                       unit);
+}
+
 /// Replaces `plan.op` by an scf.forall over (image, group) (what threads
 /// share; marked conv_lower.grouped_direct) of linalg.conv_2d_nhwc_hwcf
 /// ops, each reading its group's channels of the channels-last image,
-/// zero-padded by the task itself, and writing its filters of a
-/// channels-last result (channels-first layers: transposed in and out);
+/// zero-padded by the task itself, and writing its filters of the result;
 /// returns that conv. (The whole batch padded before the loop was one
 /// serial pass, read back from memory by the tasks: ResNeXt's g32 3x3
 /// stride 2 on 256 channels at 56x56 took 0.53 ms at N1, 10.1 at N8.)
+/// A channels-first layer whose init is a fill has each task transpose its
+/// own slice in (into its padded buffer) and its result out (into the
+/// channels-first output): transposing the whole image in and the whole
+/// result out were two more serial passes over memory (the g32 128-channel
+/// 56x56 layer at batch 8: 4.6 ms NHWC, 7.9 NCHW).
 linalg::Conv2DNhwcHwcfOp rewriteGroups(RewriterBase &rewriter, ConvPlan &plan) {
   Location loc = plan.op.getLoc();
   const ConvForm &form = *plan.form;
   MLIRContext *ctx = rewriter.getContext();
   rewriter.setInsertionPoint(plan.op);
-  Value image = channelsLastImage(rewriter, loc, plan);
-  Value taps = groupTaps(rewriter, loc, plan);
-  auto imageType = cast<RankedTensorType>(image.getType());
-  int64_t n = imageType.getDimSize(0), h = imageType.getDimSize(1),
-          w = imageType.getDimSize(2);
-  int64_t g = plan.groups, cg = plan.channels / g, fg = plan.filtersPerGroup;
-  int64_t ho = plan.outSize[0], wo = plan.outSize[1];
   Value init = plan.op.getDpsInitOperand(0)->get();
   Type element = getElementTypeOrSelf(init);
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  bool nchw = form.layout == ImageLayout::nchw;
+  bool perTaskTranspose = nchw && fill;
+  Value image = perTaskTranspose ? croppedImage(rewriter, loc, plan)
+                                 : channelsLastImage(rewriter, loc, plan);
+  Value taps = groupTaps(rewriter, loc, plan);
+  auto imageType = cast<RankedTensorType>(image.getType());
+  unsigned hDim = perTaskTranspose ? 2 : 1;
+  int64_t n = imageType.getDimSize(0), h = imageType.getDimSize(hDim),
+          w = imageType.getDimSize(hDim + 1);
+  int64_t g = plan.groups, cg = plan.channels / g, fg = plan.filtersPerGroup;
+  int64_t ho = plan.outSize[0], wo = plan.outSize[1];
   Value acc, fillValue;
-  if (auto fill = init.getDefiningOp<linalg::FillOp>()) {
+  if (perTaskTranspose) {
+    acc = tensor::EmptyOp::create(rewriter, loc, {n, g * fg, ho, wo}, element);
+    fillValue = fill.getInputs()[0];
+  } else if (fill) {
     acc = tensor::EmptyOp::create(rewriter, loc, {n, ho, wo, g * fg}, element);
     fillValue = fill.getInputs()[0];
   } else {
     acc = collapsed(rewriter, loc, init, form.outputToImage);
-    if (form.layout == ImageLayout::nchw)
+    if (nchw)
       acc = transposed(rewriter, loc, acc, {0, 2, 3, 1});
   }
   auto forall = scf::ForallOp::create(
@@ -147,24 +196,41 @@ linalg::Conv2DNhwcHwcfOp rewriteGroups(RewriterBase &rewriter, ConvPlan &plan) {
       affine::makeComposedFoldedAffineApply(rewriter, loc, d0 * cg, {grp});
   OpFoldResult firstFilter =
       affine::makeComposedFoldedAffineApply(rewriter, loc, d0 * fg, {grp});
-  Value input = zeroPadded(
-      rewriter, loc,
-      tensor::ExtractSliceOp::create(
-          rewriter, loc, image, {in, zero, zero, firstChannel},
-          getAsIndexOpFoldResult(ctx, {1, h, w, cg}),
-          SmallVector<OpFoldResult>(4, unit)),
-      plan);
+  SmallVector<OpFoldResult> units(4, unit);
+  Value input =
+      perTaskTranspose
+          ? paddedChannelsLast(
+                rewriter, loc,
+                tensor::ExtractSliceOp::create(
+                    rewriter, loc, image, {in, firstChannel, zero, zero},
+                    getAsIndexOpFoldResult(ctx, {1, cg, h, w}), units),
+                plan)
+          : zeroPadded(rewriter, loc,
+                       tensor::ExtractSliceOp::create(
+                           rewriter, loc, image, {in, zero, zero, firstChannel},
+                           getAsIndexOpFoldResult(ctx, {1, h, w, cg}), units),
+                       plan);
   auto filterType = RankedTensorType::get(
       {plan.kernel[0], plan.kernel[1], cg, fg}, element);
   Value filter = tensor::ExtractSliceOp::create(
       rewriter, loc, filterType, taps, {grp, zero, zero, zero, zero},
       getAsIndexOpFoldResult(ctx, {1, plan.kernel[0], plan.kernel[1], cg, fg}),
       SmallVector<OpFoldResult>(5, unit));
-  SmallVector<OpFoldResult> outOffsets = {in, zero, zero, firstFilter};
-  SmallVector<OpFoldResult> outSizes = getAsIndexOpFoldResult(ctx, {1, ho, wo, fg});
-  Value out = tensor::ExtractSliceOp::create(
-      rewriter, loc, shared, outOffsets, outSizes,
-      SmallVector<OpFoldResult>(4, unit));
+  SmallVector<OpFoldResult> outOffsets =
+      perTaskTranspose ? SmallVector<OpFoldResult>{in, firstFilter, zero, zero}
+                       : SmallVector<OpFoldResult>{in, zero, zero, firstFilter};
+  SmallVector<OpFoldResult> outSizes = getAsIndexOpFoldResult(
+      ctx, perTaskTranspose ? ArrayRef<int64_t>{1, fg, ho, wo}
+                            : ArrayRef<int64_t>{1, ho, wo, fg});
+  // The task's part of the shared result (a channels-first task computes
+  // into a buffer of its own, transposed into that part).
+  Value part = tensor::ExtractSliceOp::create(rewriter, loc, shared,
+                                              outOffsets, outSizes, units);
+  Value out = perTaskTranspose
+                  ? tensor::EmptyOp::create(rewriter, loc, {1, ho, wo, fg},
+                                            element)
+                        .getResult()
+                  : part;
   if (fillValue)
     out = linalg::FillOp::create(rewriter, loc, fillValue, out).getResult(0);
   auto conv = linalg::Conv2DNhwcHwcfOp::create(
@@ -173,13 +239,17 @@ linalg::Conv2DNhwcHwcfOp rewriteGroups(RewriterBase &rewriter, ConvPlan &plan) {
       {rewriter.getNamedAttr("strides", rewriter.getI64TensorAttr(plan.strides)),
        rewriter.getNamedAttr("dilations",
                              rewriter.getI64TensorAttr(plan.dilations))});
+  Value computed = conv.getResult(0);
+  if (perTaskTranspose)
+    computed = linalg::TransposeOp::create(rewriter, loc, computed, part,
+                                           ArrayRef<int64_t>{0, 3, 1, 2})
+                   ->getResult(0);
   rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
-  tensor::ParallelInsertSliceOp::create(rewriter, loc, conv.getResult(0),
-                                        shared, outOffsets, outSizes,
-                                        SmallVector<OpFoldResult>(4, unit));
+  tensor::ParallelInsertSliceOp::create(rewriter, loc, computed, shared,
+                                        outOffsets, outSizes, units);
   rewriter.setInsertionPointAfter(forall);
   Value result = forall.getResult(0);
-  if (form.layout == ImageLayout::nchw)
+  if (nchw && !perTaskTranspose)
     result = transposed(rewriter, loc, result, {0, 3, 1, 2});
   replaceWithImage(rewriter, plan, result);
   return conv;
