@@ -138,8 +138,88 @@ Value paddedChannelsLast(OpBuilder &b, Location loc, Value slice,
                                        unit);
 }
 
+/// How many groups a channels-last task takes: enough that its channels of
+/// a pixel fill a 64-byte cache line (ResNeXt's 8 channels a group: 2), so
+/// that its reads of the image and writes of the result are whole lines;
+/// one where the groups do not split so.
+int64_t groupsPerTask(int64_t groups, int64_t channelsPerGroup,
+                      int64_t elementBytes) {
+  int64_t block = std::max<int64_t>(1, 64 / (channelsPerGroup * elementBytes));
+  return groups % block == 0 ? block : 1;
+}
+
+/// The convolutions of a task's `block` groups (from group `grp` * block):
+/// each reads its channels of the task's padded image `input` and writes
+/// its filters of `out` (a loop over the groups when there are several);
+/// returns the result and sets `conv` to the (one) convolution op.
+Value convolveBlock(OpBuilder &b, Location loc, ConvPlan &plan, Value input,
+                    Value taps, Value grp, int64_t block, Value out,
+                    linalg::Conv2DNhwcHwcfOp &conv) {
+  MLIRContext *ctx = b.getContext();
+  auto inputType = cast<RankedTensorType>(input.getType());
+  auto outType = cast<RankedTensorType>(out.getType());
+  int64_t cg = inputType.getDimSize(3) / block,
+          fg = outType.getDimSize(3) / block;
+  int64_t kh = plan.kernel[0], kw = plan.kernel[1];
+  Type element = outType.getElementType();
+  OpFoldResult zero = b.getIndexAttr(0);
+  SmallVector<OpFoldResult> units4(4, b.getIndexAttr(1));
+  // Group j of the block: its channels, taps and filters, convolved.
+  auto convolve = [&](OpBuilder &nb, Value j, Value into) -> Value {
+    AffineExpr d0, d1;
+    bindDims(ctx, d0, d1);
+    OpFoldResult group = affine::makeComposedFoldedAffineApply(
+        nb, loc, d0 * block + d1, {grp, j});
+    OpFoldResult channel =
+        affine::makeComposedFoldedAffineApply(nb, loc, d0 * cg, {j});
+    OpFoldResult filterAt =
+        affine::makeComposedFoldedAffineApply(nb, loc, d0 * fg, {j});
+    Value x = block == 1 ? input
+                         : tensor::ExtractSliceOp::create(
+                               nb, loc, input, {zero, zero, zero, channel},
+                               getAsIndexOpFoldResult(
+                                   ctx, {1, inputType.getDimSize(1),
+                                         inputType.getDimSize(2), cg}),
+                               units4)
+                               .getResult();
+    Value w = tensor::ExtractSliceOp::create(
+        nb, loc, RankedTensorType::get({kh, kw, cg, fg}, element), taps,
+        {group, zero, zero, zero, zero},
+        getAsIndexOpFoldResult(ctx, {1, kh, kw, cg, fg}),
+        SmallVector<OpFoldResult>(5, b.getIndexAttr(1)));
+    SmallVector<OpFoldResult> yOffsets = {zero, zero, zero, filterAt};
+    SmallVector<OpFoldResult> ySizes = getAsIndexOpFoldResult(
+        ctx, {1, outType.getDimSize(1), outType.getDimSize(2), fg});
+    Value y = block == 1 ? into
+                         : tensor::ExtractSliceOp::create(nb, loc, into,
+                                                          yOffsets, ySizes,
+                                                          units4)
+                               .getResult();
+    conv = linalg::Conv2DNhwcHwcfOp::create(
+        nb, loc, TypeRange{y.getType()}, ValueRange{x, w}, ValueRange{y},
+        {nb.getNamedAttr("strides", nb.getI64TensorAttr(plan.strides)),
+         nb.getNamedAttr("dilations", nb.getI64TensorAttr(plan.dilations))});
+    if (block == 1)
+      return conv.getResult(0);
+    return tensor::InsertSliceOp::create(nb, loc, conv.getResult(0), into,
+                                         yOffsets, ySizes, units4)
+        .getResult();
+  };
+  if (block == 1)
+    return convolve(b, arith::ConstantIndexOp::create(b, loc, 0), out);
+  auto loop = scf::ForOp::create(
+      b, loc, arith::ConstantIndexOp::create(b, loc, 0),
+      arith::ConstantIndexOp::create(b, loc, block),
+      arith::ConstantIndexOp::create(b, loc, 1), ValueRange{out},
+      [&](OpBuilder &nb, Location, Value j, ValueRange iter) {
+        scf::YieldOp::create(nb, loc, convolve(nb, j, iter[0]));
+      });
+  return loop.getResult(0);
+}
+
 /// Replaces `plan.op` by an scf.forall over (image, group) (what threads
-/// share; marked conv_lower.grouped_direct) of linalg.conv_2d_nhwc_hwcf
+/// share; marked conv_lower.grouped_direct; channels-last tasks take
+/// groupsPerTask groups, one after the other) of linalg.conv_2d_nhwc_hwcf
 /// ops, each reading its group's channels of the channels-last image,
 /// zero-padded by the task itself, and writing its filters of the result;
 /// returns that conv. (The whole batch padded before the loop was one
@@ -181,9 +261,13 @@ linalg::Conv2DNhwcHwcfOp rewriteGroups(RewriterBase &rewriter, ConvPlan &plan) {
     if (nchw)
       acc = transposed(rewriter, loc, acc, {0, 2, 3, 1});
   }
+  int64_t block =
+      perTaskTranspose
+          ? 1
+          : groupsPerTask(g, cg, element.getIntOrFloatBitWidth() / 8);
   auto forall = scf::ForallOp::create(
-      rewriter, loc, getAsIndexOpFoldResult(ctx, {n, g}), ValueRange{acc},
-      /*mapping=*/std::nullopt);
+      rewriter, loc, getAsIndexOpFoldResult(ctx, {n, g / block}),
+      ValueRange{acc}, /*mapping=*/std::nullopt);
   ConvLowerDialect::GroupedDirectAttrHelper(ctx).setAttr(
       forall, rewriter.getUnitAttr());
   rewriter.setInsertionPointToStart(forall.getBody());
@@ -192,10 +276,10 @@ linalg::Conv2DNhwcHwcfOp rewriteGroups(RewriterBase &rewriter, ConvPlan &plan) {
   AffineExpr d0;
   bindDims(ctx, d0);
   OpFoldResult zero = rewriter.getIndexAttr(0), unit = rewriter.getIndexAttr(1);
-  OpFoldResult firstChannel =
-      affine::makeComposedFoldedAffineApply(rewriter, loc, d0 * cg, {grp});
-  OpFoldResult firstFilter =
-      affine::makeComposedFoldedAffineApply(rewriter, loc, d0 * fg, {grp});
+  OpFoldResult firstChannel = affine::makeComposedFoldedAffineApply(
+      rewriter, loc, d0 * (block * cg), {grp});
+  OpFoldResult firstFilter = affine::makeComposedFoldedAffineApply(
+      rewriter, loc, d0 * (block * fg), {grp});
   SmallVector<OpFoldResult> units(4, unit);
   Value input =
       perTaskTranspose
@@ -208,20 +292,15 @@ linalg::Conv2DNhwcHwcfOp rewriteGroups(RewriterBase &rewriter, ConvPlan &plan) {
           : zeroPadded(rewriter, loc,
                        tensor::ExtractSliceOp::create(
                            rewriter, loc, image, {in, zero, zero, firstChannel},
-                           getAsIndexOpFoldResult(ctx, {1, h, w, cg}), units),
+                           getAsIndexOpFoldResult(ctx, {1, h, w, block * cg}),
+                           units),
                        plan);
-  auto filterType = RankedTensorType::get(
-      {plan.kernel[0], plan.kernel[1], cg, fg}, element);
-  Value filter = tensor::ExtractSliceOp::create(
-      rewriter, loc, filterType, taps, {grp, zero, zero, zero, zero},
-      getAsIndexOpFoldResult(ctx, {1, plan.kernel[0], plan.kernel[1], cg, fg}),
-      SmallVector<OpFoldResult>(5, unit));
   SmallVector<OpFoldResult> outOffsets =
       perTaskTranspose ? SmallVector<OpFoldResult>{in, firstFilter, zero, zero}
                        : SmallVector<OpFoldResult>{in, zero, zero, firstFilter};
   SmallVector<OpFoldResult> outSizes = getAsIndexOpFoldResult(
       ctx, perTaskTranspose ? ArrayRef<int64_t>{1, fg, ho, wo}
-                            : ArrayRef<int64_t>{1, ho, wo, fg});
+                            : ArrayRef<int64_t>{1, ho, wo, block * fg});
   // The task's part of the shared result (a channels-first task computes
   // into a buffer of its own, transposed into that part).
   Value part = tensor::ExtractSliceOp::create(rewriter, loc, shared,
@@ -233,13 +312,9 @@ linalg::Conv2DNhwcHwcfOp rewriteGroups(RewriterBase &rewriter, ConvPlan &plan) {
                   : part;
   if (fillValue)
     out = linalg::FillOp::create(rewriter, loc, fillValue, out).getResult(0);
-  auto conv = linalg::Conv2DNhwcHwcfOp::create(
-      rewriter, loc, TypeRange{out.getType()}, ValueRange{input, filter},
-      ValueRange{out},
-      {rewriter.getNamedAttr("strides", rewriter.getI64TensorAttr(plan.strides)),
-       rewriter.getNamedAttr("dilations",
-                             rewriter.getI64TensorAttr(plan.dilations))});
-  Value computed = conv.getResult(0);
+  linalg::Conv2DNhwcHwcfOp conv;
+  Value computed = convolveBlock(rewriter, loc, plan, input, taps, grp, block,
+                                 out, conv);
   if (perTaskTranspose)
     computed = linalg::TransposeOp::create(rewriter, loc, computed, part,
                                            ArrayRef<int64_t>{0, 3, 1, 2})

@@ -26,8 +26,8 @@
 // CHECK:   %[[SLICE:.*]] = tensor.extract_slice %[[X]][%[[N]], 0, 0, %{{.*}}] [1, 7, 7, 3]
 // CHECK:   tensor.pad %[[SLICE]] low[0, 1, 1, 0] high[0, 1, 1, 0]
 // CHECK:   } : tensor<1x7x7x3xf32> to tensor<1x9x9x3xf32>
-// CHECK:   tensor.extract_slice %[[TAPS]][%[[G]], 0, 0, 0, 0] [1, 3, 3, 3, 8]
 // CHECK:   linalg.fill {{.*}} -> tensor<1x7x7x8xf32>
+// CHECK:   tensor.extract_slice %[[TAPS]][%[[G]], 0, 0, 0, 0] [1, 3, 3, 3, 8]
 // CHECK:   scf.for
 // CHECK:     vector.transfer_read {{.*}} : tensor<1x7x8xf32>, vector<1x7x8xf32>
 // CHECK:     scf.for {{.*}} -> (vector<1x7x8xf32>)
@@ -51,6 +51,40 @@ func.func @nhwc_groups(%x: tensor<2x7x7x12xf32>, %w: tensor<4x8x3x3x3xf32>) -> t
   %y = linalg.conv_2d_nhwgc_gfhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
        ins(%xg, %w : tensor<2x9x9x4x3xf32>, tensor<4x8x3x3x3xf32>) outs(%init : tensor<2x7x7x4x8xf32>) -> tensor<2x7x7x4x8xf32>
   return %y : tensor<2x7x7x4x8xf32>
+}
+
+// Groups of 8 channels, NHWC: a task takes two groups, so that its reads of
+// a pixel's channels and its writes of its filters are whole 64-byte lines
+// (one group's 32 bytes of every line were read and written by two tasks);
+// it pads its 16 channels once and convolves each group of the pair on its
+// half of them, in a loop.
+// CHECK-LABEL: func.func @nhwc_group_pairs
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: tensor<2x6x6x32xf32>
+// CHECK: scf.forall (%[[N:.*]], %[[P:.*]]) in (2, 2) shared_outs(%[[OUT:.*]] = %{{.*}})
+// CHECK:   %[[SLICE:.*]] = tensor.extract_slice %[[X]][%[[N]], 0, 0, %{{.*}}] [1, 6, 6, 16]
+// CHECK:   %[[PADDED:.*]] = tensor.pad %[[SLICE]]
+// CHECK:   } : tensor<1x6x6x16xf32> to tensor<1x8x8x16xf32>
+// CHECK:   %[[PART:.*]] = tensor.extract_slice %[[OUT]][%[[N]], 0, 0, %{{.*}}] [1, 6, 6, 16]
+// CHECK:   %[[FILLED:.*]] = linalg.fill {{.*}} outs(%[[PART]] : tensor<1x6x6x16xf32>)
+// CHECK:   %[[PAIR:.*]] = scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[FILLED]])
+// CHECK:     tensor.extract_slice %[[PADDED]][0, 0, 0, %{{.*}}] [1, 8, 8, 8] [1, 1, 1, 1] : tensor<1x8x8x16xf32> to tensor<1x8x8x8xf32>
+// CHECK:     tensor.extract_slice %[[ACC]][0, 0, 0, %{{.*}}] [1, 6, 6, 8]
+// CHECK:     vector.contract {{.*}} into vector<1x6x8xf32>
+// CHECK:     tensor.insert_slice %{{.*}} into %[[ACC]][0, 0, 0, %{{.*}}] [1, 6, 6, 8]
+// CHECK:   tensor.parallel_insert_slice %[[PAIR]] into %[[OUT]][%[[N]], 0, 0, %{{.*}}] [1, 6, 6, 16]
+// CHECK: } {conv_lower.grouped_direct}
+func.func @nhwc_group_pairs(%x: tensor<2x6x6x32xf32>, %w: tensor<4x8x3x3x8xf32>) -> tensor<2x6x6x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zero : f32
+  } : tensor<2x6x6x32xf32> to tensor<2x8x8x32xf32>
+  %xg = tensor.expand_shape %p [[0], [1], [2], [3, 4]] output_shape [2, 8, 8, 4, 8] : tensor<2x8x8x32xf32> into tensor<2x8x8x4x8xf32>
+  %e = tensor.empty() : tensor<2x6x6x4x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<2x6x6x4x8xf32>) -> tensor<2x6x6x4x8xf32>
+  %y = linalg.conv_2d_nhwgc_gfhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%xg, %w : tensor<2x8x8x4x8xf32>, tensor<4x8x3x3x8xf32>) outs(%init : tensor<2x6x6x4x8xf32>) -> tensor<2x6x6x4x8xf32>
+  return %y : tensor<2x6x6x4x8xf32>
 }
 
 // Channels first, strided, groups of 16 filters (taken with max-filters =
