@@ -8,11 +8,11 @@
 // it becomes loops whose innermost dimension is contiguous, which LLVM
 // vectorizes. Contiguous copies stay memref.copy (a memcpy).
 //
-// A short contiguous innermost run (a group's 8 channels of an NHWC image,
-// grouped-direct's per-task pad) is one vector load and store per row
-// instead: LLVM unrolled those 8-element loops and vectorized the pixel loop
-// across them with strided gathers and permutes (ResNeXt's g32 3x3 at batch
-// 8: a third of the layer's time).
+// A short contiguous innermost run whose rows lie apart (a group's 8
+// channels of an NHWC image, grouped-direct's per-task pad) is one vector
+// load and store per row instead: LLVM unrolled those 8-element loops and
+// vectorized the pixel loop across them with strided gathers and permutes
+// (ResNeXt's g32 3x3 at batch 8: a third of the layer's time).
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,23 +49,29 @@ bool isContiguous(Value memref) {
 constexpr int64_t kMaxVectorRun = 256;
 
 /// The elements of the copy's innermost dimension when it is static, short
-/// and contiguous on both sides (then each row is one vector), else 0.
+/// and contiguous on both sides, and its rows are apart on at least one
+/// side (then each row is one vector), else 0. Rows that follow each other
+/// on both sides (a whole image's pad copy: W x C floats in one run) are
+/// LLVM's long loop.
 int64_t vectorRun(memref::CopyOp copy) {
   auto source = cast<MemRefType>(copy.getSource().getType());
   auto target = cast<MemRefType>(copy.getTarget().getType());
-  if (source.getRank() < 2 || !source.getElementType().isIntOrFloat())
+  int64_t rank = source.getRank();
+  if (rank < 2 || !source.getElementType().isIntOrFloat())
     return 0;
   int64_t run = source.getShape().back();
   if (ShapedType::isDynamic(run) || run < 2 || run > kMaxVectorRun)
     return 0;
+  bool rowsApart = false;
   for (MemRefType type : {source, target}) {
     SmallVector<int64_t> strides;
     int64_t offset;
     if (failed(type.getStridesAndOffset(strides, offset)) ||
         strides.back() != 1)
       return 0;
+    rowsApart |= strides[rank - 2] != run;
   }
-  return run;
+  return rowsApart ? run : 0;
 }
 
 /// Loops over every dimension but the innermost, each row moved by one

@@ -1,21 +1,38 @@
 // RUN: conv-opt %s --conv-lower-copies-to-linalg | FileCheck %s
 
-// A copy into a strided subview (a bufferized pad) whose innermost dimension
-// is a short contiguous run on both sides (8 channels, a ResNeXt group's):
-// loops over the pixels, each row one vector load and store, instead of
-// the runner utilities' generic memrefCopy (or LLVM's gathers across rows).
-// CHECK-LABEL: func.func @into_subview
+// A copy of a group's channels (8 of an NHWC image's 32: grouped-direct's
+// per-task pad) into a strided subview of its padded buffer: the innermost
+// run is contiguous on both sides, its rows lie apart in the source. Loops
+// over the pixels, each row one vector load and store, instead of the
+// runner utilities' generic memrefCopy (or LLVM's gathers across rows).
+// CHECK-LABEL: func.func @group_into_subview
 // CHECK-NOT: memref.copy
 // CHECK-NOT: linalg.copy
-// CHECK: %[[SUB:.*]] = memref.subview
+// CHECK: %[[SRC:.*]] = memref.subview %arg0
+// CHECK: %[[SUB:.*]] = memref.subview %arg1
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
 // CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
 // CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
 // CHECK: scf.for %[[N:.*]] = %[[C0]] to %[[C1]] step %[[C1]]
 // CHECK:   scf.for %[[H:.*]] = %[[C0]] to %[[C4]] step %[[C1]]
 // CHECK:     scf.for %[[W:.*]] = %[[C0]] to %[[C4]] step %[[C1]]
-// CHECK:       %[[ROW:.*]] = vector.load %arg0[%[[N]], %[[H]], %[[W]], %[[C0]]] : memref<1x4x4x8xf32>, vector<8xf32>
+// CHECK:       %[[ROW:.*]] = vector.load %[[SRC]][%[[N]], %[[H]], %[[W]], %[[C0]]] : memref<1x4x4x8xf32, strided<[512, 128, 32, 1], offset: 8>>, vector<8xf32>
 // CHECK:       vector.store %[[ROW]], %[[SUB]][%[[N]], %[[H]], %[[W]], %[[C0]]] : memref<1x4x4x8xf32, strided<[288, 48, 8, 1], offset: 56>>, vector<8xf32>
+func.func @group_into_subview(%image: memref<1x4x4x32xf32>, %dst: memref<1x6x6x8xf32>) {
+  %src = memref.subview %image[0, 0, 0, 8] [1, 4, 4, 8] [1, 1, 1, 1]
+      : memref<1x4x4x32xf32> to memref<1x4x4x8xf32, strided<[512, 128, 32, 1], offset: 8>>
+  %sub = memref.subview %dst[0, 1, 1, 0] [1, 4, 4, 8] [1, 1, 1, 1]
+      : memref<1x6x6x8xf32> to memref<1x4x4x8xf32, strided<[288, 48, 8, 1], offset: 56>>
+  memref.copy %src, %sub : memref<1x4x4x8xf32, strided<[512, 128, 32, 1], offset: 8>> to memref<1x4x4x8xf32, strided<[288, 48, 8, 1], offset: 56>>
+  return
+}
+
+// A whole image into a padded buffer: each image row's pixels follow each
+// other on both sides (one run of W x C elements), which LLVM's loop over
+// the linalg.copy takes.
+// CHECK-LABEL: func.func @into_subview
+// CHECK-NOT: memref.copy
+// CHECK: linalg.copy ins(%arg0 : memref<1x4x4x8xf32>) outs(%{{.*}} : memref<1x4x4x8xf32, strided<[288, 48, 8, 1], offset: 56>>)
 func.func @into_subview(%src: memref<1x4x4x8xf32>, %dst: memref<1x6x6x8xf32>) {
   %sub = memref.subview %dst[0, 1, 1, 0] [1, 4, 4, 8] [1, 1, 1, 1]
       : memref<1x6x6x8xf32> to memref<1x4x4x8xf32, strided<[288, 48, 8, 1], offset: 56>>

@@ -441,9 +441,11 @@ def ConvLowerCopiesToLinalg : Pass<"conv-lower-copies-to-linalg"> {
     `memrefCopy` (every element's address recomputed; measured:
     docs/performance-journal.md, 2026-12-01); as `linalg.copy` it becomes loops over a contiguous innermost
     dimension, which LLVM vectorizes. A static contiguous innermost run of at
-    most 256 elements (a group's channels of an NHWC image) becomes loops
-    over the other dimensions moving each row as one vector load and store
-    (LLVM vectorized such copies across rows, with gathers). Copies between
+    most 256 elements whose rows lie apart on one side (a group's channels
+    of an NHWC image) becomes loops over the other dimensions moving each
+    row as one vector load and store (LLVM vectorized such copies across
+    rows, with gathers); rows that follow each other on both sides stay one
+    long run for LLVM. Copies between
     contiguous memrefs stay `memref.copy` (a memcpy). The CPU pipeline runs
     it after bufferization.
   }];
