@@ -90,8 +90,9 @@ cl::opt<bool> biasOpt("bias", cl::cat(problemCat), cl::desc("Add a bias [F]"));
 cl::opt<bool> residualOpt(
     "residual", cl::cat(problemCat),
     cl::desc("Add a residual of the output's shape and type after the bias "
-             "(a ResNet block's skip connection; seeded data), fused into "
-             "the epilogue on every route and checked with the output"));
+             "(a ResNet block's skip connection; seeded data), in the "
+             "epilogue of the CPU's pass or the tensor-core kernel's store "
+             "(2-D), and check the output with it"));
 EnumOpt<Layout> layoutOpt(
     "layout", cl::init(Layout::NCHW), cl::cat(problemCat),
     cl::desc("Memory layout"),
