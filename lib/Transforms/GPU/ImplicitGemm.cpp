@@ -202,10 +202,7 @@ FailureOr<Decision> decide(linalg::LinalgOp conv,
     d.problem.biasElements = biasType.getNumElements();
   }
   d.problem.residual = static_cast<bool>(d.epilogue.residual);
-  d.problem.relu = d.epilogue.relu;
-  d.problem.clamp = d.epilogue.clamp;
-  d.problem.clampMin = d.epilogue.clampMin;
-  d.problem.clampMax = d.epilogue.clampMax;
+  d.problem.activation = d.epilogue.activation;
   d.problem.explicitIm2col = options.im2col == Im2colMode::Explicit;
   d.problem.nativeTf32Rounding = convrt::archInfo(options.chip).ccMajor >= 9;
   chooseFamily(d, options, tileOptions);

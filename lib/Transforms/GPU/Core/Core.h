@@ -80,9 +80,7 @@ Launch launchShape(const GemmProblem &p, const TileConfig &t);
 struct FusedEpilogue {
   SmallVector<Operation *> ops;
   Value bias, residual;
-  bool relu = false;
-  bool clamp = false;
-  double clampMin = 0.0, clampMax = 0.0;
+  Activation activation;
 };
 
 /// What follows `conv` that the epilogue can do: [[collapse] bias]

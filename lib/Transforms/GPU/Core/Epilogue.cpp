@@ -199,11 +199,12 @@ FusedEpilogue igemm::matchEpilogue(linalg::LinalgOp conv,
   }
   if (!generic)
     return e;
+  Activation &a = e.activation;
   if (isRelu(generic, y)) {
-    e.relu = true;
+    a.relu = true;
     e.ops.push_back(generic);
-  } else if (matchClamp(generic, y, e.clampMin, e.clampMax)) {
-    e.clamp = true;
+  } else if (matchClamp(generic, y, a.clampMin, a.clampMax)) {
+    a.clamp = true;
     e.ops.push_back(generic);
   }
   return e;

@@ -30,6 +30,14 @@ enum class MmaKind { F16, BF16, TF32, S8 };
 // The problem as the kernel sees it: sizes and element strides
 //===----------------------------------------------------------------------===//
 
+/// What the epilogue applies last: a ReLU, max(x, 0), or a clamp,
+/// min(max(x, clampMin), clampMax) (ReLU6, hardtanh), or nothing.
+struct Activation {
+  bool relu = false;
+  bool clamp = false;
+  double clampMin = 0.0, clampMax = 0.0;
+};
+
 /// Element strides of the logical coordinates of each operand, so one kernel
 /// body serves every layout: input (n, c, h, w) with channel = g*Cg + c,
 /// filter (g, f, c, kh, kw), output (n, channel, oh, ow) with
@@ -66,13 +74,11 @@ struct GemmProblem {
   int64_t padValue = 0;
   /// The fused epilogue, in this order: a bias [G*Fg] of this element type
   /// (null: none); a residual of the output's type and layout, added
-  /// element by element; then a ReLU or a clamp to [clampMin, clampMax].
+  /// element by element; then the activation.
   Type biasType;
   int64_t biasElements = 0;
   bool residual = false;
-  bool relu = false;
-  bool clamp = false;
-  double clampMin = 0.0, clampMax = 0.0;
+  Activation activation;
   /// Explicit mode: a first kernel stores X_col [M, G, K] in global memory
   /// and the GEMM kernel's A operand reads it (for comparison with the
   /// implicit gather, and to show what the im2col costs).

@@ -622,9 +622,7 @@ Value Sm80KernelBuilder::finishOutput(Value acc, Value channel,
     acc = arith::AddFOp::create(b, loc, acc, accumulatorConstant(p.initValue));
   if (p.biasType) {
     Value bias = memref::LoadOp::create(b, loc, biasBuffer, ValueRange{channel});
-    if (!p.biasType.isF32())
-      bias = arith::ExtFOp::create(b, loc, b.getF32Type(), bias);
-    acc = arith::AddFOp::create(b, loc, acc, bias);
+    acc = arith::AddFOp::create(b, loc, acc, widen(bias));
   }
   if (p.residual && !residualOffset)
     return narrow(acc);
@@ -644,13 +642,14 @@ Value Sm80KernelBuilder::addResidual(Value v, Value r) {
 
 Value Sm80KernelBuilder::activate(Value v) {
   // The ops the fused linalg.generic yields (matchEpilogue), in its order.
-  if (p.relu)
+  const Activation &a = p.activation;
+  if (a.relu)
     return arith::MaximumFOp::create(b, loc, v, floatConstantLike(v, 0.0));
-  if (p.clamp) {
+  if (a.clamp) {
     Value low =
-        arith::MaximumFOp::create(b, loc, v, floatConstantLike(v, p.clampMin));
+        arith::MaximumFOp::create(b, loc, v, floatConstantLike(v, a.clampMin));
     return arith::MinimumFOp::create(b, loc, low,
-                                     floatConstantLike(v, p.clampMax));
+                                     floatConstantLike(v, a.clampMax));
   }
   return v;
 }

@@ -82,9 +82,8 @@ public:
   void setResidual(Value residual) { residualBuffer = residual; }
 
   /// Y[m, f + i] = accs[i] + init (bias, residual, ReLU or clamp) for m < M
-  /// and f < Fg: the
-  /// fold; two values (pairsOutputs()) as one aligned vector store. The
-  /// sm_90a family's epilogue is this one too.
+  /// and f < Fg: the fold; two values (pairsOutputs()) as one aligned vector
+  /// store. The sm_90a family's epilogue is this one too.
   void storeOutputs(Value y, Value m, Value f, Value group,
                     ArrayRef<Value> accs);
   /// Whether the two adjacent columns a lane holds are contiguous and

@@ -164,9 +164,9 @@ SmallVector<convrt::TensorMapSpec> sm90TensorMaps(const GemmProblem &p,
 
 /// Where one CTA's operands are: flat memrefs of the input, filter, bias,
 /// residual and output; on the GPU the tensor maps' generic pointers and
-/// (set by the block) the shared base's i64 address. `staging`: the staged epilogue's
-/// tiles (a view of shared memory over the rings, or the twin's buffer),
-/// when it is built. (The twin's shared memory, barriers and registers are
+/// (set by the block) the shared base's i64 address. `staging`: the staged
+/// epilogue's tiles (a view of shared memory over the rings, or the twin's
+/// buffer), when it is built. (The twin's shared memory, barriers and registers are
 /// Sm90Twin's.)
 struct Sm90Operands {
   Value x, w, y, bias, residual;
