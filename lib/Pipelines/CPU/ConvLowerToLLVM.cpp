@@ -169,6 +169,9 @@ static void addTileAndVectorize(OpPassManager &pm,
   ConvLowerParallelEpilogueOptions epilogue;
   epilogue.threads = options.threads;
   pm.addNestedPass<func::FuncOp>(createConvLowerParallelEpilogue(epilogue));
+  // Its blocks in vector tiles along the rows: as scalar loops, LLVM
+  // vectorized a short channels-last row across pixels with gathers.
+  pm.addPass(createConvLowerVectorizeEpilogue());
 }
 
 /// Tensors into buffers, the result computed in the output buffer, with
