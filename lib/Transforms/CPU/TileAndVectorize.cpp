@@ -122,6 +122,17 @@ int64_t blockSize(int64_t extent, int64_t blocks, int64_t tile) {
   return extent;
 }
 
+/// The largest multiple of `step` that divides `extent` and is at most
+/// `limit` (at least `step`; the extent where `step` does not divide it).
+int64_t largestMultipleDividing(int64_t extent, int64_t limit, int64_t step) {
+  if (extent % step != 0)
+    return extent;
+  for (int64_t b = limit - limit % step; b > step; b -= step)
+    if (extent % b == 0)
+      return b;
+  return step;
+}
+
 /// Step 0 (optional): an scf.forall over about `blocks` blocks of the
 /// innermost M dimension (each a multiple of `tileM`; other M and batch
 /// dimensions by 1), or of the innermost N dimension where that is the
@@ -134,10 +145,12 @@ linalg::LinalgOp tileForThreads(RewriterBase &rewriter, linalg::LinalgOp op,
                                 int64_t blocks, int64_t tileM, int64_t tileN) {
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
-  if (failed(dims) || dims->m.empty())
+  if (failed(dims) || (dims->m.empty() && dims->n.empty()))
     return op;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  int64_t rows = ranges[dims->m.back()];
+  // No M dimension: a vector-matrix product (a batch-1 linear layer, its
+  // unit rows folded away), whose columns are the only work to share.
+  int64_t rows = dims->m.empty() ? 1 : ranges[dims->m.back()];
   // The columns: one N dimension, or packed panels [.., panel, column]
   // (conv-lower-pack-filter-panels: the innermost no wider than a register
   // tile), read as one and split in whole panels.
@@ -159,10 +172,19 @@ linalg::LinalgOp tileForThreads(RewriterBase &rewriter, linalg::LinalgOp op,
       sizes[dims->n.back()] = 0;
       sizes[panelDim] = blockSize(ranges[panelDim], blocks, 1);
     } else {
-      sizes[dims->n.back()] =
+      int64_t block =
           blockSize(columns, blocks,
                     vectorTile(columns, tileN, conv_lower::kVectorLanes));
+      // No multiple of the vector tile divides the columns (1000 classes):
+      // the widest blocks of half vectors that give at least `blocks`, each
+      // tiled with a peeled remainder (1000 in 8: 25 blocks of 40).
+      if (block == columns)
+        block = largestMultipleDividing(columns, llvm::divideCeil(columns, blocks),
+                                        conv_lower::kVectorLanes / 2);
+      sizes[dims->n.back()] = block;
     }
+  } else if (dims->m.empty()) {
+    return op; // columns too few to share
   } else {
     for (unsigned d : dims->m)
       sizes[d] = 1;

@@ -66,3 +66,17 @@ func.func @filter_panels(%a: tensor<8x36xf32>, %b: tensor<16x36x16xf32>, %c: ten
   } -> tensor<8x16x16xf32>
   return %0 : tensor<8x16x16xf32>
 }
+
+// A batch-1 linear layer: a vector-matrix product (no M dimension once the
+// unit row is folded away) whose columns are the threads' work, 1000 of
+// them (no multiple of the 16-wide vector tile divides 1000: the widest
+// blocks of half vectors that make at least 4, 200 columns, each tiled 16
+// wide with a peeled 8-wide remainder). It ran on one thread before.
+// CHECK-LABEL: func.func @vecmat_columns
+// CHECK: scf.forall (%{{.*}}) = (0) to (1000) step (200)
+// CHECK:   vector.contract {{.*}} into vector<16xf32>
+// CHECK:   vector.contract {{.*}} into vector<8xf32>
+func.func @vecmat_columns(%a: tensor<64xf32>, %b: tensor<64x1000xf32>, %c: tensor<1000xf32>) -> tensor<1000xf32> {
+  %0 = linalg.vecmat ins(%a, %b : tensor<64xf32>, tensor<64x1000xf32>) outs(%c : tensor<1000xf32>) -> tensor<1000xf32>
+  return %0 : tensor<1000xf32>
+}
