@@ -166,3 +166,126 @@ func.func @empty(%y: tensor<3x1x0x3xf32>) -> tensor<3x1x0x3xf32> {
 // ZERO-LABEL: func.func @empty
 // ZERO-NOT: scf.forall
 // ZERO: return
+
+// The GEMM's own threaded blocks (an scf.forall writing [16, 16] row
+// blocks of the [64, 16] result, reshaped to the NHWC output): the
+// epilogue moves into them, collapsed to the GEMM's shape, each block
+// adding the bias and its residual rows to its own result before inserting
+// it. One parallel region, no second pass over the output.
+// CHECK-LABEL: func.func @into_gemm_blocks
+// CHECK-SAME: (%[[A:.*]]: tensor<64x8xf32>, %[[W:.*]]: tensor<8x16xf32>, %[[B:.*]]: tensor<16xf32>, %[[R:.*]]: tensor<1x8x8x16xf32>)
+// CHECK: %[[RC:.*]] = tensor.collapse_shape %[[R]] {{\[}}[0, 1, 2], [3]] : tensor<1x8x8x16xf32> into tensor<64x16xf32>
+// CHECK: %[[F:.*]] = scf.forall (%[[I:.*]]) = (0) to (64) step (16)
+// CHECK:   %[[M:.*]] = linalg.matmul
+// CHECK:   %[[BS:.*]] = tensor.extract_slice %[[B]][0] [16] [1]
+// CHECK:   %[[RS:.*]] = tensor.extract_slice %[[RC]][%[[I]], 0] [16, 16] [1, 1]
+// CHECK:   %[[E:.*]] = linalg.generic {{.*}} ins(%[[M]], %[[BS]], %[[RS]] : tensor<16x16xf32>, tensor<16xf32>, tensor<16x16xf32>) outs(%[[M]] : tensor<16x16xf32>)
+// CHECK:     arith.addf
+// CHECK:     arith.addf
+// CHECK:     arith.maximumf
+// CHECK:   tensor.parallel_insert_slice %[[E]] into %{{.*}}[%[[I]], 0] [16, 16] [1, 1]
+// CHECK: %[[Y:.*]] = tensor.expand_shape %[[F]]
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[Y]]
+// The GEMM's result read by something else too: the epilogue stays after
+// it.
+// CHECK-LABEL: func.func @gemm_result_read_twice
+// CHECK: scf.forall
+// CHECK:   linalg.matmul
+// CHECK-NOT: linalg.generic
+// CHECK: tensor.expand_shape
+// CHECK: linalg.generic
+func.func @into_gemm_blocks(%a: tensor<64x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>, %r: tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32> {
+  %e = tensor.empty() : tensor<64x16xf32>
+  %0 = scf.forall (%i) = (0) to (64) step (16) shared_outs(%o = %e) -> (tensor<64x16xf32>) {
+    %as = tensor.extract_slice %a[%i, 0] [16, 8] [1, 1] : tensor<64x8xf32> to tensor<16x8xf32>
+    %os = tensor.extract_slice %o[%i, 0] [16, 16] [1, 1] : tensor<64x16xf32> to tensor<16x16xf32>
+    %m = linalg.matmul ins(%as, %w : tensor<16x8xf32>, tensor<8x16xf32>) outs(%os : tensor<16x16xf32>) -> tensor<16x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %m into %o[%i, 0] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<64x16xf32>
+    }
+  }
+  %y = tensor.expand_shape %0 [[0, 1, 2], [3]] output_shape [1, 8, 8, 16] : tensor<64x16xf32> into tensor<1x8x8x16xf32>
+  %1 = linalg.generic {indexing_maps = [#id, #ch, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%y, %b, %r : tensor<1x8x8x16xf32>, tensor<16xf32>, tensor<1x8x8x16xf32>) outs(%y : tensor<1x8x8x16xf32>) {
+  ^bb0(%in: f32, %c: f32, %res: f32, %out: f32):
+    %z = arith.constant 0.0 : f32
+    %s = arith.addf %in, %c : f32
+    %t = arith.addf %s, %res : f32
+    %u = arith.maximumf %t, %z : f32
+    linalg.yield %u : f32
+  } -> tensor<1x8x8x16xf32>
+  return %1 : tensor<1x8x8x16xf32>
+}
+func.func @gemm_result_read_twice(%a: tensor<64x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> (tensor<1x8x8x16xf32>, tensor<64x16xf32>) {
+  %e = tensor.empty() : tensor<64x16xf32>
+  %0 = scf.forall (%i) = (0) to (64) step (16) shared_outs(%o = %e) -> (tensor<64x16xf32>) {
+    %as = tensor.extract_slice %a[%i, 0] [16, 8] [1, 1] : tensor<64x8xf32> to tensor<16x8xf32>
+    %os = tensor.extract_slice %o[%i, 0] [16, 16] [1, 1] : tensor<64x16xf32> to tensor<16x16xf32>
+    %m = linalg.matmul ins(%as, %w : tensor<16x8xf32>, tensor<8x16xf32>) outs(%os : tensor<16x16xf32>) -> tensor<16x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %m into %o[%i, 0] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<64x16xf32>
+    }
+  }
+  %y = tensor.expand_shape %0 [[0, 1, 2], [3]] output_shape [1, 8, 8, 16] : tensor<64x16xf32> into tensor<1x8x8x16xf32>
+  %1 = linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%y, %b : tensor<1x8x8x16xf32>, tensor<16xf32>) outs(%y : tensor<1x8x8x16xf32>) {
+  ^bb0(%in: f32, %c: f32, %out: f32):
+    %s = arith.addf %in, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x8x16xf32>
+  return %1, %0 : tensor<1x8x8x16xf32>, tensor<64x16xf32>
+}
+
+// Blocks that are the output itself (Winograd's output transform: no
+// reshape), counted by the loop (`in (4)`, offsets iv * 2): the epilogue
+// moves in as it is.
+// CHECK-LABEL: func.func @into_output_blocks
+// CHECK: scf.forall (%[[I:.*]]) in (4)
+// CHECK:   %[[T:.*]] = linalg.fill
+// CHECK:   %[[E:.*]] = linalg.generic {{.*}} ins(%[[T]], %{{.*}} : tensor<1x2x8x16xf32>, tensor<16xf32>) outs(%[[T]] : tensor<1x2x8x16xf32>)
+// CHECK:   tensor.parallel_insert_slice %[[E]]
+// CHECK-NOT: linalg.generic
+// CHECK: return
+// Blocks that cover half the output (rows 0-3 of 8): the epilogue stays
+// whole after them, or the other rows would miss it.
+// CHECK-LABEL: func.func @blocks_cover_half
+// CHECK: %[[F:.*]] = scf.forall
+// CHECK-NOT: linalg.generic
+// CHECK: linalg.generic {{.*}} ins(%[[F]], %{{.*}} : tensor<1x8x8x16xf32>, tensor<16xf32>)
+func.func @into_output_blocks(%b: tensor<16xf32>) -> tensor<1x8x8x16xf32> {
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<1x8x8x16xf32>
+  %0 = scf.forall (%i) in (4) shared_outs(%o = %e) -> (tensor<1x8x8x16xf32>) {
+    %r = affine.apply affine_map<(d0) -> (d0 * 2)>(%i)
+    %os = tensor.extract_slice %o[0, %r, 0, 0] [1, 2, 8, 16] [1, 1, 1, 1] : tensor<1x8x8x16xf32> to tensor<1x2x8x16xf32>
+    %t = linalg.fill ins(%one : f32) outs(%os : tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %t into %o[0, %r, 0, 0] [1, 2, 8, 16] [1, 1, 1, 1] : tensor<1x2x8x16xf32> into tensor<1x8x8x16xf32>
+    }
+  }
+  %1 = linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%0, %b : tensor<1x8x8x16xf32>, tensor<16xf32>) outs(%0 : tensor<1x8x8x16xf32>) {
+  ^bb0(%in: f32, %c: f32, %out: f32):
+    %s = arith.addf %in, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x8x16xf32>
+  return %1 : tensor<1x8x8x16xf32>
+}
+func.func @blocks_cover_half(%b: tensor<16xf32>, %init: tensor<1x8x8x16xf32>) -> tensor<1x8x8x16xf32> {
+  %one = arith.constant 1.0 : f32
+  %0 = scf.forall (%i) = (0) to (4) step (2) shared_outs(%o = %init) -> (tensor<1x8x8x16xf32>) {
+    %os = tensor.extract_slice %o[0, %i, 0, 0] [1, 2, 8, 16] [1, 1, 1, 1] : tensor<1x8x8x16xf32> to tensor<1x2x8x16xf32>
+    %t = linalg.fill ins(%one : f32) outs(%os : tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %t into %o[0, %i, 0, 0] [1, 2, 8, 16] [1, 1, 1, 1] : tensor<1x2x8x16xf32> into tensor<1x8x8x16xf32>
+    }
+  }
+  %1 = linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%0, %b : tensor<1x8x8x16xf32>, tensor<16xf32>) outs(%0 : tensor<1x8x8x16xf32>) {
+  ^bb0(%in: f32, %c: f32, %out: f32):
+    %s = arith.addf %in, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x8x16xf32>
+  return %1 : tensor<1x8x8x16xf32>
+}

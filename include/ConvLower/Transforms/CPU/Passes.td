@@ -394,8 +394,14 @@ def ConvLowerParallelEpilogue
     made MobileNetV2's 32-channel 112x112 depthwise layer 0.45 -> 0.78 ms).
     This pass fuses each chain of elementwise generics (every loop
     parallel, projected-permutation maps, a producer read by its consumer
-    alone: upstream's elementwise fusion) into one, then, with `threads` >
-    1, tiles each top-level elementwise generic of at least
+    alone: upstream's elementwise fusion) into one. Where that one reads
+    and writes in place the reshaped result of an `scf.forall` (the GEMM's
+    threaded blocks: one result, one `parallel_insert_slice` of static
+    sizes, read by nothing else) and its other operands collapse to the
+    forall's shape (an identity read like the output, a residual; reads of
+    groups of one dimension, a bias), it moves into the forall's blocks:
+    each block applies it to its own result before inserting it. Else, with
+    `threads` > 1, it tiles each top-level elementwise generic of at least
     `min-elements` elements into an `scf.forall` of about 4 blocks per
     thread along its outermost dimension with enough extent (static,
     dividing tiles), which the pipeline runs as an OpenMP parallel region
