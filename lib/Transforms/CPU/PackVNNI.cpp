@@ -217,14 +217,6 @@ Value padToGroups(RewriterBase &rewriter, Location loc, Value input,
                                high, zero);
 }
 
-/// The identity maps and parallel iterators of an elementwise generic on
-/// `operands` tensors of `rank`.
-SmallVector<AffineMap> identityMaps(MLIRContext *ctx, unsigned operands,
-                                    unsigned rank) {
-  return SmallVector<AffineMap>(operands,
-                                AffineMap::getMultiDimIdentityMap(rank, ctx));
-}
-
 /// The sign bit flipped: 128 added to an i8, read as unsigned.
 Value flipSignBit(OpBuilder &b, Location loc, Value byte) {
   Value signBit =
