@@ -24,6 +24,8 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 #include "llvm/Support/Debug.h"
 
@@ -157,43 +159,81 @@ void readInputFromSharedOutput(RewriterBase &rewriter, linalg::LinalgOp tile) {
   }
 }
 
-/// An epilogue operand as the collapsed generic reads it: the tensor and its
-/// indexing map over the reassociation groups' loops.
+/// An epilogue operand as the generic in the blocks reads it: the tensor
+/// and its indexing map over the blocks' loops.
 struct CollapsedOperand {
   Value tensor;
   AffineMap map;
 };
 
-/// `operand` (read through `map`) over the loops of `groups`: an identity
-/// read of the whole output is collapsed like it (a residual); a read of
-/// loops that are groups of one (a per-channel bias) keeps its tensor and
-/// reads the groups' loops. None for anything else (part of a group).
+/// How the epilogue's output and the blocks' result are one tensor seen
+/// two ways: through a middle shape, each of whose dimensions is a group of
+/// output dimensions (`outGroups`, an expand_shape's) and a group of the
+/// blocks' dimensions (`blockGroups`, a collapse_shape's: pack-filter-panels'
+/// [M, N / w, w] result seen as [M, N]); groups of one where there is no
+/// reshape.
+struct ReshapeChain {
+  SmallVector<ReassociationIndices> outGroups, blockGroups;
+  SmallVector<int64_t> blockShape;
+};
+
+bool allSingletons(ArrayRef<ReassociationIndices> groups) {
+  return llvm::all_of(groups,
+                      [](const ReassociationIndices &g) { return g.size() == 1; });
+}
+
+/// `operand` (read through `map`) over the blocks' loops: an identity read
+/// of the whole output is reshaped like it (a residual); a read of output
+/// dimensions that are middle dimensions of their own (a per-channel bias)
+/// is expanded into those dimensions' block groups (a bias [96] read as
+/// [3, 32] by panels of 32). None for anything else.
 std::optional<CollapsedOperand>
 collapseOperand(RewriterBase &rewriter, Location loc, Value operand,
-                AffineMap map, ArrayRef<ReassociationIndices> groups) {
+                AffineMap map, const ReshapeChain &chain) {
   MLIRContext *ctx = rewriter.getContext();
-  unsigned collapsedLoops = groups.size();
+  unsigned blockLoops = chain.blockShape.size();
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(blockLoops, ctx);
   if (map.isIdentity()) {
-    Value collapsed = operand;
-    if (collapsedLoops != map.getNumDims())
-      collapsed = tensor::CollapseShapeOp::create(rewriter, loc, operand, groups);
-    return CollapsedOperand{
-        collapsed, AffineMap::getMultiDimIdentityMap(collapsedLoops, ctx)};
+    Value v = operand;
+    if (!allSingletons(chain.outGroups))
+      v = tensor::CollapseShapeOp::create(rewriter, loc, v, chain.outGroups);
+    if (!allSingletons(chain.blockGroups)) {
+      auto type = RankedTensorType::get(
+          chain.blockShape, getElementTypeOrSelf(operand.getType()));
+      v = tensor::ExpandShapeOp::create(rewriter, loc, type, v,
+                                        chain.blockGroups);
+    }
+    return CollapsedOperand{v, identity};
   }
   SmallVector<AffineExpr> results;
+  SmallVector<ReassociationIndices> expansion;
+  SmallVector<int64_t> expandedShape;
   for (AffineExpr result : map.getResults()) {
     auto dim = dyn_cast<AffineDimExpr>(result);
     if (!dim)
       return std::nullopt;
-    auto group = llvm::find_if(groups, [&](const ReassociationIndices &g) {
+    auto group = llvm::find_if(chain.outGroups, [&](const ReassociationIndices &g) {
       return llvm::is_contained(g, dim.getPosition());
     });
-    if (group == groups.end() || group->size() != 1)
+    if (group == chain.outGroups.end() || group->size() != 1)
       return std::nullopt;
-    results.push_back(getAffineDimExpr(group - groups.begin(), ctx));
+    const ReassociationIndices &blockDims =
+        chain.blockGroups[group - chain.outGroups.begin()];
+    ReassociationIndices expanded;
+    for (int64_t d : blockDims) {
+      expanded.push_back(results.size());
+      results.push_back(getAffineDimExpr(d, ctx));
+      expandedShape.push_back(chain.blockShape[d]);
+    }
+    expansion.push_back(expanded);
   }
-  return CollapsedOperand{operand,
-                          AffineMap::get(collapsedLoops, 0, results, ctx)};
+  Value v = operand;
+  if (!allSingletons(expansion)) {
+    auto type = RankedTensorType::get(expandedShape,
+                                      getElementTypeOrSelf(operand.getType()));
+    v = tensor::ExpandShapeOp::create(rewriter, loc, type, v, expansion);
+  }
+  return CollapsedOperand{v, AffineMap::get(blockLoops, 0, results, ctx)};
 }
 
 /// The slice of `operand` that a block at `offsets` of `sizes` (over the
@@ -213,43 +253,6 @@ Value blockSlice(RewriterBase &rewriter, Location loc, Value operand,
                                         sliceSizes, strides);
 }
 
-/// Whether the blocks of `forall` written at `offset` with `size` cover the
-/// whole `extent` of a dimension: all of it from 0, or one block per
-/// iteration of a loop of the forall, `(0) to (extent) step (size)` with
-/// the loop's value as the offset, or `in (extent / size)` with `iv * size`.
-bool blocksCoverDimension(scf::ForallOp forall, OpFoldResult offset,
-                          int64_t size, int64_t extent) {
-  if (isConstantIntValue(offset, 0) && size == extent)
-    return true;
-  auto value = dyn_cast<Value>(offset);
-  // `iv * size`: the loop counts blocks (step 1) rather than elements.
-  bool countsBlocks = false;
-  if (auto apply = value ? value.getDefiningOp<affine::AffineApplyOp>()
-                         : affine::AffineApplyOp()) {
-    AffineMap map = apply.getAffineMap();
-    if (map.getNumResults() != 1 || map.getNumInputs() != 1 ||
-        map.getResult(0) != getAffineDimExpr(0, map.getContext()) * size)
-      return false;
-    value = apply.getMapOperands()[0];
-    countsBlocks = true;
-  }
-  auto iv = dyn_cast_or_null<BlockArgument>(value);
-  if (!iv || iv.getOwner()->getParentOp() != forall.getOperation())
-    return false;
-  unsigned loop = iv.getArgNumber();
-  std::optional<int64_t> lower =
-      getConstantIntValue(forall.getMixedLowerBound()[loop]);
-  std::optional<int64_t> upper =
-      getConstantIntValue(forall.getMixedUpperBound()[loop]);
-  std::optional<int64_t> step =
-      getConstantIntValue(forall.getMixedStep()[loop]);
-  if (lower != 0 || !upper)
-    return false;
-  if (countsBlocks)
-    return step == 1 && *upper * size == extent;
-  return step == size && *upper == extent;
-}
-
 /// The threaded blocks that make `epilogue`'s input (the GEMM's, Winograd's
 /// output transform's): an scf.forall with one result, read by nothing
 /// else, written by one parallel_insert_slice of static sizes whose blocks
@@ -258,52 +261,51 @@ bool blocksCoverDimension(scf::ForallOp forall, OpFoldResult offset,
 struct ProducerBlocks {
   scf::ForallOp forall;
   tensor::ParallelInsertSliceOp insert;
-  SmallVector<ReassociationIndices> groups; // epilogue dims per block dim
+  ReshapeChain chain;
 };
 std::optional<ProducerBlocks> producerBlocks(linalg::GenericOp epilogue) {
   if (epilogue.getNumDpsInits() != 1)
     return std::nullopt;
   Value output = epilogue.getDpsInitOperand(0)->get();
   auto expand = output.getDefiningOp<tensor::ExpandShapeOp>();
-  Value produced = expand ? expand.getSrc() : output;
+  Value middle = expand ? expand.getSrc() : output;
+  auto collapse = middle.getDefiningOp<tensor::CollapseShapeOp>();
+  Value produced = collapse ? collapse.getSrc() : middle;
   auto forall = produced.getDefiningOp<scf::ForallOp>();
   auto onlyEpilogueReads = [&](Value v) {
     return llvm::all_of(v.getUsers(),
                         [&](Operation *user) { return user == epilogue; });
   };
   if (!forall || forall.getNumResults() != 1 || !onlyEpilogueReads(output) ||
-      (expand && !produced.hasOneUse()))
+      (expand && !middle.hasOneUse()) || (collapse && !produced.hasOneUse()))
     return std::nullopt;
   auto inserts = forall.getTerminator().getYieldingOps();
   auto insert = inserts.empty()
                     ? tensor::ParallelInsertSliceOp()
                     : dyn_cast<tensor::ParallelInsertSliceOp>(&*inserts.begin());
   if (!insert || std::next(inserts.begin()) != inserts.end() ||
-      !insert.hasUnitStride() ||
-      insert.getSourceType().getRank() != insert.getDestType().getRank() ||
-      !insert.getSourceType().hasStaticShape() ||
-      !insert.getDestType().hasStaticShape())
+      !blocksCoverDestination(forall, insert))
     return std::nullopt;
-  ArrayRef<int64_t> sizes = insert.getSourceType().getShape();
-  ArrayRef<int64_t> extents = insert.getDestType().getShape();
-  for (auto [offset, size, extent] :
-       llvm::zip(insert.getMixedOffsets(), sizes, extents))
-    if (!blocksCoverDimension(forall, offset, size, extent))
-      return std::nullopt;
-  SmallVector<ReassociationIndices> groups;
-  if (expand) {
-    groups = expand.getReassociationIndices();
-  } else {
-    for (int64_t d = 0; d < insert.getDestType().getRank(); ++d)
+  auto singletons = [](int64_t rank) {
+    SmallVector<ReassociationIndices, 4> groups;
+    for (int64_t d = 0; d < rank; ++d)
       groups.push_back({d});
-  }
-  return ProducerBlocks{forall, insert, groups};
+    return groups;
+  };
+  int64_t middleRank = cast<RankedTensorType>(middle.getType()).getRank();
+  ReshapeChain chain;
+  chain.outGroups = expand ? expand.getReassociationIndices()
+                           : singletons(middleRank);
+  chain.blockGroups = collapse ? collapse.getReassociationIndices()
+                               : singletons(middleRank);
+  chain.blockShape = llvm::to_vector(insert.getDestType().getShape());
+  return ProducerBlocks{forall, insert, chain};
 }
 
 /// Moves `epilogue` into the threaded blocks that produce its input
 /// (producerBlocks): each block applies it to its own result, still in
-/// cache, before inserting it, collapsed to the blocks' shape (the
-/// expand's groups). A layer then runs one parallel region, not two, and reads its
+/// cache, before inserting it, its operands reshaped to the blocks' shape
+/// (collapseOperand). A layer then runs one parallel region, not two, and reads its
 /// output once less from memory. Fails (nothing changed) where the
 /// operands do not collapse.
 LogicalResult fuseIntoProducerBlocks(RewriterBase &rewriter,
@@ -311,8 +313,18 @@ LogicalResult fuseIntoProducerBlocks(RewriterBase &rewriter,
   std::optional<ProducerBlocks> blocks = producerBlocks(epilogue);
   if (!blocks)
     return failure();
+  // Every other operand, and every value its body uses from outside (a
+  // ReLU's zero), must exist before the blocks run (an i8 layer's
+  // zero-point correction is computed after the GEMM).
+  Value result = epilogue.getDpsInitOperand(0)->get();
+  SetVector<Value> captured;
+  getUsedValuesDefinedAbove(epilogue.getRegion(), captured);
+  captured.insert_range(epilogue.getDpsInputs());
+  DominanceInfo dominance(epilogue->getParentOp());
+  for (Value value : captured)
+    if (value != result && !dominance.properlyDominates(value, blocks->forall))
+      return failure();
   Value output = epilogue.getDpsInitOperand(0)->get();
-  ArrayRef<ReassociationIndices> groups = blocks->groups;
   Location loc = epilogue.getLoc();
   // The epilogue's other operands over the GEMM's (collapsed) loops,
   // built before the forall.
@@ -325,7 +337,7 @@ LogicalResult fuseIntoProducerBlocks(RewriterBase &rewriter,
     }
     std::optional<CollapsedOperand> operand =
         collapseOperand(rewriter, loc, input->get(),
-                        epilogue.getMatchingIndexingMap(input), groups);
+                        epilogue.getMatchingIndexingMap(input), blocks->chain);
     if (!operand)
       return failure();
     collapsed.push_back(operand);
@@ -337,7 +349,7 @@ LogicalResult fuseIntoProducerBlocks(RewriterBase &rewriter,
   Value block = insert.getSource();
   SmallVector<OpFoldResult> offsets = insert.getMixedOffsets();
   SmallVector<OpFoldResult> sizes = insert.getMixedSizes();
-  unsigned loops = groups.size();
+  unsigned loops = blocks->chain.blockShape.size();
   MLIRContext *ctx = rewriter.getContext();
   AffineMap identity = AffineMap::getMultiDimIdentityMap(loops, ctx);
   SmallVector<Value> inputs;

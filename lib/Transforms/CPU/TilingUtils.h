@@ -9,7 +9,11 @@
 #ifndef CONVLOWER_TRANSFORMS_TILINGUTILS_H
 #define CONVLOWER_TRANSFORMS_TILINGUTILS_H
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/IR/Matchers.h"
@@ -116,6 +120,31 @@ tileInPlace(RewriterBase &rewriter, linalg::LinalgOp op,
   return cast<linalg::LinalgOp>(tiled->tiledOps.front());
 }
 
+/// An accumulator that is a reshape of a linalg.fill read by nothing else
+/// (conv-lower-pack-filter-panels' [M, N / w, w] view of the filled
+/// output) becomes the fill of the reshaped tensor, so that the fill can
+/// be fused into the tiles; returns `op`'s init, changed or not.
+inline Value fillAfterReshape(RewriterBase &rewriter, linalg::LinalgOp op) {
+  OpOperand *init = op.getDpsInitOperand(0);
+  Operation *reshape = init->get().getDefiningOp();
+  if (!isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(reshape) ||
+      !reshape->hasOneUse())
+    return init->get();
+  auto fill = reshape->getOperand(0).getDefiningOp<linalg::FillOp>();
+  if (!fill || !fill->hasOneUse() || !fill.hasPureTensorSemantics())
+    return init->get();
+  rewriter.setInsertionPoint(reshape);
+  Operation *emptyReshape = rewriter.clone(*reshape);
+  emptyReshape->setOperand(0, fill.getOutputs()[0]);
+  auto reshaped = linalg::FillOp::create(rewriter, fill.getLoc(),
+                                         fill.getInputs()[0],
+                                         emptyReshape->getResult(0));
+  rewriter.modifyOpInPlace(op, [&] { init->set(reshaped.getResult(0)); });
+  rewriter.eraseOp(reshape);
+  rewriter.eraseOp(fill);
+  return init->get();
+}
+
 /// tileInPlace, with the accumulator's linalg.fill (where the init is one)
 /// fused into the loops: each tile zeroes its own part of the output just
 /// before it accumulates there (in cache, on its own thread), not in a
@@ -132,6 +161,8 @@ tileInPlaceFusingFill(RewriterBase &rewriter, linalg::LinalgOp op,
     tilesReduction |= size != 0 && type == utils::IteratorType::reduction;
   Value init = op.getNumDpsInits() == 1 ? op.getDpsInitOperand(0)->get()
                                         : Value();
+  if (!tilesReduction && init)
+    init = fillAfterReshape(rewriter, op);
   if (tilesReduction || !init || !init.getDefiningOp<linalg::FillOp>())
     return tileInPlace(rewriter, op, sizes, loopType);
   scf::SCFTilingOptions tiling;
@@ -158,6 +189,60 @@ tileInPlaceFusingFill(RewriterBase &rewriter, linalg::LinalgOp op,
   rewriter.replaceAllUsesWith(op->getResult(0), replacement->second);
   rewriter.eraseOp(op);
   return cast<linalg::LinalgOp>(tiled->tiledAndFusedOps.front());
+}
+
+/// Whether the blocks of `forall` written at `offset` with `size` cover the
+/// whole `extent` of a dimension: all of it from 0, or one block per
+/// iteration of a loop of the forall, `(0) to (extent) step (size)` with
+/// the loop's value as the offset, or `in (extent / size)` with `iv * size`.
+inline bool blocksCoverDimension(scf::ForallOp forall, OpFoldResult offset,
+                          int64_t size, int64_t extent) {
+  if (isConstantIntValue(offset, 0) && size == extent)
+    return true;
+  auto value = dyn_cast<Value>(offset);
+  // `iv * size`: the loop counts blocks (step 1) rather than elements.
+  bool countsBlocks = false;
+  if (auto apply = value ? value.getDefiningOp<affine::AffineApplyOp>()
+                         : affine::AffineApplyOp()) {
+    AffineMap map = apply.getAffineMap();
+    if (map.getNumResults() != 1 || map.getNumInputs() != 1 ||
+        map.getResult(0) != getAffineDimExpr(0, map.getContext()) * size)
+      return false;
+    value = apply.getMapOperands()[0];
+    countsBlocks = true;
+  }
+  auto iv = dyn_cast_or_null<BlockArgument>(value);
+  if (!iv || iv.getOwner()->getParentOp() != forall.getOperation())
+    return false;
+  unsigned loop = iv.getArgNumber();
+  std::optional<int64_t> lower =
+      getConstantIntValue(forall.getMixedLowerBound()[loop]);
+  std::optional<int64_t> upper =
+      getConstantIntValue(forall.getMixedUpperBound()[loop]);
+  std::optional<int64_t> step =
+      getConstantIntValue(forall.getMixedStep()[loop]);
+  if (lower != 0 || !upper)
+    return false;
+  if (countsBlocks)
+    return step == 1 && *upper * size == extent;
+  return step == size && *upper == extent;
+}
+
+/// Whether the blocks that `insert` writes, one per iteration of its
+/// scf.forall, cover the whole destination (blocksCoverDimension on every
+/// dimension; static sizes, unit strides).
+inline bool blocksCoverDestination(scf::ForallOp forall,
+                                   tensor::ParallelInsertSliceOp insert) {
+  if (!insert.hasUnitStride() || !insert.getSourceType().hasStaticShape() ||
+      !insert.getDestType().hasStaticShape() ||
+      insert.getSourceType().getRank() != insert.getDestType().getRank())
+    return false;
+  for (auto [offset, size, extent] :
+       llvm::zip(insert.getMixedOffsets(), insert.getSourceType().getShape(),
+                 insert.getDestType().getShape()))
+    if (!blocksCoverDimension(forall, offset, size, extent))
+      return false;
+  return true;
 }
 
 /// Whether upstream's convolution vectorizer (linalg::vectorize's 1-D

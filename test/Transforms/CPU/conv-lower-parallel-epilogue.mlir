@@ -289,3 +289,105 @@ func.func @blocks_cover_half(%b: tensor<16xf32>, %init: tensor<1x8x8x16xf32>) ->
   } -> tensor<1x8x8x16xf32>
   return %1 : tensor<1x8x8x16xf32>
 }
+
+// Blocks of filter panels ([64, 2, 16], pack-filter-panels' layout) seen
+// as the NHWC output through a collapse and an expand: the residual is
+// reshaped to the panels' shape, the bias [32] expanded to [2, 16].
+// CHECK-LABEL: func.func @into_panel_blocks
+// CHECK-SAME: (%[[A:.*]]: tensor<64x8xf32>, %[[W:.*]]: tensor<2x8x16xf32>, %[[B:.*]]: tensor<32xf32>, %[[R:.*]]: tensor<1x8x8x32xf32>)
+// CHECK-DAG: %[[RC:.*]] = tensor.collapse_shape %[[R]] {{\[}}[0, 1, 2], [3]] : tensor<1x8x8x32xf32> into tensor<64x32xf32>
+// CHECK-DAG: %[[RE:.*]] = tensor.expand_shape %[[RC]] {{\[}}[0], [1, 2]] output_shape [64, 2, 16]
+// CHECK-DAG: %[[BE:.*]] = tensor.expand_shape %[[B]] {{\[}}[0, 1]] output_shape [2, 16]
+// CHECK: scf.forall
+// CHECK:   %[[BS:.*]] = tensor.extract_slice %[[BE]][0, 0] [2, 16]
+// CHECK:   %[[RS:.*]] = tensor.extract_slice %[[RE]][%{{.*}}, 0, 0] [16, 2, 16]
+// CHECK:   linalg.generic {{.*}} ins(%{{.*}}, %[[BS]], %[[RS]] : tensor<16x2x16xf32>, tensor<2x16xf32>, tensor<16x2x16xf32>)
+// CHECK:   tensor.parallel_insert_slice
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @into_panel_blocks(%a: tensor<64x8xf32>, %w: tensor<2x8x16xf32>, %b: tensor<32xf32>, %r: tensor<1x8x8x32xf32>) -> tensor<1x8x8x32xf32> {
+  %e = tensor.empty() : tensor<64x2x16xf32>
+  %0 = scf.forall (%i) = (0) to (64) step (16) shared_outs(%o = %e) -> (tensor<64x2x16xf32>) {
+    %as = tensor.extract_slice %a[%i, 0] [16, 8] [1, 1] : tensor<64x8xf32> to tensor<16x8xf32>
+    %os = tensor.extract_slice %o[%i, 0, 0] [16, 2, 16] [1, 1, 1] : tensor<64x2x16xf32> to tensor<16x2x16xf32>
+    %m = linalg.generic {indexing_maps = [affine_map<(m, p, n, k) -> (m, k)>, affine_map<(m, p, n, k) -> (p, k, n)>, affine_map<(m, p, n, k) -> (m, p, n)>],
+                         iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+         ins(%as, %w : tensor<16x8xf32>, tensor<2x8x16xf32>) outs(%os : tensor<16x2x16xf32>) {
+    ^bb0(%x: f32, %y: f32, %acc: f32):
+      %p = arith.mulf %x, %y : f32
+      %s = arith.addf %acc, %p : f32
+      linalg.yield %s : f32
+    } -> tensor<16x2x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %m into %o[%i, 0, 0] [16, 2, 16] [1, 1, 1] : tensor<16x2x16xf32> into tensor<64x2x16xf32>
+    }
+  }
+  %c = tensor.collapse_shape %0 [[0], [1, 2]] : tensor<64x2x16xf32> into tensor<64x32xf32>
+  %y = tensor.expand_shape %c [[0, 1, 2], [3]] output_shape [1, 8, 8, 32] : tensor<64x32xf32> into tensor<1x8x8x32xf32>
+  %1 = linalg.generic {indexing_maps = [#id, #ch, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%y, %b, %r : tensor<1x8x8x32xf32>, tensor<32xf32>, tensor<1x8x8x32xf32>) outs(%y : tensor<1x8x8x32xf32>) {
+  ^bb0(%in: f32, %c0: f32, %res: f32, %out: f32):
+    %s = arith.addf %in, %c0 : f32
+    %t = arith.addf %s, %res : f32
+    linalg.yield %t : f32
+  } -> tensor<1x8x8x32xf32>
+  return %1 : tensor<1x8x8x32xf32>
+}
+
+// An operand computed after the blocks (an i8 layer's zero-point
+// correction): the epilogue cannot run inside them and stays after.
+// CHECK-LABEL: func.func @operand_after_blocks
+// CHECK: %[[F:.*]] = scf.forall
+// CHECK-NOT: linalg.generic
+// CHECK: %[[C:.*]] = linalg.fill ins(%arg0
+// CHECK: linalg.generic {{.*}} ins(%[[F]], %[[C]] : tensor<1x8x8x16xf32>, tensor<16xf32>)
+func.func @operand_after_blocks(%x: f32) -> tensor<1x8x8x16xf32> {
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<1x8x8x16xf32>
+  %0 = scf.forall (%i) = (0) to (8) step (2) shared_outs(%o = %e) -> (tensor<1x8x8x16xf32>) {
+    %os = tensor.extract_slice %o[0, %i, 0, 0] [1, 2, 8, 16] [1, 1, 1, 1] : tensor<1x8x8x16xf32> to tensor<1x2x8x16xf32>
+    %t = linalg.fill ins(%one : f32) outs(%os : tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %t into %o[0, %i, 0, 0] [1, 2, 8, 16] [1, 1, 1, 1] : tensor<1x2x8x16xf32> into tensor<1x8x8x16xf32>
+    }
+  }
+  %ce = tensor.empty() : tensor<16xf32>
+  %c = linalg.fill ins(%x : f32) outs(%ce : tensor<16xf32>) -> tensor<16xf32>
+  %1 = linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%0, %c : tensor<1x8x8x16xf32>, tensor<16xf32>) outs(%0 : tensor<1x8x8x16xf32>) {
+  ^bb0(%in: f32, %b: f32, %out: f32):
+    %s = arith.subf %in, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x8x16xf32>
+  return %1 : tensor<1x8x8x16xf32>
+}
+
+// A body that uses a value defined after the blocks (the fuzzer's case: a
+// ReLU, its own generic reading only its init, whose zero comes after the
+// bias add's blocks): it stays after them too.
+// CHECK-LABEL: func.func @captured_after_blocks
+// CHECK: %[[F:.*]] = scf.forall
+// CHECK: tensor.parallel_insert_slice
+// CHECK-NOT: arith.maximumf
+// CHECK: linalg.generic {{.*}} outs(%[[F]] : tensor<16xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.maximumf
+func.func @captured_after_blocks(%b: tensor<16xf32>) -> tensor<16xf32> {
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<16xf32>
+  %0 = scf.forall (%i) = (0) to (16) step (4) shared_outs(%o = %e) -> (tensor<16xf32>) {
+    %os = tensor.extract_slice %o[%i] [4] [1] : tensor<16xf32> to tensor<4xf32>
+    %t = linalg.fill ins(%one : f32) outs(%os : tensor<4xf32>) -> tensor<4xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %t into %o[%i] [4] [1] : tensor<4xf32> into tensor<16xf32>
+    }
+  }
+  %zero = arith.constant 0.0 : f32
+  %1 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+       outs(%0 : tensor<16xf32>) {
+  ^bb0(%v: f32):
+    %m = arith.maximumf %v, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<16xf32>
+  return %1 : tensor<16xf32>
+}

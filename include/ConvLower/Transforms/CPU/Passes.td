@@ -670,8 +670,11 @@ def ConvLowerTileAndVectorize : Pass<"conv-lower-tile-and-vectorize"> {
     Option<"parallelBlocks", "parallel-blocks", "int64_t", /*default=*/"0",
            "When positive, first split the innermost M dimension into about "
            "this many blocks of rows (a multiple of tile-m each; batch and "
-           "group dimensions by 1) with an scf.forall, whose iterations can "
-           "run on different threads">,
+           "group dimensions by 1), or N where it is the larger (a batch-1 "
+           "linear layer's vector-matrix product has no M), with an "
+           "scf.forall, whose iterations can run on different threads; a "
+           "linalg.fill accumulator (seen through a reshape too) is fused "
+           "into the blocks">,
   ];
 }
 
