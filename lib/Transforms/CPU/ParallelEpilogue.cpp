@@ -182,12 +182,25 @@ bool allSingletons(ArrayRef<ReassociationIndices> groups) {
                       [](const ReassociationIndices &g) { return g.size() == 1; });
 }
 
+/// Whether collapseOperand takes a read through `map`: the whole output,
+/// or output dimensions that are middle dimensions of their own.
+bool readsWholeGroups(AffineMap map, const ReshapeChain &chain) {
+  if (map.isIdentity())
+    return true;
+  return llvm::all_of(map.getResults(), [&](AffineExpr result) {
+    auto dim = dyn_cast<AffineDimExpr>(result);
+    return dim && llvm::any_of(chain.outGroups, [&](const ReassociationIndices &g) {
+             return g.size() == 1 && g.front() == dim.getPosition();
+           });
+  });
+}
+
 /// `operand` (read through `map`) over the blocks' loops: an identity read
 /// of the whole output is reshaped like it (a residual); a read of output
 /// dimensions that are middle dimensions of their own (a per-channel bias)
 /// is expanded into those dimensions' block groups (a bias [96] read as
-/// [3, 32] by panels of 32). None for anything else.
-std::optional<CollapsedOperand>
+/// [3, 32] by panels of 32). Only for reads readsWholeGroups takes.
+CollapsedOperand
 collapseOperand(RewriterBase &rewriter, Location loc, Value operand,
                 AffineMap map, const ReshapeChain &chain) {
   MLIRContext *ctx = rewriter.getContext();
@@ -209,14 +222,10 @@ collapseOperand(RewriterBase &rewriter, Location loc, Value operand,
   SmallVector<ReassociationIndices> expansion;
   SmallVector<int64_t> expandedShape;
   for (AffineExpr result : map.getResults()) {
-    auto dim = dyn_cast<AffineDimExpr>(result);
-    if (!dim)
-      return std::nullopt;
+    auto dim = cast<AffineDimExpr>(result);
     auto group = llvm::find_if(chain.outGroups, [&](const ReassociationIndices &g) {
       return llvm::is_contained(g, dim.getPosition());
     });
-    if (group == chain.outGroups.end() || group->size() != 1)
-      return std::nullopt;
     const ReassociationIndices &blockDims =
         chain.blockGroups[group - chain.outGroups.begin()];
     ReassociationIndices expanded;
@@ -253,11 +262,12 @@ Value blockSlice(RewriterBase &rewriter, Location loc, Value operand,
                                         sliceSizes, strides);
 }
 
-/// The threaded blocks that make `epilogue`'s input (the GEMM's, Winograd's
-/// output transform's): an scf.forall with one result, read by nothing
-/// else, written by one parallel_insert_slice of static sizes whose blocks
-/// cover the whole result (blocksCoverDimension), which is, as it is or
-/// reshaped (an expand_shape), what the epilogue reads and writes in place.
+/// The threaded blocks that make `epilogue`'s input (the GEMM's, filter
+/// panels', Winograd's output transform's): an scf.forall with one result,
+/// read by nothing else, written by one parallel_insert_slice of static
+/// sizes whose blocks cover the whole result (blocksCoverDestination),
+/// which is, as it is or reshaped (an expand_shape, after a collapse_shape
+/// or not), what the epilogue reads and writes in place.
 struct ProducerBlocks {
   scf::ForallOp forall;
   tensor::ParallelInsertSliceOp insert;
@@ -305,9 +315,9 @@ std::optional<ProducerBlocks> producerBlocks(linalg::GenericOp epilogue) {
 /// Moves `epilogue` into the threaded blocks that produce its input
 /// (producerBlocks): each block applies it to its own result, still in
 /// cache, before inserting it, its operands reshaped to the blocks' shape
-/// (collapseOperand). A layer then runs one parallel region, not two, and reads its
-/// output once less from memory. Fails (nothing changed) where the
-/// operands do not collapse.
+/// (collapseOperand). A layer then runs one parallel region, not two, and
+/// reads its output once less from memory. Fails, with nothing changed,
+/// where an operand does not reshape or is made after the blocks.
 LogicalResult fuseIntoProducerBlocks(RewriterBase &rewriter,
                                      linalg::GenericOp epilogue) {
   std::optional<ProducerBlocks> blocks = producerBlocks(epilogue);
@@ -316,15 +326,18 @@ LogicalResult fuseIntoProducerBlocks(RewriterBase &rewriter,
   // Every other operand, and every value its body uses from outside (a
   // ReLU's zero), must exist before the blocks run (an i8 layer's
   // zero-point correction is computed after the GEMM).
-  Value result = epilogue.getDpsInitOperand(0)->get();
+  Value output = epilogue.getDpsInitOperand(0)->get();
   SetVector<Value> captured;
   getUsedValuesDefinedAbove(epilogue.getRegion(), captured);
   captured.insert_range(epilogue.getDpsInputs());
   DominanceInfo dominance(epilogue->getParentOp());
   for (Value value : captured)
-    if (value != result && !dominance.properlyDominates(value, blocks->forall))
+    if (value != output && !dominance.properlyDominates(value, blocks->forall))
       return failure();
-  Value output = epilogue.getDpsInitOperand(0)->get();
+  for (OpOperand *input : epilogue.getDpsInputOperands())
+    if (input->get() != output &&
+        !readsWholeGroups(epilogue.getMatchingIndexingMap(input), blocks->chain))
+      return failure();
   Location loc = epilogue.getLoc();
   // The epilogue's other operands over the GEMM's (collapsed) loops,
   // built before the forall.
@@ -335,12 +348,9 @@ LogicalResult fuseIntoProducerBlocks(RewriterBase &rewriter,
       collapsed.push_back(std::nullopt); // the block itself
       continue;
     }
-    std::optional<CollapsedOperand> operand =
-        collapseOperand(rewriter, loc, input->get(),
-                        epilogue.getMatchingIndexingMap(input), blocks->chain);
-    if (!operand)
-      return failure();
-    collapsed.push_back(operand);
+    collapsed.push_back(collapseOperand(rewriter, loc, input->get(),
+                                        epilogue.getMatchingIndexingMap(input),
+                                        blocks->chain));
   }
   // In the block, just before its insert: the epilogue on the block's
   // result, which it then inserts instead.
