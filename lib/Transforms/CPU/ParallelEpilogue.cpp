@@ -148,15 +148,7 @@ void readInputFromSharedOutput(RewriterBase &rewriter, linalg::LinalgOp tile) {
   if (!forall)
     return;
   Value outside = forall.getTiedOpOperand(shared)->get();
-  for (OpOperand *input : tile.getDpsInputOperands()) {
-    auto slice = input->get().getDefiningOp<tensor::ExtractSliceOp>();
-    if (slice && slice.getSource() == outside &&
-        slice.getMixedOffsets() == initSlice.getMixedOffsets() &&
-        slice.getMixedSizes() == initSlice.getMixedSizes() &&
-        slice.getMixedStrides() == initSlice.getMixedStrides() &&
-        slice.getType() == initSlice.getType())
-      rewriter.modifyOpInPlace(tile, [&] { input->set(initSlice); });
-  }
+  readInitSliceInstead(rewriter, tile, initSlice, outside);
 }
 
 /// An epilogue operand as the generic in the blocks reads it: the tensor

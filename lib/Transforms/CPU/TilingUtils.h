@@ -245,6 +245,26 @@ inline bool blocksCoverDestination(scf::ForallOp forall,
   return true;
 }
 
+/// An in-place tile (its init a slice of the tensor it writes) whose
+/// inputs include the same slice of `outside`, the value that tensor
+/// started from before the loops: those inputs read `initSlice` instead,
+/// the same elements, so that bufferization sees the tile read and write
+/// its own part of one buffer and keeps it in place (read from `outside`,
+/// it copies the whole buffer first).
+inline void readInitSliceInstead(RewriterBase &rewriter, linalg::LinalgOp tile,
+                                 tensor::ExtractSliceOp initSlice,
+                                 Value outside) {
+  for (OpOperand *input : tile.getDpsInputOperands()) {
+    auto slice = input->get().getDefiningOp<tensor::ExtractSliceOp>();
+    if (slice && slice.getSource() == outside &&
+        slice.getMixedOffsets() == initSlice.getMixedOffsets() &&
+        slice.getMixedSizes() == initSlice.getMixedSizes() &&
+        slice.getMixedStrides() == initSlice.getMixedStrides() &&
+        slice.getType() == initSlice.getType())
+      rewriter.modifyOpInPlace(tile, [&] { input->set(initSlice); });
+  }
+}
+
 /// Whether upstream's convolution vectorizer (linalg::vectorize's 1-D
 /// Conv1DGenerator) builds valid IR for `op`'s element types. It extends
 /// narrower operands into the accumulator but never truncates: an

@@ -114,15 +114,7 @@ void readInputFromInitTile(RewriterBase &rewriter, linalg::LinalgOp tile) {
   if (!initSlice)
     return;
   Value outside = valueBeforeLoops(initSlice.getSource());
-  for (OpOperand *input : tile.getDpsInputOperands()) {
-    auto slice = input->get().getDefiningOp<tensor::ExtractSliceOp>();
-    if (slice && slice.getSource() == outside &&
-        slice.getMixedOffsets() == initSlice.getMixedOffsets() &&
-        slice.getMixedSizes() == initSlice.getMixedSizes() &&
-        slice.getMixedStrides() == initSlice.getMixedStrides() &&
-        slice.getType() == initSlice.getType())
-      rewriter.modifyOpInPlace(tile, [&] { input->set(initSlice); });
-  }
+  readInitSliceInstead(rewriter, tile, initSlice, outside);
 }
 
 struct ConvLowerVectorizeEpiloguePass
