@@ -196,7 +196,7 @@ tileInPlaceFusingFill(RewriterBase &rewriter, linalg::LinalgOp op,
 /// iteration of a loop of the forall, `(0) to (extent) step (size)` with
 /// the loop's value as the offset, or `in (extent / size)` with `iv * size`.
 inline bool blocksCoverDimension(scf::ForallOp forall, OpFoldResult offset,
-                          int64_t size, int64_t extent) {
+                                 int64_t size, int64_t extent) {
   if (isConstantIntValue(offset, 0) && size == extent)
     return true;
   auto value = dyn_cast<Value>(offset);
