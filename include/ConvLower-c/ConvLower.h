@@ -40,7 +40,7 @@ extern "C" {
 
 /// The version of this header's API; convlowerGetApiVersion() returns the
 /// library's (a caller built against another version should not use it).
-#define CONVLOWER_API_VERSION 5
+#define CONVLOWER_API_VERSION 6
 
 typedef enum ConvLowerStatus {
   ConvLowerStatusOk = 0,
@@ -182,6 +182,31 @@ CONVLOWER_CAPI_EXPORTED ConvLowerStatus
 convlowerConvRunResidual(ConvLowerConv conv, const void *input,
                          const void *filter, const void *bias,
                          const void *residual, void *output);
+
+/// One convolution of a sequence run by convlowerRunSteps: the handle, its
+/// filter and bias (as convlowerConvRun takes them), and which of the
+/// sequence's buffers it reads and writes, as indices into the buffer
+/// table. `residual` is -1 for a description without one.
+typedef struct ConvLowerStep {
+  ConvLowerConv conv;
+  const void *filter;
+  const void *bias;
+  int32_t input;
+  int32_t residual;
+  int32_t output;
+} ConvLowerStep;
+
+/// Runs `count` steps in order, each as convlowerConvRun (or
+/// convlowerConvRunResidual) on buffers[input], buffers[residual] and
+/// buffers[output]: a chain of layers in one call, an earlier step's output
+/// the input of a later one, with the buffers planned by the caller (a
+/// buffer reused once the steps reading it are done keeps the chain's
+/// activations in cache). Stops at the first step that fails; its message
+/// names the step. Bad input: an index outside [0, bufferCount), a NULL
+/// buffer, or a step whose output is also its input or residual.
+CONVLOWER_CAPI_EXPORTED ConvLowerStatus
+convlowerRunSteps(const ConvLowerStep *steps, int64_t count,
+                  void *const *buffers, int64_t bufferCount);
 
 /// desc.constantWeights: packs `filter` for this handle's runs now (else
 /// its first run packs the filter it is given); call it again after

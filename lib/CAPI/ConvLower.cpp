@@ -277,6 +277,74 @@ ConvLowerStatus convlowerConvRunResidual(ConvLowerConv conv,
                    residual, output, /*passesResidual=*/true);
 }
 
+} // extern "C"
+
+namespace {
+
+/// Why step `i` cannot run on `bufferCount` buffers, or "" when it can.
+std::string stepProblem(const ConvLowerStep &step, int64_t i,
+                        void *const *buffers, int64_t bufferCount) {
+  auto outside = [&](int32_t index) {
+    return index < 0 || index >= bufferCount;
+  };
+  bool residual = step.residual != -1;
+  Handle *h = unwrap(step.conv);
+  if (!h)
+    return llvm::formatv("step {0}: a NULL handle", i).str();
+  if (h->conv->spec().epilogue.residual != residual)
+    return llvm::formatv(residual ? "step {0}: a residual buffer for a "
+                                    "description without one (residual -1)"
+                                  : "step {0}: the description has a "
+                                    "residual: give the step its buffer",
+                         i)
+        .str();
+  if (outside(step.input) || outside(step.output) ||
+      (residual && outside(step.residual)))
+    return llvm::formatv("step {0}: a buffer index outside [0, {1}) "
+                         "(input {2}, residual {3}, output {4})",
+                         i, bufferCount, step.input, step.residual,
+                         step.output)
+        .str();
+  if (!buffers[step.input] || !buffers[step.output] ||
+      (residual && !buffers[step.residual]))
+    return llvm::formatv("step {0}: a NULL buffer", i).str();
+  if (step.output == step.input || (residual && step.output == step.residual))
+    return llvm::formatv("step {0}: its output (buffer {1}) is also its "
+                         "input or residual; the CPU routes compute into the "
+                         "output",
+                         i, step.output)
+        .str();
+  return "";
+}
+
+} // namespace
+
+extern "C" {
+
+ConvLowerStatus convlowerRunSteps(const ConvLowerStep *steps, int64_t count,
+                                  void *const *buffers, int64_t bufferCount) {
+  if (count < 0 || (count > 0 && (!steps || !buffers)))
+    return fail(ConvLowerStatusBadInput,
+                "convlowerRunSteps: NULL steps or buffers, or a negative count");
+  // Every step is checked before any runs: a bad table runs nothing.
+  for (int64_t i = 0; i < count; ++i) {
+    std::string problem = stepProblem(steps[i], i, buffers, bufferCount);
+    if (!problem.empty())
+      return fail(ConvLowerStatusBadInput, "convlowerRunSteps: " + problem);
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    const ConvLowerStep &step = steps[i];
+    bool residual = step.residual != -1;
+    ConvLowerStatus status = runHandle(
+        "convlowerRunSteps", step.conv, buffers[step.input], step.filter,
+        step.bias, residual ? buffers[step.residual] : nullptr,
+        buffers[step.output], residual);
+    if (status != ConvLowerStatusOk)
+      return fail(status, llvm::formatv("step {0}: {1}", i, lastError).str());
+  }
+  return succeed();
+}
+
 ConvLowerStatus convlowerConvPackWeights(ConvLowerConv conv,
                                          const void *filter) {
   Handle *h = unwrap(conv);

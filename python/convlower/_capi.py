@@ -10,7 +10,7 @@ import ctypes
 import ctypes.util
 import os
 
-API_VERSION = 5
+API_VERSION = 6
 
 STATUS_OK, STATUS_BAD_INPUT, STATUS_FAILED = 0, 1, 2
 LAYOUTS = {"nchw": 0, "nhwc": 1}
@@ -57,13 +57,25 @@ class ConvHandle(ctypes.Structure):
     _fields_ = [("ptr", ctypes.c_void_p)]
 
 
+class Step(ctypes.Structure):
+    """struct ConvLowerStep: one layer of a convlowerRunSteps sequence."""
+    _fields_ = [
+        ("conv", ConvHandle),
+        ("filter", ctypes.c_void_p),
+        ("bias", ctypes.c_void_p),
+        ("input", ctypes.c_int32),
+        ("residual", ctypes.c_int32),
+        ("output", ctypes.c_int32),
+    ]
+
+
 class StringRef(ctypes.Structure):
     _fields_ = [("data", ctypes.POINTER(ctypes.c_char)), ("length", ctypes.c_size_t)]
 
 
 StringCallback = ctypes.CFUNCTYPE(None, StringRef, ctypes.c_void_p)
 
-LIBRARY_NAMES = ("libConvLowerCAPI.so.5", "libConvLowerCAPI.so")
+LIBRARY_NAMES = ("libConvLowerCAPI.so.6", "libConvLowerCAPI.so")
 
 
 def _candidates():
@@ -118,6 +130,8 @@ def _declare(lib):
                                        c.c_void_p, c.c_void_p]),
         "convlowerConvRunResidual": (c.c_int, [ConvHandle, c.c_void_p, c.c_void_p,
                                                c.c_void_p, c.c_void_p, c.c_void_p]),
+        "convlowerRunSteps": (c.c_int, [c.POINTER(Step), c.c_int64,
+                                         c.POINTER(c.c_void_p), c.c_int64]),
         "convlowerConvPackWeights": (c.c_int, [ConvHandle, c.c_void_p]),
         "convlowerConvGetSizes": (c.c_int, [ConvHandle] + [c.POINTER(c.c_int64)] * 4),
         "convlowerConvGetTarget": (c.c_int, [ConvHandle]),

@@ -35,7 +35,11 @@ trace (data-dependent control flow) gets BadInputError naming
 convlower.patch(model), which needs no tracing.
 """
 
+import collections
+import ctypes
 import operator
+import threading
+import time
 import types
 
 import torch
@@ -45,6 +49,7 @@ import torch.nn.functional as F
 import convlower
 from convlower.torch import bf16_pays as _bf16_pays
 from convlower.torch import _check_precision, _DirectCall
+from convlower import _capi
 
 _CONV_RANK = {torch.nn.Conv1d: 1, torch.nn.Conv2d: 2, torch.nn.Conv3d: 3}
 _BATCH_NORMS = (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d, torch.nn.BatchNorm3d)
@@ -268,6 +273,204 @@ class FusedLinear(torch.nn.Module):
         return self.conv(images).reshape(*lead, self.out_features)
 
 
+class FusedSequence(torch.nn.Module):
+    """A chain of compiled layers (FusedConv) of the graph, each reading the
+    chain's inputs or an earlier layer's output, only the last one's output
+    read after the chain: MobileNetV2's 52 convolutions, ResNet-50's body.
+
+    Run as one C call (convlowerRunSteps) once each layer has a direct call
+    for the input's shape: the layers' handles and weights in a table, the
+    activations in buffers planned once per input shape, a buffer reused
+    as soon as the layers reading it are done, so the chain works in a few
+    buffers that stay in cache (MobileNetV2 at batch 1: 4 buffers, 9.8 MB,
+    instead of 52 fresh outputs and a torch call each; only the last
+    output is a fresh tensor, the caller's). Otherwise (the first call of a
+    shape, a batch that runs as chunks, bfloat16 layers, hooks on a layer,
+    a weight written or replaced since the plan, another thread inside the
+    chain) the layers run as modules, one after the other, which is what
+    the plan computes, bit for bit."""
+
+    # Input shapes whose plan (and buffers) is kept; the least recently
+    # used is dropped beyond that.
+    PLANS = 4
+
+    def __init__(self, names, layers, refs, inputs):
+        super().__init__()
+        self.names = list(names)
+        for name, layer in zip(names, layers):
+            self.add_module(name, layer)
+        # Per layer: the value its input and residual (or None) is, as an
+        # index into [the chain's inputs..., the layers' outputs...].
+        self.refs = list(refs)
+        self.inputs = inputs           # how many inputs the chain takes
+        self._plans = collections.OrderedDict()
+        self._lock = threading.Lock()
+        self._hooks = [d for layer in layers
+                       for d in (layer._forward_hooks, layer._forward_pre_hooks)]
+
+    @property
+    def layers(self):
+        return [getattr(self, name) for name in self.names]
+
+    def forward(self, *inputs):
+        key = tuple(tuple(t.shape) if isinstance(t, torch.Tensor) else None
+                    for t in inputs)
+        plan = self._plans.get(key)
+        if plan is not None and not any(self._hooks) and plan.valid() \
+                and self._lock.acquire(blocking=False):
+            try:
+                y = plan.run(inputs)
+                if y is not None:
+                    self._plans.move_to_end(key)
+                    return y
+            finally:
+                self._lock.release()
+        values = self.run_layers(inputs)
+        if plan is None or not plan.valid():
+            self._plans.pop(key, None)
+            plan = _SequencePlan.of(self, values)
+            if plan is not None:
+                self._plans[key] = plan
+                while len(self._plans) > self.PLANS:
+                    self._plans.popitem(last=False)
+        return values[-1]
+
+    def run_layers(self, inputs, times=None):
+        """The layers as modules, one after the other: every value of the
+        chain, its inputs first. times: {layer name: [ms, ...]} to add each
+        layer's time to (CompiledModel.profile)."""
+        values = list(inputs)
+        for name, layer, (x, r) in zip(self.names, self.layers, self.refs):
+            args = (values[x],) if r is None else (values[x], values[r])
+            start = time.perf_counter()
+            values.append(layer(*args))
+            if times is not None:
+                times.setdefault(name, []).append((time.perf_counter() - start) * 1e3)
+        return values
+
+    @property
+    def planned_shapes(self):
+        """The input shapes that run as one C call (the plans kept)."""
+        return list(self._plans)
+
+
+class _SequencePlan:
+    """A FusedSequence's one C call for one input shape: the steps table,
+    the buffers table (the chain's inputs, its output, then its planned
+    buffers) and what must still hold for the table to be right."""
+
+    @classmethod
+    def of(cls, sequence, values):
+        """The plan of the layers' direct calls after a run that produced
+        `values`, or None where one layer has none (see FusedSequence)."""
+        calls = []
+        for layer, (x, r) in zip(sequence.layers, sequence.refs):
+            n = values[x].shape[0] if values[x].dim() == layer.rank + 2 else None
+            direct = layer._direct.get(n)
+            if (direct is None or layer.compute_dtype is not None
+                    or direct.dtype != torch.float32 or direct.out_dtype != torch.float32
+                    or direct.weight is not layer.weight
+                    or direct.conv.has_residual != (r is not None)):
+                return None
+            calls.append(direct)
+        nhwc = sequence.layers[0].layout == "nhwc"
+        if any(layer.layout != sequence.layers[0].layout for layer in sequence.layers):
+            return None
+        return cls(sequence, calls, values, nhwc)
+
+    def __init__(self, sequence, calls, values, nhwc):
+        self.nhwc = nhwc
+        self.calls = calls           # keeps the handles alive
+        self.layers = sequence.layers
+        count, inputs = len(calls), sequence.inputs
+        # What each input must be (its shape as the C API reads it).
+        stored = [self._stored(v) for v in values]
+        self.input_shapes = [tuple(v.shape) for v in stored[:inputs]]
+        self.output_shape = tuple(stored[-1].shape)
+        # The last step reading each value.
+        last_read = {}
+        for step, (x, r) in enumerate(sequence.refs):
+            last_read[x] = step
+            if r is not None:
+                last_read[r] = step
+        # Buffers: 0..inputs-1 the inputs, `inputs` the output, then the
+        # planned ones, each reused once the steps reading it are done.
+        slot_of = {i: i for i in range(inputs)}
+        slot_of[inputs + count - 1] = inputs
+        self.buffers = []            # the planned buffers (torch tensors)
+        free = []                    # (elements, slot) of reusable buffers
+        steps = (_capi.Step * count)()
+        for step, (call, (x, r)) in enumerate(zip(calls, sequence.refs)):
+            value = inputs + step
+            if value not in slot_of:
+                elements = stored[value].numel()
+                fits = [f for f in free if f[0] >= elements]
+                if fits:
+                    chosen = min(fits)
+                    free.remove(chosen)
+                    slot_of[value] = chosen[1]
+                else:
+                    slot_of[value] = inputs + 1 + len(self.buffers)
+                    self.buffers.append(torch.empty(elements, dtype=torch.float32))
+            for read in (x, r):
+                if read is not None and read >= inputs and last_read[read] == step \
+                        and slot_of[read] > inputs:
+                    free.append((self.buffers[slot_of[read] - inputs - 1].numel(),
+                                 slot_of[read]))
+            steps[step].conv = call.conv._handle
+            steps[step].filter = call.weight.data_ptr()
+            steps[step].bias = call.bias.data_ptr() if call.bias is not None else None
+            steps[step].input = slot_of[x]
+            steps[step].residual = -1 if r is None else slot_of[r]
+            steps[step].output = slot_of[value]
+        self.steps, self.count = steps, count
+        self.table = (ctypes.c_void_p * (inputs + 1 + len(self.buffers)))(
+            *([None] * (inputs + 1)), *[b.data_ptr() for b in self.buffers])
+        # What the direct calls check on every call: the weights are the
+        # ones packed (the same tensor, not written since; an inference
+        # tensor has no version counter). Read from each layer's buffers
+        # dict: nn.Module's attribute lookup costs ~0.5 us a layer.
+        self.stamps = [(layer._buffers, call.weight, call.weight.data_ptr(),
+                        not call.weight.is_inference(), self._version(call.weight))
+                       for layer, call in zip(self.layers, calls)]
+
+    @staticmethod
+    def _version(w):
+        return None if w.is_inference() else w._version
+
+    def _stored(self, v):
+        """A value as the C API reads it: channels last for "nhwc"."""
+        return v.permute(0, 2, 3, 1) if self.nhwc and v.dim() == 4 else v
+
+    def valid(self):
+        for buffers, w, pointer, versioned, version in self.stamps:
+            if buffers["weight"] is not w or w.data_ptr() != pointer or (
+                    versioned and w._version != version):
+                return False
+        return True
+
+    def run(self, inputs):
+        """The chain's output, or None where an input is not what the plan
+        was made for (the caller runs the layers instead)."""
+        held = []
+        for i, (t, shape) in enumerate(zip(inputs, self.input_shapes)):
+            if not isinstance(t, torch.Tensor) or t.dtype != torch.float32 \
+                    or t.device.type != "cpu":
+                return None
+            v = self._stored(t)
+            if tuple(v.shape) != shape:
+                return None
+            v = v.detach().contiguous()
+            held.append(v)
+            self.table[i] = v.data_ptr()
+        y = torch.empty(self.output_shape, dtype=torch.float32)
+        self.table[len(inputs)] = y.data_ptr()
+        status = convlower._lib.convlowerRunSteps(self.steps, self.count, self.table,
+                                                  len(self.table))
+        convlower._raise_for(status, "running")
+        return y.permute(0, 3, 1, 2) if self.nhwc and y.dim() == 4 else y
+
+
 class OpRecord:
     """One op of the rewritten graph: what it computes and where it runs
     ("convlower", or "torch"); `fused`: the ops of the traced graph a
@@ -275,7 +478,8 @@ class OpRecord:
 
     def __init__(self, name, what, where, fused=()):
         self.name, self.what, self.where, self.fused = name, what, where, tuple(fused)
-        self.node = name          # its node in the rewritten graph
+        self.node = name          # its node in the rewritten graph (a layer of
+        self.sequence = None      # a FusedSequence: its name there, and the sequence's)
 
     def __repr__(self):
         fused = f" + {' + '.join(self.fused)}" if self.fused else ""
@@ -293,6 +497,14 @@ class CompiledModel(torch.nn.Module):
     def forward(self, *args, **kwargs):
         return self.graph_module(*args, **kwargs)
 
+    def layer(self, name):
+        """The compiled layer (FusedConv, FusedLinear) the graph calls `name`
+        (convlower_<i>), a submodule of the graph or of a FusedSequence."""
+        for path, module in self.graph_module.named_modules():
+            if path.rsplit(".", 1)[-1] == name:
+                return module
+        raise KeyError(f"no compiled layer {name!r}")
+
     @property
     def code(self):
         """The rewritten graph as Python (torch.fx's code)."""
@@ -302,9 +514,10 @@ class CompiledModel(torch.nn.Module):
         """Runs the graph `repeat` times (after one warm-up) node by node and
         returns {op name (as in .ops): median ms} in graph order: where the
         time goes. The node-by-node run (torch.fx's Interpreter) adds a few
-        microseconds per op over forward()."""
+        microseconds per op over forward(); a FusedSequence's layers run
+        one by one as modules, each timed (forward() runs them in one C
+        call, over buffers that stay in cache: a little faster)."""
         import statistics
-        import time
         times = {}
 
         class Timed(torch.fx.Interpreter):
@@ -315,6 +528,12 @@ class CompiledModel(torch.nn.Module):
                     times.setdefault(node.name, []).append(
                         (time.perf_counter() - start) * 1e3)
                 return result
+
+            def call_module(self, target, args, kwargs):
+                module = self.fetch_attr(target)
+                if isinstance(module, FusedSequence):
+                    return module.run_layers(args, times)[-1]
+                return super().call_module(target, args, kwargs)
 
         with torch.inference_mode():
             Timed(self.graph_module).run(*inputs)
@@ -333,9 +552,17 @@ class CompiledModel(torch.nn.Module):
         precision = self._precision_line()
         if precision:
             lines.append(precision)
+        sequences = [m for m in self.graph_module.modules() if isinstance(m, FusedSequence)]
+        if sequences:
+            planned = sum(1 for m in sequences if m.planned_shapes)
+            lines.append(f"{len(sequences)} sequence(s) of "
+                         f"{sum(len(m.names) for m in sequences)} ConvLower calls, "
+                         f"{planned} run as one C call over planned buffers "
+                         "(float32 layers, from a shape's second call)")
         for op in self.ops:
             fused = f" + {', '.join(op.fused)}" if op.fused else ""
-            lines.append(f"  {op.name:32} {op.where:9} {op.what}{fused}")
+            where = f" [{op.sequence[len('convlower_'):]}]" if op.sequence else ""
+            lines.append(f"  {op.name:32} {op.where:9} {op.what}{fused}{where}")
         return "\n".join(lines)
 
     def _precision_line(self):
@@ -546,6 +773,68 @@ def _fuse(graph_module, target, threads, layout, precision):
     return ops
 
 
+def _layer_chains(graph_module):
+    """Runs of FusedConv calls next to each other in the graph, cut so that
+    only a run's last node is read after it: the chains FusedSequence runs
+    (two layers or more)."""
+    runs, run = [], []
+    for node in graph_module.graph.nodes:
+        if (node.op == "call_module" and type(_module(graph_module, node)) is FusedConv
+                and all(isinstance(a, torch.fx.Node) for a in node.args)
+                and not node.kwargs):
+            run.append(node)
+            continue
+        runs.append(run)
+        run = []
+    runs.append(run)
+    chains, work = [], [r for r in runs if len(r) > 1]
+    while work:
+        chain = work.pop()
+        members = set(chain)
+        read_after = next((i for i, n in enumerate(chain[:-1])
+                           if any(u not in members for u in n.users)), None)
+        if read_after is None:
+            chains.append(chain)
+        else:        # each piece is cut again: the second one reads the first
+            work += [p for p in (chain[:read_after + 1], chain[read_after + 1:])
+                     if len(p) > 1]
+    order = {node: i for i, node in enumerate(graph_module.graph.nodes)}
+    return sorted(chains, key=lambda c: order[c[0]])
+
+
+def _sequence(graph_module, ops):
+    """Puts each chain of _layer_chains in the graph as one FusedSequence
+    call (submodule convlower_sequence_<i>, the layers its submodules under
+    their names); returns how many."""
+    graph = graph_module.graph
+    records = {op.node: op for op in ops}
+    chains = _layer_chains(graph_module)
+    for index, chain in enumerate(chains):
+        members = {node: i for i, node in enumerate(chain)}
+        inputs = []
+        for node in chain:
+            for a in node.args:
+                if a not in members and a not in inputs:
+                    inputs.append(a)
+        value = {a: i for i, a in enumerate(inputs)}
+        value.update({node: len(inputs) + i for i, node in enumerate(chain)})
+        refs = [(value[n.args[0]], value[n.args[1]] if len(n.args) > 1 else None)
+                for n in chain]
+        names = [node.target for node in chain]
+        layers = [graph_module.get_submodule(name) for name in names]
+        name = f"convlower_sequence_{index}"
+        graph_module.add_submodule(name, FusedSequence(names, layers, refs, len(inputs)))
+        with graph.inserting_after(chain[-1]):
+            call = graph.call_module(name, args=tuple(inputs))
+        chain[-1].replace_all_uses_with(call)
+        for node in reversed(chain):
+            graph.erase_node(node)
+        for layer_name in names:
+            graph_module.delete_submodule(layer_name)
+            records[layer_name].sequence = name
+    return len(chains)
+
+
 def _views_to_reshapes(graph_module):
     """x.view(shape) -> x.reshape(shape). The activations are channels_last
     tensors here, and view() refuses a shape that crosses their strides
@@ -559,7 +848,7 @@ def _views_to_reshapes(graph_module):
 
 
 def compile(model, example_inputs=None, *, target="cpu", threads=0, layout="nhwc",
-            precision="f32", retain_memory=True):
+            precision="f32", retain_memory=True, sequences=True):
     """Traces `model` with torch.fx and returns a CompiledModel whose
     convolutions (with their BatchNorm and ReLU) run through ConvLower.
 
@@ -577,7 +866,10 @@ def compile(model, example_inputs=None, *, target="cpu", threads=0, layout="nhwc
     folded in) are read when compile() runs: compile again after changing
     the model's. retain_memory: keep the process's freed memory for reuse
     (convlower.retain_freed_memory: without it, glibc hands each forward's
-    activations fresh pages, a page fault every 4 KiB).
+    activations fresh pages, a page fault every 4 KiB). sequences: run each
+    chain of compiled layers (only its last output read after it) as one C
+    call over buffers planned per input shape (FusedSequence); False: one
+    call per layer, each into a fresh output.
     """
     if model.training:
         raise convlower.BadInputError(
@@ -592,6 +884,8 @@ def compile(model, example_inputs=None, *, target="cpu", threads=0, layout="nhwc
     if layout == "nhwc":
         _views_to_reshapes(graph_module)
     ops = _fuse(graph_module, target, threads, layout, precision)
+    if sequences:
+        _sequence(graph_module, ops)
     graph_module.graph.lint()
     graph_module.recompile()
     compiled = CompiledModel(graph_module, ops)

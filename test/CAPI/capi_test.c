@@ -803,6 +803,118 @@ static void badInput(void) {
          (long long)sizes[1]);
 }
 
+/* convlowerRunSteps: a MobileNetV2-like block (1x1 expansion + ReLU6,
+ * depthwise 3x3 + ReLU6, 1x1 projection + the block's input) in one call
+ * over three buffers, the projection's output reusing the expansion's
+ * buffer: bit for bit what the three handles compute one call at a time
+ * into buffers of their own, and the last layer within f32's tolerance of
+ * the float64 reference on the input it read. Then the table's bad input:
+ * nothing runs. */
+static void steps(void) {
+  ConvLowerConvDesc descs[3];
+  descs[0] = conv2d(2, 8, 10, 10, 24, 1);
+  descs[0].bias = true, descs[0].clamp = true;
+  descs[0].clampMin = 0, descs[0].clampMax = 6;
+  descs[1] = conv2d(2, 24, 10, 10, 24, 3);
+  descs[1].groups = 24, descs[1].bias = true, descs[1].clamp = true;
+  descs[1].clampMin = 0, descs[1].clampMax = 6;
+  descs[1].padBefore[0] = descs[1].padBefore[1] = 1;
+  descs[1].padAfter[0] = descs[1].padAfter[1] = 1;
+  descs[2] = conv2d(2, 24, 10, 10, 8, 1);
+  descs[2].bias = true, descs[2].residual = true;
+  ConvLowerConv convs[3];
+  Tensor w[3], b[3];
+  int64_t elements[3];
+  for (int i = 0; i < 3; ++i) {
+    descs[i].layout = ConvLowerLayoutNHWC;
+    if (convlowerConvCreate(&descs[i], &convs[i], NULL) != ConvLowerStatusOk) {
+      EXPECT(0, "steps: create %d: %s", i, convlowerGetLastErrorMessage());
+      return;
+    }
+    int64_t xn, wn, bn;
+    convlowerConvGetSizes(convs[i], &xn, &wn, &bn, &elements[i]);
+    w[i] = makeTensor(wn, ConvLowerDTypeF32, 40 + i);
+    b[i] = makeTensor(bn, ConvLowerDTypeF32, 50 + i);
+  }
+  Tensor x = makeTensor(elements[2], ConvLowerDTypeF32, 60);
+  /* One call at a time, each into its own buffer. */
+  void *alone[3] = {nanOutput(elements[0]), nanOutput(elements[1]),
+                    nanOutput(elements[2])};
+  ConvLowerStatus status =
+      convlowerConvRun(convs[0], x.bytes, w[0].bytes, b[0].bytes, alone[0]);
+  if (status == ConvLowerStatusOk)
+    status = convlowerConvRun(convs[1], alone[0], w[1].bytes, b[1].bytes,
+                              alone[1]);
+  if (status == ConvLowerStatusOk)
+    status = convlowerConvRunResidual(convs[2], alone[1], w[2].bytes,
+                                      b[2].bytes, x.bytes, alone[2]);
+  EXPECT(status == ConvLowerStatusOk, "steps: one at a time: %s",
+         convlowerGetLastErrorMessage());
+  /* The sequence: buffer 0 the input, 1 the expansion and then the
+   * projection, 2 the depthwise output. */
+  void *buffers[3] = {x.bytes, nanOutput(elements[0]), nanOutput(elements[1])};
+  ConvLowerStep table[3] = {
+      {convs[0], w[0].bytes, b[0].bytes, 0, -1, 1},
+      {convs[1], w[1].bytes, b[1].bytes, 1, -1, 2},
+      {convs[2], w[2].bytes, b[2].bytes, 2, 0, 1},
+  };
+  status = convlowerRunSteps(table, 3, buffers, 3);
+  EXPECT(status == ConvLowerStatusOk, "steps: %s",
+         convlowerGetLastErrorMessage());
+  int same = status == ConvLowerStatusOk &&
+             memcmp(buffers[1], alone[2], 4 * (size_t)elements[2]) == 0 &&
+             memcmp(buffers[2], alone[1], 4 * (size_t)elements[1]) == 0;
+  EXPECT(same, "steps: the sequence differs from the calls one at a time");
+  Tensor depthwise = {elements[1], malloc(sizeof(double) * elements[1]),
+                      buffers[2]};
+  for (int64_t i = 0; i < elements[1]; ++i)
+    depthwise.values[i] = ((float *)buffers[2])[i];
+  if (same)
+    matches("steps: projection + input", convs[2], &descs[2], &depthwise,
+            &w[2], &b[2], &x, buffers[1], elements[2]);
+  printf("steps: 3 layers, 3 buffers, same as one at a time: %s\n",
+         same ? "yes" : "no");
+  free(depthwise.values);
+
+  /* Bad tables run nothing: the output buffer keeps its NaNs. */
+  memset(buffers[1], 0xff, 4 * (size_t)elements[0]);
+  struct {
+    const char *name;
+    ConvLowerStep step;
+  } bad[] = {
+      {"index outside", {convs[0], w[0].bytes, b[0].bytes, 0, -1, 3}},
+      {"output is input", {convs[1], w[1].bytes, b[1].bytes, 2, -1, 2}},
+      {"residual not described", {convs[0], w[0].bytes, b[0].bytes, 0, 2, 1}},
+      {"residual missing", {convs[2], w[2].bytes, b[2].bytes, 2, -1, 1}},
+      {"NULL handle", {{NULL}, w[0].bytes, b[0].bytes, 0, -1, 1}},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+    ConvLowerStep two[2] = {table[0], bad[i].step};
+    status = convlowerRunSteps(two, 2, buffers, 3);
+    EXPECT(status == ConvLowerStatusBadInput, "steps: %s ran", bad[i].name);
+    printf("steps %s -> %s\n", bad[i].name, convlowerGetLastErrorMessage());
+  }
+  void *nullBuffer[3] = {x.bytes, NULL, buffers[2]};
+  status = convlowerRunSteps(table, 1, nullBuffer, 3);
+  printf("steps NULL buffer -> %s\n", convlowerGetLastErrorMessage());
+  EXPECT(status == ConvLowerStatusBadInput, "steps: a NULL buffer ran");
+  uint32_t word;
+  memcpy(&word, buffers[1], 4);
+  EXPECT(word == 0xffffffffu, "steps: a bad table ran its first step");
+  EXPECT(convlowerRunSteps(NULL, 0, NULL, 0) == ConvLowerStatusOk,
+         "steps: an empty sequence");
+
+  for (int i = 0; i < 3; ++i) {
+    free(alone[i]);
+    freeTensor(&w[i]);
+    freeTensor(&b[i]);
+    convlowerConvDestroy(convs[i]);
+  }
+  free(buffers[1]);
+  free(buffers[2]);
+  freeTensor(&x);
+}
+
 int main(void) {
   EXPECT(convlowerGetApiVersion() == CONVLOWER_API_VERSION, "API version");
   numerics();
@@ -814,6 +926,7 @@ int main(void) {
   twinReport("sm_90a", "sm90a_tma_wgmma");
   twinReport(NULL, "mma_sync");
   badInput();
+  steps();
   const char *omp = convlowerGetOpenMPRuntimePath();
   EXPECT(omp && (!*omp || strstr(omp, "libomp")), "OpenMP runtime path '%s'",
          omp ? omp : "(null)");

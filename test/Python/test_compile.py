@@ -39,6 +39,9 @@ trivial) on every run.
    AVX512-BF16), direct calls after the first; grouped convolutions and
    large 3x3 ones (float32 Winograd's) stay float32; a precision that is not
    f32 or bf16 is refused.
+9. Sequences: MobileNetV2's 52 convolutions as one C call over planned
+   buffers, bit for bit what the layers compute one by one; hooks and two
+   threads (see there).
 """
 
 import os
@@ -184,7 +187,7 @@ expect([len(op.fused) for op in compiled.ops if op.where == "convlower"] == [3, 
 def epilogue_of(compiled, index=0):
     """(residual, relu, clamp) of the compiled convlower_<index>'s
     compilation for batch 2 (what its C API description holds)."""
-    d = getattr(compiled.graph_module, f"convlower_{index}")._packed[2]["conv"]._desc
+    d = compiled.layer(f"convlower_{index}")._packed[2]["conv"]._desc
     return (d.residual, d.relu, (d.clampMin, d.clampMax) if d.clamp else None)
 
 
@@ -253,7 +256,7 @@ for name, model, x, epilogues in (
     error = error_against_float64(model, twin, x)
     got = [epilogue_of(twin, i) for i in range(len(epilogues))]
     targets = {r["target"] for i in range(len(epilogues))
-               for r in getattr(twin.graph_module, f"convlower_{i}").reports()}
+               for r in twin.layer(f"convlower_{i}").reports()}
     expect(error < 1e-3 and got == epilogues and targets == {"cpu-twin"},
            f"{name} on the twin: error {error:.1e}, epilogues {got}, targets {targets}")
     print(f"{name} on the twin: error {error:.1e}, epilogues {got}")
@@ -459,6 +462,89 @@ try:
     expect(False, "precision fp8 accepted")
 except convlower.BadInputError as e:
     print("precision fp8 ->", e)
+
+# 9. Sequences: a chain of compiled layers (only its last output read after
+# it) runs as one C call, convlowerRunSteps, over buffers planned per input
+# shape. MobileNetV2 (64x64, batch 2): its 52 convolutions are one chain;
+# from the second call on, one convlowerRunSteps call and no call per layer,
+# in fewer buffers than layers, bit for bit what the layers compute one by
+# one (compile(sequences=False)) and within 1e-4 of float64. A hook on a
+# layer sends the chain back to the layers (the hook runs); two threads
+# calling the model at once get their own results.
+class Counted:
+    """Counts the calls of the C API functions named, through the package's
+    library object."""
+
+    def __init__(self, *names):
+        self.names, self.calls = names, {n: 0 for n in names}
+
+    def __enter__(self):
+        lib = convlower._lib
+        self.saved = {n: getattr(lib, n) for n in self.names}
+        for n, f in self.saved.items():
+            def counted(*a, n=n, f=f):
+                self.calls[n] += 1
+                return f(*a)
+            setattr(lib, n, counted)
+        return self.calls
+
+    def __exit__(self, *exc):
+        for n, f in self.saved.items():
+            setattr(convlower._lib, n, f)
+
+
+model = randomize_batch_norms(torchvision.models.mobilenet_v2()).eval()
+x = torch.rand(2, 3, 64, 64)
+compiled = convlower.compile(model, (x,))
+unchained = convlower.compile(model, (x,), sequences=False)
+sequences = [m for m in compiled.graph_module.modules()
+             if type(m).__name__ == "FusedSequence"]
+x = torch.rand(2, 3, 64, 64)
+with Counted("convlowerRunSteps", "convlowerConvRun", "convlowerConvRunResidual") as calls:
+    error = error_against_float64(model, compiled, x)
+with torch.inference_mode():
+    same = torch.equal(compiled(x), unchained(x))
+plan = next(iter(sequences[0]._plans.values())) if sequences else None
+buffers = len(plan.buffers) if plan else 0
+print(compiled.summary().splitlines()[2])
+print(f"mobilenet_v2 sequence: error {error:.1e}, same as one call a layer {same}, "
+      f"calls {calls}, planned buffers {buffers} for {len(sequences[0].names)} layers")
+expect(len(sequences) == 1 and len(sequences[0].names) == 52,
+       f"sequences: {[len(m.names) for m in sequences]}")
+expect(error < 1e-4 and same, f"sequence: error {error:.1e}, bitwise {same}")
+expect(calls == {"convlowerRunSteps": 1, "convlowerConvRun": 1,
+                 "convlowerConvRunResidual": 0},      # + the classifier's Linear
+       f"sequence calls {calls}")
+expect(0 < buffers < 10, f"planned buffers {buffers}")
+
+seen = []
+hook = sequences[0].convlower_5.register_forward_pre_hook(lambda m, a: seen.append(1))
+with Counted("convlowerRunSteps") as calls, torch.inference_mode():
+    hooked = compiled(x)
+hook.remove()
+print(f"hooked layer: ran {len(seen)} time(s), convlowerRunSteps {calls['convlowerRunSteps']}, "
+      f"same {torch.equal(hooked, unchained(x))}")
+expect(seen == [1] and calls["convlowerRunSteps"] == 0, f"hook: {seen}, {calls}")
+
+import threading
+inputs = [torch.rand(2, 3, 64, 64) for _ in range(6)]
+with torch.inference_mode():
+    alone = [unchained(i) for i in inputs]
+    results = [None] * len(inputs)
+
+    def worker(first):
+        with torch.inference_mode():
+            for i in range(first, len(inputs), 2):
+                results[i] = compiled(inputs[i])
+
+    threads = [threading.Thread(target=worker, args=(t,)) for t in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+together = all(torch.equal(r, a) for r, a in zip(results, alone))
+print(f"two threads, one compiled model: every result its own {together}")
+expect(together, "two threads: results differ")
 
 if failures:
     print(f"{len(failures)} failure(s)")
