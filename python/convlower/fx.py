@@ -69,6 +69,8 @@ class FusedConv(torch.nn.Module):
     so the next convolution reads its input without a copy: the activations
     are converted once, at the first convolution."""
 
+    pooling = False       # FusedGlobalPool's mean (not a layer of the model's)
+
     # Batch sizes: the first one a layer sees (compile()'s example) is compiled
     # as it is; another runs as chunks of power-of-two batches up to 32, each
     # compiled once, until it has come REPEATS times, when it gets its own
@@ -273,6 +275,53 @@ class FusedLinear(torch.nn.Module):
         return self.conv(images).reshape(*lead, self.out_features)
 
 
+class FusedGlobalPool(torch.nn.Module):
+    """Global average pooling and the flatten after it (the classification
+    heads' adaptive_avg_pool2d(x, 1) -> flatten(x, 1)): [N, C, H, W] ->
+    [N, C], computed by ConvLower as a depthwise convolution whose kernel is
+    the whole image, every weight 1 / (H W). Its layer is made at the first
+    call of each (C, H, W) (the traced graph has no shapes); an input of
+    another rank or dtype, or an image of more than MAX_PIXELS (the
+    depthwise kernel unrolls its taps), is pooled by torch."""
+
+    MAX_PIXELS = 100
+    SHAPES = 4           # (C, H, W)s with a layer kept, least recently used dropped
+
+    def __init__(self, target, threads, layout):
+        super().__init__()
+        self.target, self.threads, self.layout = target, threads, layout
+        self.layers = torch.nn.ModuleDict()
+
+    @staticmethod
+    def _key(x):
+        if x.dim() != 4 or x.dtype != torch.float32 or \
+                x.shape[2] * x.shape[3] > FusedGlobalPool.MAX_PIXELS:
+            return None
+        return "x".join(str(d) for d in x.shape[1:])
+
+    def layer_for(self, x):
+        """The compiled layer pooling `x`, if one was made for its shape."""
+        key = self._key(x)
+        return self.layers[key] if key is not None and key in self.layers else None
+
+    def forward(self, x):
+        key = self._key(x)
+        if key is None:
+            return torch.flatten(F.adaptive_avg_pool2d(x, 1), 1)
+        if key not in self.layers:
+            channels, height, width = x.shape[1:]
+            with torch.no_grad():
+                mean = torch.nn.Conv2d(channels, channels, (height, width),
+                                       groups=channels, bias=False)
+                mean.weight.fill_(1.0 / (height * width))
+            layer = FusedConv(mean, None, False, self.target, self.threads, self.layout)
+            layer.pooling = True
+            self.layers[key] = layer
+            while len(self.layers) > self.SHAPES:
+                del self.layers[next(iter(self.layers))]
+        return self.layers[key](x).flatten(1)
+
+
 class FusedSequence(torch.nn.Module):
     """A chain of compiled layers (FusedConv) of the graph, each reading the
     chain's inputs or an earlier layer's output, only the last one's output
@@ -305,8 +354,6 @@ class FusedSequence(torch.nn.Module):
         self.inputs = inputs           # how many inputs the chain takes
         self._plans = collections.OrderedDict()
         self._lock = threading.Lock()
-        self._hooks = [d for layer in layers
-                       for d in (layer._forward_hooks, layer._forward_pre_hooks)]
 
     @property
     def layers(self):
@@ -316,7 +363,7 @@ class FusedSequence(torch.nn.Module):
         key = tuple(tuple(t.shape) if isinstance(t, torch.Tensor) else None
                     for t in inputs)
         plan = self._plans.get(key)
-        if plan is not None and not any(self._hooks) and plan.valid() \
+        if plan is not None and not any(plan.hooks) and plan.valid() \
                 and self._lock.acquire(blocking=False):
             try:
                 y = plan.run(inputs)
@@ -326,7 +373,7 @@ class FusedSequence(torch.nn.Module):
             finally:
                 self._lock.release()
         values = self.run_layers(inputs)
-        if plan is None or not plan.valid():
+        if plan is None or not plan.valid() or any(plan.hooks):
             self._plans.pop(key, None)
             plan = _SequencePlan.of(self, values)
             if plan is not None:
@@ -359,29 +406,44 @@ class _SequencePlan:
     the buffers table (the chain's inputs, its output, then its planned
     buffers) and what must still hold for the table to be right."""
 
+    @staticmethod
+    def _compiled(layer, x):
+        """The FusedConv that computes `layer` on `x` (itself, the pooling's
+        layer for x's shape, a Linear's 1x1 convolution of 2-D rows)."""
+        if isinstance(layer, FusedGlobalPool):
+            return layer.layer_for(x)
+        if isinstance(layer, FusedLinear):
+            return layer.conv if x.dim() == 2 else None
+        return layer if x.dim() == layer.rank + 2 else None
+
     @classmethod
     def of(cls, sequence, values):
         """The plan of the layers' direct calls after a run that produced
         `values`, or None where one layer has none (see FusedSequence)."""
-        calls = []
+        convs, calls = [], []
         for layer, (x, r) in zip(sequence.layers, sequence.refs):
-            n = values[x].shape[0] if values[x].dim() == layer.rank + 2 else None
-            direct = layer._direct.get(n)
-            if (direct is None or layer.compute_dtype is not None
+            conv = cls._compiled(layer, values[x])
+            direct = conv._direct.get(values[x].shape[0]) if conv is not None else None
+            if (direct is None or conv.compute_dtype is not None
                     or direct.dtype != torch.float32 or direct.out_dtype != torch.float32
-                    or direct.weight is not layer.weight
+                    or direct.weight is not conv.weight
                     or direct.conv.has_residual != (r is not None)):
                 return None
+            convs.append(conv)
             calls.append(direct)
-        nhwc = sequence.layers[0].layout == "nhwc"
-        if any(layer.layout != sequence.layers[0].layout for layer in sequence.layers):
+        # The images' layout (a Linear's rows read the same either way).
+        layouts = {layer.layout for layer in sequence.layers
+                   if not isinstance(layer, FusedLinear)}
+        if len(layouts) > 1:
             return None
-        return cls(sequence, calls, values, nhwc)
+        return cls(sequence, convs, calls, values, layouts != {"nchw"})
 
-    def __init__(self, sequence, calls, values, nhwc):
+    def __init__(self, sequence, convs, calls, values, nhwc):
         self.nhwc = nhwc
         self.calls = calls           # keeps the handles alive
-        self.layers = sequence.layers
+        # Hooks on any of the chain's modules send it back to the layers.
+        self.hooks = [d for m in sequence.modules()
+                      for d in (m._forward_hooks, m._forward_pre_hooks)]
         count, inputs = len(calls), sequence.inputs
         # What each input must be (its shape as the C API reads it).
         stored = [self._stored(v) for v in values]
@@ -430,9 +492,9 @@ class _SequencePlan:
         # ones packed (the same tensor, not written since; an inference
         # tensor has no version counter). Read from each layer's buffers
         # dict: nn.Module's attribute lookup costs ~0.5 us a layer.
-        self.stamps = [(layer._buffers, call.weight, call.weight.data_ptr(),
+        self.stamps = [(conv._buffers, call.weight, call.weight.data_ptr(),
                         not call.weight.is_inference(), self._version(call.weight))
-                       for layer, call in zip(self.layers, calls)]
+                       for conv, call in zip(convs, calls)]
 
     @staticmethod
     def _version(w):
@@ -540,14 +602,17 @@ class CompiledModel(torch.nn.Module):
             times.clear()
             for _ in range(repeat):
                 Timed(self.graph_module).run(*inputs)
-        return {op.name: statistics.median(times[op.node]) for op in self.ops}
+        return {op.name: statistics.median(times[op.node]) if op.node in times else 0.0
+                for op in self.ops}       # (0: removed from the graph)
 
     def summary(self):
         ours = [op for op in self.ops if op.where == "convlower"]
         theirs = [op for op in self.ops if op.where == "torch"]
         lines = [f"{len(ours)} ConvLower calls computing "
                  f"{len(ours) + sum(len(op.fused) for op in ours)} ops of the graph; "
-                 f"{len(theirs)} ops on torch",
+                 f"{len(theirs)} ops on torch" + "".join(
+                     f"; {n} removed (the identity in eval mode)" for n in
+                     [sum(1 for op in self.ops if op.where == "removed")] if n),
                  f"freed memory: {convlower.memory_policy()}"]
         precision = self._precision_line()
         if precision:
@@ -569,7 +634,8 @@ class CompiledModel(torch.nn.Module):
         """precision "bf16": how many layers run in bfloat16 and on what (the
         compiled convolutions' reports say: VDPBF16PS, or widened to f32 on a
         CPU without AVX512-BF16); None for a float32 model."""
-        layers = [m for m in self.graph_module.modules() if isinstance(m, FusedConv)]
+        layers = [m for m in self.graph_module.modules()
+                  if isinstance(m, FusedConv) and not m.pooling]
         asked = [m for m in layers if m._bf16_asked]
         if not asked:
             return None
@@ -737,14 +803,84 @@ def _fuse_linear(graph_module, node, linear, target, threads, precision, index):
     return OpRecord(node.name, "Linear", "convlower", folded), chain
 
 
+def _is_global_pool(graph_module, node):
+    """Whether `node` averages each channel to 1x1: nn.AdaptiveAvgPool2d(1)
+    or F.adaptive_avg_pool2d(x, 1), of one tensor ((1, 1) as well)."""
+    ones = (1, (1, 1), [1, 1])
+    if node.op == "call_module":
+        module = _module(graph_module, node)
+        return (type(module) is torch.nn.AdaptiveAvgPool2d and module.output_size in ones
+                and len(node.args) == 1 and not node.kwargs)
+    if node.op != "call_function" or node.target is not F.adaptive_avg_pool2d:
+        return False
+    args = dict(zip(("input", "output_size"), node.args), **node.kwargs)
+    return (set(args) == {"input", "output_size"} and args["output_size"] in ones
+            and isinstance(args["input"], torch.fx.Node))
+
+
+def _is_flatten_from_1(node, source):
+    """Whether `node` is torch.flatten(source, 1) or source.flatten(1)."""
+    if node is None or not node.args or node.args[0] is not source or not (
+            (node.op == "call_function" and node.target is torch.flatten)
+            or (node.op == "call_method" and node.target == "flatten")):
+        return False
+    dims = dict(zip(("start_dim", "end_dim"), node.args[1:]), **node.kwargs)
+    return (len(node.args) <= 3 and set(dims) <= {"start_dim", "end_dim"}
+            and dims.get("start_dim", 0) == 1 and dims.get("end_dim", -1) == -1)
+
+
+def _fuse_global_pool(graph_module, node, target, threads, layout, index):
+    """global average pooling -> flatten(1), the flatten read alone, as one
+    FusedGlobalPool call; None where the flatten is not there."""
+    follower = _only_user(node)
+    if not _is_flatten_from_1(follower, node):
+        return None
+    chain = [node, follower]
+    fused = FusedGlobalPool(target, threads, layout)
+    folded = _replace_chain(graph_module, chain, fused, (node.args[0],), index)
+    return OpRecord(node.name, _describe(graph_module, node) if node.op != "call_module"
+                    else "AdaptiveAvgPool2d", "convlower", folded), chain
+
+
+_DROPOUTS = (torch.nn.Dropout, torch.nn.Dropout1d, torch.nn.Dropout2d,
+             torch.nn.Dropout3d, torch.nn.AlphaDropout, torch.nn.FeatureAlphaDropout)
+
+
+def _remove_dropouts(graph_module):
+    """Removes every call of a Dropout module in eval mode (the identity);
+    returns their records."""
+    removed = []
+    for node in list(graph_module.graph.nodes):
+        module = _module(graph_module, node)
+        if isinstance(module, _DROPOUTS) and not module.training \
+                and len(node.args) == 1 and not node.kwargs:
+            node.replace_all_uses_with(node.args[0])
+            graph_module.graph.erase_node(node)
+            removed.append(OpRecord(node.name, type(module).__name__, "removed"))
+    return removed
+
+
 def _fuse(graph_module, target, threads, layout, precision):
-    """Rewrites every convolution chain and Linear; returns the records of the
-    graph's ops in order."""
+    """Rewrites every convolution chain, Linear and global average pooling
+    (and removes eval-mode Dropout); returns the records of the graph's ops
+    in order."""
+    order = {node.name: i for i, node in enumerate(graph_module.graph.nodes)}
+    removed = _remove_dropouts(graph_module)
     records, erased = {}, set()
     index = 0
     for node in list(graph_module.graph.nodes):
-        if node in erased or len(node.args) != 1 or node.kwargs:
-            continue                 # folded into an earlier chain, or not one input
+        if node in erased:
+            continue
+        if _is_global_pool(graph_module, node):
+            fused = _fuse_global_pool(graph_module, node, target, threads, layout, index)
+            if fused is not None:
+                record, replaced = fused
+                erased.update(replaced)
+                records[f"convlower_{index}"] = record
+                index += 1
+            continue
+        if len(node.args) != 1 or node.kwargs:
+            continue                 # not one input
         module = _module(graph_module, node)
         if type(module) is torch.nn.Linear and module.weight.dtype == torch.float32:
             record, replaced = _fuse_linear(graph_module, node, module, target, threads,
@@ -770,6 +906,8 @@ def _fuse(graph_module, target, threads, layout, precision):
             OpRecord(node.name, _describe(graph_module, node), "torch")
         record.node = node.name
         ops.append(record)
+    ops.extend(removed)
+    ops.sort(key=lambda op: order.get(op.name, len(order)))
     return ops
 
 
@@ -779,7 +917,9 @@ def _layer_chains(graph_module):
     (two layers or more)."""
     runs, run = [], []
     for node in graph_module.graph.nodes:
-        if (node.op == "call_module" and type(_module(graph_module, node)) is FusedConv
+        if (node.op == "call_module"
+                and type(_module(graph_module, node)) in (FusedConv, FusedGlobalPool,
+                                                          FusedLinear)
                 and all(isinstance(a, torch.fx.Node) for a in node.args)
                 and not node.kwargs):
             run.append(node)

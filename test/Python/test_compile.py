@@ -322,7 +322,8 @@ for name, convs, layout in (("resnet18", 20, "nhwc"), ("mobilenet_v2", 52, "nhwc
                             ("resnet18", 20, "nchw")):
     model = getattr(torchvision.models, name)()
     x = torch.rand(2, 3, 64, 64)
-    compiled = check(f"{name} {layout}", model, x, convs + 1, layout=layout)  # + fc
+    # + the pooling (with the flatten) and fc; Dropout removed (eval mode).
+    compiled = check(f"{name} {layout}", model, x, convs + 2, layout=layout)
     folded = sum(1 for op in compiled.ops if op.where == "convlower"
                  for f in op.fused if f.startswith("BatchNorm"))
     left = sum(1 for op in compiled.ops if op.what.startswith("BatchNorm"))
@@ -332,8 +333,8 @@ for name, convs, layout in (("resnet18", 20, "nhwc"), ("mobilenet_v2", 52, "nhwc
         # Only the image itself arrives in NCHW: every later convolution reads
         # what the one before left, through torch's ops, in place.
         direct, calls = channels_last_inputs(compiled, x)
-        # (and the classifier's Linear, whose rows are 1x1 images).
-        expect((direct, calls) == (convs, convs + 1),
+        # (and the pooling's; the classifier's Linear reads rows, 1x1 images).
+        expect((direct, calls) == (convs + 1, convs + 2),
                f"{name}: {direct} of {calls} convolutions read channels-last inputs")
         print(f"{name}: {direct} of {calls} convolutions read channels-last inputs in place")
 
@@ -431,7 +432,8 @@ try:
     error = error_against_float64(model, compiled, x)
 finally:
     convlower._conv = general_conv
-layers = [m for m in compiled.graph_module.modules() if type(m).__name__ == "FusedConv"]
+layers = [m for m in compiled.graph_module.modules()
+          if type(m).__name__ == "FusedConv" and not m.pooling]
 bf16 = [m for m in layers if m.weight.dtype == torch.bfloat16]
 route = ("VDPBF16PS" if has_avx512_bf16() else "widened to f32 FMAs")
 routes = [r["kernel"] for m in bf16 for r in m.reports()]
@@ -463,9 +465,43 @@ try:
 except convlower.BadInputError as e:
     print("precision fp8 ->", e)
 
+# Classifier heads: global average pooling read by flatten(1) alone is one
+# ConvLower call (a depthwise convolution whose kernel is the image), the
+# module and the functional form; eval-mode Dropout is removed; a pooling
+# without the flatten stays torch's, and so does one over more than
+# FusedGlobalPool.MAX_PIXELS pixels (computed by torch inside the call).
+class Head(torch.nn.Module):
+    def __init__(self, functional, flatten=True):
+        super().__init__()
+        self.functional, self.flatten = functional, flatten
+        self.conv = torch.nn.Conv2d(3, 16, 3, padding=1)
+        self.pool = torch.nn.AdaptiveAvgPool2d((1, 1))
+        self.drop = torch.nn.Dropout(0.5)
+        self.fc = torch.nn.Linear(16, 5)
+
+    def forward(self, x):
+        y = F.relu(self.conv(x))
+        if not self.flatten:
+            return self.pool(y) + 1
+        y = F.adaptive_avg_pool2d(y, 1).flatten(1) if self.functional \
+            else torch.flatten(self.pool(y), 1)
+        return self.fc(self.drop(y))
+
+
+check("head (module)", Head(False), torch.rand(2, 3, 9, 9), 3, [])
+compiled = check("head (functional)", Head(True), torch.rand(2, 3, 9, 9), 3, [])
+print(compiled.summary().splitlines()[0])
+check("pool without flatten", Head(False, flatten=False), torch.rand(2, 3, 9, 9), 1,
+      ["AdaptiveAvgPool2d", "add"])
+compiled = check("head on 12x12", Head(False), torch.rand(2, 3, 12, 12), 3, [])
+pool = compiled.layer("convlower_1")
+print(f"head on 12x12: pooled by torch {len(pool.layers) == 0}")
+expect(len(pool.layers) == 0, f"12x12 pooling compiled: {list(pool.layers)}")
+
 # 9. Sequences: a chain of compiled layers (only its last output read after
 # it) runs as one C call, convlowerRunSteps, over buffers planned per input
-# shape. MobileNetV2 (64x64, batch 2): its 52 convolutions are one chain;
+# shape. MobileNetV2 (64x64, batch 2): its 52 convolutions, the pooling and
+# the classifier are one chain;
 # from the second call on, one convlowerRunSteps call and no call per layer,
 # in fewer buffers than layers, bit for bit what the layers compute one by
 # one (compile(sequences=False)) and within 1e-4 of float64. A hook on a
@@ -509,12 +545,11 @@ buffers = len(plan.buffers) if plan else 0
 print(compiled.summary().splitlines()[2])
 print(f"mobilenet_v2 sequence: error {error:.1e}, same as one call a layer {same}, "
       f"calls {calls}, planned buffers {buffers} for {len(sequences[0].names)} layers")
-expect(len(sequences) == 1 and len(sequences[0].names) == 52,
+expect(len(sequences) == 1 and len(sequences[0].names) == 54,   # + pooling, Linear
        f"sequences: {[len(m.names) for m in sequences]}")
 expect(error < 1e-4 and same, f"sequence: error {error:.1e}, bitwise {same}")
-expect(calls == {"convlowerRunSteps": 1, "convlowerConvRun": 1,
-                 "convlowerConvRunResidual": 0},      # + the classifier's Linear
-       f"sequence calls {calls}")
+expect(calls == {"convlowerRunSteps": 1, "convlowerConvRun": 0,
+                 "convlowerConvRunResidual": 0}, f"sequence calls {calls}")
 expect(0 < buffers < 10, f"planned buffers {buffers}")
 
 seen = []
