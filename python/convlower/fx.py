@@ -22,12 +22,17 @@ ConvLower call that also computes
 with its weight packed once (the CPU routes' constant-weight mode: filter
 panels, Winograd's U), on the first call of each input shape. Each float32
 nn.Linear (with the ReLU that reads it alone) becomes a 1x1 convolution of
-its rows the same way. Every other op runs as torch ran it, between them. The 2-D convolutions
+its rows the same way, global average pooling read by flatten(1) alone
+(the classification heads) as a depthwise convolution whose kernel is the
+image, and eval-mode Dropout is removed. Every other op runs as torch ran it,
+between them. The 2-D convolutions
 compute on channels-last buffers (layout="nhwc", the default) and hand
 torch channels_last tensors, which torch's pooling, adds and activations
 keep: the activations are converted once, at the first convolution
-(layout="nchw": torch's default layout throughout). Not yet: one MLIR
-module per graph (issue 34).
+(layout="nchw": torch's default layout throughout). Each chain of compiled
+layers whose only output read after it is the last runs as one C call over
+buffers planned per input shape (FusedSequence). Not yet: one MLIR module
+per graph (issue 34).
 
 The graph computes what the model computes, with BatchNorm's running
 statistics: compile() refuses a model in training mode. A model fx cannot
@@ -323,16 +328,18 @@ class FusedGlobalPool(torch.nn.Module):
 
 
 class FusedSequence(torch.nn.Module):
-    """A chain of compiled layers (FusedConv) of the graph, each reading the
-    chain's inputs or an earlier layer's output, only the last one's output
-    read after the chain: MobileNetV2's 52 convolutions, ResNet-50's body.
+    """A chain of compiled layers (FusedConv, FusedGlobalPool, FusedLinear)
+    of the graph, each reading the chain's inputs or an earlier layer's
+    output, only the last one's output read after the chain: MobileNetV2
+    from its first convolution to its logits, ResNet-50 after its max
+    pooling.
 
     Run as one C call (convlowerRunSteps) once each layer has a direct call
     for the input's shape: the layers' handles and weights in a table, the
     activations in buffers planned once per input shape, a buffer reused
     as soon as the layers reading it are done, so the chain works in a few
     buffers that stay in cache (MobileNetV2 at batch 1: 4 buffers, 9.8 MB,
-    instead of 52 fresh outputs and a torch call each; only the last
+    instead of 54 fresh outputs and a torch call each; only the last
     output is a fresh tensor, the caller's). Otherwise (the first call of a
     shape, a batch that runs as chunks, bfloat16 layers, hooks on a layer,
     a weight written or replaced since the plan, another thread inside the
@@ -441,8 +448,9 @@ class _SequencePlan:
     def __init__(self, sequence, convs, calls, values, nhwc):
         self.nhwc = nhwc
         self.calls = calls           # keeps the handles alive
-        # Hooks on any of the chain's modules send it back to the layers.
-        self.hooks = [d for m in sequence.modules()
+        # Hooks on any of the chain's modules send it back to the layers
+        # (the sequence's own run either way).
+        self.hooks = [d for m in sequence.modules() if m is not sequence
                       for d in (m._forward_hooks, m._forward_pre_hooks)]
         count, inputs = len(calls), sequence.inputs
         # What each input must be (its shape as the C API reads it).
@@ -535,7 +543,8 @@ class _SequencePlan:
 
 class OpRecord:
     """One op of the rewritten graph: what it computes and where it runs
-    ("convlower", or "torch"); `fused`: the ops of the traced graph a
+    ("convlower", "torch", or "removed": the identity in eval mode, no longer
+    in the graph); `fused`: the ops of the traced graph a
     ConvLower call also computes (BatchNorm2d bn1, ReLU relu, ...)."""
 
     def __init__(self, name, what, where, fused=()):
@@ -560,8 +569,9 @@ class CompiledModel(torch.nn.Module):
         return self.graph_module(*args, **kwargs)
 
     def layer(self, name):
-        """The compiled layer (FusedConv, FusedLinear) the graph calls `name`
-        (convlower_<i>), a submodule of the graph or of a FusedSequence."""
+        """The compiled layer (FusedConv, FusedLinear, FusedGlobalPool) the
+        graph calls `name` (convlower_<i>), a submodule of the graph or of a
+        FusedSequence."""
         for path, module in self.graph_module.named_modules():
             if path.rsplit(".", 1)[-1] == name:
                 return module
@@ -608,11 +618,11 @@ class CompiledModel(torch.nn.Module):
     def summary(self):
         ours = [op for op in self.ops if op.where == "convlower"]
         theirs = [op for op in self.ops if op.where == "torch"]
+        removed = sum(1 for op in self.ops if op.where == "removed")
         lines = [f"{len(ours)} ConvLower calls computing "
                  f"{len(ours) + sum(len(op.fused) for op in ours)} ops of the graph; "
-                 f"{len(theirs)} ops on torch" + "".join(
-                     f"; {n} removed (the identity in eval mode)" for n in
-                     [sum(1 for op in self.ops if op.where == "removed")] if n),
+                 f"{len(theirs)} ops on torch"
+                 + (f"; {removed} removed (the identity in eval mode)" if removed else ""),
                  f"freed memory: {convlower.memory_policy()}"]
         precision = self._precision_line()
         if precision:
