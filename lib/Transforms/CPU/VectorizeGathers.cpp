@@ -84,6 +84,63 @@ std::optional<unsigned> contiguousRunLoop(linalg::GenericOp op) {
   return loop;
 }
 
+/// The two innermost loops of a channels-last copy that run contiguous
+/// together in both operands: the output's last two indices (kw, c), where
+/// the input's last index is c over the whole channel dimension and
+/// the one before it is kw plus other loops' terms (ow * s + kw), no other
+/// input index using either, and both operands' last two dimensions
+/// packed (strides [C, 1]). A 3-channel image's kernel row is then one run
+/// of KW * C elements (the RGB stem's 9 or 21) where each channel run had
+/// 3, too short for a vector.
+struct PairRun {
+  unsigned outer, inner;
+  int64_t length;
+};
+
+/// Whether `type`'s last two dimensions are packed: strides [size, 1].
+bool hasPackedInnerPair(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (type.getRank() < 2 || failed(type.getStridesAndOffset(strides, offset)))
+    return false;
+  return strides.back() == 1 &&
+         strides[strides.size() - 2] == type.getShape().back();
+}
+
+std::optional<PairRun> contiguousPairRun(linalg::GenericOp op) {
+  if (!isPlainCopy(op) || !op.hasPureBufferSemantics() ||
+      op.hasDynamicShape() || op.getNumLoops() < 2)
+    return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  AffineMap input = maps[0], output = maps[1];
+  if (!output.isPermutation() || input.getNumResults() < 2)
+    return std::nullopt;
+  ArrayRef<AffineExpr> out = output.getResults(), in = input.getResults();
+  AffineExpr inner = out.back(), outer = out[out.size() - 2];
+  auto position = [](AffineExpr e) {
+    return cast<AffineDimExpr>(e).getPosition();
+  };
+  // (c plus other terms over a dimension of exactly C elements: the others
+  // are 0 wherever the copy is in bounds, a single group's g * C.)
+  if (!isDimPlusOthers(in.back(), inner) ||
+      !isDimPlusOthers(in[in.size() - 2], outer))
+    return std::nullopt;
+  for (AffineExpr result : in.drop_back(2))
+    if (result.isFunctionOfDim(position(inner)) ||
+        result.isFunctionOfDim(position(outer)))
+      return std::nullopt;
+  if (in.back().isFunctionOfDim(position(outer)))
+    return std::nullopt;
+  auto source = cast<MemRefType>(op.getDpsInputs()[0].getType());
+  auto dest = cast<MemRefType>(op.getDpsInits()[0].getType());
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (source.getShape().back() != ranges[position(inner)] ||
+      !hasPackedInnerPair(source) || !hasPackedInnerPair(dest))
+    return std::nullopt;
+  return PairRun{position(outer), position(inner),
+                 ranges[position(outer)] * ranges[position(inner)]};
+}
+
 /// One run: a vector of the run's length read from the innermost dimension
 /// of the tile's input and written to the innermost of its output (every
 /// other dimension of both is 1 in the tile).
@@ -92,9 +149,22 @@ void copyRunAsVector(RewriterBase &rewriter, linalg::GenericOp tile,
   Location loc = tile.getLoc();
   MLIRContext *ctx = rewriter.getContext();
   Value source = tile.getDpsInputs()[0], dest = tile.getDpsInits()[0];
+  rewriter.setInsertionPoint(tile);
+  // A pair run's tile: its two innermost dimensions collapsed into one.
+  auto collapseInnerPair = [&](Value v) {
+    auto type = cast<MemRefType>(v.getType());
+    if (type.getShape().back() == length)
+      return v;
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t d = 0; d + 2 < type.getRank(); ++d)
+      groups.push_back({d});
+    groups.push_back({type.getRank() - 2, type.getRank() - 1});
+    return Value(memref::CollapseShapeOp::create(rewriter, loc, v, groups));
+  };
+  source = collapseInnerPair(source);
+  dest = collapseInnerPair(dest);
   auto sourceType = cast<MemRefType>(source.getType());
   auto destType = cast<MemRefType>(dest.getType());
-  rewriter.setInsertionPoint(tile);
   Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
   auto vectorType = VectorType::get({length}, sourceType.getElementType());
   SmallVector<bool> inBounds = {true};
@@ -126,6 +196,21 @@ void vectorizeRuns(RewriterBase &rewriter, linalg::GenericOp copy,
                   tile);
 }
 
+/// Tiles `copy` by 1 along every loop but the pair's, whole along those,
+/// and copies each tile's KW * C elements as one vector.
+void vectorizePairRuns(RewriterBase &rewriter, linalg::GenericOp copy,
+                       PairRun pair) {
+  SmallVector<int64_t> ranges = copy.getStaticLoopRanges();
+  SmallVector<int64_t> sizes(ranges.size(), 1);
+  sizes[pair.outer] = ranges[pair.outer];
+  sizes[pair.inner] = ranges[pair.inner];
+  FailureOr<linalg::LinalgOp> tiled = tileInPlace(rewriter, copy, sizes);
+  if (failed(tiled))
+    return;
+  copyRunAsVector(rewriter, cast<linalg::GenericOp>(tiled->getOperation()),
+                  pair.length);
+}
+
 struct ConvLowerVectorizeGathersPass
     : conv_lower::impl::ConvLowerVectorizeGathersBase<
           ConvLowerVectorizeGathersPass> {
@@ -137,15 +222,25 @@ struct ConvLowerVectorizeGathersPass
       return signalPassFailure();
     }
     SmallVector<std::pair<linalg::GenericOp, unsigned>> copies;
+    SmallVector<std::pair<linalg::GenericOp, PairRun>> pairCopies;
     getOperation()->walk([&](linalg::GenericOp op) {
-      if (std::optional<unsigned> loop = contiguousRunLoop(op))
+      // Channel runs too short for a vector (C < 4) but whole kernel rows
+      // that fit one: the kernel row's run instead.
+      std::optional<PairRun> pair = contiguousPairRun(op);
+      if (pair && op.getStaticLoopRanges()[pair->inner] < 4 &&
+          pair->length <= run)
+        pairCopies.push_back({op, *pair});
+      else if (std::optional<unsigned> loop = contiguousRunLoop(op))
         copies.push_back({op, *loop});
     });
     IRRewriter rewriter(&getContext());
     LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] " << copies.size()
-                            << " copies with a contiguous run\n");
+                            << " copies with a contiguous run, "
+                            << pairCopies.size() << " with kernel-row runs\n");
     for (auto [copy, loop] : copies)
       vectorizeRuns(rewriter, copy, loop, run);
+    for (auto [copy, pair] : pairCopies)
+      vectorizePairRuns(rewriter, copy, pair);
   }
 };
 

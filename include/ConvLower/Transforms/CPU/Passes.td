@@ -534,8 +534,13 @@ def ConvLowerVectorizeGathers : Pass<"conv-lower-vectorize-gathers"> {
     panel), each run along that loop is contiguous on both sides: the copy
     is tiled by 1 along every other loop and by the largest divisor of its
     extent up to `run` along it, and each tile becomes one
-    `vector.transfer_read` and one `vector.transfer_write`. Other copies,
-    and runs shorter than 4 elements, are left as they are. It runs after
+    `vector.transfer_read` and one `vector.transfer_write`. Where those runs
+    are shorter than 4 elements but a whole kernel row is one run (a
+    3-channel NHWC image: the output's last two indices `kw, c`, the
+    input's `ow * s + kw, c` over all C channels, both operands' last two
+    dimensions packed), each kernel row is copied as one vector of KW * C
+    elements (the RGB stem's 9 or 21), up to `run`. Other copies, and
+    other runs shorter than 4 elements, are left as they are. It runs after
     bufferization: on tensors, a vector read of a slice written whole into
     another folds back into a slice copy.
   }];
