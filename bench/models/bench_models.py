@@ -656,8 +656,10 @@ def markdown(runs, machine, args, wall_s):
     out += summary_table(runs)
     out += ["", "## compile() against the inference engines", "",
             "`convlower.compile(model)`: the torch.fx graph with each convolution, its "
-            "BatchNorm (folded) and its ReLU one ConvLower call, weights packed once, "
-            "channels-last between the convolutions; the other ops torch's. ONNX Runtime "
+            "BatchNorm (folded), residual add and ReLU one ConvLower call, weights packed "
+            "once, channels-last between the convolutions, the pooling head and Linear "
+            "compiled too, each chain of them one C call over planned buffers; the other "
+            "ops torch's. ONNX Runtime "
             "and OpenVINO (f32 asked for) run the model exported to ONNX (opset 17) on the "
             "same threads, one after the other, after the ConvLower and torch runs"
             + (f" ({m['engines']})" if m.get("engines") else " (not run: --no-engines "
