@@ -61,18 +61,25 @@ bool isDimPlusOthers(AffineExpr expr, AffineExpr dim) {
          (isDimPlusOthers(sum.getRHS(), dim) && other(sum.getLHS()));
 }
 
-/// The loop along which a static copy (every loop parallel, its body
-/// yields the input element, its output map a permutation) runs contiguous
-/// in both operands: the output's innermost index, where the input's
-/// innermost index is it plus other loops' terms and no other input index
-/// uses it. None otherwise.
+/// A static copy on buffers of two loops or more (every loop parallel, its
+/// body yields the input element) whose output map is a permutation: what
+/// both run analyses below take.
+bool isStaticPermutedCopy(linalg::GenericOp op) {
+  return isPlainCopy(op) && op.hasPureBufferSemantics() &&
+         !op.hasDynamicShape() && op.getNumLoops() >= 2 &&
+         op.getIndexingMapsArray()[1].isPermutation();
+}
+
+/// The loop along which a static permuted copy runs contiguous in both
+/// operands: the output's innermost index, where the input's innermost
+/// index is it plus other loops' terms and no other input index uses it.
+/// None otherwise.
 std::optional<unsigned> contiguousRunLoop(linalg::GenericOp op) {
-  if (!isPlainCopy(op) || !op.hasPureBufferSemantics() ||
-      op.hasDynamicShape() || op.getNumLoops() < 2)
+  if (!isStaticPermutedCopy(op))
     return std::nullopt;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   AffineMap input = maps[0], output = maps[1];
-  if (!output.isPermutation() || input.getNumResults() == 0)
+  if (input.getNumResults() == 0)
     return std::nullopt;
   AffineExpr inner = output.getResults().back();
   unsigned loop = cast<AffineDimExpr>(inner).getPosition();
@@ -84,14 +91,7 @@ std::optional<unsigned> contiguousRunLoop(linalg::GenericOp op) {
   return loop;
 }
 
-/// The two innermost loops of a channels-last copy that run contiguous
-/// together in both operands: the output's last two indices (kw, c), where
-/// the input's last index is c over the whole channel dimension and
-/// the one before it is kw plus other loops' terms (ow * s + kw), no other
-/// input index using either, and both operands' last two dimensions
-/// packed (strides [C, 1]). A 3-channel image's kernel row is then one run
-/// of KW * C elements (the RGB stem's 9 or 21) where each channel run had
-/// 3, too short for a vector.
+/// Two loops (kw, c) whose runs together are contiguous: `length` = KW * C.
 struct PairRun {
   unsigned outer, inner;
   int64_t length;
@@ -107,13 +107,20 @@ bool hasPackedInnerPair(MemRefType type) {
          strides[strides.size() - 2] == type.getShape().back();
 }
 
+/// The two innermost loops of a channels-last copy that run contiguous
+/// together in both operands: the output's last two indices (kw, c), where
+/// the input's last index is c over the whole channel dimension and the one
+/// before it is kw plus other loops' terms (ow * s + kw), no other input
+/// index using either, and both operands' last two dimensions packed
+/// (strides [C, 1]). A 3-channel image's kernel row is then one run of
+/// KW * C elements (the RGB stem's 9 or 21) where each channel run had 3,
+/// too short for a vector.
 std::optional<PairRun> contiguousPairRun(linalg::GenericOp op) {
-  if (!isPlainCopy(op) || !op.hasPureBufferSemantics() ||
-      op.hasDynamicShape() || op.getNumLoops() < 2)
+  if (!isStaticPermutedCopy(op))
     return std::nullopt;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   AffineMap input = maps[0], output = maps[1];
-  if (!output.isPermutation() || input.getNumResults() < 2)
+  if (input.getNumResults() < 2)
     return std::nullopt;
   ArrayRef<AffineExpr> out = output.getResults(), in = input.getResults();
   AffineExpr inner = out.back(), outer = out[out.size() - 2];
