@@ -203,10 +203,13 @@ typedef struct ConvLowerStep {
 /// buffer reused once the steps reading it are done keeps the chain's
 /// activations in cache). Stops at the first step that fails; its message
 /// names the step. Bad input: an index outside [0, bufferCount), a NULL
-/// buffer, or a step whose output is also its input or residual.
+/// handle or buffer, a step whose output is also its input or residual, or
+/// a residual given to a description without one (or missing). `stepMs`
+/// (NULL: not timed) receives each step's wall time in milliseconds, the
+/// run's per-layer profile.
 CONVLOWER_CAPI_EXPORTED ConvLowerStatus
 convlowerRunSteps(const ConvLowerStep *steps, int64_t count,
-                  void *const *buffers, int64_t bufferCount);
+                  void *const *buffers, int64_t bufferCount, double *stepMs);
 
 /// desc.constantWeights: packs `filter` for this handle's runs now (else
 /// its first run packs the filter it is given); call it again after

@@ -18,6 +18,7 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -322,7 +323,8 @@ std::string stepProblem(const ConvLowerStep &step, int64_t i,
 extern "C" {
 
 ConvLowerStatus convlowerRunSteps(const ConvLowerStep *steps, int64_t count,
-                                  void *const *buffers, int64_t bufferCount) {
+                                  void *const *buffers, int64_t bufferCount,
+                                  double *stepMs) {
   if (count < 0 || (count > 0 && (!steps || !buffers)))
     return fail(ConvLowerStatusBadInput,
                 "convlowerRunSteps: NULL steps or buffers, or a negative count");
@@ -335,10 +337,15 @@ ConvLowerStatus convlowerRunSteps(const ConvLowerStep *steps, int64_t count,
   for (int64_t i = 0; i < count; ++i) {
     const ConvLowerStep &step = steps[i];
     bool residual = step.residual != -1;
+    auto start = std::chrono::steady_clock::now();
     ConvLowerStatus status = runHandle(
         "convlowerRunSteps", step.conv, buffers[step.input], step.filter,
         step.bias, residual ? buffers[step.residual] : nullptr,
         buffers[step.output], residual);
+    if (stepMs)
+      stepMs[i] = std::chrono::duration<double, std::milli>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
     if (status != ConvLowerStatusOk)
       return fail(status, llvm::formatv("step {0}: {1}", i, lastError).str());
   }

@@ -389,6 +389,25 @@ class FusedSequence(torch.nn.Module):
                     self._plans.popitem(last=False)
         return values[-1]
 
+    def profile_run(self, inputs, times):
+        """forward(), each layer's time added to times ({layer name: [ms,
+        ...]}): inside the one C call where the input's shape has a plan
+        (convlowerRunSteps' step times), else timed around each layer."""
+        plan = self._plans.get(tuple(tuple(t.shape) if isinstance(t, torch.Tensor)
+                                     else None for t in inputs))
+        if plan is not None and plan.valid() and not any(plan.hooks) \
+                and self._lock.acquire(blocking=False):
+            try:
+                step_ms = (ctypes.c_double * plan.count)()
+                y = plan.run(inputs, step_ms)
+                if y is not None:
+                    for name, ms in zip(self.names, step_ms):
+                        times.setdefault(name, []).append(ms)
+                    return y
+            finally:
+                self._lock.release()
+        return self.run_layers(inputs, times)[-1]
+
     def run_layers(self, inputs, times=None):
         """The layers as modules, one after the other: every value of the
         chain, its inputs first. times: {layer name: [ms, ...]} to add each
@@ -519,9 +538,10 @@ class _SequencePlan:
                 return False
         return True
 
-    def run(self, inputs):
+    def run(self, inputs, step_ms=None):
         """The chain's output, or None where an input is not what the plan
-        was made for (the caller runs the layers instead)."""
+        was made for (the caller runs the layers instead). step_ms: a
+        ctypes array of self.count doubles to receive each layer's ms."""
         held = []
         for i, (t, shape) in enumerate(zip(inputs, self.input_shapes)):
             if not isinstance(t, torch.Tensor) or t.dtype != torch.float32 \
@@ -536,7 +556,7 @@ class _SequencePlan:
         y = torch.empty(self.output_shape, dtype=torch.float32)
         self.table[len(inputs)] = y.data_ptr()
         status = convlower._lib.convlowerRunSteps(self.steps, self.count, self.table,
-                                                  len(self.table))
+                                                  len(self.table), step_ms)
         convlower._raise_for(status, "running")
         return y.permute(0, 3, 1, 2) if self.nhwc and y.dim() == 4 else y
 
@@ -586,9 +606,9 @@ class CompiledModel(torch.nn.Module):
         """Runs the graph `repeat` times (after one warm-up) node by node and
         returns {op name (as in .ops): median ms} in graph order: where the
         time goes. The node-by-node run (torch.fx's Interpreter) adds a few
-        microseconds per op over forward(); a FusedSequence's layers run
-        one by one as modules, each timed (forward() runs them in one C
-        call, over buffers that stay in cache: a little faster)."""
+        microseconds per op over forward(); a FusedSequence's layers are
+        timed inside its one C call where it has a plan for the input's
+        shape (as forward() runs them), else one by one as modules."""
         import statistics
         times = {}
 
@@ -604,7 +624,7 @@ class CompiledModel(torch.nn.Module):
             def call_module(self, target, args, kwargs):
                 module = self.fetch_attr(target)
                 if isinstance(module, FusedSequence):
-                    return module.run_layers(args, times)[-1]
+                    return module.profile_run(args, times)
                 return super().call_module(target, args, kwargs)
 
         with torch.inference_mode():

@@ -808,8 +808,8 @@ static void badInput(void) {
  * over three buffers, the projection's output reusing the expansion's
  * buffer: bit for bit what the three handles compute one call at a time
  * into buffers of their own, and the last layer within f32's tolerance of
- * the float64 reference on the input it read. Then the table's bad input:
- * nothing runs. */
+ * the float64 reference on the input it read; each step timed. Then the
+ * table's bad input: nothing runs. */
 static void steps(void) {
   ConvLowerConvDesc descs[3];
   descs[0] = conv2d(2, 8, 10, 10, 24, 1);
@@ -858,9 +858,12 @@ static void steps(void) {
       {convs[1], w[1].bytes, b[1].bytes, 1, -1, 2},
       {convs[2], w[2].bytes, b[2].bytes, 2, 0, 1},
   };
-  status = convlowerRunSteps(table, 3, buffers, 3);
+  double stepMs[3] = {-1, -1, -1};
+  status = convlowerRunSteps(table, 3, buffers, 3, stepMs);
   EXPECT(status == ConvLowerStatusOk, "steps: %s",
          convlowerGetLastErrorMessage());
+  EXPECT(stepMs[0] > 0 && stepMs[1] > 0 && stepMs[2] > 0,
+         "steps: times %g %g %g ms", stepMs[0], stepMs[1], stepMs[2]);
   int same = status == ConvLowerStatusOk &&
              memcmp(buffers[1], alone[2], 4 * (size_t)elements[2]) == 0 &&
              memcmp(buffers[2], alone[1], 4 * (size_t)elements[1]) == 0;
@@ -890,18 +893,18 @@ static void steps(void) {
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
     ConvLowerStep two[2] = {table[0], bad[i].step};
-    status = convlowerRunSteps(two, 2, buffers, 3);
+    status = convlowerRunSteps(two, 2, buffers, 3, NULL);
     EXPECT(status == ConvLowerStatusBadInput, "steps: %s ran", bad[i].name);
     printf("steps %s -> %s\n", bad[i].name, convlowerGetLastErrorMessage());
   }
   void *nullBuffer[3] = {x.bytes, NULL, buffers[2]};
-  status = convlowerRunSteps(table, 1, nullBuffer, 3);
+  status = convlowerRunSteps(table, 1, nullBuffer, 3, NULL);
   printf("steps NULL buffer -> %s\n", convlowerGetLastErrorMessage());
   EXPECT(status == ConvLowerStatusBadInput, "steps: a NULL buffer ran");
   uint32_t word;
   memcpy(&word, buffers[1], 4);
   EXPECT(word == 0xffffffffu, "steps: a bad table ran its first step");
-  EXPECT(convlowerRunSteps(NULL, 0, NULL, 0) == ConvLowerStatusOk,
+  EXPECT(convlowerRunSteps(NULL, 0, NULL, 0, NULL) == ConvLowerStatusOk,
          "steps: an empty sequence");
 
   for (int i = 0; i < 3; ++i) {

@@ -501,10 +501,11 @@ expect(len(pool.layers) == 0, f"12x12 pooling compiled: {list(pool.layers)}")
 # 9. Sequences: a chain of compiled layers (only its last output read after
 # it) runs as one C call, convlowerRunSteps, over buffers planned per input
 # shape. MobileNetV2 (64x64, batch 2): its 52 convolutions, the pooling and
-# the classifier are one chain;
-# from the second call on, one convlowerRunSteps call and no call per layer,
-# in fewer buffers than layers, bit for bit what the layers compute one by
-# one (compile(sequences=False)) and within 1e-4 of float64. A hook on a
+# the classifier are one chain; from the second call on, one
+# convlowerRunSteps call and no call per layer, in fewer buffers than
+# layers, bit for bit what the layers compute one by one
+# (compile(sequences=False)) and within 1e-4 of float64; profile() times
+# each layer inside that call. A hook on a
 # layer sends the chain back to the layers (the hook runs); two threads
 # calling the model at once get their own results.
 class Counted:
@@ -551,6 +552,16 @@ expect(error < 1e-4 and same, f"sequence: error {error:.1e}, bitwise {same}")
 expect(calls == {"convlowerRunSteps": 1, "convlowerConvRun": 0,
                  "convlowerConvRunResidual": 0}, f"sequence calls {calls}")
 expect(0 < buffers < 10, f"planned buffers {buffers}")
+
+# profile() times the chain's layers inside its one call (the step times).
+with Counted("convlowerRunSteps", "convlowerConvRun") as calls:
+    times = compiled.profile(x, repeat=3)
+layers = [op for op in compiled.ops if op.sequence]
+print(f"profile in the sequence: {len(layers)} layers timed "
+      f"{all(times[op.name] > 0 for op in layers)}, calls {calls}")
+expect(len(layers) == 54 and all(times[op.name] > 0 for op in layers)
+       and calls == {"convlowerRunSteps": 4, "convlowerConvRun": 0},
+       f"profile: {len(layers)} layers, calls {calls}")
 
 seen = []
 hook = sequences[0].convlower_5.register_forward_pre_hook(lambda m, a: seen.append(1))
