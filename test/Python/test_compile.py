@@ -502,10 +502,11 @@ expect(len(pool.layers) == 0, f"12x12 pooling compiled: {list(pool.layers)}")
 # it) runs as one C call, convlowerRunSteps, over buffers planned per input
 # shape. MobileNetV2 (64x64, batch 2): its 52 convolutions, the pooling and
 # the classifier are one chain; from the second call on, one
-# convlowerRunSteps call and no call per layer, in fewer buffers than
-# layers, bit for bit what the layers compute one by one
-# (compile(sequences=False)) and within 1e-4 of float64; profile() times
-# each layer inside that call. A hook on a
+# convlowerRunSteps call and no call per layer, the layers' outputs in an
+# arena under a third of their size, bit for bit what
+# the layers compute one by one (compile(sequences=False)) and within 1e-4
+# of float64; profile() times each layer inside that call. The arena's
+# placement never overlaps values live at once (random plans). A hook on a
 # layer sends the chain back to the layers (the hook runs); two threads
 # calling the model at once get their own results.
 class Counted:
@@ -542,16 +543,42 @@ with Counted("convlowerRunSteps", "convlowerConvRun", "convlowerConvRunResidual"
 with torch.inference_mode():
     same = torch.equal(compiled(x), unchained(x))
 plan = next(iter(sequences[0]._plans.values())) if sequences else None
-buffers = len(plan.buffers) if plan else 0
+arena = plan.arena.numel() if plan else 0
+with torch.inference_mode():
+    outputs = sum(v.numel() for v in sequences[0].run_layers((x,))[1:-1])
 print(compiled.summary().splitlines()[2])
 print(f"mobilenet_v2 sequence: error {error:.1e}, same as one call a layer {same}, "
-      f"calls {calls}, planned buffers {buffers} for {len(sequences[0].names)} layers")
+      f"calls {calls}, arena under a third of the outputs {arena < outputs / 3} "
+      f"for {len(sequences[0].names)} layers")
 expect(len(sequences) == 1 and len(sequences[0].names) == 54,   # + pooling, Linear
        f"sequences: {[len(m.names) for m in sequences]}")
 expect(error < 1e-4 and same, f"sequence: error {error:.1e}, bitwise {same}")
 expect(calls == {"convlowerRunSteps": 1, "convlowerConvRun": 0,
                  "convlowerConvRunResidual": 0}, f"sequence calls {calls}")
-expect(0 < buffers < 10, f"planned buffers {buffers}")
+expect(0 < arena < outputs / 3, f"arena {arena} floats for outputs of {outputs}")
+
+# The arena's placement: values whose lives overlap never share memory
+# (random lives and sizes, every pair checked).
+import random
+rng = random.Random(seed)
+clashes = 0
+for _ in range(200):
+    n = rng.randint(1, 12)
+    lives = {}
+    for v in range(n):
+        first = rng.randint(0, 10)
+        lives[v] = (first, first + rng.randint(0, 4))
+    sizes = {v: rng.randint(1, 100) for v in range(n)}
+    offsets, total = type(plan)._place(lives, sizes)
+    for u in range(n):
+        for v in range(u + 1, n):
+            live_together = lives[u][0] <= lives[v][1] and lives[v][0] <= lives[u][1]
+            apart = (offsets[u] + sizes[u] <= offsets[v]
+                     or offsets[v] + sizes[v] <= offsets[u])
+            clashes += live_together and not apart
+    clashes += any(offsets[v] % 16 or offsets[v] + sizes[v] > total for v in range(n))
+print(f"arena placement: {clashes} clashes in 200 random plans")
+expect(clashes == 0, f"arena placement: {clashes} clashes")
 
 # profile() times the chain's layers inside its one call (the step times).
 with Counted("convlowerRunSteps", "convlowerConvRun") as calls:
