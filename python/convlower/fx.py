@@ -483,8 +483,8 @@ class _SequencePlan:
             last_read[x] = step
             if r is not None:
                 last_read[r] = step
-        # Buffers: 0..inputs-1 the inputs, `inputs` the output, then one a
-        # value in between, each at its offset in one arena.
+        # Buffers: 0..inputs-1 the inputs, `inputs` the output, then one for
+        # each value in between, at its offset in the arena.
         internal = range(inputs, inputs + count - 1)
         offsets, elements = self._place(
             {v: (v - inputs, last_read.get(v, v - inputs)) for v in internal},
@@ -521,7 +521,7 @@ class _SequencePlan:
         output and its inputs included), others may share memory. Largest
         first, each at the lowest offset clear of those placed whose lives
         overlap its own (MobileNetV2 at batch 1: 6.0 MB, where a buffer per
-        size class reused took 9.8 and 52 outputs 22). Returns (offsets,
+        size class reused took 9.8, the layers' own outputs 22). Returns (offsets,
         the arena's floats); each offset a multiple of 16 floats (64 bytes)."""
         placed, offsets = [], {}
         for v in sorted(sizes, key=lambda v: -sizes[v]):
