@@ -169,8 +169,11 @@ static void addTileAndVectorize(OpPassManager &pm,
   ConvLowerParallelEpilogueOptions epilogue;
   epilogue.threads = options.threads;
   pm.addNestedPass<func::FuncOp>(createConvLowerParallelEpilogue(epilogue));
-  // Its blocks in vector tiles along the rows: as scalar loops, LLVM
-  // vectorized a short channels-last row across pixels with gathers.
+  // In the GEMM's register tiles where a block is one loop nest of them:
+  // applied to the accumulators before their store, not a second pass.
+  pm.addNestedPass<func::FuncOp>(createConvLowerEpilogueInRegisterTile());
+  // Elsewhere its blocks in vector tiles along the rows: as scalar loops,
+  // LLVM vectorized a short channels-last row across pixels with gathers.
   pm.addPass(createConvLowerVectorizeEpilogue());
 }
 

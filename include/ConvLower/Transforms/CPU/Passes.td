@@ -491,6 +491,34 @@ def ConvLowerVectorizeTransposes : Pass<"conv-lower-vectorize-transposes"> {
   ];
 }
 
+def ConvLowerEpilogueInRegisterTile
+    : Pass<"conv-lower-epilogue-in-register-tile", "func::FuncOp"> {
+  let summary = "Apply the epilogue to the GEMM's register tiles before they are stored";
+  let description = [{
+    Where a thread's block holds a register-tile loop nest (scf.for loops
+    whose tiles are each stored by one full `vector.transfer_write` through
+    `tensor.insert_slice`s into the loops' result) followed by the
+    convolution's epilogue reading that result in place (an elementwise
+    `linalg.generic` with identity maps on it, its other operands read
+    through projected permutations, a body of elementwise arithmetic and
+    constants), the epilogue's body is applied to the accumulator vector
+    before that store: a bias or residual read as a vector of the same tile
+    (broadcast along the dimensions it lacks), values from outside and
+    constants broadcast, and the generic removed. What it reads from
+    outside must exist before the loops (pure ops defining it after them
+    are moved before). Anything else (a K loop blocked around the tiles,
+    Winograd's or the depthwise kernels' outputs) is left to
+    conv-lower-vectorize-epilogue. On MobileNetV2's 16 -> 96 1x1 at 112x112
+    the separate pass over the output was 0.06 ms of 0.33.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::ub::UBDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
 def ConvLowerVectorizeEpilogue : Pass<"conv-lower-vectorize-epilogue"> {
   let summary = "Vectorize the elementwise epilogue along its rows";
   let description = [{

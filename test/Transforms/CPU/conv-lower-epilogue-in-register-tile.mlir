@@ -1,0 +1,90 @@
+// RUN: conv-opt %s --pass-pipeline="builtin.module(func.func(conv-lower-epilogue-in-register-tile))" | FileCheck %s
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#bias = affine_map<(d0, d1) -> (d1)>
+
+// A register-tile loop nest (the K loop stood in for by one add) whose
+// result the epilogue reads in place: bias + residual, then ReLU. The
+// epilogue runs on the accumulator vector before its store: the bias read
+// as a vector broadcast along the rows, the residual as the same tile, the
+// constant broadcast; no generic is left.
+// CHECK: #[[ROWS:.*]] = affine_map<(d0) -> (0, d0)>
+// CHECK-LABEL: func.func @bias_residual_relu
+// CHECK-SAME: (%[[A:.*]]: tensor<16x32xf32>, %[[B:.*]]: tensor<32xf32>, %[[R:.*]]: tensor<16x32xf32>)
+// CHECK: scf.for %[[M:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// CHECK:   %[[ACC:.*]] = arith.addf %{{.*}}, %{{.*}} : vector<8x32xf32>
+// CHECK:   %[[BS:.*]] = tensor.extract_slice %[[B]][0] [32] [1]
+// CHECK:   %[[BV:.*]] = vector.transfer_read %[[BS]]{{.*}}permutation_map = #[[ROWS]]{{.*}} : tensor<32xf32>, vector<8x32xf32>
+// CHECK:   %[[RS:.*]] = tensor.extract_slice %[[R]][%[[M]], 0] [8, 32] [1, 1]
+// CHECK:   %[[RV:.*]] = vector.transfer_read %[[RS]]{{.*}} : tensor<8x32xf32>, vector<8x32xf32>
+// CHECK:   %[[S1:.*]] = arith.addf %[[ACC]], %[[BV]] : vector<8x32xf32>
+// CHECK:   %[[S2:.*]] = arith.addf %[[S1]], %[[RV]] : vector<8x32xf32>
+// CHECK:   %[[Z:.*]] = vector.broadcast %{{.*}} : f32 to vector<8x32xf32>
+// CHECK:   %[[Y:.*]] = arith.maximumf %[[S2]], %[[Z]] : vector<8x32xf32>
+// CHECK:   vector.transfer_write %[[Y]]
+// CHECK-NOT: linalg.generic
+func.func @bias_residual_relu(%init: tensor<16x32xf32>, %b: tensor<32xf32>,
+                              %r: tensor<16x32xf32>) -> tensor<16x32xf32> {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant 0.0 : f32
+  %pad = ub.poison : f32
+  %0 = scf.for %m = %c0 to %c16 step %c8 iter_args(%acc = %init) -> (tensor<16x32xf32>) {
+    %t = tensor.extract_slice %acc[%m, 0] [8, 32] [1, 1] : tensor<16x32xf32> to tensor<8x32xf32>
+    %v = vector.transfer_read %t[%c0, %c0], %pad {in_bounds = [true, true]} : tensor<8x32xf32>, vector<8x32xf32>
+    %w = arith.addf %v, %v : vector<8x32xf32>
+    %s = vector.transfer_write %w, %t[%c0, %c0] {in_bounds = [true, true]} : vector<8x32xf32>, tensor<8x32xf32>
+    %i = tensor.insert_slice %s into %acc[%m, 0] [8, 32] [1, 1] : tensor<8x32xf32> into tensor<16x32xf32>
+    scf.yield %i : tensor<16x32xf32>
+  }
+  %1 = linalg.generic {indexing_maps = [#id, #bias, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%0, %b, %r : tensor<16x32xf32>, tensor<32xf32>, tensor<16x32xf32>) outs(%0 : tensor<16x32xf32>) {
+  ^bb0(%x: f32, %bb: f32, %rr: f32, %out: f32):
+    %y = arith.addf %x, %bb : f32
+    %z = arith.addf %y, %rr : f32
+    %q = arith.maximumf %z, %zero : f32
+    linalg.yield %q : f32
+  } -> tensor<16x32xf32>
+  return %1 : tensor<16x32xf32>
+}
+
+// Left alone: tiles that do not cover the result (the loop stops at 8 of
+// 16 rows: the other rows would miss the epilogue), and an epilogue that
+// does not write in place.
+// CHECK-LABEL: func.func @left_alone
+// CHECK-COUNT-2: linalg.generic
+func.func @left_alone(%init: tensor<16x32xf32>, %b: tensor<32xf32>,
+                      %other: tensor<16x32xf32>) -> (tensor<16x32xf32>, tensor<16x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %pad = ub.poison : f32
+  %0 = scf.for %m = %c0 to %c8 step %c8 iter_args(%acc = %init) -> (tensor<16x32xf32>) {
+    %t = tensor.extract_slice %acc[%m, 0] [8, 32] [1, 1] : tensor<16x32xf32> to tensor<8x32xf32>
+    %v = vector.transfer_read %t[%c0, %c0], %pad {in_bounds = [true, true]} : tensor<8x32xf32>, vector<8x32xf32>
+    %s = vector.transfer_write %v, %t[%c0, %c0] {in_bounds = [true, true]} : vector<8x32xf32>, tensor<8x32xf32>
+    %i = tensor.insert_slice %s into %acc[%m, 0] [8, 32] [1, 1] : tensor<8x32xf32> into tensor<16x32xf32>
+    scf.yield %i : tensor<16x32xf32>
+  }
+  %1 = linalg.generic {indexing_maps = [#id, #bias, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%0, %b : tensor<16x32xf32>, tensor<32xf32>) outs(%0 : tensor<16x32xf32>) {
+  ^bb0(%x: f32, %bb: f32, %out: f32):
+    %y = arith.addf %x, %bb : f32
+    linalg.yield %y : f32
+  } -> tensor<16x32xf32>
+  %2 = scf.for %m = %c0 to %c16 step %c8 iter_args(%acc = %init) -> (tensor<16x32xf32>) {
+    %t = tensor.extract_slice %acc[%m, 0] [8, 32] [1, 1] : tensor<16x32xf32> to tensor<8x32xf32>
+    %v = vector.transfer_read %t[%c0, %c0], %pad {in_bounds = [true, true]} : tensor<8x32xf32>, vector<8x32xf32>
+    %s = vector.transfer_write %v, %t[%c0, %c0] {in_bounds = [true, true]} : vector<8x32xf32>, tensor<8x32xf32>
+    %i = tensor.insert_slice %s into %acc[%m, 0] [8, 32] [1, 1] : tensor<8x32xf32> into tensor<16x32xf32>
+    scf.yield %i : tensor<16x32xf32>
+  }
+  %3 = linalg.generic {indexing_maps = [#id, #bias, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%2, %b : tensor<16x32xf32>, tensor<32xf32>) outs(%other : tensor<16x32xf32>) {
+  ^bb0(%x: f32, %bb: f32, %out: f32):
+    %y = arith.addf %x, %bb : f32
+    linalg.yield %y : f32
+  } -> tensor<16x32xf32>
+  return %1, %3 : tensor<16x32xf32>, tensor<16x32xf32>
+}
