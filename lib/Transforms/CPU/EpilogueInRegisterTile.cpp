@@ -76,8 +76,9 @@ bool tilesCover(OpFoldResult offset, int64_t size, int64_t extent,
 /// through their yields, then tensor.insert_slice chains (unit strides,
 /// static sizes, the inner ones at offset 0) ending at a full in-bounds
 /// write at index 0 of a vector whose shape is the tile's without its unit
-/// dimensions; the tiles must cover the whole result (tilesCover), so that
-/// every element passes through that write.
+/// dimensions; the tiles must cover the whole result (tilesCover), each
+/// loop placing one dimension's tiles, so that every element passes through
+/// that write exactly once.
 std::optional<TileStore> tileStoreOf(Value value) {
   auto resultType = cast<RankedTensorType>(value.getType());
   auto rank = resultType.getRank();
@@ -125,6 +126,10 @@ std::optional<TileStore> tileStoreOf(Value value) {
        llvm::zip(offsets, sizes, resultType.getShape()))
     if (!tilesCover(offset, size, extent, loops, used))
       return std::nullopt;
+  // A loop no tile offset uses revisits every tile (K in blocks around the
+  // register tiles): the epilogue would be applied once a visit.
+  if (!llvm::all_of(used, [](bool u) { return u; }))
+    return std::nullopt;
   return TileStore{write, offsets, sizes};
 }
 
