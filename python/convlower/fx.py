@@ -367,19 +367,12 @@ class FusedSequence(torch.nn.Module):
         return [getattr(self, name) for name in self.names]
 
     def forward(self, *inputs):
-        key = tuple(tuple(t.shape) if isinstance(t, torch.Tensor) else None
-                    for t in inputs)
-        plan = self._plans.get(key)
-        if plan is not None and not any(plan.hooks) and plan.valid() \
-                and self._lock.acquire(blocking=False):
-            try:
-                y = plan.run(inputs)
-                if y is not None:
-                    self._plans.move_to_end(key)
-                    return y
-            finally:
-                self._lock.release()
+        key = self._key(inputs)
+        y = self._run_planned(key, inputs)
+        if y is not None:
+            return y
         values = self.run_layers(inputs)
+        plan = self._plans.get(key)
         if plan is None or not plan.valid() or any(plan.hooks):
             self._plans.pop(key, None)
             plan = _SequencePlan.of(self, values)
@@ -393,20 +386,33 @@ class FusedSequence(torch.nn.Module):
         """forward(), each layer's time added to times ({layer name: [ms,
         ...]}): inside the one C call where the input's shape has a plan
         (convlowerRunSteps' step times), else timed around each layer."""
-        plan = self._plans.get(tuple(tuple(t.shape) if isinstance(t, torch.Tensor)
-                                     else None for t in inputs))
-        if plan is not None and plan.valid() and not any(plan.hooks) \
-                and self._lock.acquire(blocking=False):
-            try:
-                step_ms = (ctypes.c_double * plan.count)()
-                y = plan.run(inputs, step_ms)
-                if y is not None:
-                    for name, ms in zip(self.names, step_ms):
-                        times.setdefault(name, []).append(ms)
-                    return y
-            finally:
-                self._lock.release()
-        return self.run_layers(inputs, times)[-1]
+        y = self._run_planned(self._key(inputs), inputs, times)
+        return y if y is not None else self.run_layers(inputs, times)[-1]
+
+    @staticmethod
+    def _key(inputs):
+        return tuple(tuple(t.shape) if isinstance(t, torch.Tensor) else None
+                     for t in inputs)
+
+    def _run_planned(self, key, inputs, times=None):
+        """The chain's output from its plan for `key` in one C call, or None
+        where none can run (no plan, hooks, weights changed since it was
+        made, another thread inside it, an input not as planned). times:
+        as profile_run's."""
+        plan = self._plans.get(key)
+        if plan is None or any(plan.hooks) or not plan.valid() \
+                or not self._lock.acquire(blocking=False):
+            return None
+        try:
+            step_ms = (ctypes.c_double * plan.count)() if times is not None else None
+            y = plan.run(inputs, step_ms)
+            if y is not None:
+                self._plans.move_to_end(key)
+                for name, ms in zip(self.names, step_ms or ()):
+                    times.setdefault(name, []).append(ms)
+            return y
+        finally:
+            self._lock.release()
 
     def run_layers(self, inputs, times=None):
         """The layers as modules, one after the other: every value of the
