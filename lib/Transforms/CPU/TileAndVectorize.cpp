@@ -218,12 +218,17 @@ linalg::LinalgOp blockReduction(RewriterBase &rewriter, linalg::LinalgOp op,
   if (group && dims->k.size() < 2)
     return op;
   unsigned kLoop = group ? dims->k[dims->k.size() - 2] : dims->k.back();
+  // A dynamic extent (kDynamic, INT64_MIN) is refused before any product
+  // is taken: multiplied in, it overflowed (a fuzzer finding under UBSan).
   int64_t k = ranges[kLoop];
+  if (ShapedType::isDynamic(k) ||
+      llvm::any_of(dims->n, [&](unsigned d) {
+        return ShapedType::isDynamic(ranges[d]);
+      }))
+    return op;
   int64_t n = group ? group->size : 1;
   for (unsigned d : dims->n)
     n *= ranges[d];
-  if (ShapedType::isDynamic(k) || ShapedType::isDynamic(n))
-    return op;
   Type element = getElementTypeOrSelf(op.getDpsInputOperand(1)->get());
   int64_t rowBytes = n * std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
   if (k * rowBytes <= cacheBytes) {
