@@ -6,13 +6,16 @@
 // directly, as upstream vectorizes it: the convolution written as
 // linalg.depthwise_conv_2d_nhwc_hwc (channels-first images transposed to
 // channels last and back: the layer is memory-bound, two passes more of a
-// small image; the padding is not materialized: each piece of the output
-// reads the image with the taps that land in it), tiled into an scf.forall over output
-// rows (what threads
-// share) and register tiles of output columns x 16 channels with one kernel
-// row each, which upstream's decomposition makes 1-D depthwise convolutions
-// and its vectorizer turns into FMAs on channel vectors, the filter taps
-// unrolled.
+// small image), inside one scf.forall over output rows (what threads
+// share), each row computed in pieces whose windows take the same taps (the
+// padding is not materialized: each piece reads the image with the taps
+// that land in it), tiled into register tiles of output columns x 16
+// channels with one kernel row each, which upstream's decomposition makes
+// 1-D depthwise convolutions and its vectorizer turns into FMAs on channel
+// vectors, the filter taps unrolled. (As separate loops over the output,
+// the pieces cost 4 to 9 parallel regions a layer and a second pass over
+// rows gone from the cache: MobileNetV2's 144 x 56 x 56 layer 0.093 ->
+// 0.075 ms, its 960 x 7 x 7 0.017 -> 0.012.)
 //
 // Channels-first layers skip both transposes instead: each (image,
 // channel) plane is a single-channel linalg.conv_2d on its own zero-padded
@@ -162,10 +165,10 @@ SmallVector<TapRun> tapRuns(int64_t outSize, int64_t imageSize, int64_t stride,
   return runs;
 }
 
-/// Above this many pieces of distinct taps (a pad of 2 or more on a side:
-/// 5 x 5 pieces and up, each its own parallel loop), the border strips pad
-/// their windows instead.
-constexpr size_t kMaxTapPieces = 9;
+/// Above this many pieces of distinct taps (a pad of 3 or more on a side:
+/// 7 x 7 pieces and up, each a vectorized convolution of its own in the
+/// code), the border strips pad their windows instead.
+constexpr size_t kMaxTapPieces = 25;
 
 /// The interior, whose windows lie inside the image, and the border strips
 /// (top, bottom, left, right: one output row or column per padded input row
@@ -199,41 +202,18 @@ SmallVector<OutputPiece> paddedStrips(const ConvPlan &plan,
   return pieces;
 }
 
-/// The pieces the output is computed in. Padding a whole image costs a fill
-/// and a copy of it before the convolution reads it again (on the
-/// MobileNetV2 layer, 144 x 56 x 56, more than half the time), and padding
-/// each border strip's window a smaller one, but serial, between the
-/// threads' loops (a quarter of the time at 2 threads). Instead every piece
-/// reads the image itself with the taps that land in it: the interior all
-/// of them, a border row or column those its window does not lose to the
-/// padding (pad 1, 3x3: the interior, 4 edges and 4 corners). Wider pads
-/// fall back to padded strips (kMaxTapPieces).
-SmallVector<OutputPiece> outputPieces(const ConvPlan &plan,
-                                      ArrayRef<int64_t> imageSize) {
+/// The runs of outputs with the same taps along rows and columns (tapRuns),
+/// where the output is computed by rows of pieces (rewriteDepthwiseRows);
+/// nothing where they make more than kMaxTapPieces pieces.
+std::optional<std::array<SmallVector<TapRun>, 2>>
+tapRunsByDimension(const ConvPlan &plan, ArrayRef<int64_t> imageSize) {
   std::array<SmallVector<TapRun>, 2> runs;
   for (int d = 0; d < 2; ++d)
     runs[d] = tapRuns(plan.outSize[d], imageSize[d], plan.strides[d],
                       plan.padding[d], plan.dilations[d], plan.kernel[d]);
   if (runs[0].size() * runs[1].size() > kMaxTapPieces)
-    return paddedStrips(plan, imageSize);
-  SmallVector<OutputPiece> pieces;
-  for (const TapRun &r : runs[0])
-    for (const TapRun &c : runs[1])
-      pieces.push_back({{r.begin, c.begin},
-                        {r.end, c.end},
-                        {r.tapBegin, c.tapBegin},
-                        {r.tapEnd, c.tapEnd}});
-  // The interior first: the bulk of the work, one parallel loop.
-  llvm::stable_sort(pieces, [](const OutputPiece &a, const OutputPiece &b) {
-    return (a.end[0] - a.begin[0]) * (a.end[1] - a.begin[1]) >
-           (b.end[0] - b.begin[0]) * (b.end[1] - b.begin[1]);
-  });
-  return pieces;
-}
-
-bool hasTaps(const OutputPiece &piece) {
-  return piece.tapBegin[0] < piece.tapEnd[0] &&
-         piece.tapBegin[1] < piece.tapEnd[1];
+    return std::nullopt;
+  return runs;
 }
 
 /// The image window a padded piece reads, zero-padded where it lies
@@ -392,10 +372,186 @@ std::pair<Value, Value> channelsLastInit(OpBuilder &b, Location loc,
   return {nchw ? transposed(b, loc, image, {0, 2, 3, 1}) : image, Value()};
 }
 
-/// Replaces `plan.op` by direct convolutions, one per output piece; returns
-/// them.
-SmallVector<linalg::LinalgOp> rewriteDepthwise(RewriterBase &rewriter,
-                                               ConvPlan &plan) {
+/// The depthwise convolution of `window` (an [N, H, W, C] slice of the
+/// image) with `kernel` ([KH, KW, C] taps) into `part`, at the plan's
+/// strides and dilations.
+linalg::LinalgOp depthwiseConv(OpBuilder &b, Location loc, const ConvPlan &plan,
+                               Value window, Value kernel, Value part) {
+  return linalg::DepthwiseConv2DNhwcHwcOp::create(
+      b, loc, TypeRange{part.getType()}, ValueRange{window, kernel},
+      ValueRange{part},
+      {b.getNamedAttr("strides", b.getI64TensorAttr(plan.strides)),
+       b.getNamedAttr("dilations", b.getI64TensorAttr(plan.dilations))});
+}
+
+/// Border strips (more runs of distinct taps than kMaxTapPieces): the
+/// interior and each strip its own direct convolution into `acc`, each
+/// strip on a zero-padded copy of its window; returns the result and the
+/// convolutions (each still to be tiled into rows for the threads).
+Value depthwiseInStrips(RewriterBase &rewriter, Location loc,
+                        const ConvPlan &plan, Value image, Value taps,
+                        Value acc, Value fillValue,
+                        SmallVector<linalg::LinalgOp> &convs) {
+  auto imageType = cast<RankedTensorType>(image.getType());
+  MLIRContext *ctx = rewriter.getContext();
+  int64_t n = imageType.getDimSize(0);
+  for (const OutputPiece &piece : paddedStrips(
+           plan, {imageType.getDimSize(1), imageType.getDimSize(2)})) {
+    SmallVector<OpFoldResult> offsets =
+        getAsIndexOpFoldResult(ctx, {0, piece.begin[0], piece.begin[1], 0});
+    SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(
+        ctx, {n, piece.end[0] - piece.begin[0], piece.end[1] - piece.begin[1],
+              plan.channels});
+    SmallVector<OpFoldResult> unit = getAsIndexOpFoldResult(ctx, {1, 1, 1, 1});
+    Value part = tensor::ExtractSliceOp::create(rewriter, loc, acc, offsets,
+                                                sizes, unit);
+    if (fillValue)
+      part = linalg::FillOp::create(rewriter, loc, fillValue, part).getResult(0);
+    linalg::LinalgOp conv =
+        depthwiseConv(rewriter, loc, plan, pieceWindow(rewriter, loc, plan, image, piece),
+                      pieceTaps(rewriter, loc, taps, piece), part);
+    convs.push_back(conv);
+    acc = tensor::InsertSliceOp::create(rewriter, loc, conv->getResult(0), acc,
+                                        offsets, sizes, unit);
+  }
+  return acc;
+}
+
+/// One output row `row` ([1, 1, Wo, C], of image `in`, at output row `oh`)
+/// in the row run `rows`: each column run's piece a direct convolution
+/// with the taps both runs keep, reading the image itself (no padding).
+/// Pieces whose windows lie all in the padding keep the row's init.
+Value rowOfPieces(OpBuilder &b, Location loc, const ConvPlan &plan,
+                  Value image, Value taps, Value in, Value oh, Value row,
+                  const TapRun &rows, ArrayRef<TapRun> columns,
+                  SmallVector<linalg::LinalgOp> &convs) {
+  if (rows.tapBegin >= rows.tapEnd)
+    return row;
+  MLIRContext *ctx = b.getContext();
+  AffineExpr d0;
+  bindDims(ctx, d0);
+  // Tap kh of output row oh reads image row oh * sh - padTop + kh * dh.
+  OpFoldResult firstRow = affine::makeComposedFoldedAffineApply(
+      b, loc,
+      d0 * plan.strides[0] - plan.padding[0] +
+          rows.tapBegin * plan.dilations[0],
+      {getAsOpFoldResult(oh)});
+  int64_t windowRows = (rows.tapEnd - rows.tapBegin - 1) * plan.dilations[0] + 1;
+  SmallVector<OpFoldResult> unit = getAsIndexOpFoldResult(ctx, {1, 1, 1, 1});
+  for (const TapRun &cols : columns) {
+    if (cols.tapBegin >= cols.tapEnd)
+      continue;
+    int64_t width = cols.end - cols.begin;
+    SmallVector<OpFoldResult> partOffsets =
+        getAsIndexOpFoldResult(ctx, {0, 0, cols.begin, 0});
+    SmallVector<OpFoldResult> partSizes =
+        getAsIndexOpFoldResult(ctx, {1, 1, width, plan.channels});
+    Value part = tensor::ExtractSliceOp::create(b, loc, row, partOffsets,
+                                                partSizes, unit);
+    int64_t firstColumn = cols.begin * plan.strides[1] - plan.padding[1] +
+                          cols.tapBegin * plan.dilations[1];
+    int64_t windowColumns =
+        (width - 1) * plan.strides[1] +
+        (cols.tapEnd - cols.tapBegin - 1) * plan.dilations[1] + 1;
+    Value window = tensor::ExtractSliceOp::create(
+        b, loc, image,
+        {getAsOpFoldResult(in), firstRow, b.getIndexAttr(firstColumn),
+         b.getIndexAttr(0)},
+        getAsIndexOpFoldResult(ctx,
+                               {1, windowRows, windowColumns, plan.channels}),
+        unit);
+    OutputPiece piece{{0, 0},
+                      {0, 0},
+                      {rows.tapBegin, cols.tapBegin},
+                      {rows.tapEnd, cols.tapEnd}};
+    linalg::LinalgOp conv = depthwiseConv(b, loc, plan, window,
+                                          pieceTaps(b, loc, taps, piece), part);
+    convs.push_back(conv);
+    row = tensor::InsertSliceOp::create(b, loc, conv->getResult(0), row,
+                                        partOffsets, partSizes, unit);
+  }
+  return row;
+}
+
+/// Output row `oh` by the row run it falls in: nested scf.if on oh, one
+/// branch per run (rowOfPieces).
+Value rowByRun(OpBuilder &b, Location loc, const ConvPlan &plan, Value image,
+               Value taps, Value in, Value oh, Value row,
+               ArrayRef<TapRun> rowRuns, ArrayRef<TapRun> columns,
+               SmallVector<linalg::LinalgOp> &convs) {
+  if (rowRuns.size() == 1)
+    return rowOfPieces(b, loc, plan, image, taps, in, oh, row, rowRuns.front(),
+                       columns, convs);
+  Value end = arith::ConstantIndexOp::create(b, loc, rowRuns.front().end);
+  Value inFirst =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, oh, end);
+  auto branch = scf::IfOp::create(
+      b, loc, inFirst,
+      [&](OpBuilder &tb, Location l) {
+        scf::YieldOp::create(tb, l,
+                             rowOfPieces(tb, l, plan, image, taps, in, oh, row,
+                                         rowRuns.front(), columns, convs));
+      },
+      [&](OpBuilder &eb, Location l) {
+        scf::YieldOp::create(eb, l,
+                             rowByRun(eb, l, plan, image, taps, in, oh, row,
+                                      rowRuns.drop_front(), columns, convs));
+      });
+  return branch.getResult(0);
+}
+
+/// The output as one scf.forall over (image, output row), what the threads
+/// share, each row computed in its pieces of distinct taps (rowByRun) while
+/// it is in cache, its fill first. As separate loops over the output, the
+/// pieces had been one parallel region each (4 to 9 a layer), the edge
+/// rows' regions a thread's work alone, and the edge columns' a second pass
+/// over rows gone from the cache: MobileNetV2's 144 x 56 x 56 layer took
+/// 0.096 ms, its interior alone (no padding) 0.053. One forall whose
+/// blocks cover the output also takes the epilogue into its rows
+/// (conv-lower-parallel-epilogue). Returns the result and the convolutions
+/// (one row each, still to be tiled into registers).
+Value depthwiseInRows(RewriterBase &rewriter, Location loc,
+                      const ConvPlan &plan, Value image, Value taps,
+                      Value acc, Value fillValue,
+                      const std::array<SmallVector<TapRun>, 2> &runs,
+                      SmallVector<linalg::LinalgOp> &convs) {
+  MLIRContext *ctx = rewriter.getContext();
+  int64_t n = cast<RankedTensorType>(image.getType()).getDimSize(0);
+  auto forall = scf::ForallOp::create(
+      rewriter, loc, getAsIndexOpFoldResult(ctx, {n, plan.outSize[0]}),
+      ValueRange{acc}, /*mapping=*/std::nullopt);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(forall.getBody());
+  Value in = forall.getInductionVar(0), oh = forall.getInductionVar(1);
+  Value shared = forall.getRegionIterArgs()[0];
+  SmallVector<OpFoldResult> rowOffsets = {in, oh, rewriter.getIndexAttr(0),
+                                          rewriter.getIndexAttr(0)};
+  SmallVector<OpFoldResult> rowSizes =
+      getAsIndexOpFoldResult(ctx, {1, 1, plan.outSize[1], plan.channels});
+  SmallVector<OpFoldResult> unit = getAsIndexOpFoldResult(ctx, {1, 1, 1, 1});
+  Value row = tensor::ExtractSliceOp::create(rewriter, loc, shared, rowOffsets,
+                                             rowSizes, unit);
+  if (fillValue)
+    row = linalg::FillOp::create(rewriter, loc, fillValue, row).getResult(0);
+  row = rowByRun(rewriter, loc, plan, image, taps, in, oh, row, runs[0],
+                 runs[1], convs);
+  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+  tensor::ParallelInsertSliceOp::create(rewriter, loc, row, shared,
+                                        rowOffsets, rowSizes, unit);
+  return forall.getResult(0);
+}
+
+/// The direct convolutions replacing a plan, and whether they are already
+/// rows inside the threads' loop (depthwiseInRows) or still whole pieces.
+struct DirectConvs {
+  SmallVector<linalg::LinalgOp> convs;
+  bool inRows = false;
+};
+
+/// Replaces `plan.op` by direct convolutions on a channels-last image: by
+/// rows of pieces of distinct taps (depthwiseInRows), or, where the taps
+/// take too many pieces, in padded border strips (depthwiseInStrips).
+DirectConvs rewriteDepthwise(RewriterBase &rewriter, ConvPlan &plan) {
   Location loc = plan.op.getLoc();
   rewriter.setInsertionPoint(plan.op);
   Value image = shiftedByZeroPoint(rewriter, loc,
@@ -406,65 +562,33 @@ SmallVector<linalg::LinalgOp> rewriteDepthwise(RewriterBase &rewriter,
       plan.filterZeroPoint);
   auto [acc, fillValue] = channelsLastInit(rewriter, loc, plan);
   auto imageType = cast<RankedTensorType>(image.getType());
-  int64_t n = imageType.getDimSize(0);
-  SmallVector<linalg::LinalgOp> convs;
-  for (const OutputPiece &piece : outputPieces(
-           plan, {imageType.getDimSize(1), imageType.getDimSize(2)})) {
-    SmallVector<OpFoldResult> offsets = getAsIndexOpFoldResult(
-        rewriter.getContext(), {0, piece.begin[0], piece.begin[1], 0});
-    SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(
-        rewriter.getContext(), {n, piece.end[0] - piece.begin[0],
-                                piece.end[1] - piece.begin[1], plan.channels});
-    SmallVector<OpFoldResult> unit =
-        getAsIndexOpFoldResult(rewriter.getContext(), {1, 1, 1, 1});
-    // Outputs whose windows lie all in the padding keep their init.
-    if (!hasTaps(piece) && !fillValue)
-      continue;
-    Value part = tensor::ExtractSliceOp::create(rewriter, loc, acc, offsets,
-                                                sizes, unit);
-    if (fillValue)
-      part = linalg::FillOp::create(rewriter, loc, fillValue, part).getResult(0);
-    if (hasTaps(piece)) {
-      auto conv = linalg::DepthwiseConv2DNhwcHwcOp::create(
-          rewriter, loc, TypeRange{part.getType()},
-          ValueRange{pieceWindow(rewriter, loc, plan, image, piece),
-                     pieceTaps(rewriter, loc, taps, piece)},
-          ValueRange{part},
-          {rewriter.getNamedAttr("strides",
-                                 rewriter.getI64TensorAttr(plan.strides)),
-           rewriter.getNamedAttr("dilations",
-                                 rewriter.getI64TensorAttr(plan.dilations))});
-      convs.push_back(conv);
-      part = conv.getResult(0);
-    }
-    acc = tensor::InsertSliceOp::create(rewriter, loc, part, acc, offsets,
-                                        sizes, unit);
+  DirectConvs direct;
+  Value result;
+  if (auto runs = tapRunsByDimension(
+          plan, {imageType.getDimSize(1), imageType.getDimSize(2)})) {
+    result = depthwiseInRows(rewriter, loc, plan, image, taps, acc, fillValue,
+                             *runs, direct.convs);
+    direct.inRows = true;
+  } else {
+    result = depthwiseInStrips(rewriter, loc, plan, image, taps, acc,
+                               fillValue, direct.convs);
   }
-  Value result = acc;
-  const ConvForm &form = *plan.form;
-  if (form.layout == ImageLayout::nchw)
+  if (plan.form->layout == ImageLayout::nchw)
     result = transposed(rewriter, loc, result, {0, 3, 1, 2});
   replaceWithImage(rewriter, plan, result);
-  return convs;
+  return direct;
 }
 
-/// Tiles the direct convolution (loops n, oh, ow, c, kh, kw): an scf.forall
-/// over (n, oh) (the fill fused), then register tiles of `columns` output
-/// columns x `channels` channels and one kernel row, each a 1-D depthwise
+/// Tiles one output row's direct convolution (loops n, oh, ow, c, kh, kw,
+/// n and oh of extent 1) into register tiles of `columns` output columns x
+/// `channels` channels and one kernel row, each a 1-D depthwise
 /// convolution that is vectorized.
-LogicalResult tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp conv,
-                               int64_t columns, int64_t channels) {
+LogicalResult tileRowAndVectorize(RewriterBase &rewriter, linalg::LinalgOp conv,
+                                  int64_t columns, int64_t channels) {
   SmallVector<int64_t> ranges = conv.getStaticLoopRanges();
-  // An scf.forall over (n, oh), the fill fused: each output row is zeroed
-  // just before it is accumulated (in cache), not in a serial pass first.
-  FailureOr<linalg::LinalgOp> row = tileInPlaceFusingFill(
-      rewriter, conv, {1, 1, 0, 0, 0, 0},
-      scf::SCFTilingOptions::LoopType::ForallOp);
-  if (failed(row))
-    return failure();
   // Full tiles only (divisors), so that every tile is static and vectorizes.
   FailureOr<linalg::LinalgOp> reg =
-      tileInPlace(rewriter, *row,
+      tileInPlace(rewriter, conv,
                   {0, 0, largestDividingTile(ranges[2], columns),
                    largestDividingTile(ranges[3], channels), 1, 0});
   if (failed(reg))
@@ -472,6 +596,20 @@ LogicalResult tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp conv,
   // One output row and one kernel row: a 1-D depthwise convolution.
   return downscaleAndVectorize<linalg::DownscaleDepthwiseConv2DNhwcHwcOp,
                                linalg::DepthwiseConv1DNwcWcOp>(rewriter, *reg);
+}
+
+/// Tiles a whole piece's direct convolution (a border strip): an scf.forall
+/// over (n, oh), the fill fused, then tileRowAndVectorize.
+LogicalResult tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp conv,
+                               int64_t columns, int64_t channels) {
+  // Each output row is zeroed just before it is accumulated (in cache), not
+  // in a serial pass first.
+  FailureOr<linalg::LinalgOp> row = tileInPlaceFusingFill(
+      rewriter, conv, {1, 1, 0, 0, 0, 0},
+      scf::SCFTilingOptions::LoopType::ForallOp);
+  if (failed(row))
+    return failure();
+  return tileRowAndVectorize(rewriter, *row, columns, channels);
 }
 
 //===----------------------------------------------------------------------===//
@@ -812,8 +950,12 @@ struct ConvLowerDepthwiseDirectPass
           (void)tileAndVectorizePlane(rewriter, conv, planeColumns);
         continue;
       }
-      for (linalg::LinalgOp direct : rewriteDepthwise(rewriter, plan))
-        (void)tileAndVectorize(rewriter, direct, tileColumns, tileChannels);
+      DirectConvs direct = rewriteDepthwise(rewriter, plan);
+      for (linalg::LinalgOp conv : direct.convs)
+        (void)(direct.inRows ? tileRowAndVectorize(rewriter, conv, tileColumns,
+                                                   tileChannels)
+                             : tileAndVectorize(rewriter, conv, tileColumns,
+                                                tileChannels));
     }
   }
 };

@@ -6,6 +6,10 @@
 // upstream's expand-strided-metadata before its slices kept their rank).
 // RUN: conv-opt %s --conv-lower-to-llvm -o /dev/null
 
+// The row maps of @nchw_padded_strided (printed at the top of the module).
+// CHECK-DAG: #[[TOP:.*]] = affine_map<(d0) -> (d0 * 2)>
+// CHECK-DAG: #[[BELOW:.*]] = affine_map<(d0) -> (d0 * 2 - 1)>
+
 // A grouped NHWC convolution with one channel and one filter per group is
 // depthwise: the image collapses to [N, H, W, C], the filter to [KH, KW, C],
 // and the convolution runs as an scf.forall over output rows (its fill
@@ -39,30 +43,44 @@ func.func @nhwc_grouped(%x: tensor<1x10x10x32x1xf32>, %w: tensor<32x1x3x3x1xf32>
 // Channels first, padded, strided, f16 into an f32 init that is not a fill:
 // the image is transposed to channels last, the init transposed too (the
 // convolution accumulates into it in place), the result transposed back. The
-// image is not padded at all: the output is cut into pieces whose windows
-// take the same taps, each reading the image with those taps only. The
-// interior (output rows and columns 1..3) takes all 9 from the 9x9 image; the
-// top row's middle columns (row 0 reads padded row -1 with tap row 0) take
-// tap rows 1..2, its window image rows 0..1; the bottom-right corner (row
-// and column 4 read padded 9 with tap 2) takes taps 0..1 x 0..1.
+// image is not padded at all: one scf.forall over (image, output row)
+// computes each row in pieces whose windows take the same taps, each reading
+// the image with those taps only, the row picked by scf.if. Row 0 (it reads
+// padded row -1 with tap row 0) takes tap rows 1..2 from image rows 2 * oh
+// = 0..1; rows 1..3 all three from 2 * oh - 1; row 4 (padded row 9 under
+// tap row 2) tap rows 0..1. Within each row, column 0 takes tap columns
+// 1..2, columns 1..3 all three (from image column 1), column 4 columns 0..1.
 // CHECK-LABEL: func.func @nchw_padded_strided
 // CHECK-NOT: tensor.pad
 // CHECK: %[[IMAGE:.*]] = linalg.transpose ins(%arg0 : tensor<2x16x9x9xf16>) {{.*}} permutation = [0, 2, 3, 1]
 // CHECK: %[[TAPS:.*]] = tensor.expand_shape {{.*}} : tensor<9x16xf16> into tensor<3x3x16xf16>
 // CHECK: %[[INIT:.*]] = linalg.transpose ins(%arg2 : tensor<2x16x5x5xf32>) {{.*}} permutation = [0, 2, 3, 1]
-// CHECK: %[[ACC:.*]] = tensor.extract_slice %[[INIT]][0, 1, 1, 0] [2, 3, 3, 16]
-// CHECK: tensor.extract_slice %[[IMAGE]][0, 1, 1, 0] [2, 7, 7, 16] [1, 1, 1, 1] : tensor<2x9x9x16xf16> to tensor<2x7x7x16xf16>
-// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (2, 3) shared_outs(%{{.*}} = %[[ACC]])
-// CHECK:   arith.extf {{.*}} : vector<1x1x16xf16> to vector<1x1x16xf32>
-// CHECK:   vector.fma {{.*}} : vector<1x1x16xf32>
-// CHECK: %[[Y0:.*]] = tensor.insert_slice %{{.*}} into %[[INIT]][0, 1, 1, 0] [2, 3, 3, 16]
-// CHECK: tensor.extract_slice %[[IMAGE]][0, 0, 1, 0] [2, 2, 7, 16]
-// CHECK: tensor.extract_slice %[[TAPS]][1, 0, 0] [2, 3, 16]
-// CHECK: tensor.insert_slice %{{.*}} into %[[Y0]][0, 0, 1, 0] [2, 1, 3, 16]
-// CHECK: tensor.extract_slice %[[IMAGE]][0, 7, 7, 0] [2, 2, 2, 16]
-// CHECK: tensor.extract_slice %[[TAPS]][0, 0, 0] [2, 2, 16]
-// CHECK: %[[Y8:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 4, 4, 0] [2, 1, 1, 16]
-// CHECK: linalg.transpose ins(%[[Y8]] : tensor<2x5x5x16xf32>) {{.*}} permutation = [0, 3, 1, 2]
+// CHECK: %[[Y:.*]] = scf.forall (%[[N:.*]], %[[OH:.*]]) in (2, 5) shared_outs(%[[OUT:.*]] = %[[INIT]])
+// CHECK:   %[[ROW:.*]] = tensor.extract_slice %[[OUT]][%[[N]], %[[OH]], 0, 0] [1, 1, 5, 16]
+// CHECK:   %[[IS_TOP:.*]] = arith.cmpi ult, %[[OH]], %c1
+// CHECK:   %[[RESULT:.*]] = scf.if %[[IS_TOP]]
+// CHECK:     %[[R0:.*]] = affine.apply #[[TOP]](%[[OH]])
+// CHECK:     tensor.extract_slice %[[IMAGE]][%[[N]], %[[R0]], 0, 0] [1, 2, 2, 16]
+// CHECK:     tensor.extract_slice %[[TAPS]][1, 1, 0] [2, 2, 16]
+// CHECK:     arith.extf {{.*}} : vector<1x1x16xf16> to vector<1x1x16xf32>
+// CHECK:     vector.fma {{.*}} : vector<1x1x16xf32>
+// CHECK:     tensor.extract_slice %[[IMAGE]][%[[N]], %[[R0]], 1, 0] [1, 2, 7, 16]
+// CHECK:     tensor.extract_slice %[[TAPS]][1, 0, 0] [2, 3, 16]
+// CHECK:     tensor.extract_slice %[[IMAGE]][%[[N]], %[[R0]], 7, 0] [1, 2, 2, 16]
+// CHECK:     tensor.extract_slice %[[TAPS]][1, 0, 0] [2, 2, 16]
+// CHECK:   } else {
+// CHECK:     arith.cmpi ult, %[[OH]], %c4
+// CHECK:     scf.if
+// CHECK:       %[[R1:.*]] = affine.apply #[[BELOW]](%[[OH]])
+// CHECK:       tensor.extract_slice %[[IMAGE]][%[[N]], %[[R1]], 0, 0] [1, 3, 2, 16]
+// CHECK:       tensor.extract_slice %[[TAPS]][0, 1, 0] [3, 2, 16]
+// CHECK:       tensor.extract_slice %[[IMAGE]][%[[N]], %[[R1]], 1, 0] [1, 3, 7, 16]
+// CHECK:     } else {
+// CHECK:       %[[R4:.*]] = affine.apply #[[BELOW]](%[[OH]])
+// CHECK:       tensor.extract_slice %[[IMAGE]][%[[N]], %[[R4]], 7, 0] [1, 2, 2, 16]
+// CHECK:       tensor.extract_slice %[[TAPS]][0, 0, 0] [2, 2, 16]
+// CHECK:   tensor.parallel_insert_slice %[[RESULT]] into %[[OUT]][%[[N]], %[[OH]], 0, 0] [1, 1, 5, 16]
+// CHECK: linalg.transpose ins(%[[Y]] : tensor<2x5x5x16xf32>) {{.*}} permutation = [0, 3, 1, 2]
 
 func.func @nchw_padded_strided(%x: tensor<2x16x9x9xf16>, %w: tensor<16x3x3xf16>, %init: tensor<2x16x5x5xf32>) -> tensor<2x16x5x5xf32> {
   %cst = arith.constant 0.0 : f16
@@ -165,15 +183,23 @@ func.func @nchw_planes_strided(%x: tensor<1x32x14x15xf32>, %w: tensor<32x3x3xf32
   return %y : tensor<1x32x7x8xf32>
 }
 
-// A pad of 2 on each side of a 3x3 window: 5 x 5 runs of distinct taps, more
-// pieces (each its own parallel loop) than kMaxTapPieces allows; the border
-// strips pad their windows instead (top: output rows 0..1 on image rows
-// 0..1, padded 2 above).
-// CHECK-LABEL: func.func @wide_pad_strips
-// CHECK: scf.forall
-// CHECK: tensor.pad %{{.*}} low[0, 2, 2, 0] high[0, 0, 2, 0]
-// CHECK-NOT: tensor.extract_slice %{{.*}}[1, 0, 0] [2, 3, 16]
-func.func @wide_pad_strips(%x: tensor<1x8x8x16xf32>, %w: tensor<3x3x16xf32>) -> tensor<1x10x10x16xf32> {
+// A pad of 2 on each side of a 3x3 window: 5 x 5 runs of distinct taps,
+// each row run a branch (rows 0, 1, 2..7, 8, 9) of 5 column pieces. Row 0
+// reads padded rows -2..0: tap row 2 alone, from image row 0.
+// CHECK-LABEL: func.func @wide_pad_rows
+// CHECK-NOT: tensor.pad
+// CHECK: scf.forall (%[[OH:.*]]) in (10)
+// CHECK:   linalg.fill {{.*}} -> tensor<1x1x10x16xf32>
+// CHECK:   arith.cmpi ult, %[[OH]], %c1
+// CHECK:   scf.if
+// CHECK:     tensor.extract_slice %{{.*}}[0, %{{.*}}, 0, 0] [1, 1, 1, 16] {{.*}} : tensor<1x8x8x16xf32> to tensor<1x1x1x16xf32>
+// CHECK:     tensor.extract_slice %{{.*}}[2, 2, 0] [1, 1, 16] {{.*}} : tensor<3x3x16xf32> to tensor<1x1x16xf32>
+// CHECK:   arith.cmpi ult, %[[OH]], %c2
+// CHECK:   arith.cmpi ult, %[[OH]], %c8
+// CHECK:   arith.cmpi ult, %[[OH]], %c9
+// CHECK-NOT: scf.forall (
+// CHECK: return
+func.func @wide_pad_rows(%x: tensor<1x8x8x16xf32>, %w: tensor<3x3x16xf32>) -> tensor<1x10x10x16xf32> {
   %cst = arith.constant 0.0 : f32
   %p = tensor.pad %x low[0, 2, 2, 0] high[0, 2, 2, 0] {
   ^bb0(%a: index, %b: index, %c: index, %d: index):
@@ -184,6 +210,54 @@ func.func @wide_pad_strips(%x: tensor<1x8x8x16xf32>, %w: tensor<3x3x16xf32>) -> 
   %y = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
        ins(%p, %w : tensor<1x12x12x16xf32>, tensor<3x3x16xf32>) outs(%init : tensor<1x10x10x16xf32>) -> tensor<1x10x10x16xf32>
   return %y : tensor<1x10x10x16xf32>
+}
+
+// A 1x1 window padded by 1: the border rows and columns read only the
+// padding (their taps all dropped) and keep the row's fill; the interior
+// (rows and columns 1..4) reads the image.
+// CHECK-LABEL: func.func @padding_only_border
+// CHECK: scf.forall (%[[OH:.*]]) in (6)
+// CHECK:   %[[ROW:.*]] = linalg.fill {{.*}} -> tensor<1x1x6x16xf32>
+// CHECK:   %[[IS_TOP:.*]] = arith.cmpi ult, %[[OH]], %c1
+// CHECK:   scf.if %[[IS_TOP]]
+// CHECK-NEXT: scf.yield %[[ROW]]
+// CHECK:   } else {
+// CHECK:     tensor.extract_slice %{{.*}}[0, %{{.*}}, 0, 0] [1, 1, 4, 16] {{.*}} : tensor<1x4x4x16xf32> to tensor<1x1x4x16xf32>
+// CHECK:     tensor.insert_slice %{{.*}} into %[[ROW]][0, 0, 1, 0] [1, 1, 4, 16]
+// CHECK:   } else {
+// CHECK-NEXT: scf.yield %[[ROW]]
+func.func @padding_only_border(%x: tensor<1x4x4x16xf32>, %w: tensor<1x1x16xf32>) -> tensor<1x6x6x16xf32> {
+  %cst = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %cst : f32
+  } : tensor<1x4x4x16xf32> to tensor<1x6x6x16xf32>
+  %e = tensor.empty() : tensor<1x6x6x16xf32>
+  %init = linalg.fill ins(%cst : f32) outs(%e : tensor<1x6x6x16xf32>) -> tensor<1x6x6x16xf32>
+  %y = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%p, %w : tensor<1x6x6x16xf32>, tensor<1x1x16xf32>) outs(%init : tensor<1x6x6x16xf32>) -> tensor<1x6x6x16xf32>
+  return %y : tensor<1x6x6x16xf32>
+}
+
+// A pad of 3 on each side of a 3x3 window: 7 x 7 runs of distinct taps, more
+// pieces than kMaxTapPieces allows (each would be a vectorized convolution of
+// its own); the border strips pad their windows instead (top: output rows
+// 0..2 on image rows 0..1, padded 3 above), each strip its own scf.forall.
+// CHECK-LABEL: func.func @wider_pad_strips
+// CHECK: scf.forall
+// CHECK: tensor.pad %{{.*}} low[0, 3, 3, 0] high[0, 0, 3, 0]
+// CHECK: scf.forall
+func.func @wider_pad_strips(%x: tensor<1x8x8x16xf32>, %w: tensor<3x3x16xf32>) -> tensor<1x12x12x16xf32> {
+  %cst = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 3, 3, 0] high[0, 3, 3, 0] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %cst : f32
+  } : tensor<1x8x8x16xf32> to tensor<1x14x14x16xf32>
+  %e = tensor.empty() : tensor<1x12x12x16xf32>
+  %init = linalg.fill ins(%cst : f32) outs(%e : tensor<1x12x12x16xf32>) -> tensor<1x12x12x16xf32>
+  %y = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%p, %w : tensor<1x14x14x16xf32>, tensor<3x3x16xf32>) outs(%init : tensor<1x12x12x16xf32>) -> tensor<1x12x12x16xf32>
+  return %y : tensor<1x12x12x16xf32>
 }
 
 // An accumulator narrower than the data (f32 into f16): upstream's 1-D

@@ -193,18 +193,24 @@ def ConvLowerDepthwiseDirect : Pass<"conv-lower-depthwise-direct"> {
     the image and the filter are then shifted by their zero points into i32
     first, and the plain convolution of the shifted data is the quantized
     one; a zero padding absorbed where zx is not 0 is left alone), is
-    rewritten as `linalg.depthwise_conv_2d_nhwc_hwc` on a
+    rewritten as `linalg.depthwise_conv_2d_nhwc_hwc` ops on a
     channels-last image (channels-first images and outputs transposed),
-    the filter as [KH, KW, C], one per piece of the output: the interior,
-    whose windows lie inside the image, reads it directly, and the border
-    strips (top and bottom rows, left and right columns) pad only their own
-    windows (`tensor.pad`), all accumulating in place into one result. Each
-    is tiled: an `scf.forall` over (image, output row), then register tiles of
-    `tile-columns` output columns x `tile-channels` channels (the largest
-    divisors not above them) and one kernel row, which become 1-D depthwise
+    the filter as [KH, KW, C], inside one `scf.forall` over (image, output
+    row): each row is cut into pieces whose windows take the same taps
+    (the interior all of them, a border pixel those its window does not
+    lose to the padding), picked by `scf.if` on the row, and each piece
+    reads the image itself with its taps (no padded copy), the row's fill
+    first. The pieces are tiled into register tiles of `tile-columns`
+    output columns x `tile-channels` channels (the largest divisors not
+    above them) and one kernel row, which become 1-D depthwise
     convolutions (upstream's DownscaleDepthwiseConv2DNhwcHwcOp) and are
     vectorized (`linalg::vectorize`: FMAs on channel vectors, the taps
-    unrolled).
+    unrolled). One loop whose rows cover the output also takes the
+    epilogue into its rows (conv-lower-parallel-epilogue). Where the
+    padding makes more than 25 pieces (a pad of 3 or more on a side), the
+    interior and the border strips (each on a zero-padded copy of its
+    window, `tensor.pad`) are separate convolutions instead, each its own
+    `scf.forall` over output rows.
 
     A channels-first convolution at unit dilations, of one element type,
     takes no transposes instead: an `scf.forall` over (image, block of
