@@ -196,6 +196,7 @@ struct Conv {
       Bias::None;
   int biasAxis = -1;            // an axis of the (collapsed) output
   bool collapseGroups = false;  // collapse (g, f) before the bias
+  bool narrowBias = false;      // the bias in the data's narrower float type
   bool relu = false, reluInPlace = false;
 };
 
@@ -395,6 +396,15 @@ void drawSpelling(FuzzInput &in, Conv &conv) {
   }
   conv.relu = form.kind != OpKind::Pooling && in.chance(20);
   conv.reluInPlace = conv.relu && in.chance(30);
+  // A generic bias may keep the data's narrower float type (f16, bf16 into
+  // f32), widened in its body: what conv-run and compile() emit for 16-bit
+  // layers. (Decided last, and only then drawn: earlier decisions read the
+  // same bytes as before.)
+  const std::string &x = conv.elems.x, &y = conv.elems.y;
+  conv.narrowBias = (conv.bias == Conv::Bias::Generic ||
+                     conv.bias == Conv::Bias::GenericSwapped) &&
+                    !isInteger(x) && !isInteger(y) &&
+                    bitWidth(x) < bitWidth(y) && in.chance(50);
 }
 
 /// Prints one convolution's producers, op and consumers into `body`; adds its
@@ -723,8 +733,9 @@ private:
       type = collapsed;
     }
     int axis = conv.biasAxis;
+    std::string biasElem = conv.narrowBias ? conv.elems.x : conv.elems.y;
     std::string biasType =
-        tensorType({shape[axis]}, {dynamic[axis]}, conv.elems.y);
+        tensorType({shape[axis]}, {dynamic[axis]}, biasElem);
     std::string bias = p + "bias";
     args.push_back(bias + ": " + biasType);
     std::string empty = p + "bempty";
@@ -762,13 +773,24 @@ private:
       std::string insTypes =
           swapped ? biasType + ", " + type : type + ", " + biasType;
       std::string maps = swapped ? biasMap + ", " + id : id + ", " + biasMap;
+      // The bias block argument, widened first where it is narrower.
+      std::string l = swapped ? "%b" : "%l", r = swapped ? "%l" : "%b";
+      std::string lElem = swapped ? biasElem : elem;
+      std::string rElem = swapped ? elem : biasElem;
       body << "    " << out << " = linalg.generic {indexing_maps = [" << maps
            << ", " << id << "], iterator_types = [" << join(kinds, ", ")
            << "]} ins(" << ins << " : " << insTypes << ") outs(" << empty
            << " : " << type << ") {\n"
-           << "    ^bb0(%l: " << elem << ", %r: " << elem << ", %o: " << elem
-           << "):\n"
-           << "      %s = " << add << " %l, %r : " << elem << "\n"
+           << "    ^bb0(" << l << ": " << lElem << ", " << r << ": " << rElem
+           << ", %o: " << elem << "):\n";
+      std::string b = "%b";
+      if (conv.narrowBias) {
+        body << "      %widened = arith.extf %b : " << biasElem << " to " << elem
+             << "\n";
+        b = "%widened";
+      }
+      body << "      %s = " << add << " " << (swapped ? b + ", %l" : "%l, " + b)
+           << " : " << elem << "\n"
            << "      linalg.yield %s : " << elem << "\n"
            << "    } -> " << type << "\n";
     }
@@ -860,6 +882,8 @@ std::string describe(const Conv &conv) {
         << conv.padHigh.at(d) << ",out" << conv.size.at(d);
   if (conv.generic)
     s << " loops=" << conv.loops;
+  if (conv.narrowBias)
+    s << " bias:" << conv.elems.x;
   return s.str();
 }
 

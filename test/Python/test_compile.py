@@ -459,6 +459,20 @@ for label, size, want in (("9x9", 9, [torch.bfloat16, torch.float32]),
     error = error_against_float64(mixed, compiled, x)
     print(f"{label}: {dtypes}, error {error:.1e}; {compiled.summary().splitlines()[2]}")
     expect(dtypes == want and error < 2e-2, f"bf16 {label}: {dtypes}, error {error:.1e}")
+# A 1x1 layer with its BatchNorm folded into a bias, in bfloat16: the
+# epilogue runs on the GEMM's register tiles, which read the bfloat16 bias
+# in its own type (read as float32 the layer failed to compile, and with it
+# compile(precision="bf16") of any such model).
+pointwise = randomize_batch_norms(
+    Seq(torch.nn.Conv2d(64, 128, 1), torch.nn.BatchNorm2d(128), torch.nn.ReLU())).eval()
+x = torch.rand(1, 64, 14, 14)
+compiled = convlower.compile(pointwise, (x,), precision="bf16")
+dtypes = [m.weight.dtype for m in compiled.graph_module.modules()
+          if type(m).__name__ == "FusedConv"]
+error = error_against_float64(pointwise, compiled, x)
+print(f"1x1 + BatchNorm bf16: {dtypes}, error {error:.1e}")
+expect(dtypes == [torch.bfloat16] and error < 2e-2,
+       f"bf16 1x1 + BatchNorm: {dtypes}, error {error:.1e}")
 try:
     convlower.compile(mixed, precision="fp8")
     expect(False, "precision fp8 accepted")

@@ -160,7 +160,9 @@ bool isTileEpilogue(linalg::GenericOp op, Value acc) {
 
 /// Reads the tile `store` covers of `operand`, indexed through `map`, as a
 /// vector of the accumulator's shape (dimensions the operand lacks
-/// broadcast).
+/// broadcast) and the operand's element type (a bf16 or f16 bias of an f32
+/// accumulator stays bf16 for the body's extf: read as f32, the extf was
+/// invalid IR and the layer failed to compile).
 Value readTileOf(RewriterBase &rewriter, Location loc, Value operand,
                  AffineMap map, const TileStore &store) {
   SmallVector<OpFoldResult> offsets, sizes, strides;
@@ -190,12 +192,14 @@ Value readTileOf(RewriterBase &rewriter, Location loc, Value operand,
   }
   auto permutation = AffineMap::get(map.getNumResults(), 0, vectorDims, ctx);
   Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-  Value pad = ub::PoisonOp::create(rewriter, loc,
-                                   getElementTypeOrSelf(operand.getType()));
+  Type element = getElementTypeOrSelf(operand.getType());
+  Value pad = ub::PoisonOp::create(rewriter, loc, element);
   SmallVector<bool> inBounds(vectorDims.size(), true);
+  auto tileType = VectorType::get(
+      vector::TransferWriteOp(store.write).getVectorType().getShape(), element);
   return vector::TransferReadOp::create(
-      rewriter, loc, vector::TransferWriteOp(store.write).getVectorType(), slice,
-      SmallVector<Value>(shape.size(), zero), pad, permutation, inBounds);
+      rewriter, loc, tileType, slice, SmallVector<Value>(shape.size(), zero),
+      pad, permutation, inBounds);
 }
 
 /// The epilogue's body on vectors of the accumulator's type, before the
@@ -210,7 +214,9 @@ Value applyBody(RewriterBase &rewriter, Location loc, linalg::GenericOp op,
     Value mapped = mapping.lookupOrDefault(v);
     if (isa<VectorType>(mapped.getType()))
       return mapped;
-    return vector::BroadcastOp::create(rewriter, loc, type, mapped);
+    return vector::BroadcastOp::create(
+        rewriter, loc, VectorType::get(type.getShape(), mapped.getType()),
+        mapped);
   };
   for (Operation &inner : op.getBody()->without_terminator()) {
     if (isa<arith::ConstantOp>(inner)) {

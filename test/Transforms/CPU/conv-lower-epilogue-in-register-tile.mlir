@@ -49,6 +49,38 @@ func.func @bias_residual_relu(%init: tensor<16x32xf32>, %b: tensor<32xf32>,
   return %1 : tensor<16x32xf32>
 }
 
+// A bf16 layer's f32 accumulators with its bf16 bias (the epilogue widens
+// it): the bias tile is read as bf16 and widened on the vector. (Read in the
+// accumulator's type, the extf had an f32 operand: invalid IR, and every
+// f16 or bf16 convolution with a bias failed to compile.)
+// CHECK-LABEL: func.func @narrow_bias
+// CHECK: %[[BV:.*]] = vector.transfer_read {{.*}} : tensor<32xbf16>, vector<8x32xbf16>
+// CHECK: %[[W:.*]] = arith.extf %[[BV]] : vector<8x32xbf16> to vector<8x32xf32>
+// CHECK: arith.addf %{{.*}}, %[[W]] : vector<8x32xf32>
+// CHECK-NOT: linalg.generic
+func.func @narrow_bias(%init: tensor<16x32xf32>, %b: tensor<32xbf16>) -> tensor<16x32xf32> {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %pad = ub.poison : f32
+  %0 = scf.for %m = %c0 to %c16 step %c8 iter_args(%acc = %init) -> (tensor<16x32xf32>) {
+    %t = tensor.extract_slice %acc[%m, 0] [8, 32] [1, 1] : tensor<16x32xf32> to tensor<8x32xf32>
+    %v = vector.transfer_read %t[%c0, %c0], %pad {in_bounds = [true, true]} : tensor<8x32xf32>, vector<8x32xf32>
+    %w = arith.addf %v, %v : vector<8x32xf32>
+    %s = vector.transfer_write %w, %t[%c0, %c0] {in_bounds = [true, true]} : vector<8x32xf32>, tensor<8x32xf32>
+    %i = tensor.insert_slice %s into %acc[%m, 0] [8, 32] [1, 1] : tensor<8x32xf32> into tensor<16x32xf32>
+    scf.yield %i : tensor<16x32xf32>
+  }
+  %1 = linalg.generic {indexing_maps = [#id, #bias, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%0, %b : tensor<16x32xf32>, tensor<32xbf16>) outs(%0 : tensor<16x32xf32>) {
+  ^bb0(%x: f32, %bb: bf16, %out: f32):
+    %wide = arith.extf %bb : bf16 to f32
+    %y = arith.addf %x, %wide : f32
+    linalg.yield %y : f32
+  } -> tensor<16x32xf32>
+  return %1 : tensor<16x32xf32>
+}
+
 // Left alone: tiles that do not cover the result (the loop stops at 8 of
 // 16 rows: the other rows would miss the epilogue), an epilogue that does
 // not write in place, and tiles revisited by a loop around them (K in
