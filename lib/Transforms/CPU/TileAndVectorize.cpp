@@ -365,10 +365,50 @@ LogicalResult canonicalize(Operation *root) {
   return applyPatternsGreedily(root, std::move(patterns));
 }
 
+/// Whether a vector.contract from `in` operands into an `acc` accumulator
+/// lowers cleanly: the contraction lowering widens mixed operands with
+/// extf/extsi, so only a same-kind widening (or no conversion) is right;
+/// int -> float and narrowing accumulators (f32 x f32 -> f16) are not.
+bool contractPromotesCleanly(Type in, Type acc) {
+  if (in == acc)
+    return true;
+  bool sameKind = (isa<FloatType>(in) && isa<FloatType>(acc)) ||
+                  (isa<IntegerType>(in) && isa<IntegerType>(acc));
+  return sameKind && acc.getIntOrFloatBitWidth() > in.getIntOrFloatBitWidth();
+}
+
+/// The loop of a tile's single row where every M loop is a unit (a batch-1
+/// linear layer, a vector-matrix product), which dropUnitLoops keeps.
+/// Without it the tile is an (n, k) vector-matrix contraction, which the
+/// vector lowering computes with a transpose and horizontal sums (a 1280 ->
+/// 1024 layer on packed panels: 0.25 ms, against 0.05 for 1280 -> 1000,
+/// whose unpacked tile kept its row); as a [1, k] x [k, n] matmul it is
+/// one broadcast and outer-product FMAs a K step.
+std::optional<unsigned> unitRowLoop(linalg::LinalgOp op) {
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  // Operands of one element type, into the same or a wider accumulator of
+  // that kind (what vectorizeTile makes a vector.contract); K in groups (the
+  // bf16 pairs and i8 quads) keeps its own dot-product tiles, which take
+  // the row dropped.
+  Type lhs = getElementTypeOrSelf(op.getDpsInputOperand(0)->get());
+  Type rhs = getElementTypeOrSelf(op.getDpsInputOperand(1)->get());
+  Type acc = getElementTypeOrSelf(op.getDpsInitOperand(0)->get());
+  bool contracts = lhs == rhs && contractPromotesCleanly(lhs, acc);
+  if (failed(dims) || dims->m.empty() || dims->n.empty() || !contracts ||
+      conv_lower::dotGroupLoop(op) ||
+      !llvm::all_of(dims->m, [&](unsigned d) { return ranges[d] == 1; }))
+    return std::nullopt;
+  return dims->m.back();
+}
+
 /// A generic tile keeps the unit loops of the dimensions tiled by 1 (the
 /// batch of a pointwise conv, say); vector.contract cannot be formed with a
-/// unit loop that only some operands index, so drop them first.
-linalg::LinalgOp dropUnitLoops(RewriterBase &rewriter, linalg::LinalgOp op) {
+/// unit loop that only some operands index, so drop them first (all but a
+/// single row's: unitRowLoop).
+linalg::LinalgOp dropUnitLoops(RewriterBase &rewriter, linalg::LinalgOp op,
+                               bool keepRow = true) {
   auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
   if (!generic || !llvm::is_contained(op.getStaticLoopRanges(), 1))
     return op;
@@ -378,12 +418,29 @@ linalg::LinalgOp dropUnitLoops(RewriterBase &rewriter, linalg::LinalgOp op) {
   linalg::ControlDropUnitDims control;
   control.rankReductionStrategy =
       linalg::ControlDropUnitDims::RankReductionStrategy::ExtractInsertSlice;
+  std::optional<unsigned> row =
+      keepRow ? unitRowLoop(op) : std::optional<unsigned>();
+  control.controlFn = [row](Operation *tile) {
+    SmallVector<unsigned> loops;
+    for (unsigned d = 0, e = cast<linalg::GenericOp>(tile).getNumLoops(); d < e;
+         ++d)
+      if (d != row)
+        loops.push_back(d);
+    return loops;
+  };
   FailureOr<linalg::DropUnitDimsResult> dropped =
       linalg::dropUnitDims(rewriter, generic, control);
   if (failed(dropped))
     return op;
   rewriter.replaceOp(op, dropped->replacements);
-  return cast<linalg::LinalgOp>(dropped->resultOp.getOperation());
+  auto result = cast<linalg::LinalgOp>(dropped->resultOp.getOperation());
+  // The row is kept only for a tile that is then a plain matmul (specialize
+  // makes it linalg.matmul); any other form drops it too.
+  if (row && result->getNumResults() == 1 &&
+      cast<linalg::GenericOp>(result.getOperation()).getIndexingMapsArray() !=
+          linalg::MatmulOp::getDefaultIndexingMaps(op.getContext()))
+    return dropUnitLoops(rewriter, result, /*keepRow=*/false);
+  return result;
 }
 
 /// A generic tile that is a plain matmul ((m, k) x (k, n) -> (m, n)) becomes
@@ -402,17 +459,6 @@ linalg::LinalgOp specialize(RewriterBase &rewriter, linalg::LinalgOp op) {
   return succeeded(named) ? *named : op;
 }
 
-/// Whether a vector.contract from `in` operands into an `acc` accumulator
-/// lowers cleanly: the contraction lowering widens mixed operands with
-/// extf/extsi, so only a same-kind widening (or no conversion) is right;
-/// int -> float and narrowing accumulators (f32 x f32 -> f16) are not.
-bool contractPromotesCleanly(Type in, Type acc) {
-  if (in == acc)
-    return true;
-  bool sameKind = (isa<FloatType>(in) && isa<FloatType>(acc)) ||
-                  (isa<IntegerType>(in) && isa<IntegerType>(acc));
-  return sameKind && acc.getIntOrFloatBitWidth() > in.getIntOrFloatBitWidth();
-}
 
 /// Step 3: one static tile into one vector.contract.
 void vectorizeTile(RewriterBase &rewriter, linalg::LinalgOp op) {
