@@ -436,9 +436,8 @@ linalg::LinalgOp dropUnitLoops(RewriterBase &rewriter, linalg::LinalgOp op,
   auto result = cast<linalg::LinalgOp>(dropped->resultOp.getOperation());
   // The row is kept only for a tile that is then a plain matmul (specialize
   // makes it linalg.matmul); any other form drops it too.
-  if (row && result->getNumResults() == 1 &&
-      cast<linalg::GenericOp>(result.getOperation()).getIndexingMapsArray() !=
-          linalg::MatmulOp::getDefaultIndexingMaps(op.getContext()))
+  if (row && result.getIndexingMapsArray() !=
+                 linalg::MatmulOp::getDefaultIndexingMaps(op.getContext()))
     return dropUnitLoops(rewriter, result, /*keepRow=*/false);
   return result;
 }
@@ -458,7 +457,6 @@ linalg::LinalgOp specialize(RewriterBase &rewriter, linalg::LinalgOp op) {
       linalg::specializeGenericOp(rewriter, generic);
   return succeeded(named) ? *named : op;
 }
-
 
 /// Step 3: one static tile into one vector.contract.
 void vectorizeTile(RewriterBase &rewriter, linalg::LinalgOp op) {
