@@ -79,3 +79,39 @@ func.func @not_panels(%a: tensor<49x72xf32>, %w: tensor<24x72xf32>, %b: tensor<7
   %2 = linalg.matmul ins(%a, %s : tensor<49x72xf32>, tensor<72x8xf32>) outs(%c8 : tensor<49x8xf32>) -> tensor<49x8xf32>
   return %0, %1, %2 : tensor<49x24xf32>, tensor<49x24xf32>, tensor<49x8xf32>
 }
+
+// -----
+
+// A batch-1 linear layer with 200 outputs (no multiple of 16): its panels
+// are padded with 8 zero filters to 13 whole ones, the contraction computes
+// [1, 208] into the zero-padded init and the result is its [1, 200] slice.
+// A GEMM of more rows (49), or one whose zero filters would pass an eighth of
+// the real ones (24 padded to 32), is left alone.
+// CHECK-LABEL: func.func @padded_panels
+// CHECK: %[[W:.*]] = tensor.pad %{{.*}} low[0, 0] high[8, 0]
+// CHECK: tensor<200x64xf32> to tensor<208x64xf32>
+// CHECK: %[[STRIPS:.*]] = tensor.expand_shape %[[W]] {{\[}}[0, 1], [2]] output_shape [13, 16, 64]
+// CHECK: %[[WP:.*]] = linalg.transpose ins(%[[STRIPS]] : tensor<13x16x64xf32>) {{.*}} permutation = [0, 2, 1]
+// CHECK: %[[C:.*]] = tensor.pad %{{.*}} low[0, 0] high[0, 8]
+// CHECK: tensor<1x200xf32> to tensor<1x208xf32>
+// CHECK: %[[CP:.*]] = tensor.expand_shape %[[C]] {{\[}}[0], [1, 2]] output_shape [1, 13, 16]
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[WP]] : tensor<1x64xf32>, tensor<13x64x16xf32>) outs(%[[CP]] : tensor<1x13x16xf32>)
+// CHECK: %[[ALL:.*]] = tensor.collapse_shape %[[R]] {{\[}}[0], [1, 2]] : tensor<1x13x16xf32> into tensor<1x208xf32>
+// CHECK: tensor.extract_slice %[[ALL]][0, 0] [1, 200] [1, 1] : tensor<1x208xf32> to tensor<1x200xf32>
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<49x64xf32>, tensor<64x200xf32>)
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<1x64xf32>, tensor<64x24xf32>)
+func.func @padded_panels(%a: tensor<1x64xf32>, %w: tensor<200x64xf32>, %c: tensor<1x200xf32>,
+                         %a49: tensor<49x64xf32>, %c49: tensor<49x200xf32>,
+                         %w24: tensor<24x64xf32>, %c24: tensor<1x24xf32>)
+    -> (tensor<1x200xf32>, tensor<49x200xf32>, tensor<1x24xf32>) {
+  %e = tensor.empty() : tensor<64x200xf32>
+  %wt = linalg.transpose ins(%w : tensor<200x64xf32>) outs(%e : tensor<64x200xf32>) permutation = [1, 0]
+  %0 = linalg.matmul ins(%a, %wt : tensor<1x64xf32>, tensor<64x200xf32>) outs(%c : tensor<1x200xf32>) -> tensor<1x200xf32>
+  %e2 = tensor.empty() : tensor<64x200xf32>
+  %wt2 = linalg.transpose ins(%w : tensor<200x64xf32>) outs(%e2 : tensor<64x200xf32>) permutation = [1, 0]
+  %1 = linalg.matmul ins(%a49, %wt2 : tensor<49x64xf32>, tensor<64x200xf32>) outs(%c49 : tensor<49x200xf32>) -> tensor<49x200xf32>
+  %e3 = tensor.empty() : tensor<64x24xf32>
+  %wt3 = linalg.transpose ins(%w24 : tensor<24x64xf32>) outs(%e3 : tensor<64x24xf32>) permutation = [1, 0]
+  %2 = linalg.matmul ins(%a, %wt3 : tensor<1x64xf32>, tensor<64x24xf32>) outs(%c24 : tensor<1x24xf32>) -> tensor<1x24xf32>
+  return %0, %1, %2 : tensor<1x200xf32>, tensor<49x200xf32>, tensor<1x24xf32>
+}
