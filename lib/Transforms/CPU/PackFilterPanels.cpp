@@ -49,9 +49,9 @@ struct FilterOperand {
 /// The most rows a GEMM whose filter columns are no multiple of nr may have
 /// for its panels to be padded: its result is computed [M, N rounded up]
 /// and sliced, a copy of M rows and no epilogue in its blocks (and a row
-/// block of the im2col panels of a convolution would copy every block). A batch-1
-/// linear layer (M = 1; 1000 classes) streams its filter from memory in a
-/// network, where W^T's strided rows cost most: 1280 -> 1000 after a 32 MB
+/// block of the im2col panels of a convolution would copy every block). A
+/// batch-1 linear layer (M = 1; 1000 classes) streams its filter from memory in
+/// a network, where W^T's strided rows cost most: 1280 -> 1000 after a 32 MB
 /// write 0.21-0.33 ms, the same filter as panels (1280 -> 1024) 0.10-0.22;
 /// conv-run, N1: 0.049 -> 0.033 ms.
 constexpr int64_t kMaxPaddedRows = 16;
@@ -70,16 +70,15 @@ bool isMultipleOf(OpFoldResult v, int64_t factor) {
 /// The filter operand of `gemm` where its columns can be read as whole
 /// panels of `nr`: a unit-stride slice (or none) of a 2-D [1, 0] transpose
 /// with static shapes, whose columns (offset and size) are multiples of nr.
-FailureOr<FilterOperand> matchFilterOperand(linalg::MatmulOp gemm,
-                                            int64_t nr) {
+FailureOr<FilterOperand> matchFilterOperand(linalg::MatmulOp gemm, int64_t nr) {
   FilterOperand f;
-  int64_t rows = cast<RankedTensorType>(gemm.getDpsInitOperand(0)->get().getType())
-                     .getDimSize(0);
+  int64_t rows =
+      cast<RankedTensorType>(gemm.getDpsInitOperand(0)->get().getType())
+          .getDimSize(0);
   Value b = gemm.getDpsInputOperand(1)->get();
   f.slice = b.getDefiningOp<tensor::ExtractSliceOp>();
   if (f.slice) {
-    if (!f.slice.hasUnitStride() ||
-        f.slice.getSourceType().getRank() != 2 ||
+    if (!f.slice.hasUnitStride() || f.slice.getSourceType().getRank() != 2 ||
         f.slice.getResultType().getRank() != 2 ||
         !isMultipleOf(f.slice.getMixedOffsets()[1], nr) ||
         !isMultipleOf(f.slice.getMixedSizes()[1], nr))
@@ -98,26 +97,28 @@ FailureOr<FilterOperand> matchFilterOperand(linalg::MatmulOp gemm,
   // work).
   int64_t n = wType.getDimSize(0);
   f.padded = n % nr != 0;
-  if (f.padded &&
-      (f.slice || rows > kMaxPaddedRows ||
-       8 * (static_cast<int64_t>(llvm::alignTo(n, nr)) - n) > n))
+  if (f.padded && (f.slice || rows > kMaxPaddedRows ||
+                   8 * (static_cast<int64_t>(llvm::alignTo(n, nr)) - n) > n))
     return failure();
   return f;
 }
 
-/// `v` [rows, columns] with zero columns appended up to `columns`.
-Value paddedColumns(OpBuilder &b, Location loc, Value v, int64_t columns) {
+/// `v` with zeros appended at the high end of each dimension up to `shape`.
+Value zeroPaddedTo(OpBuilder &b, Location loc, Value v,
+                   ArrayRef<int64_t> shape) {
   auto type = cast<RankedTensorType>(v.getType());
-  if (type.getDimSize(1) == columns)
+  if (type.getShape() == shape)
     return v;
-  Value zero = arith::ConstantOp::create(
-      b, loc, b.getZeroAttr(type.getElementType()));
+  SmallVector<int64_t> high;
+  for (auto [extent, wanted] : llvm::zip(type.getShape(), shape))
+    high.push_back(wanted - extent);
+  Value zero =
+      arith::ConstantOp::create(b, loc, b.getZeroAttr(type.getElementType()));
   return tensor::PadOp::create(
-      b, loc, RankedTensorType::get({type.getDimSize(0), columns},
-                                    type.getElementType()),
-      v, getAsIndexOpFoldResult(b.getContext(), {0, 0}),
-      getAsIndexOpFoldResult(b.getContext(), {0, columns - type.getDimSize(1)}),
-      zero);
+      b, loc, RankedTensorType::get(shape, type.getElementType()), v,
+      getAsIndexOpFoldResult(b.getContext(),
+                             SmallVector<int64_t>(shape.size(), 0)),
+      getAsIndexOpFoldResult(b.getContext(), high), zero);
 }
 
 /// Wp [ceil(N / nr), K, nr] from W [N, K] (zero filters appended to a whole
@@ -131,17 +132,7 @@ Value packPanels(RewriterBase &rewriter, linalg::TransposeOp transpose,
   Value w = transpose.getInput();
   auto wType = cast<RankedTensorType>(w.getType());
   int64_t n = llvm::alignTo(wType.getDimSize(0), nr), k = wType.getDimSize(1);
-  if (n != wType.getDimSize(0)) {
-    // W [N, K] padded along N: its rows are the filters.
-    Value zero = arith::ConstantOp::create(
-        rewriter, loc, rewriter.getZeroAttr(wType.getElementType()));
-    w = tensor::PadOp::create(
-        rewriter, loc, RankedTensorType::get({n, k}, wType.getElementType()),
-        w, getAsIndexOpFoldResult(rewriter.getContext(), {0, 0}),
-        getAsIndexOpFoldResult(rewriter.getContext(),
-                               {n - wType.getDimSize(0), 0}),
-        zero);
-  }
+  w = zeroPaddedTo(rewriter, loc, w, {n, k}); // W's rows are the filters
   auto strips = tensor::ExpandShapeOp::create(
       rewriter, loc,
       RankedTensorType::get({n / nr, nr, k}, wType.getElementType()), w,
@@ -162,8 +153,8 @@ OpFoldResult dividedBy(RewriterBase &rewriter, Location loc, OpFoldResult v,
 }
 
 /// The GEMM's [K, n] filter operand as its [n / nr, K, nr] slice of Wp.
-Value panelsOperand(RewriterBase &rewriter, Location loc,
-                    FilterOperand f, Value packed, int64_t nr) {
+Value panelsOperand(RewriterBase &rewriter, Location loc, FilterOperand f,
+                    Value packed, int64_t nr) {
   if (!f.slice)
     return packed;
   SmallVector<OpFoldResult> offsets = f.slice.getMixedOffsets();
@@ -191,7 +182,7 @@ void rewriteGemm(RewriterBase &rewriter, linalg::MatmulOp gemm, Value panels,
   auto initType = cast<RankedTensorType>(init.getType());
   auto panelsType = cast<RankedTensorType>(panels.getType());
   int64_t m = initType.getDimSize(0), strips = panelsType.getDimSize(0);
-  Value initAll = paddedColumns(rewriter, loc, init, strips * nr);
+  Value initAll = zeroPaddedTo(rewriter, loc, init, {m, strips * nr});
   auto allType = cast<RankedTensorType>(initAll.getType());
   SmallVector<ReassociationIndices> split = {{0}, {1, 2}};
   Value initPanels = tensor::ExpandShapeOp::create(
@@ -213,8 +204,8 @@ void rewriteGemm(RewriterBase &rewriter, linalg::MatmulOp gemm, Value panels,
       ValueRange{initPanels}, maps, iterators);
   IRMapping mapping;
   gemm->getRegion(0).cloneInto(&generic.getRegion(), mapping);
-  Value result = tensor::CollapseShapeOp::create(
-      rewriter, loc, allType, generic.getResult(0), split);
+  Value result = tensor::CollapseShapeOp::create(rewriter, loc, allType,
+                                                 generic.getResult(0), split);
   if (allType != initType)
     result = tensor::ExtractSliceOp::create(
         rewriter, loc, initType, result,
@@ -249,16 +240,15 @@ struct ConvLowerPackFilterPanelsPass
     for (linalg::MatmulOp gemm : gemms) {
       FailureOr<FilterOperand> f = matchFilterOperand(gemm, panelWidth);
       if (failed(f)) {
-        LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] left alone: " << gemm
-                                << "\n");
+        LLVM_DEBUG(llvm::dbgs()
+                   << "[" DEBUG_TYPE "] left alone: " << gemm << "\n");
         continue;
       }
       Value &wp = packed[f->transpose];
       if (!wp)
         wp = packPanels(rewriter, f->transpose, panelWidth);
       rewriter.setInsertionPoint(gemm);
-      Value panels =
-          panelsOperand(rewriter, gemm.getLoc(), *f, wp, panelWidth);
+      Value panels = panelsOperand(rewriter, gemm.getLoc(), *f, wp, panelWidth);
       rewriteGemm(rewriter, gemm, panels, panelWidth);
       if (f->slice)
         slices.insert(f->slice);
