@@ -53,7 +53,7 @@ struct FilterOperand {
 /// batch-1 linear layer (M = 1; 1000 classes) streams its filter from memory in
 /// a network, where W^T's strided rows cost most: 1280 -> 1000 after a 32 MB
 /// write 0.21-0.33 ms, the same filter as panels (1280 -> 1024) 0.10-0.22;
-/// conv-run, N1: 0.049 -> 0.033 ms.
+/// conv-run, N1: 0.050 -> 0.030 ms.
 constexpr int64_t kMaxPaddedRows = 16;
 
 /// Whether `v` (an index) is a multiple of `factor`: a constant, or an
