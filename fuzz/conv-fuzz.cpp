@@ -90,10 +90,17 @@ const std::vector<Pipeline> &pipelines() {
        "conv-lower-to-llvm{bf16-dot=1 threads=2 constant-weights=1}"},
       {"to-llvm-i8-dot",
        "conv-lower-to-llvm{i8-dot=1 threads=2 constant-weights=1}"},
+      // The bf16 GEMMs on AMX tiles (the intrinsics), and the same tile
+      // program emulated in vector code (what --amx=emulated runs).
+      {"to-llvm-amx",
+       "conv-lower-to-llvm{bf16-dot=1 amx=1 threads=2 constant-weights=1}"},
+      {"to-llvm-amx-emulated",
+       "conv-lower-to-llvm{bf16-dot=1 amx=1 amx-emulated=1}"},
       // Winograd's cost rule off, so that every convolution it can take
       // (3x3, stride 1, f32, whole 8-lane channel vectors) goes through it.
       {"winograd", "conv-lower-winograd{min-tiles=0 emit-remarks}"},
-      {"to-llvm-winograd", "conv-lower-to-llvm{winograd-min-tiles=0 threads=2}"},
+      {"to-llvm-winograd",
+       "conv-lower-to-llvm{winograd-min-tiles=0 threads=2}"},
       // The twin routes run every convolution through the kernel, and say
       // so when one does not fit it (the option's documented failure).
       {"twin", "conv-lower-to-llvm{implicit-gemm-twin}",

@@ -80,6 +80,17 @@ def ConvLowerToLLVM : Pass<"conv-lower-to-llvm", "::mlir::ModuleOp"> {
            "x86vector.avx512.dot (conv-lower-x86-dot-product). The code "
            "then needs a CPU with AVX512-BF16: conv-run and the C API set "
            "it from the host's features">,
+    Option<"amx", "amx", "bool", "false",
+           "With bf16-dot: the bf16 GEMMs' register tiles on AMX tiles "
+           "(TDPBF16PS; conv-lower-amx-tiles, after bufferization) instead "
+           "of VDPBF16PS, in 32 x 32 register tiles over 32 values of K. "
+           "The code then needs a CPU with AMX-TILE and AMX-BF16 and the "
+           "process's XTILEDATA permission: conv-run and the C API set it "
+           "from the host's features after requesting that permission">,
+    Option<"amxEmulated", "amx-emulated", "bool", "false",
+           "With amx: each tile operation emulated in vector code "
+           "(conv-lower-emulate-amx), so the AMX route's tile program runs, "
+           "and is checked, on any CPU">,
     Option<"i8Dot", "i8-dot", "bool", "false",
            "i8 GEMMs on AVX512-VNNI's dot product (VPDPBUSD): K in quads, "
            "A's bytes made unsigned and B's column sums taken back out "

@@ -68,6 +68,11 @@ struct MissingTwinStagePass
 };
 } // namespace
 
+/// Whether the bf16 GEMMs run on AMX tiles (the tiles need K in pairs).
+static bool amxOn(const ConvLowerToLLVMOptions &options) {
+  return options.amx && options.bf16Dot;
+}
+
 /// Convolutions into im2col + GEMM + fold, then plain linalg/tensor.
 static void addConvRewrite(OpPassManager &pm,
                            const ConvLowerToLLVMOptions &options) {
@@ -119,6 +124,7 @@ static void addTileAndVectorize(OpPassManager &pm,
     panels.tileM = options.tileM;
     panels.tileN = options.tileN;
     panels.filterPackedOnce = options.constantWeights;
+    panels.amxRows = amxOn(options);
     pm.addPass(createConvLowerIm2ColPanels(panels));
     pm.addPass(createCanonicalizerPass());
   }
@@ -147,6 +153,7 @@ static void addTileAndVectorize(OpPassManager &pm,
   tiling.tileM = options.tileM;
   tiling.tileN = options.tileN;
   tiling.tileK = options.tileK;
+  tiling.amxTiles = amxOn(options);
   // Row blocks for the threads: a few per thread, so that uneven blocks
   // still balance (GEMMs already in the panels' blocks keep those).
   if (options.threads > 1)
@@ -159,6 +166,8 @@ static void addTileAndVectorize(OpPassManager &pm,
     ConvLowerX86DotProductOptions dots;
     dots.bf16 = options.bf16Dot;
     dots.i8 = options.i8Dot;
+    // With AMX the bf16 tiles stay contractions for conv-lower-amx-tiles.
+    dots.leaveAMXTiles = amxOn(options);
     pm.addPass(createConvLowerX86DotProduct(dots));
   }
   // After canonicalization, which turns the unit-K contractions into the
@@ -197,6 +206,14 @@ static void addLowerToLLVM(OpPassManager &pm,
   // The im2col copies in vector runs, on buffers (on tensors, a vector read
   // of a slice written whole into another folds back into a slice copy).
   pm.addPass(createConvLowerVectorizeGathers());
+  // The bf16 register tiles on AMX tiles: tile loads and stores address
+  // buffers, so after bufferization; before the loops' lowering.
+  if (amxOn(options)) {
+    pm.addPass(createConvLowerAMXTiles());
+    if (options.amxEmulated)
+      pm.addPass(createConvLowerEmulateAMX());
+    pm.addPass(createCanonicalizerPass());
+  }
   if (options.threads > 1) {
     // Only the GEMMs' row blocks (an scf.forall) run in parallel: a copy
     // lowered to one collapsed 7-D parallel loop recomputes every index per
@@ -228,7 +245,12 @@ static void addLowerToLLVM(OpPassManager &pm,
   // The dot products (x86vector's and conv_lower's, through the x86
   // intrinsic interface) become LLVM's AVX512-BF16 / AVX512-VNNI intrinsics.
   vectorOptions.x86Vector = options.bf16Dot || options.i8Dot;
+  // AMX's ops become LLVM's tile intrinsics (the tile configuration is
+  // LLVM's: its X86 pre-tile-config pass writes LDTILECFG).
+  vectorOptions.amx = amxOn(options) && !options.amxEmulated;
   pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
+  if (vectorOptions.amx)
+    pm.addPass(createConvLowerAMXLoopTypes());
   // Memrefs before structured control flow: the OpenMP loop bodies are
   // memref.alloca_scope regions, which must still be one block when they are
   // lowered.
@@ -290,6 +312,8 @@ struct ConvLowerToLLVMPass
     options.constantWeights = constantWeights;
     options.bf16Dot = bf16Dot;
     options.i8Dot = i8Dot;
+    options.amx = amx;
+    options.amxEmulated = amxEmulated;
     options.implicitGemmTwin = implicitGemmTwin;
     options.twinExplicitIm2col = twinExplicitIm2col;
     options.twinChip = twinChip;

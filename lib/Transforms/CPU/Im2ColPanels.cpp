@@ -514,11 +514,12 @@ Value sliceOf(OpBuilder &b, Location loc, Value source,
 /// the block's rows and filters of the GEMM's [(G,) M, Fg] result.
 LogicalResult rewriteRowsMajor(RewriterBase &rewriter, PanelGemm &m,
                                int64_t panelBytes, int64_t minBlocks,
-                               int64_t filterAlign, Streamed streamed) {
+                               int64_t rowAlign, int64_t filterAlign,
+                               Streamed streamed) {
   // The row sums (quantized) are computed per block too: the sums of a
   // block's rows read its panel only. Filter chunks would each compute and
   // write them: the filters are not split then.
-  Blocks blocks = chooseBlocks(m, panelBytes, minBlocks, /*rowAlign=*/1,
+  Blocks blocks = chooseBlocks(m, panelBytes, minBlocks, rowAlign,
                                m.rowSums ? 0 : filterAlign, streamed);
   Location loc = m.gemm.getLoc();
   MLIRContext *ctx = rewriter.getContext();
@@ -756,6 +757,12 @@ struct ConvLowerIm2ColPanelsPass
     return pixels >= channelsFirstMinRows ||
            batch * pixels < 4 * channelsFirstMinRows;
   }
+  /// Rows first: AMX's tile height for a bf16 GEMM with amx-rows (its
+  /// register tiles are then whole 16-row AMX tiles), else any row count.
+  int64_t amxRowAlign(PanelGemm &m) const {
+    return amxRows && m.colType().getElementType().isBF16() ? 16 : 1;
+  }
+
   void runOnOperation() override {
     if (panelBytes < 1 || minBlocks < 1 || tileM < 1 || tileN < 1) {
       getOperation()->emitError()
@@ -781,7 +788,8 @@ struct ConvLowerIm2ColPanelsPass
         rewriter.eraseOp(expand);
         rewriter.eraseOp(m.gemm);
       } else if (failed(rewriteRowsMajor(rewriter, m, panelBytes, minBlocks,
-                                         tileN, streamedFilter(m)))) {
+                                         amxRowAlign(m), tileN,
+                                         streamedFilter(m)))) {
         continue;
       }
       // The whole-image copy and its reshape are dead now.

@@ -73,11 +73,13 @@ int64_t rowTile(int64_t extent, int64_t size) {
 
 /// Tile sizes for a contraction: the innermost m, n and k loops get the
 /// requested sizes (shrunk to divide a static extent; n kept whole vectors),
-/// every other loop 1.
+/// every other loop 1. `exact` (AMX tiles): m and the K groups take the
+/// sizes as given, a partial last tile peeled, so that every other tile is
+/// whole AMX tiles.
 SmallVector<int64_t> computeTileSizes(linalg::LinalgOp op,
                                       const linalg::ContractionDimensions &dims,
                                       int64_t tileM, int64_t tileN,
-                                      int64_t tileK) {
+                                      int64_t tileK, bool exact = false) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<int64_t> sizes(op.getNumLoops(), 1);
   auto setInnermost = [&](ArrayRef<unsigned> loops, int64_t size) {
@@ -89,7 +91,9 @@ SmallVector<int64_t> computeTileSizes(linalg::LinalgOp op,
                       : largestDividingTile(ranges[loop], size);
   };
   setInnermost(dims.n, tileN);
-  if (!dims.m.empty() && !ShapedType::isDynamic(ranges[dims.m.back()]))
+  if (exact && !dims.m.empty())
+    sizes[dims.m.back()] = tileM;
+  else if (!dims.m.empty() && !ShapedType::isDynamic(ranges[dims.m.back()]))
     sizes[dims.m.back()] = rowTile(ranges[dims.m.back()], tileM);
   else
     setInnermost(dims.m, tileM);
@@ -104,7 +108,11 @@ SmallVector<int64_t> computeTileSizes(linalg::LinalgOp op,
     sizes[group->loop] = group->size;
     ArrayRef<unsigned> groups(dims.k);
     groups = groups.drop_back();
-    setInnermost(groups, std::max<int64_t>(1, tileK / group->size));
+    int64_t perTile = std::max<int64_t>(1, tileK / group->size);
+    if (exact && !groups.empty())
+      sizes[groups.back()] = perTile;
+    else
+      setInnermost(groups, perTile);
   }
   return sizes;
 }
@@ -318,13 +326,15 @@ linalg::LinalgOp packColumnPanels(RewriterBase &rewriter, linalg::LinalgOp op,
 
 /// Step 1: tile one contraction; peel loops over dynamic extents.
 LogicalResult tileAndPeel(RewriterBase &rewriter, linalg::LinalgOp op,
-                          int64_t tileM, int64_t tileN, int64_t tileK) {
+                          int64_t tileM, int64_t tileN, int64_t tileK,
+                          bool exact) {
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
   if (failed(dims))
     return failure();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  SmallVector<int64_t> sizes = computeTileSizes(op, *dims, tileM, tileN, tileK);
+  SmallVector<int64_t> sizes =
+      computeTileSizes(op, *dims, tileM, tileN, tileK, exact);
 
   scf::SCFTilingOptions options;
   options.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
@@ -497,6 +507,44 @@ struct ConvLowerTileAndVectorizePass
     : conv_lower::impl::ConvLowerTileAndVectorizeBase<
           ConvLowerTileAndVectorizePass> {
   using Base::Base;
+  struct RegisterTile {
+    int64_t m, n, k;
+    bool amx = false;
+  };
+
+  /// The pass's register tile; with amx-tiles, a GEMM in bf16 pairs with at
+  /// least one whole AMX tile takes 2 x 2 AMX accumulator tiles of 16 x 16
+  /// over one 64-byte row of pairs (A: 16 rows x 16 pairs, B: 16 pair rows
+  /// x 16 columns), each A and B tile then feeding two TDPBF16PS (oneDNN's
+  /// brgemm blocks AMX alike). The rows go by 32 where that leaves whole
+  /// 16-row tiles (or none) over, else by 16: every tile but a peeled
+  /// remainder of fewer than 16 rows (or pairs of K) is then whole AMX
+  /// tiles of one shape, which LLVM configures once and never spills for a
+  /// second (the remainders run on AVX512-BF16's dots).
+  RegisterTile registerTileFor(linalg::LinalgOp op) const {
+    RegisterTile standard{tileM, tileN, tileK};
+    std::optional<conv_lower::DotGroupLoop> group =
+        conv_lower::dotGroupLoop(op);
+    if (!amxTiles || !group || group->size != 2 ||
+        !getElementTypeOrSelf(op.getDpsInputs()[0]).isBF16())
+      return standard;
+    FailureOr<linalg::ContractionDimensions> dims =
+        linalg::inferContractionDims(op);
+    if (failed(dims) || dims->m.empty() || dims->n.empty() ||
+        dims->k.size() < 2)
+      return standard;
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    int64_t rows = ranges[dims->m.back()], cols = ranges[dims->n.back()],
+            pairs = ranges[dims->k[dims->k.size() - 2]];
+    auto atLeast = [](int64_t extent, int64_t size) {
+      return ShapedType::isDynamic(extent) || extent >= size;
+    };
+    if (!atLeast(rows, 16) || !atLeast(cols, 16) || !atLeast(pairs, 16))
+      return standard;
+    int64_t m = ShapedType::isDynamic(rows) || rows % 16 == 0 ? 32 : 16;
+    return {m, 32, 32, /*amx=*/true};
+  }
+
   void runOnOperation() override {
     if (tileM < 1 || tileN < 1 || tileK < 1 || parallelBlocks < 0) {
       getOperation()->emitError()
@@ -510,13 +558,14 @@ struct ConvLowerTileAndVectorizePass
         contractions.push_back(op);
     });
     for (linalg::LinalgOp op : contractions) {
+      RegisterTile tile = registerTileFor(op);
       // A GEMM already inside an scf.forall (conv-lower-im2col-panels'
       // row blocks) has its blocks.
       if (parallelBlocks > 0 && !op->getParentOfType<scf::ForallOp>())
-        op = tileForThreads(rewriter, op, parallelBlocks, tileM, tileN);
+        op = tileForThreads(rewriter, op, parallelBlocks, tile.m, tile.n);
       op = blockReduction(rewriter, op, cacheBlockBytes);
-      op = packColumnPanels(rewriter, op, tileN);
-      (void)tileAndPeel(rewriter, op, tileM, tileN, tileK);
+      op = packColumnPanels(rewriter, op, tile.n);
+      (void)tileAndPeel(rewriter, op, tile.m, tile.n, tile.k, tile.amx);
     }
 
     (void)canonicalize(getOperation());

@@ -382,6 +382,19 @@ void widenOperands(RewriterBase &rewriter, vector::ContractionOp contract) {
   });
 }
 
+/// A bf16 tile of full rank, A [M, R, 2] x B [R, N, 2] into [M, N], in whole
+/// AMX tiles (M, R and N multiples of 16): what conv-lower-amx-tiles takes
+/// in the pipeline. Partial tiles stay here: as AMX tiles of other shapes
+/// they would need tile registers configured for those too, and LLVM
+/// configures each register's shape once per function (more shapes than
+/// registers: tile spills).
+bool isAMXTile(vector::ContractionOp contract, const GroupTile &tile) {
+  return tile.kind == DotKind::BF16 && contract.getLhsType().getRank() == 3 &&
+         contract.getRhsType().getRank() == 3 &&
+         cast<VectorType>(contract.getAccType()).getRank() == 2 &&
+         tile.m % 16 == 0 && tile.r % 16 == 0 && tile.n % 16 == 0;
+}
+
 struct ConvLowerX86DotProductPass
     : conv_lower::impl::ConvLowerX86DotProductBase<
           ConvLowerX86DotProductPass> {
@@ -421,6 +434,8 @@ struct ConvLowerX86DotProductPass
       if (contract->getParentOfType<vector::MaskOp>())
         continue;
       std::optional<GroupTile> tile = matchGroupTile(contract, bf16, i8);
+      if (tile && leaveAMXTiles && isAMXTile(contract, *tile))
+        continue;
       if (tile && succeeded(lowerToDots(rewriter, contract, *tile)))
         ++lowered;
       else

@@ -11,6 +11,7 @@
 #define CONVLOWER_TRANSFORMS_CPU_PASSES_H
 
 #include "ConvLower/Dialect/ConvLower/IR/ConvLowerDialect.h"
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"

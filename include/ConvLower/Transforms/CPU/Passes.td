@@ -151,11 +151,80 @@ def ConvLowerX86DotProduct : Pass<"conv-lower-x86-dot-product"> {
            "Lower bf16 pair tiles to VDPBF16PS">,
     Option<"i8", "i8", "bool", "true",
            "Lower i8 quad tiles to VPDPBUSD">,
+    Option<"leaveAMXTiles", "leave-amx-tiles", "bool", "false",
+           "Leave bf16 pair tiles A [M, R, 2] x B [R, N, 2] as contractions "
+           "of the vectors as read (their casts and broadcasts folded) for "
+           "conv-lower-amx-tiles">,
   ];
   let dependentDialects = ["::mlir::conv_lower::ConvLowerDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::vector::VectorDialect",
                            "::mlir::x86vector::X86VectorDialect"];
+}
+
+def ConvLowerAMXTiles : Pass<"conv-lower-amx-tiles"> {
+  let summary = "Run the bf16 register tiles of GEMMs in K pairs on AMX "
+                "tiles (TDPBF16PS), on buffers";
+  let description = [{
+    A `vector.contract` of A [M, R, 2] and B [R, N, 2] bf16 into an f32
+    accumulator [M, N] (conv-lower-pack-vnni's pairs, then conv-lower-tile-
+    and-vectorize's register tile) becomes a grid of AMX tiles: A in row
+    blocks of at most 16 rows by R <= 16 pairs (64 bytes a row), B in
+    blocks of R pair rows by at most 16 columns, the accumulator in
+    ceil(M / 16) x ceil(N / 16) tiles of at most 16 x 16 f32, each block
+    product one `amx.tile_mulf` (TDPBF16PS). Where the accumulator is
+    carried by an `scf.for` (the tile's K loop) the loop carries the
+    accumulator tiles instead: loaded (or zeroed) once before it, stored
+    once after it. An operand read from a buffer whose pairs lie
+    contiguous (an in-bounds `vector.transfer_read`, seen through a
+    reshape of its last dimension) is loaded straight from that buffer
+    with its row stride; any other goes through a small stack buffer.
+    Runs after bufferization (tile loads and stores address memory). The
+    code needs a CPU with AMX-TILE and AMX-BF16 and, on Linux, the
+    process's XTILEDATA permission: the runners request it and set the
+    pipeline's `amx` option from both; `conv-lower-emulate-amx` runs the
+    same tile program on any CPU.
+  }];
+  let dependentDialects = ["::mlir::amx::AMXDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def ConvLowerAMXLoopTypes : Pass<"conv-lower-amx-loop-types"> {
+  let summary = "Loops that carry AMX tiles carry LLVM's x86_amx values";
+  let description = [{
+    After convert-vector-to-llvm (with AMX) the tile operations are LLVM
+    intrinsics on `!llvm.x86_amx`, cast to `!amx.tile` where an `scf`
+    loop carries them (conv-lower-amx-tiles' K loops). The later
+    conversions (scf to cf, cf, func and OpenMP to LLVM) know no tile
+    type, so each such loop's iter_args, results and yields are retyped to
+    `!llvm.x86_amx` here; the casts left on either side are folded by
+    reconcile-unrealized-casts. LLVM's X86 backend then keeps the carried
+    tiles in tile registers (its pre-tile-config pass writes LDTILECFG).
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def ConvLowerEmulateAMX : Pass<"conv-lower-emulate-amx"> {
+  let summary = "Emulate AMX tile operations in vector code (the AMX "
+                "route's CPU twin)";
+  let description = [{
+    Each AMX tile value becomes a vector of the tile's shape and each tile
+    operation its architectural definition in vector code: `tile_zero` a
+    zero vector; `tile_load` / `tile_store` one row of `cols` contiguous
+    elements per tile row, rows `stride` elements apart; `tile_mulf` (bf16
+    pairs into f32: C[m][n] += A[m][2r] B[r][2n] + A[m][2r+1] B[r][2n+1])
+    a contraction of the widened pairs. `scf` loops carrying tiles carry
+    the vectors. The result runs on any CPU: conv-run's `--amx=emulated`
+    checks the AMX route's tiling, its operand addressing and its edge
+    tiles against the float64 reference on machines without AMX.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def ConvLowerHoistConstantWeights
@@ -669,6 +738,10 @@ def ConvLowerIm2ColPanels : Pass<"conv-lower-im2col-panels"> {
            "hoisted (conv-lower-hoist-constant-weights): pack-rhs's W^T "
            "costs nothing per call, so an image whose output pixels are no "
            "whole number of 16-lane vectors takes the rows-first GEMM">,
+    Option<"amxRows", "amx-rows", "bool", /*default=*/"false",
+           "Rows first, bf16 GEMMs: blocks of whole 16-row AMX tiles where "
+           "the image allows (else of at least 16 rows), for "
+           "conv-lower-amx-tiles">,
     GemmTileMOption,
     GemmTileNOption,
   ];
@@ -720,6 +793,11 @@ def ConvLowerTileAndVectorize : Pass<"conv-lower-tile-and-vectorize"> {
            "scf.forall, whose iterations can run on different threads; a "
            "linalg.fill accumulator (seen through a reshape too) is fused "
            "into the blocks">,
+    Option<"amxTiles", "amx-tiles", "bool", /*default=*/"false",
+           "Tile the GEMMs in bf16 pairs (conv-lower-pack-vnni's) for AMX "
+           "instead of the vector registers: 32 x 32 register tiles (2 x 2 "
+           "accumulator tiles of 16 x 16 f32) over 32 values of K (16 "
+           "pairs: one 64-byte tile row), for conv-lower-amx-tiles">,
   ];
 }
 

@@ -1,0 +1,203 @@
+//===- EmulateAMX.cpp - AMX tile operations in vector code
+//-----------------===//
+//
+// The AMX route's CPU twin. Each tile value becomes a vector of the tile's
+// shape, each tile operation its architectural definition (Intel's SDM,
+// "Intel AMX Instruction Set Reference") in vector code:
+//
+//   tilezero            every element 0
+//   tileloadd/tilestored row i: `cols` contiguous elements at base + i *
+//                       stride (the stride in elements here, bytes there)
+//   tdpbf16ps           C[m][n] += A[m][2k] B[k][2n] + A[m][2k+1] B[k][2n+1]
+//                       over the k of A's row (products and sums in f32)
+//
+// so conv-lower-amx-tiles' tile program (its grid, its operand addressing,
+// its edge tiles and its loop-carried accumulators) runs, and is checked
+// against the float64 reference, on a CPU without AMX. What it cannot
+// check is LLVM's tile configuration and register allocation, which the
+// lit tests cover by compiling the real intrinsics.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConvLower/Transforms/CPU/Passes.h"
+
+#include "mlir/Dialect/AMX/AMXDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::conv_lower {
+#define GEN_PASS_DEF_CONVLOWEREMULATEAMX
+#include "ConvLower/Transforms/CPU/Passes.h.inc"
+} // namespace mlir::conv_lower
+
+using namespace mlir;
+
+namespace {
+
+/// A tile as the vector of its shape.
+VectorType vectorOf(amx::TileType tile) {
+  return VectorType::get(tile.getShape(), tile.getElementType());
+}
+
+/// The tile rows' addressing: the buffer as a flat 1-D memref of its
+/// elements, the index of the tile's first element in it and the stride
+/// between rows (the explicit one, else that of the buffer's second
+/// innermost dimension).
+struct FlatRows {
+  Value flat, first, stride;
+};
+
+FlatRows flatRows(OpBuilder &b, Location loc, Value base, ValueRange indices,
+                  Value stride) {
+  auto type = cast<MemRefType>(base.getType());
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, base);
+  Value first = metadata.getOffset();
+  for (auto [index, dimStride] : llvm::zip(indices, metadata.getStrides()))
+    first = arith::AddIOp::create(
+        b, loc, first, arith::MulIOp::create(b, loc, index, dimStride));
+  if (!stride)
+    stride = metadata.getStrides()[type.getRank() - 2];
+  // The extent is not checked by the loads and stores below; the largest
+  // index is as good as any.
+  Value extent = arith::ConstantIndexOp::create(
+      b, loc, std::numeric_limits<int32_t>::max());
+  auto flatType =
+      MemRefType::get({ShapedType::kDynamic}, type.getElementType());
+  Value flat = memref::ReinterpretCastOp::create(
+      b, loc, flatType, metadata.getBaseBuffer(), b.getIndexAttr(0),
+      ArrayRef<OpFoldResult>{extent},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+  return {flat, first, stride};
+}
+
+/// The start of row `row` in `rows`.
+Value rowStart(OpBuilder &b, Location loc, const FlatRows &rows, int64_t row) {
+  if (row == 0)
+    return rows.first;
+  Value offset = arith::MulIOp::create(
+      b, loc, rows.stride, arith::ConstantIndexOp::create(b, loc, row));
+  return arith::AddIOp::create(b, loc, rows.first, offset);
+}
+
+struct TileZeroToVector : OpConversionPattern<amx::TileZeroOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(amx::TileZeroOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    VectorType type = vectorOf(op.getTileType());
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, type,
+                                                   rewriter.getZeroAttr(type));
+    return success();
+  }
+};
+
+struct TileLoadToVector : OpConversionPattern<amx::TileLoadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(amx::TileLoadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    VectorType type = vectorOf(op.getTileType());
+    FlatRows rows = flatRows(rewriter, loc, adaptor.getBase(),
+                             adaptor.getIndices(), adaptor.getStride());
+    auto rowType = VectorType::get({type.getDimSize(1)}, type.getElementType());
+    Value tile = arith::ConstantOp::create(rewriter, loc, type,
+                                           rewriter.getZeroAttr(type));
+    for (int64_t row = 0; row < type.getDimSize(0); ++row) {
+      Value values = vector::LoadOp::create(
+          rewriter, loc, rowType, rows.flat,
+          ValueRange{rowStart(rewriter, loc, rows, row)});
+      tile = vector::InsertOp::create(rewriter, loc, values, tile, row);
+    }
+    rewriter.replaceOp(op, tile);
+    return success();
+  }
+};
+
+struct TileStoreToVector : OpConversionPattern<amx::TileStoreOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(amx::TileStoreOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    VectorType type = vectorOf(op.getTileType());
+    FlatRows rows = flatRows(rewriter, loc, adaptor.getBase(),
+                             adaptor.getIndices(), adaptor.getStride());
+    for (int64_t row = 0; row < type.getDimSize(0); ++row) {
+      Value values =
+          vector::ExtractOp::create(rewriter, loc, adaptor.getVal(), row);
+      vector::StoreOp::create(rewriter, loc, values, rows.flat,
+                              ValueRange{rowStart(rewriter, loc, rows, row)});
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// TDPBF16PS: A [M, 2K] and B [K, 2N] as pairs [M, K, 2] and [K, N, 2],
+/// widened to f32, contracted over (k, pair) into C [M, N].
+struct TileMulFToVector : OpConversionPattern<amx::TileMulFOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(amx::TileMulFOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    amx::TileType lhs = op.getLhsTileType(), rhs = op.getRhsTileType();
+    int64_t m = lhs.getDimSize(0), k = rhs.getDimSize(0),
+            n = rhs.getDimSize(1) / 2;
+    Type f32 = rewriter.getF32Type();
+    auto pairs = [&](Value v, int64_t rows, int64_t cols) {
+      Type element = cast<VectorType>(v.getType()).getElementType();
+      Value split = vector::ShapeCastOp::create(
+          rewriter, loc, VectorType::get({rows, cols, 2}, element), v);
+      return arith::ExtFOp::create(
+          rewriter, loc, VectorType::get({rows, cols, 2}, f32), split);
+    };
+    Value a = pairs(adaptor.getLhs(), m, k);
+    Value b = pairs(adaptor.getRhs(), k, n);
+    MLIRContext *ctx = rewriter.getContext();
+    AffineExpr dm, dn, dk, dp;
+    bindDims(ctx, dm, dn, dk, dp);
+    SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {dm, dk, dp}, ctx),
+                                   AffineMap::get(4, 0, {dk, dn, dp}, ctx),
+                                   AffineMap::get(4, 0, {dm, dn}, ctx)};
+    auto parallel = vector::IteratorType::parallel;
+    auto reduction = vector::IteratorType::reduction;
+    rewriter.replaceOpWithNewOp<vector::ContractionOp>(
+        op, a, b, adaptor.getAcc(), rewriter.getAffineMapArrayAttr(maps),
+        rewriter.getArrayAttr({vector::IteratorTypeAttr::get(ctx, parallel),
+                               vector::IteratorTypeAttr::get(ctx, parallel),
+                               vector::IteratorTypeAttr::get(ctx, reduction),
+                               vector::IteratorTypeAttr::get(ctx, reduction)}));
+    return success();
+  }
+};
+
+struct ConvLowerEmulateAMXPass
+    : conv_lower::impl::ConvLowerEmulateAMXBase<ConvLowerEmulateAMXPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    TypeConverter types;
+    types.addConversion([](Type type) { return type; });
+    types.addConversion(
+        [](amx::TileType tile) -> Type { return vectorOf(tile); });
+
+    ConversionTarget target(*ctx);
+    target.addIllegalDialect<amx::AMXDialect>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    RewritePatternSet patterns(ctx);
+    patterns.add<TileZeroToVector, TileLoadToVector, TileStoreToVector,
+                 TileMulFToVector>(types, ctx);
+    // Loops carrying tiles carry their vectors.
+    scf::populateSCFStructuralTypeConversionsAndLegality(types, patterns,
+                                                         target);
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
