@@ -160,6 +160,7 @@ RouteRequest runner::routeRequest(const RunOptions &options) {
   r.tileK = options.tileK;
   r.bf16Dot = options.bf16Dot;
   r.i8Dot = options.i8Dot;
+  r.amx = options.amx;
   r.targetFlag = "--target";
   return r;
 }
@@ -190,6 +191,11 @@ static std::string dotProductNote(DType dtype,
     llvm::StringRef onDots, widened, feature, option;
   };
   std::optional<Route> route;
+  if (dtype == DType::BF16 && pipeline.amx)
+    return pipeline.amxEmulated
+               ? "; bf16 GEMMs in K pairs on AMX tiles, each tile operation "
+                 "emulated in vector code (--amx=emulated)"
+               : "; bf16 GEMMs in K pairs on AMX tiles (TDPBF16PS)";
   if (dtype == DType::BF16)
     route = Route{pipeline.bf16Dot, hostHasAVX512BF16(),
                   "bf16 GEMMs in K pairs on AVX512-BF16 (VDPBF16PS)",
@@ -224,6 +230,12 @@ ConvLowerToLLVMOptions runner::pipelineOptions(const RouteRequest &request,
   // The dot products are the im2col GEMMs' register tiles.
   o.bf16Dot = request.bf16Dot && hostHasAVX512BF16() && o.im2col;
   o.i8Dot = request.i8Dot && hostHasAVX512VNNI() && o.im2col;
+  // AMX's tiles take the GEMMs in pairs: only with bf16-dot.
+  o.amxEmulated = o.bf16Dot && request.amx == AMXChoice::Emulated;
+  o.amx = o.amxEmulated ||
+          (o.bf16Dot &&
+           (request.amx == AMXChoice::Auto || request.amx == AMXChoice::On) &&
+           whyNoAMX().empty());
   o.winograd = route == CpuRoute::Im2colPanels &&
                request.winograd != WinogradChoice::Off;
   if (request.winograd == WinogradChoice::Always)
@@ -243,6 +255,35 @@ LogicalResult runner::checkGpuRoute(const ConvProblem &problem,
   whyNot = "a bundle's manifest and the runtime's cuDNN comparison are 2-D: "
            "a 3-D convolution runs on --target cpu or cpu-twin";
   return failure();
+}
+
+/// An error where AMX was asked for and cannot be had: --amx=on on a host
+/// without it, or either of on and emulated where the bf16 GEMMs are not
+/// in pairs (no AVX512-BF16, or a route without the im2col GEMMs).
+static llvm::Error checkAMXRequest(const RouteRequest &request,
+                                   const ConvLowerToLLVMOptions &pipeline,
+                                   CpuRoute route) {
+  if (request.amx != AMXChoice::On && request.amx != AMXChoice::Emulated)
+    return llvm::Error::success();
+  llvm::StringRef flag =
+      request.amx == AMXChoice::On ? "--amx=on" : "--amx=emulated";
+  if (!pipeline.im2col)
+    return llvm::createStringError(
+        llvm::formatv("{0}: the AMX tiles are the im2col route's GEMMs; "
+                      "{1} runs none (use --target cpu)",
+                      flag, pipelineName(route)));
+  if (!pipeline.bf16Dot)
+    return llvm::createStringError(llvm::formatv(
+        "{0}: the AMX tiles take the bf16 GEMMs in K pairs, which need "
+        "--bf16-dot and a CPU with AVX512-BF16 (this one {1})",
+        flag, hostHasAVX512BF16() ? "has it" : "has none"));
+  if (request.amx == AMXChoice::On && !pipeline.amx)
+    return llvm::createStringError(
+        llvm::formatv("--amx=on: {0}; --amx=emulated runs the same tile "
+                      "program with each tile operation in vector code, "
+                      "--amx=auto uses AVX512-BF16",
+                      whyNoAMX()));
+  return llvm::Error::success();
 }
 
 llvm::Expected<RoutePlan> runner::planRoute(const RouteRequest &request,
@@ -276,6 +317,8 @@ llvm::Expected<RoutePlan> runner::planRoute(const RouteRequest &request,
   CpuRoute route = cpuRoute(plan.target, plan.implicit);
   plan.cpuRoute = route;
   plan.pipeline = pipelineOptions(request, route);
+  if (auto error = checkAMXRequest(request, plan.pipeline, route))
+    return std::move(error);
   report.pipeline = pipelineName(route).str();
   report.threads = request.threads;
   if (request.threads > 1)

@@ -57,6 +57,8 @@ struct RouteRequest {
   bool bf16Dot = true;
   /// CPU: i8 GEMMs on AVX512-VNNI's dot product where the host has it.
   bool i8Dot = true;
+  /// CPU: the bf16 GEMMs on AMX tiles (auto: where the host can run them).
+  AMXChoice amx = AMXChoice::Auto;
   /// How messages spell the target option: "--target" (conv-run), "target"
   /// (the C API).
   llvm::StringRef targetFlag = "--target";

@@ -682,8 +682,8 @@ class CompiledModel(torch.nn.Module):
 
     def _precision_line(self):
         """precision "bf16": how many layers run in bfloat16 and on what (the
-        compiled convolutions' reports say: VDPBF16PS, or widened to f32 on a
-        CPU without AVX512-BF16); None for a float32 model."""
+        compiled convolutions' reports say: AMX tiles, VDPBF16PS, or widened
+        to f32 on a CPU without AVX512-BF16); None for a float32 model."""
         layers = [m for m in self.graph_module.modules()
                   if isinstance(m, FusedConv) and not m.pooling]
         asked = [m for m in layers if m._bf16_asked]
@@ -691,7 +691,8 @@ class CompiledModel(torch.nn.Module):
             return None
         bf16 = [m for m in asked if m.compute_dtype is not None]
         kernels = [r.get("kernel", "") for m in bf16 for r in m.reports()]
-        route = ("AVX512-BF16's VDPBF16PS" if any("VDPBF16PS" in k for k in kernels)
+        route = ("AMX tiles (TDPBF16PS)" if any("TDPBF16PS" in k for k in kernels)
+                 else "AVX512-BF16's VDPBF16PS" if any("VDPBF16PS" in k for k in kernels)
                  else "widened to f32 FMAs (no AVX512-BF16)" if kernels
                  else "not compiled yet")
         undecided = sum(1 for m in asked if m._bf16_undecided)
@@ -1050,8 +1051,8 @@ def compile(model, example_inputs=None, *, target="cpu", threads=0, layout="nhwc
     on, "nhwc" (channels-last: torch's channels_last memory format between
     them) or "nchw". precision: "f32", or "bf16": float32 convolutions and
     Linear layers compute on bfloat16 weights and inputs with float32
-    accumulation and outputs (the CPU's AVX512-BF16 dot product where it has
-    one, else widened to float32 FMAs; logits within about 1e-2 of
+    accumulation and outputs (AMX tiles where the CPU has AMX, else its
+    AVX512-BF16 dot product where it has one, else widened to float32 FMAs; logits within about 1e-2 of
     float32's). The model must be in eval mode. The weights (BatchNorm
     folded in) are read when compile() runs: compile again after changing
     the model's. retain_memory: keep the process's freed memory for reuse

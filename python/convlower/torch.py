@@ -274,7 +274,8 @@ def patch(model, *, target="auto", threads=0, strict=True, tf32=False,
     call of an input shape, its calls hand torch's storage straight to the C
     API. precision: "f32", or "bf16": float32 layers compute on bfloat16
     inputs and weights (converted once per weight version) into float32
-    outputs, on the CPU's AVX512-BF16 dot product where it has one, where
+    outputs, on AMX tiles or the CPU's AVX512-BF16 dot product where it has
+    them, where
     that pays (bf16_pays: not grouped layers, nor large 3x3 layers that
     float32 Winograd computes faster).
     retain_memory: keep the process's freed memory for reuse

@@ -245,6 +245,22 @@ cl::opt<bool> i8DotOpt(
     cl::desc("cpu: i8 GEMMs on AVX512-VNNI's dot product (VPDPBUSD, K in "
              "quads) where the host has it (default; =false: widened to i32 "
              "multiplies, for comparison)"));
+cl::opt<AMXChoice> amxOpt(
+    "amx", cl::init(AMXChoice::Auto), cl::cat(runCat),
+    cl::desc("cpu: the bf16 GEMMs (in K pairs, with --bf16-dot) on AMX "
+             "tiles, TDPBF16PS, in 32x32 register tiles"),
+    cl::values(
+        clEnumValN(AMXChoice::Auto, "auto",
+                   "where the CPU has AMX-BF16 and Linux grants the process "
+                   "the tile data (arch_prctl), else AVX512-BF16 (default)"),
+        clEnumValN(AMXChoice::On, "on",
+                   "required: an error naming the reason where this process "
+                   "cannot run them"),
+        clEnumValN(AMXChoice::Off, "off", "never: AVX512-BF16's VDPBF16PS"),
+        clEnumValN(
+            AMXChoice::Emulated, "emulated",
+            "the same tile program with each tile operation in vector "
+            "code: checks the AMX route on any AVX512-BF16 CPU (slow)")));
 
 /// Exit statuses.
 constexpr int kOk = 0, kFailed = 1, kBadInput = 2;
@@ -326,6 +342,7 @@ llvm::Expected<RunOptions> runOptionsFromFlags() {
   o.constantWeights = constantWeightsOpt;
   o.bf16Dot = bf16DotOpt;
   o.i8Dot = i8DotOpt;
+  o.amx = amxOpt;
   if (!chipOpt.empty()) {
     o.chip = convrt::parseArch(chipOpt.getValue());
     if (!o.chip)
@@ -362,9 +379,35 @@ llvm::Expected<RunOptions> runOptionsFromFlags() {
   return o;
 }
 
+/// --doctor's CPU section: the matrix and dot-product units the CPU route
+/// picks its bf16 and i8 GEMMs' code from, and AMX's tile-data permission
+/// (requested here, as the route would).
+void printCpuUnits(llvm::raw_ostream &os) {
+  auto yesNo = [](bool b) { return b ? "yes" : "no"; };
+  os << "cpu (the CPU route's bf16 and i8 GEMMs)\n";
+  os << llvm::formatv("  {0,-27} {1}\n", "AVX512-BF16 (VDPBF16PS)",
+                      yesNo(hostHasAVX512BF16()));
+  os << llvm::formatv("  {0,-27} {1}\n", "AVX512-VNNI (VPDPBUSD)",
+                      yesNo(hostHasAVX512VNNI()));
+  os << llvm::formatv("  {0,-27} {1}\n", "AMX-TILE + AMX-BF16",
+                      yesNo(hostHasAMXBF16()));
+  llvm::StringRef refused = requestAMXTileData();
+  os << llvm::formatv("  {0,-27} {1}\n", "AMX tile data (arch_prctl)",
+                      refused.empty() ? "granted"
+                                      : ("refused: " + refused).str());
+  os << llvm::formatv("  {0,-27} {1}\n", "bf16 GEMMs",
+                      whyNoAMX().empty()    ? "AMX tiles (TDPBF16PS)"
+                      : hostHasAVX512BF16() ? "AVX512-BF16 dots (no AMX)"
+                                            : "widened to f32 FMAs");
+}
+
 int runMain(MLIRContext &ctx) {
-  if (doctorOpt)
-    return runDoctor(llvm::outs(), jsonOpt) ? kOk : kFailed;
+  if (doctorOpt) {
+    bool gpuOk = runDoctor(llvm::outs(), jsonOpt);
+    if (!jsonOpt)
+      printCpuUnits(llvm::outs());
+    return gpuOk ? kOk : kFailed;
+  }
   if (clearDiskCacheOpt) {
     const DiskCache &disk = DiskCache::process();
     if (!disk.enabled()) {

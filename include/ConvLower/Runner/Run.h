@@ -46,6 +46,13 @@ enum class WinogradChoice {
   Always, ///< every convolution it can take
   Off,    ///< never
 };
+/// Whether the CPU's bf16 GEMMs run on AMX tiles (TDPBF16PS).
+enum class AMXChoice {
+  Auto,     ///< where the host has AMX-BF16 and the kernel grants XTILEDATA
+  On,       ///< required: an error where the host cannot run them
+  Off,      ///< never (AVX512-BF16's VDPBF16PS)
+  Emulated, ///< the same tile program, each tile operation in vector code
+};
 /// What the lowered convolution is timed next to on the CPU.
 enum class ReferenceMode { Direct, None };
 
@@ -66,6 +73,17 @@ bool hostHasAVX512BF16();
 /// Whether the host has AVX512-VNNI (VPDPBUSD): the CPU pipeline's i8 GEMMs
 /// then run on its dot product (conv-lower-to-llvm's i8-dot).
 bool hostHasAVX512VNNI();
+/// Whether the host has AMX-TILE and AMX-BF16 with the OS saving their
+/// state (XCR0), per cpuid.
+bool hostHasAMXBF16();
+/// Asks Linux for this process's permission to use AMX's tile data
+/// (arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)), needed before the
+/// first tile instruction; once per process. Empty when granted, else why
+/// not (the kernel's answer, and what would fix it).
+llvm::StringRef requestAMXTileData();
+/// Why this process cannot run AMX tiles; empty when it can (the host has
+/// AMX-BF16 and the kernel granted the tile data).
+std::string whyNoAMX();
 /// The OpenMP runtime threaded CPU code runs on: the entry points of GCC's
 /// OpenMP ABI that conv-lower-omp-parallel-to-gomp calls, bound to the
 /// runtime the process already has (torch's libgomp, a preloaded libomp),
@@ -111,6 +129,8 @@ struct RunOptions {
   /// CPU: i8 GEMMs on AVX512-VNNI's dot product where the host has it
   /// (off: widened to i32 multiplies).
   bool i8Dot = true;
+  /// CPU: the bf16 GEMMs on AMX tiles (with bf16Dot).
+  AMXChoice amx = AMXChoice::Auto;
   /// Called before each long step ("compiling ...").
   std::function<void(llvm::StringRef)> progress;
 };

@@ -644,7 +644,7 @@ UPSTREAM_PIPELINE = [
 ]
 
 ROUTES = ("upstream", "decompose", "llvm", "twin", "twin-explicit", "twin-small",
-          "twin-deep", "transform")
+          "twin-deep", "transform", "amx-emulated")
 # The twin takes only what the GPU kernel takes (static shapes, float types): it
 # runs where asked (conv-twin.test), not on every set.
 DEFAULT_ROUTES = ("upstream", "decompose", "llvm")
@@ -692,6 +692,10 @@ def route_stages(route, tools):
                       mlir_opt, runner],
         "llvm": [[tools.conv_opt, "--conv-lower-to-llvm"], runner],
         "twin": [[tools.conv_opt, "--conv-lower-to-llvm=implicit-gemm-twin"], runner],
+        # The bf16 GEMMs on AMX tiles, each tile operation emulated in vector code
+        # (conv-run --amx=emulated); the tiles AMX does not take run on VDPBF16PS.
+        "amx-emulated": [[tools.conv_opt, "--conv-lower-to-llvm=bf16-dot amx "
+                          "amx-emulated threads=1"], runner],
         "transform": [transform_stage(tools), [tools.conv_opt, "--conv-lower-decompose"],
                       mlir_opt, runner],
         "twin-explicit": [[tools.conv_opt, "--conv-lower-to-llvm=implicit-gemm-twin "
@@ -1007,6 +1011,14 @@ def set_twin():
             [p for p in set_quantized() if not p.dynamic_batch])
 
 
+def set_amx():
+    """The forms and pointwise cases in bf16 and two dynamic batches, for the AMX
+    route: the bf16 GEMMs in K pairs as AMX tiles (emulated where the host has none),
+    K often odd (padded to pairs) and the tiles' edges everywhere."""
+    cases = [dataclasses.replace(p, dtype="bf16") for p in set_forms() + set_pointwise()]
+    return cases + [dataclasses.replace(p, dtype="bf16") for p in set_dynamic()[:2]]
+
+
 SETS = {
     "twin": set_twin,
     "forms": set_forms,
@@ -1014,6 +1026,7 @@ SETS = {
     "dynamic": set_dynamic,
     "upstream-img2col": set_upstream_img2col,
     "pointwise": set_pointwise,
+    "amx": set_amx,
     "quantized": set_quantized,
 }
 

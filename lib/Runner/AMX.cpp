@@ -1,0 +1,77 @@
+//===- AMX.cpp - can this process run AMX tiles? --------------------------===//
+//
+// AMX needs three things: the CPU's AMX-TILE and AMX-BF16 (cpuid), the OS
+// saving the tile state (XCR0's XTILECFG and XTILEDATA bits; LLVM's host
+// feature detection checks both), and on Linux 5.16 and later the process's
+// permission to use the tile data: XTILEDATA is an "off by default" state
+// component (8 KiB a thread's signal frame grows by), which a process asks
+// for with arch_prctl(ARCH_REQ_XCOMP_PERM) before its first tile
+// instruction. Without the permission that instruction raises SIGILL.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConvLower/Runner/Run.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+namespace {
+// <asm/prctl.h> and the kernel's xstate numbering (fpu/types.h).
+constexpr int kArchReqXcompPerm = 0x1023;
+constexpr int kXFeatureXTileData = 18;
+} // namespace
+
+bool mlir::conv_lower::hostHasAMXBF16() {
+  static const bool has = [] {
+    llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+    return features.lookup("amx-tile") && features.lookup("amx-bf16");
+  }();
+  return has;
+}
+
+llvm::StringRef mlir::conv_lower::requestAMXTileData() {
+  static const std::string why = []() -> std::string {
+#if defined(__linux__) && defined(__x86_64__)
+    if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXFeatureXTileData) == 0)
+      return "";
+    int error = errno;
+    if (error == EOPNOTSUPP)
+      return "the kernel refused AMX's tile data (arch_prctl("
+             "ARCH_REQ_XCOMP_PERM, XTILEDATA): EOPNOTSUPP): the CPU has no "
+             "AMX, or the kernel does not enable its state";
+    if (error == EINVAL)
+      return "the kernel refused AMX's tile data (arch_prctl("
+             "ARCH_REQ_XCOMP_PERM, XTILEDATA): EINVAL): the kernel predates "
+             "Linux 5.16, which added the request";
+    if (error == EPERM)
+      return "the kernel refused AMX's tile data (arch_prctl("
+             "ARCH_REQ_XCOMP_PERM, XTILEDATA): EPERM): the process's "
+             "signal stack (sigaltstack) is too small for the tile state, "
+             "or a seccomp policy forbids it";
+    return llvm::formatv("the kernel refused AMX's tile data (arch_prctl("
+                         "ARCH_REQ_XCOMP_PERM, XTILEDATA): {0})",
+                         std::strerror(error))
+        .str();
+#else
+    return "AMX's tile data is requested from Linux on x86-64 only";
+#endif
+  }();
+  return why;
+}
+
+std::string mlir::conv_lower::whyNoAMX() {
+  if (!hostHasAMXBF16())
+    return "this CPU has no AMX (cpuid: AMX-TILE and AMX-BF16 absent, or "
+           "the OS does not save their state)";
+  return requestAMXTileData().str();
+}
