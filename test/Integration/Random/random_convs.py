@@ -18,6 +18,9 @@ MLIR module with seeded data, and each is checked through:
   twin       conv-opt --conv-lower-to-llvm=implicit-gemm-twin | mlir-runner (float and i8,
              static shapes: what the GPU kernel takes; a named "unsupported convolution"
              diagnostic is a skip)                                                       (c)
+  amx-emulated  conv-opt --conv-lower-to-llvm="bf16-dot amx amx-emulated" | mlir-runner
+             (bf16 only; the AMX tile program emulated in vector code; needs an
+             AVX512-BF16 host, so only when asked for: --checks amx-emulated)
 
 Every numeric route is compared with a float64 numpy convolution written from
 docs/design.md, "Convolution semantics" (conv_harness.reference_conv) and with the
@@ -320,7 +323,7 @@ def check_rewrite(case, tools):
 
 
 # The checks that run a conv_harness route of the same name and compare its numbers.
-ROUTE_CHECKS = ("decompose", "llvm", "twin")
+ROUTE_CHECKS = ("decompose", "llvm", "twin", "amx-emulated")
 
 
 def twin_eligible(p):
@@ -339,6 +342,9 @@ def run_config(p, seed, tools, checks):
         results.append(check_rewrite(case, tools))
     for name in ROUTE_CHECKS:
         if name not in checks or (name == "twin" and not twin_eligible(p)):
+            continue
+        # The AMX tiles take the bf16 GEMMs only.
+        if name == "amx-emulated" and p.dtype != "bf16":
             continue
         printed, failure = run_route(name, name, case.module, tools)
         results.append(failure or compare_numbers(name, case, printed, reference))
@@ -414,7 +420,10 @@ def report_config(args, index, case, results, xpassed, secs):
 # Command line.
 # ----------------------------------------------------------------------------------------
 
-CHECKS = ("im2col", "decompose", "llvm", "twin")
+CHECKS = ("im2col", "decompose", "llvm", "twin", "amx-emulated")
+# amx-emulated (the bf16 GEMMs on emulated AMX tiles, VDPBF16PS for the rest)
+# needs an AVX512-BF16 host: asked for by name (--checks), not by default.
+DEFAULT_CHECKS = ("im2col", "decompose", "llvm", "twin")
 
 
 def parse_args(argv):
@@ -428,7 +437,7 @@ def parse_args(argv):
                     help="where reproducers go (default: a new temporary directory)")
     ap.add_argument("--xfail-known", action="store_true",
                     help="report failures of KNOWN_DEFECTS as XFAIL, not failures")
-    ap.add_argument("--checks", default=",".join(CHECKS),
+    ap.add_argument("--checks", default=",".join(DEFAULT_CHECKS),
                     help="comma-separated subset of " + ",".join(CHECKS) +
                     " (the reference route always runs)")
     ap.add_argument("--verbose", "-v", action="store_true", help="print every check")
