@@ -230,7 +230,7 @@ struct Streamed {
 };
 Blocks chooseBlocks(PanelGemm &m, int64_t panelBytes, int64_t minBlocks,
                     int64_t rowAlign, int64_t filterAlign,
-                    Streamed streamed = {}) {
+                    Streamed streamed = {}, bool nearlyAligned = false) {
   RankedTensorType col = m.colType();
   int64_t d = m.spatialRank();
   Blocks blocks{col.getDimSize(1), col.getDimSize(2), 1, 1, 0, 1, 0};
@@ -239,7 +239,7 @@ Blocks chooseBlocks(PanelGemm &m, int64_t panelBytes, int64_t minBlocks,
   int64_t rowBytes = blocks.innerRows * col.getDimSize(0) *
                      m.reductionSize() *
                      (col.getElementTypeBitWidth() / 8);
-  SmallVector<int64_t> fitting, aligned, wholeVector; // descending
+  SmallVector<int64_t> fitting, aligned, nearly, wholeVector; // descending
   std::optional<int64_t> oversized; // the smallest bh over a vector of rows
   for (int64_t bh = blocks.outer; bh >= 1; --bh) {
     if (blocks.outer % bh != 0)
@@ -254,6 +254,10 @@ Blocks chooseBlocks(PanelGemm &m, int64_t panelBytes, int64_t minBlocks,
     fitting.push_back(bh);
     if (rows % rowAlign == 0)
       aligned.push_back(bh);
+    // nearlyAligned (AMX's 16-row tiles): a partial last tile of at most an
+    // eighth of the rows, where no whole number of tiles gives the blocks.
+    if (nearlyAligned && 8 * (rows % rowAlign) <= rows)
+      nearly.push_back(bh);
     if (rows >= rowAlign)
       wholeVector.push_back(bh);
   }
@@ -264,7 +268,15 @@ Blocks chooseBlocks(PanelGemm &m, int64_t panelBytes, int64_t minBlocks,
   SmallVector<int64_t> oversizedPool;
   if (oversized)
     oversizedPool.push_back(*oversized);
+  auto enoughBlocks = [&](ArrayRef<int64_t> candidates) {
+    return llvm::any_of(candidates, [&](int64_t bh) {
+      return blocks.batch * (blocks.outer / bh) >= minBlocks;
+    });
+  };
+  if (!aligned.empty() && !enoughBlocks(aligned) && !nearly.empty())
+    aligned = nearly;
   ArrayRef<int64_t> pool = !aligned.empty()       ? aligned
+                           : !nearly.empty()      ? nearly
                            : !wholeVector.empty() ? wholeVector
                            : oversized            ? oversizedPool
                                                   : fitting;
@@ -520,7 +532,8 @@ LogicalResult rewriteRowsMajor(RewriterBase &rewriter, PanelGemm &m,
   // block's rows read its panel only. Filter chunks would each compute and
   // write them: the filters are not split then.
   Blocks blocks = chooseBlocks(m, panelBytes, minBlocks, rowAlign,
-                               m.rowSums ? 0 : filterAlign, streamed);
+                               m.rowSums ? 0 : filterAlign, streamed,
+                               /*nearlyAligned=*/rowAlign > 1);
   Location loc = m.gemm.getLoc();
   MLIRContext *ctx = rewriter.getContext();
   Value init = m.gemm.getDpsInitOperand(0)->get();
