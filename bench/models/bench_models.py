@@ -410,7 +410,7 @@ def run_compiled(run, model, x, reference, args, torch, convlower):
     run["compiled_ratio"] = ratio(run["torch_forward_ms"], run["compiled_forward_ms"])
     run["compiled_logits_err"] = rel_err(logits.numpy(), reference.numpy())
     run["logits_ok"] = run["logits_ok"] and run["compiled_logits_err"] <= TOLERANCE
-    # precision="bf16" (VDPBF16PS where the CPU has AVX512-BF16), timed the same way.
+    # precision="bf16" (AMX tiles where the CPU has AMX, else VDPBF16PS where it has AVX512-BF16), timed the same way.
     compiled_bf16 = convlower.compile(model, (x,), target="cpu", threads=args.threads,
                                       precision="bf16")
     settle()
@@ -667,7 +667,8 @@ def markdown(runs, machine, args, wall_s):
             "cold (an empty disk cache), then again with the in-process cache dropped, "
             "from the disk cache: what a second process pays. compile bf16: "
             "`compile(model, precision=\"bf16\")` (ungrouped convolutions and Linear on "
-            "bfloat16 operands into float32: VDPBF16PS where the CPU has AVX512-BF16); "
+            "bfloat16 operands into float32: AMX tiles where the CPU has AMX, else "
+            "VDPBF16PS where it has AVX512-BF16); "
             "OpenVINO bf16: `INFERENCE_PRECISION_HINT` bf16; both checked against torch's "
             f"float32 logits at {BF16_TOLERANCE:g} (logits errors: "
             + ", ".join(f"{r['model']} N{r['batch']} {r['compiled_bf16_logits_err']:.1e}"
