@@ -14,10 +14,9 @@
 
 #include "ConvLower/Transforms/CPU/Passes.h"
 
-#include "mlir/Dialect/AMX/AMXDialect.h"
+#include "AMXTypeConversion.h"
+
 #include "mlir/Dialect/LLVMIR/LLVMTypes.h"
-#include "mlir/Dialect/SCF/Transforms/Patterns.h"
-#include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir::conv_lower {
 #define GEN_PASS_DEF_CONVLOWERAMXLOOPTYPES
@@ -32,27 +31,10 @@ struct ConvLowerAMXLoopTypesPass
     : conv_lower::impl::ConvLowerAMXLoopTypesBase<ConvLowerAMXLoopTypesPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
-    TypeConverter types;
-    types.addConversion([](Type type) { return type; });
-    types.addConversion([ctx](amx::TileType) -> Type {
+    auto x86amx = [ctx](amx::TileType) -> Type {
       return LLVM::LLVMX86AMXType::get(ctx);
-    });
-    // Between a converted loop and the tile values around it.
-    auto cast = [](OpBuilder &b, Type type, ValueRange inputs,
-                   Location loc) -> Value {
-      return UnrealizedConversionCastOp::create(b, loc, type, inputs)
-          .getResult(0);
     };
-    types.addSourceMaterialization(cast);
-    types.addTargetMaterialization(cast);
-
-    ConversionTarget target(*ctx);
-    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
-    RewritePatternSet patterns(ctx);
-    scf::populateSCFStructuralTypeConversionsAndLegality(types, patterns,
-                                                         target);
-    if (failed(applyPartialConversion(getOperation(), target,
-                                      std::move(patterns))))
+    if (failed(conv_lower::retypeAMXTiles(getOperation(), x86amx)))
       signalPassFailure();
   }
 };

@@ -21,10 +21,11 @@
 
 #include "ConvLower/Transforms/CPU/Passes.h"
 
+#include "AMXTypeConversion.h"
+
 #include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -179,23 +180,15 @@ struct TileMulFToVector : OpConversionPattern<amx::TileMulFOp> {
 struct ConvLowerEmulateAMXPass
     : conv_lower::impl::ConvLowerEmulateAMXBase<ConvLowerEmulateAMXPass> {
   void runOnOperation() override {
-    MLIRContext *ctx = &getContext();
-    TypeConverter types;
-    types.addConversion([](Type type) { return type; });
-    types.addConversion(
-        [](amx::TileType tile) -> Type { return vectorOf(tile); });
-
-    ConversionTarget target(*ctx);
-    target.addIllegalDialect<amx::AMXDialect>();
-    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
-    RewritePatternSet patterns(ctx);
-    patterns.add<TileZeroToVector, TileLoadToVector, TileStoreToVector,
-                 TileMulFToVector>(types, ctx);
-    // Loops carrying tiles carry their vectors.
-    scf::populateSCFStructuralTypeConversionsAndLegality(types, patterns,
-                                                         target);
-    if (failed(applyPartialConversion(getOperation(), target,
-                                      std::move(patterns))))
+    auto addTileOps = [](const TypeConverter &types,
+                         RewritePatternSet &patterns,
+                         ConversionTarget &target) {
+      target.addIllegalDialect<amx::AMXDialect>();
+      patterns.add<TileZeroToVector, TileLoadToVector, TileStoreToVector,
+                   TileMulFToVector>(types, patterns.getContext());
+    };
+    if (failed(
+            conv_lower::retypeAMXTiles(getOperation(), vectorOf, addTileOps)))
       signalPassFailure();
   }
 };
