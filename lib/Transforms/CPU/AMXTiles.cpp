@@ -210,6 +210,18 @@ SmallVector<Value> offsetIndices(OpBuilder &b, Location loc,
   return indices;
 }
 
+/// The rows of a [rows, cols] stack buffer.
+RowsInMemory bufferRows(OpBuilder &b, Location loc, memref::AllocaOp buffer) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  return RowsInMemory{
+      buffer,
+      {zero, zero},
+      arith::ConstantIndexOp::create(b, loc, buffer.getType().getDimSize(1)),
+      0,
+      1,
+      1};
+}
+
 /// A stack buffer [rows, cols] holding `value` (flattened to that shape),
 /// written where the builder is, addressed as rows in memory.
 RowsInMemory staged(OpBuilder &b, Location loc, Value value,
@@ -219,16 +231,10 @@ RowsInMemory staged(OpBuilder &b, Location loc, Value value,
   auto flat = VectorType::get(bufferType.getShape(), type.getElementType());
   if (flat != type)
     value = vector::ShapeCastOp::create(b, loc, flat, value);
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  vector::TransferWriteOp::create(b, loc, value, buffer, ValueRange{zero, zero},
+  RowsInMemory rows = bufferRows(b, loc, buffer);
+  vector::TransferWriteOp::create(b, loc, value, buffer, rows.indices,
                                   ArrayRef<bool>{true, true});
-  return RowsInMemory{
-      buffer,
-      {zero, zero},
-      arith::ConstantIndexOp::create(b, loc, bufferType.getDimSize(1)),
-      0,
-      1,
-      1};
+  return rows;
 }
 
 /// A stack buffer for a [X, Y(, 2)] value, as [X, Y * 2].
@@ -387,18 +393,6 @@ RowsInMemory windowRows(OpBuilder &b, Location loc,
                       rank - 2,
                       rank - 1,
                       1};
-}
-
-/// The rows of a [rows, cols] stack buffer.
-RowsInMemory bufferRows(OpBuilder &b, Location loc, memref::AllocaOp buffer) {
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  return RowsInMemory{
-      buffer,
-      {zero, zero},
-      arith::ConstantIndexOp::create(b, loc, buffer.getType().getDimSize(1)),
-      0,
-      1,
-      1};
 }
 
 /// The result tiles back into the code where the builder is: stored where
