@@ -35,8 +35,8 @@ trivial) on every run.
    first call: right results, no general-path call; weights written in place
    go back through the general path and are packed again.
 8. precision="bf16": ResNet-18 within 2e-2 of float64 with every layer
-   in bfloat16 on the route the CPU has (VDPBF16PS with
-   AVX512-BF16), direct calls after the first; grouped convolutions and
+   in bfloat16 on the route the CPU has (AMX tiles with AMX, VDPBF16PS
+   with AVX512-BF16), direct calls after the first; grouped convolutions and
    large 3x3 ones (float32 Winograd's) stay float32; a precision that is not
    f32 or bf16 is refused.
 9. Sequences: MobileNetV2's 52 convolutions as one C call over planned
@@ -415,12 +415,21 @@ expect(scaled_error < 1e-5 and repacked_general == 1,
        "general-path calls")
 
 # 8. precision="bf16": the ungrouped convolutions and Linear compute on
-# bfloat16 weights and inputs into float32 (VDPBF16PS where the CPU has
-# AVX512-BF16, else widened), the grouped ones stay float32; ResNet-18 within
+# bfloat16 weights and inputs into float32 (AMX tiles where the CPU has AMX,
+# VDPBF16PS where it has AVX512-BF16, else widened), the grouped ones stay float32; ResNet-18 within
 # bf16's tolerance of float64, direct calls as in float32.
-def has_avx512_bf16():
+def cpu_flags():
     with open("/proc/cpuinfo") as f:
-        return any("avx512_bf16" in line.split() for line in f if line.startswith("flags"))
+        return {flag for line in f if line.startswith("flags")
+                for flag in line.split(":", 1)[1].split()}
+
+
+def has_avx512_bf16():
+    return "avx512_bf16" in cpu_flags()
+
+
+def has_amx_bf16():
+    return {"amx_tile", "amx_bf16"} <= cpu_flags()
 
 
 model = randomize_batch_norms(torchvision.models.resnet18()).eval()
@@ -435,16 +444,20 @@ finally:
 layers = [m for m in compiled.graph_module.modules()
           if type(m).__name__ == "FusedConv" and not m.pooling]
 bf16 = [m for m in layers if m.weight.dtype == torch.bfloat16]
-route = ("VDPBF16PS" if has_avx512_bf16() else "widened to f32 FMAs")
+# An AMX CPU takes the tiles where Linux grants the tile data, else the dots.
+accepted = (("TDPBF16PS", "VDPBF16PS") if has_amx_bf16()
+            else ("VDPBF16PS",) if has_avx512_bf16() else ("widened to f32 FMAs",))
+route = accepted[0]
 routes = [r["kernel"] for m in bf16 for r in m.reports()]
+on_route = all(any(a in r for a in accepted) for r in routes)
 print(compiled.summary().splitlines()[2])
 print(f"resnet18 bf16: error {error:.1e}, {len(bf16)} of {len(layers)} layers in bf16, "
       f"general-path calls after the first {len(general)}, "
-      f"route {route}: {all(route in r for r in routes)}")
+      f"route {route}: {on_route}")
 expect(error < 2e-2, f"bf16: error {error:.2e}")
 # Every layer (the 7x7 RGB stem's odd K = 147 padded to pairs).
 expect(len(bf16) == len(layers) == 21
-       and not general and routes and all(route in r for r in routes),
+       and not general and routes and on_route,
        f"bf16: layers {len(bf16)} of {len(layers)}, routes {routes}")
 # What stays float32 (convlower.torch.bf16_pays): a grouped layer, and a 3x3
 # stride-1 layer of 64 or more 4x4 output tiles (float32 Winograd is faster).
