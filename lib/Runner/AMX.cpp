@@ -1,4 +1,4 @@
-//===- AMX.cpp - can this process run AMX tiles? --------------------------===//
+//===- AMX.cpp - may this process run AMX tiles? --------------------------===//
 //
 // AMX needs three things: the CPU's AMX-TILE and AMX-BF16 (cpuid), the OS
 // saving the tile state (XCR0's XTILECFG and XTILEDATA bits; LLVM's host
@@ -7,14 +7,13 @@
 // component (8 KiB a thread's signal frame grows by), which a process asks
 // for with arch_prctl(ARCH_REQ_XCOMP_PERM) before its first tile
 // instruction. Without the permission that instruction raises SIGILL.
+// (The CPU's features: hostHasAMXBF16, CpuRunner.cpp, with the others.)
 //
 //===----------------------------------------------------------------------===//
 
 #include "ConvLower/Runner/Run.h"
 
-#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/TargetParser/Host.h"
 
 #include <cerrno>
 #include <cstring>
@@ -31,37 +30,29 @@ constexpr int kArchReqXcompPerm = 0x1023;
 constexpr int kXFeatureXTileData = 18;
 } // namespace
 
-bool mlir::conv_lower::hostHasAMXBF16() {
-  static const bool has = [] {
-    llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-    return features.lookup("amx-tile") && features.lookup("amx-bf16");
-  }();
-  return has;
-}
-
 llvm::StringRef mlir::conv_lower::requestAMXTileData() {
   static const std::string why = []() -> std::string {
 #if defined(__linux__) && defined(__x86_64__)
     if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXFeatureXTileData) == 0)
       return "";
     int error = errno;
+    auto refused = [](llvm::StringRef code, llvm::StringRef why) {
+      return llvm::formatv("the kernel refused AMX's tile data (arch_prctl("
+                           "ARCH_REQ_XCOMP_PERM, XTILEDATA): {0}){1}",
+                           code, why)
+          .str();
+    };
     if (error == EOPNOTSUPP)
-      return "the kernel refused AMX's tile data (arch_prctl("
-             "ARCH_REQ_XCOMP_PERM, XTILEDATA): EOPNOTSUPP): the CPU has no "
-             "AMX, or the kernel does not enable its state";
+      return refused("EOPNOTSUPP", ": the CPU has no AMX, or the kernel does "
+                                   "not enable its state");
     if (error == EINVAL)
-      return "the kernel refused AMX's tile data (arch_prctl("
-             "ARCH_REQ_XCOMP_PERM, XTILEDATA): EINVAL): the kernel predates "
-             "Linux 5.16, which added the request";
+      return refused("EINVAL", ": the kernel predates Linux 5.16, which "
+                               "added the request");
     if (error == EPERM)
-      return "the kernel refused AMX's tile data (arch_prctl("
-             "ARCH_REQ_XCOMP_PERM, XTILEDATA): EPERM): the process's "
-             "signal stack (sigaltstack) is too small for the tile state, "
-             "or a seccomp policy forbids it";
-    return llvm::formatv("the kernel refused AMX's tile data (arch_prctl("
-                         "ARCH_REQ_XCOMP_PERM, XTILEDATA): {0})",
-                         std::strerror(error))
-        .str();
+      return refused("EPERM", ": the process's signal stack (sigaltstack) is "
+                              "too small for the tile state, or a seccomp "
+                              "policy forbids it");
+    return refused(std::strerror(error), "");
 #else
     return "AMX's tile data is requested from Linux on x86-64 only";
 #endif

@@ -517,6 +517,11 @@ bool mlir::conv_lower::hostHasAVX512VNNI() {
   return hostFeatures().lookup("avx512vnni");
 }
 
+bool mlir::conv_lower::hostHasAMXBF16() {
+  // LLVM sets them only where XCR0 says the OS saves the tile state.
+  return hostFeatures().lookup("amx-tile") && hostFeatures().lookup("amx-bf16");
+}
+
 int64_t mlir::conv_lower::defaultCpuThreads() {
 #ifdef CONV_LOWER_LIBOMP_PATH
   return std::max(1u, llvm::hardware_concurrency().compute_thread_count());

@@ -83,6 +83,20 @@ Value rowStart(OpBuilder &b, Location loc, const FlatRows &rows, int64_t row) {
   return arith::AddIOp::create(b, loc, rows.first, offset);
 }
 
+/// Calls `visit` for each of the tile's `count` rows in order, with the
+/// flat buffer and a builder of the row's start (base[indices] + row *
+/// stride, made where `visit` asks for it): the row loop of tileloadd and
+/// tilestored.
+void forEachTileRow(
+    OpBuilder &b, Location loc, Value base, ValueRange indices, Value stride,
+    int64_t count,
+    function_ref<void(Value, function_ref<Value()>, int64_t)> visit) {
+  FlatRows rows = flatRows(b, loc, base, indices, stride);
+  for (int64_t row = 0; row < count; ++row)
+    visit(
+        rows.flat, [&] { return rowStart(b, loc, rows, row); }, row);
+}
+
 struct TileZeroToVector : OpConversionPattern<amx::TileZeroOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -102,17 +116,17 @@ struct TileLoadToVector : OpConversionPattern<amx::TileLoadOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     VectorType type = vectorOf(op.getTileType());
-    FlatRows rows = flatRows(rewriter, loc, adaptor.getBase(),
-                             adaptor.getIndices(), adaptor.getStride());
     auto rowType = VectorType::get({type.getDimSize(1)}, type.getElementType());
     Value tile = arith::ConstantOp::create(rewriter, loc, type,
                                            rewriter.getZeroAttr(type));
-    for (int64_t row = 0; row < type.getDimSize(0); ++row) {
-      Value values = vector::LoadOp::create(
-          rewriter, loc, rowType, rows.flat,
-          ValueRange{rowStart(rewriter, loc, rows, row)});
-      tile = vector::InsertOp::create(rewriter, loc, values, tile, row);
-    }
+    forEachTileRow(rewriter, loc, adaptor.getBase(), adaptor.getIndices(),
+                   adaptor.getStride(), type.getDimSize(0),
+                   [&](Value flat, function_ref<Value()> start, int64_t row) {
+                     Value values = vector::LoadOp::create(
+                         rewriter, loc, rowType, flat, ValueRange{start()});
+                     tile = vector::InsertOp::create(rewriter, loc, values,
+                                                     tile, row);
+                   });
     rewriter.replaceOp(op, tile);
     return success();
   }
@@ -125,14 +139,14 @@ struct TileStoreToVector : OpConversionPattern<amx::TileStoreOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     VectorType type = vectorOf(op.getTileType());
-    FlatRows rows = flatRows(rewriter, loc, adaptor.getBase(),
-                             adaptor.getIndices(), adaptor.getStride());
-    for (int64_t row = 0; row < type.getDimSize(0); ++row) {
-      Value values =
-          vector::ExtractOp::create(rewriter, loc, adaptor.getVal(), row);
-      vector::StoreOp::create(rewriter, loc, values, rows.flat,
-                              ValueRange{rowStart(rewriter, loc, rows, row)});
-    }
+    forEachTileRow(rewriter, loc, adaptor.getBase(), adaptor.getIndices(),
+                   adaptor.getStride(), type.getDimSize(0),
+                   [&](Value flat, function_ref<Value()> start, int64_t row) {
+                     Value values = vector::ExtractOp::create(
+                         rewriter, loc, adaptor.getVal(), row);
+                     vector::StoreOp::create(rewriter, loc, values, flat,
+                                             ValueRange{start()});
+                   });
     rewriter.eraseOp(op);
     return success();
   }

@@ -273,9 +273,10 @@ Blocks chooseBlocks(PanelGemm &m, int64_t panelBytes, int64_t minBlocks,
       return blocks.batch * (blocks.outer / bh) >= minBlocks;
     });
   };
-  if (!aligned.empty() && !enoughBlocks(aligned) && !nearly.empty())
-    aligned = nearly;
-  ArrayRef<int64_t> pool = !aligned.empty()       ? aligned
+  // Whole tiles where they give the blocks wanted; else nearly whole ones.
+  bool wholeTiles =
+      !aligned.empty() && (enoughBlocks(aligned) || nearly.empty());
+  ArrayRef<int64_t> pool = wholeTiles             ? aligned
                            : !nearly.empty()      ? nearly
                            : !wholeVector.empty() ? wholeVector
                            : oversized            ? oversizedPool
