@@ -81,12 +81,14 @@ def ConvLowerToLLVM : Pass<"conv-lower-to-llvm", "::mlir::ModuleOp"> {
            "then needs a CPU with AVX512-BF16: conv-run and the C API set "
            "it from the host's features">,
     Option<"amx", "amx", "bool", "false",
-           "With bf16-dot: the bf16 GEMMs' register tiles on AMX tiles "
-           "(TDPBF16PS; conv-lower-amx-tiles, after bufferization) instead "
-           "of VDPBF16PS, in 32 x 32 register tiles over 32 values of K. "
-           "The code then needs a CPU with AMX-TILE and AMX-BF16 and the "
-           "process's XTILEDATA permission: conv-run and the C API set it "
-           "from the host's features after requesting that permission">,
+           "With bf16-dot or i8-dot: those GEMMs' register tiles on AMX "
+           "tiles (conv-lower-amx-tiles, after bufferization) instead of "
+           "the dots, in 32 x 32 register tiles over 64 bytes of K: bf16 "
+           "pairs on TDPBF16PS, i8 quads on TDPBSSD (A kept signed: no "
+           "flip, no column sums). The code then needs a CPU with AMX-TILE, "
+           "AMX-BF16 and AMX-INT8 and the process's XTILEDATA permission: "
+           "conv-run and the C API set it from the host's features after "
+           "requesting that permission">,
     Option<"amxEmulated", "amx-emulated", "bool", "false",
            "With amx: each tile operation emulated in vector code "
            "(conv-lower-emulate-amx), so the AMX route's tile program runs, "

@@ -68,9 +68,16 @@ struct MissingTwinStagePass
 };
 } // namespace
 
-/// Whether the bf16 GEMMs run on AMX tiles (the tiles need K in pairs).
+/// Whether GEMMs run on AMX tiles (the tiles need K in groups: bf16 pairs,
+/// i8 quads).
 static bool amxOn(const ConvLowerToLLVMOptions &options) {
-  return options.amx && options.bf16Dot;
+  return options.amx && (options.bf16Dot || options.i8Dot);
+}
+
+/// Whether the i8 GEMMs run on AMX tiles: TDPBSSD reads both operands
+/// signed, so A keeps its sign (no flip, no column sums).
+static bool amxI8(const ConvLowerToLLVMOptions &options) {
+  return options.amx && options.i8Dot;
 }
 
 /// Convolutions into im2col + GEMM + fold, then plain linalg/tensor.
@@ -139,6 +146,7 @@ static void addTileAndVectorize(OpPassManager &pm,
   ConvLowerPackVNNIOptions vnni;
   vnni.bf16 = options.bf16Dot;
   vnni.i8 = options.i8Dot;
+  vnni.signedI8 = amxI8(options);
   if (options.bf16Dot || options.i8Dot)
     pm.addPass(createConvLowerPackVNNI(vnni));
   // After every rewrite that derives values from the filter (the panels
@@ -166,7 +174,8 @@ static void addTileAndVectorize(OpPassManager &pm,
     ConvLowerX86DotProductOptions dots;
     dots.bf16 = options.bf16Dot;
     dots.i8 = options.i8Dot;
-    // With AMX the bf16 tiles stay contractions for conv-lower-amx-tiles.
+    dots.signedI8 = amxI8(options);
+    // With AMX the whole tiles stay contractions for conv-lower-amx-tiles.
     dots.leaveAMXTiles = amxOn(options);
     pm.addPass(createConvLowerX86DotProduct(dots));
   }
@@ -206,7 +215,7 @@ static void addLowerToLLVM(OpPassManager &pm,
   // The im2col copies in vector runs, on buffers (on tensors, a vector read
   // of a slice written whole into another folds back into a slice copy).
   pm.addPass(createConvLowerVectorizeGathers());
-  // The bf16 register tiles on AMX tiles: tile loads and stores address
+  // The register tiles on AMX tiles: tile loads and stores address
   // buffers, so after bufferization; before the loops' lowering.
   if (amxOn(options)) {
     pm.addPass(createConvLowerAMXTiles());

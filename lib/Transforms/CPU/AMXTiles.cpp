@@ -1,22 +1,23 @@
-//===- AMXTiles.cpp - bf16 register tiles on AMX tiles
-//---------------------===//
+//===- AMXTiles.cpp - register tiles in K groups on AMX tiles -------------===//
 //
-// A register tile of a GEMM in bf16 pairs (conv-lower-pack-vnni, then
-// conv-lower-tile-and-vectorize) is one vector.contract
+// A register tile of a GEMM in K groups of 32 bits (conv-lower-pack-vnni,
+// then conv-lower-tile-and-vectorize) is one vector.contract
 //
-//   A [M, R, 2] x B [R, N, 2] + C [M, N] (f32),
+//   A [M, R, g] x B [R, N, g] + C [M, N],
 //
-// exactly AMX's TDPBF16PS operand layout: a tile row of A is R pairs of one
-// output row (64 bytes for R = 16), a tile row of B is one pair of K for N
-// columns. So the contraction becomes a grid of AMX tiles: A in blocks of
-// at most 16 rows, B in blocks of at most 16 columns, R in chunks of at
-// most 16 pairs, the accumulator in blocks of at most 16 x 16 f32, one
-// amx.tile_mulf per block product.
+// bf16 pairs into f32 (g = 2) or signed i8 quads into i32 (g = 4, pack-
+// vnni's signed-i8 form): exactly AMX's TDPBF16PS and TDPBSSD operand
+// layout. A tile row of A is R groups of one output row (64 bytes for R =
+// 16), a tile row of B is one group of K for N columns. So the contraction
+// becomes a grid of AMX tiles: A in blocks of at most 16 rows, B in blocks
+// of at most 16 columns, R in chunks of at most 16 groups, the accumulator
+// in blocks of at most 16 x 16 words, one amx.tile_mulf (bf16) or
+// amx.tile_muli (i8) per block product.
 //
 // The register tile's K loop carries the accumulator as a vector: here it
 // carries the accumulator tiles instead, made once before the loop (zeroed,
 // or loaded from where the vector was read) and stored once after it. An
-// operand read from a buffer with its pairs contiguous is loaded from that
+// operand read from a buffer with its groups contiguous is loaded from that
 // buffer with its row stride (oneDNN's brgemm reads A and B alike); any
 // other value goes through a stack buffer, allocated outside the loop in a
 // memref.alloca_scope around the rewritten code.
@@ -47,30 +48,45 @@ using namespace mlir;
 
 namespace {
 
-/// AMX's tile limits: 16 rows of 64 bytes; a tile of f32 or of bf16 pairs
-/// is at most 16 wide.
+/// AMX's tile limits: 16 rows of 64 bytes; a tile of 32-bit words (f32 or
+/// i32, bf16 pairs, i8 quads) is at most 16 wide.
 constexpr int64_t kTileRows = 16;
 constexpr int64_t kTileWords = 16;
 
-/// A bf16-pair register tile: the contraction and its extents.
-struct PairTile {
+/// A register tile in K groups: the contraction, its extents and its
+/// group (2: bf16 pairs into f32, TDPBF16PS; 4: i8 quads into i32, both
+/// signed, TDPBSSD).
+struct GroupTile {
   mutable vector::ContractionOp op;
-  int64_t m, r, n;
+  int64_t m, r, n, group;
+  bool isInteger() const { return group == 4; }
 };
 
-/// `op` as A [M, R, 2] x B [R, N, 2] bf16 + C [M, N] f32 (dimensions in any
-/// loop order), else nullopt.
-std::optional<PairTile> matchPairTile(vector::ContractionOp op) {
+/// The group of a contraction's element types AMX multiplies: 2 for bf16 x
+/// bf16 into f32, 4 for i8 x i8 into i32 (the contraction's promotion
+/// sign-extends both); else 0.
+int64_t amxGroupOf(Type lhs, Type rhs, Type acc) {
+  if (lhs.isBF16() && rhs.isBF16() && acc.isF32())
+    return 2;
+  if (lhs.isInteger(8) && rhs.isInteger(8) && acc.isInteger(32))
+    return 4;
+  return 0;
+}
+
+/// `op` as A [M, R, g] x B [R, N, g] + C [M, N] in one of AMX's groups
+/// (dimensions in any loop order), else nullopt.
+std::optional<GroupTile> matchGroupTile(vector::ContractionOp op) {
   if (op.getKind() != vector::CombiningKind::ADD ||
       isa<vector::MaskOp>(op->getParentOp()))
     return std::nullopt;
   auto lhs = op.getLhsType(), rhs = op.getRhsType();
   auto acc = dyn_cast<VectorType>(op.getAccType());
   if (!acc || lhs.getRank() != 3 || rhs.getRank() != 3 || acc.getRank() != 2 ||
-      !lhs.getElementType().isBF16() || !rhs.getElementType().isBF16() ||
-      !acc.getElementType().isF32() || lhs.getDimSize(2) != 2 ||
-      rhs.getDimSize(2) != 2 || lhs.isScalable() || rhs.isScalable() ||
-      acc.isScalable())
+      lhs.isScalable() || rhs.isScalable() || acc.isScalable())
+    return std::nullopt;
+  int64_t group = amxGroupOf(lhs.getElementType(), rhs.getElementType(),
+                             acc.getElementType());
+  if (group == 0 || lhs.getDimSize(2) != group || rhs.getDimSize(2) != group)
     return std::nullopt;
   SmallVector<AffineMap, 3> maps = op.getIndexingMapsArray();
   if (maps[0].getNumDims() != 4)
@@ -91,7 +107,8 @@ std::optional<PairTile> matchPairTile(vector::ContractionOp op) {
       iterators[*r] != vector::IteratorType::reduction ||
       iterators[*p] != vector::IteratorType::reduction || *m == *n || *r == *p)
     return std::nullopt;
-  return PairTile{op, lhs.getDimSize(0), lhs.getDimSize(1), rhs.getDimSize(1)};
+  return GroupTile{op, lhs.getDimSize(0), lhs.getDimSize(1), rhs.getDimSize(1),
+                   group};
 }
 
 /// The chunks of `extent` of at most `size`: (offset, length) each.
@@ -103,11 +120,11 @@ SmallVector<std::pair<int64_t, int64_t>> chunks(int64_t extent, int64_t size) {
 }
 
 /// A matrix's rows in memory: row i of the value, seen as [rows, cols]
-/// (pairs flattened), starts at `base[indices]` plus i * `stride` elements,
-/// with the row's elements contiguous. The indices address the value's
-/// first element; `colDim` is the memref dimension that steps along a row
-/// and `colScale` the elements of the row per step of it (2 where the
-/// buffer keeps the pairs as its own last dimension).
+/// (groups flattened), starts at `base[indices]` plus i * `stride`
+/// elements, with the row's elements contiguous. The indices address the
+/// value's first element; `colDim` is the memref dimension that steps along
+/// a row and `colScale` the elements of the row per step of it (the group
+/// where the buffer keeps the groups as its own last dimension).
 struct RowsInMemory {
   Value base;
   SmallVector<Value> indices;
@@ -143,10 +160,10 @@ bool unwrittenBetween(Operation *from, Operation *to) {
   return true;
 }
 
-/// Where `value` (a [X, Y, 2] operand, or its accumulator [X, Y]) was read
+/// Where `value` (a [X, Y, g] operand, or its accumulator [X, Y]) was read
 /// from a buffer as whole contiguous rows: an in-bounds, unmasked
 /// vector.transfer_read of the buffer's innermost dimensions, seen through
-/// a vector.shape_cast that only splits or joins the pairs. Else nullopt.
+/// a vector.shape_cast that only splits or joins the groups. Else nullopt.
 ///
 /// With `use`, the read must also still hold at `use`: in its block, with
 /// nothing between them writing memory.
@@ -155,7 +172,7 @@ std::optional<RowsInMemory> rowsInMemory(OpBuilder &b, Value value,
   if (auto cast = value.getDefiningOp<vector::ShapeCastOp>()) {
     VectorType from = cast.getSourceVectorType();
     VectorType to = cast.getResultVectorType();
-    // [X, 2Y] <-> [X, Y, 2]: the same rows.
+    // [X, gY] <-> [X, Y, g]: the same rows.
     if (from.getRank() < 2 || to.getRank() < 2 ||
         from.getDimSize(0) != to.getDimSize(0) ||
         from.getNumElements() != to.getNumElements())
@@ -176,10 +193,10 @@ std::optional<RowsInMemory> rowsInMemory(OpBuilder &b, Value value,
   if (vrank < 2 || vrank > 3)
     return std::nullopt;
   auto [strides, offset] = memref.getStridesAndOffset();
-  // The row contiguous: unit innermost stride, and for [X, Y, 2] reads the
-  // pairs packed (stride 2 along Y).
-  if (strides.back() != 1 ||
-      (vrank == 3 && (strides[rank - 2] != 2 || vector.getDimSize(2) != 2)))
+  // The row contiguous: unit innermost stride, and for [X, Y, g] reads the
+  // groups packed (stride g along Y).
+  int64_t group = vrank == 3 ? vector.getDimSize(2) : 1;
+  if (strides.back() != 1 || (vrank == 3 && strides[rank - 2] != group))
     return std::nullopt;
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(read);
@@ -189,7 +206,7 @@ std::optional<RowsInMemory> rowsInMemory(OpBuilder &b, Value value,
                       strideOf(b, read.getLoc(), read.getBase(), rowDim),
                       rowDim,
                       static_cast<unsigned>(rowDim + 1),
-                      vrank == 3 ? 2 : 1};
+                      group};
 }
 
 /// `indices` moved by `rows` along the row dimension and `cols` elements
@@ -205,7 +222,7 @@ SmallVector<Value> offsetIndices(OpBuilder &b, Location loc,
                                  arith::ConstantIndexOp::create(b, loc, delta));
   };
   indices[rows.rowDim] = add(indices[rows.rowDim], rowOffset);
-  assert(colOffset % rows.colScale == 0 && "a chunk starts on a pair");
+  assert(colOffset % rows.colScale == 0 && "a chunk starts on a group");
   indices[rows.colDim] = add(indices[rows.colDim], colOffset / rows.colScale);
   return indices;
 }
@@ -237,7 +254,7 @@ RowsInMemory staged(OpBuilder &b, Location loc, Value value,
   return rows;
 }
 
-/// A stack buffer for a [X, Y(, 2)] value, as [X, Y * 2].
+/// A stack buffer for a [X, Y(, g)] value, as [X, Y * g].
 memref::AllocaOp stackBufferFor(OpBuilder &b, Location loc, VectorType type) {
   int64_t rows = type.getDimSize(0);
   int64_t cols = type.getNumElements() / rows;
@@ -262,47 +279,62 @@ struct Grid {
   size_t at(size_t i, size_t j) const { return i * cols.size() + j; }
 };
 
+/// Whether `acc` is a zero constant (f32 or i32).
+bool isZero(Value acc) {
+  return matchPattern(acc, m_AnyZeroFloat()) || matchPattern(acc, m_Zero());
+}
+
 /// The accumulator tiles of `acc`: zeroed for a zero constant, else loaded
 /// from its rows.
 SmallVector<Value> accumulatorTiles(OpBuilder &b, Location loc,
                                     const Grid &grid, Value acc,
                                     const std::optional<RowsInMemory> &rows) {
   SmallVector<Value> tiles;
-  Type f32 = b.getF32Type();
-  bool zero = matchPattern(acc, m_AnyZeroFloat());
+  Type word = getElementTypeOrSelf(acc.getType());
+  bool zero = isZero(acc);
   for (auto [row, rowLength] : grid.rows)
     for (auto [col, colLength] : grid.cols) {
       if (zero)
         tiles.push_back(amx::TileZeroOp::create(
-            b, loc, amx::TileType::get({rowLength, colLength}, f32)));
+            b, loc, amx::TileType::get({rowLength, colLength}, word)));
       else
         tiles.push_back(
-            loadTile(b, loc, *rows, row, col, rowLength, colLength, f32));
+            loadTile(b, loc, *rows, row, col, rowLength, colLength, word));
     }
   return tiles;
 }
 
+/// One block product on an accumulator tile: TDPBF16PS for bf16 pairs,
+/// TDPBSSD for i8 quads (both signed: tile_muli's default).
+Value multiplyTile(OpBuilder &b, Location loc, const GroupTile &tile, Value a,
+                   Value bt, Value c) {
+  if (tile.isInteger())
+    return amx::TileMulIOp::create(b, loc, c.getType(), a, bt, c,
+                                   /*isZextLhs=*/false, /*isZextRhs=*/false);
+  return amx::TileMulFOp::create(b, loc, c.getType(), a, bt, c);
+}
+
 /// One register tile's products on the accumulator tiles: per chunk of at
-/// most 16 pairs, A's row blocks and B's column blocks loaded once each,
+/// most 16 groups, A's row blocks and B's column blocks loaded once each,
 /// then every block product.
-SmallVector<Value> multiplyTiles(OpBuilder &b, Location loc, PairTile tile,
+SmallVector<Value> multiplyTiles(OpBuilder &b, Location loc, GroupTile tile,
                                  const Grid &grid, const RowsInMemory &a,
                                  const RowsInMemory &bt,
                                  SmallVector<Value> acc) {
-  Type bf16 = b.getBF16Type();
-  for (auto [pair, pairs] : chunks(tile.r, kTileWords)) {
+  Type element = tile.op.getLhsType().getElementType();
+  int64_t g = tile.group;
+  for (auto [first, groups] : chunks(tile.r, kTileWords)) {
     SmallVector<Value> aTiles, bTiles;
     for (auto [row, rowLength] : grid.rows)
       aTiles.push_back(
-          loadTile(b, loc, a, row, 2 * pair, rowLength, 2 * pairs, bf16));
+          loadTile(b, loc, a, row, g * first, rowLength, g * groups, element));
     for (auto [col, colLength] : grid.cols)
       bTiles.push_back(
-          loadTile(b, loc, bt, pair, 2 * col, pairs, 2 * colLength, bf16));
+          loadTile(b, loc, bt, first, g * col, groups, g * colLength, element));
     for (size_t i = 0; i < grid.rows.size(); ++i)
       for (size_t j = 0; j < grid.cols.size(); ++j) {
         Value &c = acc[grid.at(i, j)];
-        c = amx::TileMulFOp::create(b, loc, c.getType(), aTiles[i], bTiles[j],
-                                    c);
+        c = multiplyTile(b, loc, tile, aTiles[i], bTiles[j], c);
       }
   }
   return acc;
@@ -418,7 +450,7 @@ void finishTiles(IRRewriter &rewriter, Location loc, const Grid &grid,
 
 /// The K loop that carries `tile`'s accumulator: its only iter_arg is the
 /// accumulator, used by the contraction alone, whose result it yields.
-scf::ForOp carryingLoop(PairTile tile) {
+scf::ForOp carryingLoop(GroupTile tile) {
   auto arg = dyn_cast<BlockArgument>(tile.op.getAcc());
   if (!arg)
     return nullptr;
@@ -437,7 +469,7 @@ scf::ForOp carryingLoop(PairTile tile) {
 /// How one register tile is rewritten: where its operands, accumulator
 /// and result live. A value not in memory goes through a stack buffer.
 struct TilePlan {
-  PairTile tile;
+  GroupTile tile;
   mutable scf::ForOp loop; ///< the K loop carrying the accumulator, if any
   Value init, result;
   bool zeroInit = false;
@@ -451,7 +483,7 @@ struct TilePlan {
 
 /// The plan for `tile`, decided before anything is rewritten (the checks
 /// look at the code between reads and uses as it is).
-TilePlan planTile(OpBuilder &b, PairTile tile) {
+TilePlan planTile(OpBuilder &b, GroupTile tile) {
   TilePlan plan;
   plan.tile = tile;
   plan.loop = carryingLoop(tile);
@@ -459,7 +491,7 @@ TilePlan planTile(OpBuilder &b, PairTile tile) {
       plan.loop ? plan.loop.getOperation() : tile.op.getOperation();
   plan.init = plan.loop ? plan.loop.getInitArgs()[0] : tile.op.getAcc();
   plan.result = plan.loop ? plan.loop.getResult(0) : tile.op.getResult();
-  plan.zeroInit = matchPattern(plan.init, m_AnyZeroFloat());
+  plan.zeroInit = isZero(plan.init);
   if (!plan.zeroInit)
     plan.initRows = rowsInMemory(b, plan.init, producer);
   plan.lhsRows = rowsInMemory(b, tile.op.getLhs(), tile.op);
@@ -520,7 +552,7 @@ RowsInMemory rowsOf(OpBuilder &b, Location loc, Value value, bool inMemory,
 /// contraction, the result tiles stored after it.
 void rewriteTile(IRRewriter &rewriter, const TilePlan &plan,
                  const StackBuffers &buffers) {
-  PairTile tile = plan.tile;
+  GroupTile tile = plan.tile;
   Location loc = tile.op.getLoc();
   Grid grid{chunks(tile.m, kTileRows), chunks(tile.n, kTileWords)};
   Operation *producer =
@@ -577,14 +609,17 @@ void rewriteTile(IRRewriter &rewriter, const TilePlan &plan,
 }
 
 /// A tile the pass cannot place (a value to stage inside a parallel loop)
-/// keeps the standard lowering: its operands widened to f32 (that lowering
-/// takes no bf16 contraction of this rank).
-void widenTile(IRRewriter &rewriter, PairTile tile) {
+/// keeps the standard lowering: its operands widened to the accumulator's
+/// type (that lowering takes no mixed contraction of this rank; i8
+/// sign-extended, the contraction's promotion).
+void widenTile(IRRewriter &rewriter, GroupTile tile) {
   rewriter.setInsertionPoint(tile.op);
+  Type word = getElementTypeOrSelf(tile.op.getAccType());
   auto widen = [&](Value v) -> Value {
-    auto type = cast<VectorType>(v.getType());
-    return arith::ExtFOp::create(rewriter, tile.op.getLoc(),
-                                 type.clone(rewriter.getF32Type()), v);
+    auto type = cast<VectorType>(v.getType()).clone(word);
+    if (tile.isInteger())
+      return arith::ExtSIOp::create(rewriter, tile.op.getLoc(), type, v);
+    return arith::ExtFOp::create(rewriter, tile.op.getLoc(), type, v);
   };
   Value lhs = widen(tile.op.getLhs()), rhs = widen(tile.op.getRhs());
   rewriter.modifyOpInPlace(tile.op, [&] {
@@ -596,14 +631,14 @@ void widenTile(IRRewriter &rewriter, PairTile tile) {
 struct ConvLowerAMXTilesPass
     : conv_lower::impl::ConvLowerAMXTilesBase<ConvLowerAMXTilesPass> {
   void runOnOperation() override {
-    SmallVector<PairTile> tiles;
+    SmallVector<GroupTile> tiles;
     getOperation()->walk([&](vector::ContractionOp op) {
-      if (std::optional<PairTile> tile = matchPairTile(op))
+      if (std::optional<GroupTile> tile = matchGroupTile(op))
         tiles.push_back(*tile);
     });
     IRRewriter rewriter(&getContext());
     unsigned widened = 0;
-    for (PairTile tile : tiles) {
+    for (GroupTile tile : tiles) {
       TilePlan plan = planTile(rewriter, tile);
       Block *stack = nullptr;
       if (plan.needsStack() && !(stack = stackBlockFor(tile.op))) {

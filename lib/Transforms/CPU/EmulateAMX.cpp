@@ -10,6 +10,9 @@
 //                       stride (the stride in elements here, bytes there)
 //   tdpbf16ps           C[m][n] += A[m][2k] B[k][2n] + A[m][2k+1] B[k][2n+1]
 //                       over the k of A's row (products and sums in f32)
+//   tdpbssd (and the    C[m][n] += sum over j < 4 of A[m][4k+j] B[k][4n+j],
+//   unsigned forms)     bytes extended to i32 (signed, or zero-extended per
+//                       the op's zext), sums in wrapping i32
 //
 // so conv-lower-amx-tiles' tile program (its grid, its operand addressing,
 // its edge tiles and its loop-carried accumulators) runs, and is checked
@@ -152,6 +155,53 @@ struct TileStoreToVector : OpConversionPattern<amx::TileStoreOp> {
   }
 };
 
+/// A tile product as a contraction: A [M, gK] and B [K, gN] split into
+/// their groups [M, K, g] and [K, N, g], each widened to the accumulator's
+/// type by `widen`, contracted over (k, group member) into C [M, N].
+Value contractGroups(ConversionPatternRewriter &rewriter, Location loc,
+                     Value lhs, Value rhs, Value acc, int64_t group,
+                     function_ref<Value(Value, VectorType)> widenLhs,
+                     function_ref<Value(Value, VectorType)> widenRhs) {
+  auto accType = cast<VectorType>(acc.getType());
+  auto lhsType = cast<VectorType>(lhs.getType());
+  auto rhsType = cast<VectorType>(rhs.getType());
+  int64_t m = lhsType.getDimSize(0), k = rhsType.getDimSize(0),
+          n = rhsType.getDimSize(1) / group;
+  auto groups = [&](Value v, int64_t rows, int64_t cols,
+                    function_ref<Value(Value, VectorType)> widen) {
+    Type element = cast<VectorType>(v.getType()).getElementType();
+    Value split = vector::ShapeCastOp::create(
+        rewriter, loc, VectorType::get({rows, cols, group}, element), v);
+    return widen(
+        split, VectorType::get({rows, cols, group}, accType.getElementType()));
+  };
+  Value a = groups(lhs, m, k, widenLhs);
+  Value b = groups(rhs, k, n, widenRhs);
+  MLIRContext *ctx = rewriter.getContext();
+  AffineExpr dm, dn, dk, dp;
+  bindDims(ctx, dm, dn, dk, dp);
+  SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {dm, dk, dp}, ctx),
+                                 AffineMap::get(4, 0, {dk, dn, dp}, ctx),
+                                 AffineMap::get(4, 0, {dm, dn}, ctx)};
+  auto parallel = vector::IteratorType::parallel;
+  auto reduction = vector::IteratorType::reduction;
+  return vector::ContractionOp::create(
+      rewriter, loc, a, b, acc, rewriter.getAffineMapArrayAttr(maps),
+      rewriter.getArrayAttr({vector::IteratorTypeAttr::get(ctx, parallel),
+                             vector::IteratorTypeAttr::get(ctx, parallel),
+                             vector::IteratorTypeAttr::get(ctx, reduction),
+                             vector::IteratorTypeAttr::get(ctx, reduction)}));
+}
+
+/// An extension of a vector to `type` by `Ext` (ExtF, ExtSI, ExtUI).
+template <typename Ext>
+std::function<Value(Value, VectorType)>
+extendWith(ConversionPatternRewriter &rewriter, Location loc) {
+  return [&rewriter, loc](Value v, VectorType type) -> Value {
+    return Ext::create(rewriter, loc, type, v);
+  };
+}
+
 /// TDPBF16PS: A [M, 2K] and B [K, 2N] as pairs [M, K, 2] and [K, N, 2],
 /// widened to f32, contracted over (k, pair) into C [M, N].
 struct TileMulFToVector : OpConversionPattern<amx::TileMulFOp> {
@@ -159,34 +209,32 @@ struct TileMulFToVector : OpConversionPattern<amx::TileMulFOp> {
   LogicalResult
   matchAndRewrite(amx::TileMulFOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    auto widen = extendWith<arith::ExtFOp>(rewriter, op.getLoc());
+    rewriter.replaceOp(op, contractGroups(rewriter, op.getLoc(),
+                                          adaptor.getLhs(), adaptor.getRhs(),
+                                          adaptor.getAcc(), 2, widen, widen));
+    return success();
+  }
+};
+
+/// TDPB[SU][SU]D: A [M, 4K] and B [K, 4N] as quads [M, K, 4] and [K, N,
+/// 4], each side sign- or zero-extended to i32 as the op says, contracted
+/// over (k, byte) into C [M, N] (i32 arithmetic, wrapping like the
+/// instruction's).
+struct TileMulIToVector : OpConversionPattern<amx::TileMulIOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(amx::TileMulIOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    amx::TileType lhs = op.getLhsTileType(), rhs = op.getRhsTileType();
-    int64_t m = lhs.getDimSize(0), k = rhs.getDimSize(0),
-            n = rhs.getDimSize(1) / 2;
-    Type f32 = rewriter.getF32Type();
-    auto pairs = [&](Value v, int64_t rows, int64_t cols) {
-      Type element = cast<VectorType>(v.getType()).getElementType();
-      Value split = vector::ShapeCastOp::create(
-          rewriter, loc, VectorType::get({rows, cols, 2}, element), v);
-      return arith::ExtFOp::create(
-          rewriter, loc, VectorType::get({rows, cols, 2}, f32), split);
+    auto extension = [&](bool zext) {
+      return zext ? extendWith<arith::ExtUIOp>(rewriter, loc)
+                  : extendWith<arith::ExtSIOp>(rewriter, loc);
     };
-    Value a = pairs(adaptor.getLhs(), m, k);
-    Value b = pairs(adaptor.getRhs(), k, n);
-    MLIRContext *ctx = rewriter.getContext();
-    AffineExpr dm, dn, dk, dp;
-    bindDims(ctx, dm, dn, dk, dp);
-    SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {dm, dk, dp}, ctx),
-                                   AffineMap::get(4, 0, {dk, dn, dp}, ctx),
-                                   AffineMap::get(4, 0, {dm, dn}, ctx)};
-    auto parallel = vector::IteratorType::parallel;
-    auto reduction = vector::IteratorType::reduction;
-    rewriter.replaceOpWithNewOp<vector::ContractionOp>(
-        op, a, b, adaptor.getAcc(), rewriter.getAffineMapArrayAttr(maps),
-        rewriter.getArrayAttr({vector::IteratorTypeAttr::get(ctx, parallel),
-                               vector::IteratorTypeAttr::get(ctx, parallel),
-                               vector::IteratorTypeAttr::get(ctx, reduction),
-                               vector::IteratorTypeAttr::get(ctx, reduction)}));
+    rewriter.replaceOp(op, contractGroups(rewriter, loc, adaptor.getLhs(),
+                                          adaptor.getRhs(), adaptor.getAcc(), 4,
+                                          extension(op.getIsZextLhs()),
+                                          extension(op.getIsZextRhs())));
     return success();
   }
 };
@@ -199,7 +247,8 @@ struct ConvLowerEmulateAMXPass
                          ConversionTarget &target) {
       target.addIllegalDialect<amx::AMXDialect>();
       patterns.add<TileZeroToVector, TileLoadToVector, TileStoreToVector,
-                   TileMulFToVector>(types, patterns.getContext());
+                   TileMulFToVector, TileMulIToVector>(types,
+                                                       patterns.getContext());
     };
     if (failed(
             conv_lower::retypeAMXTiles(getOperation(), vectorOf, addTileOps)))

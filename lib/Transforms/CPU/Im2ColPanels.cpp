@@ -771,10 +771,11 @@ struct ConvLowerIm2ColPanelsPass
     return pixels >= channelsFirstMinRows ||
            batch * pixels < 4 * channelsFirstMinRows;
   }
-  /// Rows first: AMX's tile height for a bf16 GEMM with amx-rows (its
+  /// Rows first: AMX's tile height for a bf16 or i8 GEMM with amx-rows (its
   /// register tiles are then whole 16-row AMX tiles), else any row count.
   int64_t amxRowAlign(PanelGemm &m) const {
-    return amxRows && m.colType().getElementType().isBF16() ? 16 : 1;
+    Type element = m.colType().getElementType();
+    return amxRows && (element.isBF16() || element.isInteger(8)) ? 16 : 1;
   }
 
   void runOnOperation() override {

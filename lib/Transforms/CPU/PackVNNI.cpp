@@ -27,6 +27,10 @@
 // constant weights), which takes the added 128s back out exactly (i32
 // arithmetic wraps the same way both ways).
 //
+// AMX's TDPBSSD multiplies signed bytes by signed bytes: with `signed-i8`
+// the body stays the signed product (A first), with neither the flip nor
+// the column sums, since AMX's tiles load A from memory as it lies.
+//
 // conv-lower-tile-and-vectorize keeps each group whole in every tile, and
 // conv-lower-x86-dot-product turns the tiles into the dot instructions.
 //
@@ -128,7 +132,7 @@ int64_t groupOf(linalg::LinalgOp op, bool bf16, bool i8) {
 /// linalg.index in the body. For i8, every dimension of the streamed input
 /// but K is one of the output's (its column sums are subtracted there).
 std::optional<GroupedDims> groupableReduction(linalg::LinalgOp op, bool bf16,
-                                              bool i8) {
+                                              bool i8, bool signedI8) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
     return std::nullopt;
@@ -160,7 +164,7 @@ std::optional<GroupedDims> groupableReduction(linalg::LinalgOp op, bool bf16,
       op.getStaticLoopRanges()[cast<AffineDimExpr>(*n).getPosition()];
   if (ShapedType::isDynamic(columns) || columns % 4)
     return std::nullopt;
-  bool unsignedA = group == 4;
+  bool unsignedA = group == 4 && !signedI8;
   if (unsignedA) {
     AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
     for (OpOperand *input : op.getDpsInputOperands()) {
@@ -432,6 +436,17 @@ void buildUnsignedAProduct(OpBuilder &b, Location loc, ValueRange args) {
       b, loc, ValueRange{arith::AddIOp::create(b, loc, args[2], product)});
 }
 
+/// The i8 body as linalg's signed product, A first: sum(extsi(a) *
+/// extsi(b)) (signed-i8: AMX's TDPBSSD reads both signed).
+void buildSignedProduct(OpBuilder &b, Location loc, ValueRange args) {
+  Type i32 = b.getI32Type();
+  Value a = arith::ExtSIOp::create(b, loc, i32, args[0]);
+  Value w = arith::ExtSIOp::create(b, loc, i32, args[1]);
+  Value product = arith::MulIOp::create(b, loc, a, w);
+  linalg::YieldOp::create(
+      b, loc, ValueRange{arith::AddIOp::create(b, loc, args[2], product)});
+}
+
 /// Rewrites `op` over (k / g, k % g); the new loop (the group member) is
 /// the last.
 void packGroups(RewriterBase &rewriter, linalg::LinalgOp op,
@@ -474,10 +489,10 @@ void packGroups(RewriterBase &rewriter, linalg::LinalgOp op,
   iterators.push_back(utils::IteratorType::reduction);
 
   rewriter.setInsertionPoint(op);
-  if (dims.unsignedA) {
+  if (dims.group == 4) {
     // The A operand is the first input (groupableReduction's body check
-    // takes either order of the product; the unsigned one is the
-    // non-streamed input).
+    // takes either order of the product; A is the non-streamed input,
+    // the unsigned one or, signed-i8, the one the tiles read as rows).
     bool aFirst = !llvm::is_contained(
         op.getMatchingIndexingMap(op.getDpsInputOperand(0)).getResults(),
         dims.n);
@@ -487,7 +502,7 @@ void packGroups(RewriterBase &rewriter, linalg::LinalgOp op,
     }
     auto packed = linalg::GenericOp::create(
         rewriter, loc, op->getResultTypes(), inputs, ValueRange{init}, maps,
-        iterators, buildUnsignedAProduct);
+        iterators, dims.unsignedA ? buildUnsignedAProduct : buildSignedProduct);
     rewriter.replaceOp(op, packed->getResults());
     return;
   }
@@ -508,7 +523,8 @@ struct ConvLowerPackVNNIPass
     IRRewriter rewriter(&getContext());
     SmallVector<std::pair<linalg::LinalgOp, GroupedDims>> contractions;
     getOperation()->walk([&](linalg::LinalgOp op) {
-      if (std::optional<GroupedDims> dims = groupableReduction(op, bf16, i8))
+      if (std::optional<GroupedDims> dims =
+              groupableReduction(op, bf16, i8, signedI8))
         contractions.emplace_back(op, *dims);
     });
     LLVM_DEBUG(llvm::dbgs() << "[" DEBUG_TYPE "] " << contractions.size()

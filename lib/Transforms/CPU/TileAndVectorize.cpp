@@ -497,6 +497,17 @@ void vectorizeTile(RewriterBase &rewriter, linalg::LinalgOp op) {
     rewriter.eraseOp(op);
 }
 
+/// Whether AMX multiplies `op`'s K groups: bf16 pairs, or i8 quads with
+/// A read signed (conv-lower-pack-vnni's signed-i8 body; TDPBSSD), not
+/// its sign-flipped form.
+bool isAMXGroup(linalg::LinalgOp op, const conv_lower::DotGroupLoop &group) {
+  Type a = getElementTypeOrSelf(op.getDpsInputs()[0]);
+  if (group.size == 2)
+    return a.isBF16();
+  return group.size == 4 && a.isInteger(8) &&
+         !conv_lower::isSignFlippedI8Contraction(op);
+}
+
 bool isTensorContraction(linalg::LinalgOp op) {
   return op.hasPureTensorSemantics() &&
          (linalg::isaContractionOpInterface(op) ||
@@ -512,21 +523,20 @@ struct ConvLowerTileAndVectorizePass
     bool amx = false;
   };
 
-  /// The pass's register tile; with amx-tiles, a GEMM in bf16 pairs with at
-  /// least one whole AMX tile takes 2 x 2 AMX accumulator tiles of 16 x 16
-  /// over one 64-byte row of pairs (A: 16 rows x 16 pairs, B: 16 pair rows
-  /// x 16 columns), each A and B tile then feeding two TDPBF16PS (oneDNN's
-  /// brgemm blocks AMX alike). The rows go by 32 where that leaves whole
-  /// 16-row tiles (or none) over, else by 16: every tile but a peeled
-  /// remainder of fewer than 16 rows (or pairs of K) is then whole AMX
-  /// tiles of one shape, which LLVM configures once and never spills for a
-  /// second (the remainders run on AVX512-BF16's dots).
+  /// The pass's register tile; with amx-tiles, a GEMM in bf16 pairs or i8
+  /// quads with at least one whole AMX tile takes 2 x 2 AMX accumulator
+  /// tiles of 16 x 16 over one 64-byte row of groups (A: 16 rows x 16
+  /// groups, B: 16 group rows x 16 columns), each A and B tile then feeding
+  /// two TDPBF16PS or TDPBSSD (oneDNN's brgemm blocks AMX alike). The rows go
+  /// by 32 where that leaves whole 16-row tiles (or none) over, else by 16:
+  /// every tile but a peeled remainder of fewer than 16 rows (or pairs of K) is
+  /// then whole AMX tiles of one shape, which LLVM configures once and never
+  /// spills for a second (the remainders run on AVX512-BF16's dots).
   RegisterTile registerTileFor(linalg::LinalgOp op) const {
     RegisterTile standard{tileM, tileN, tileK};
     std::optional<conv_lower::DotGroupLoop> group =
         conv_lower::dotGroupLoop(op);
-    if (!amxTiles || !group || group->size != 2 ||
-        !getElementTypeOrSelf(op.getDpsInputs()[0]).isBF16())
+    if (!amxTiles || !group || !isAMXGroup(op, *group))
       return standard;
     FailureOr<linalg::ContractionDimensions> dims =
         linalg::inferContractionDims(op);
@@ -535,14 +545,15 @@ struct ConvLowerTileAndVectorizePass
       return standard;
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     int64_t rows = ranges[dims->m.back()], cols = ranges[dims->n.back()],
-            pairs = ranges[dims->k[dims->k.size() - 2]];
+            groups = ranges[dims->k[dims->k.size() - 2]];
     auto atLeast = [](int64_t extent, int64_t size) {
       return ShapedType::isDynamic(extent) || extent >= size;
     };
-    if (!atLeast(rows, 16) || !atLeast(cols, 16) || !atLeast(pairs, 16))
+    if (!atLeast(rows, 16) || !atLeast(cols, 16) || !atLeast(groups, 16))
       return standard;
     int64_t m = ShapedType::isDynamic(rows) || rows % 16 == 0 ? 32 : 16;
-    return {m, 32, 32, /*amx=*/true};
+    // K: 16 groups, one 64-byte tile row (32 bf16, 64 i8).
+    return {m, 32, 16 * group->size, /*amx=*/true};
   }
 
   void runOnOperation() override {

@@ -6,7 +6,9 @@
 //   A [M, R, g] x B [R, N, g] + C [M, N],
 //
 // R groups of K, the group innermost in both: bf16 pairs into f32, or i8
-// quads into i32 (A's bytes zero-extended, B's sign-extended). Each row m
+// quads into i32 (A's bytes zero-extended, B's sign-extended; with
+// signed-i8 also both sign-extended, conv-lower-pack-vnni's form for AMX,
+// whose partial tiles land here). Each row m
 // of A holds, per group, 32 bits, broadcast to every lane; each run of L
 // columns of B is L groups side by side, exactly the dot instructions'
 // second source. So the tile becomes, per group r and row m, N / L dot
@@ -49,8 +51,10 @@ using namespace mlir;
 
 namespace {
 
-/// Which dot instruction a tile runs on.
-enum class DotKind { BF16, U8S8 };
+/// Which dot instruction a tile runs on. S8S8 (both operands signed) runs
+/// on VPDPBUSD too: A's bytes flipped (a + 128, unsigned), less 128 x B's
+/// sum over the tile's K, which one more dot per B vector computes.
+enum class DotKind { BF16, U8S8, S8S8 };
 
 /// The extents of a group contraction's tile, each 1 where the tile has no
 /// such dimension, its group, and the operands as the dots read them (the
@@ -103,10 +107,20 @@ Value i8Source(Value v) {
   return ext.getIn();
 }
 
+/// `v`'s i8 source where it is sign-extended from i8, or is i8 itself (the
+/// extension folded into the contraction, whose integer promotion is
+/// signed).
+Value signedI8Source(Value v) {
+  if (getElementTypeOrSelf(v.getType()).isInteger(8))
+    return v;
+  return i8Source<arith::ExtSIOp>(v);
+}
+
 /// The dot kind and operands of `contract`: bf16 x bf16 into f32, or
-/// extui(i8) x extsi(i8) into i32, each where `options` asks for it.
+/// extui(i8) x extsi(i8) into i32 (with `signedI8`, also i8 x i8 both
+/// signed), each where `options` asks for it.
 std::optional<GroupTile> matchElementTypes(vector::ContractionOp contract,
-                                           bool bf16, bool i8) {
+                                           bool bf16, bool i8, bool signedI8) {
   Type acc = getElementTypeOrSelf(contract.getAccType());
   GroupTile tile;
   if (bf16 && acc.isF32() &&
@@ -117,15 +131,20 @@ std::optional<GroupTile> matchElementTypes(vector::ContractionOp contract,
     return tile;
   }
   if (i8 && acc.isInteger(32)) {
+    tile.kind = DotKind::U8S8;
     tile.lhs = i8Source<arith::ExtUIOp>(contract.getLhs());
-    tile.rhs = i8Source<arith::ExtSIOp>(contract.getRhs());
+    tile.rhs = signedI8Source(contract.getRhs());
+    if (!tile.lhs && signedI8) {
+      tile.lhs = signedI8Source(contract.getLhs());
+      tile.kind = DotKind::S8S8;
+      tile.flipA = true;
+    }
     if (!tile.lhs || !tile.rhs)
       return std::nullopt;
     if (Value unflipped = signFlipped(tile.lhs)) {
       tile.lhs = unflipped;
       tile.flipA = true;
     }
-    tile.kind = DotKind::U8S8;
     tile.group = 4;
     return tile;
   }
@@ -136,11 +155,12 @@ std::optional<GroupTile> matchElementTypes(vector::ContractionOp contract,
 /// this pass reads it: A's non-unit dimensions (m, r, group), B's (r, n,
 /// group), C's (m, n), each of m and r optional, the group of extent g.
 std::optional<GroupTile> matchGroupTile(vector::ContractionOp contract,
-                                        bool bf16, bool i8) {
+                                        bool bf16, bool i8, bool signedI8) {
   if (contract.getKind() != vector::CombiningKind::ADD ||
       !isa<VectorType>(contract.getAccType()))
     return std::nullopt;
-  std::optional<GroupTile> tile = matchElementTypes(contract, bf16, i8);
+  std::optional<GroupTile> tile =
+      matchElementTypes(contract, bf16, i8, signedI8);
   if (!tile)
     return std::nullopt;
   SmallVector<AffineMap> maps = contract.getIndexingMapsArray();
@@ -253,7 +273,7 @@ Value readGroupRows(RewriterBase &rewriter, Value rhs) {
 }
 
 /// One dot product on `lanes` accumulator lanes: VDPBF16PS for bf16,
-/// VPDPBUSD (unsigned `a` bytes by signed `b` bytes) for i8.
+/// VPDPBUSD (unsigned `a` bytes by signed `b` bytes) for i8 (both kinds).
 Value dot(OpBuilder &b, Location loc, DotKind kind, Value acc, Value a,
           Value w) {
   if (kind == DotKind::BF16)
@@ -282,6 +302,21 @@ LogicalResult lowerToDots(RewriterBase &rewriter,
       contract.getAcc());
 
   int64_t chunks = tile.n / lanes;
+  auto splat = [&](Type type, Attribute value) -> Value {
+    return arith::ConstantOp::create(
+        rewriter, loc, DenseElementsAttr::get(cast<VectorType>(type), value));
+  };
+  // i8 with A flipped: 0x80 in every byte of a broadcast group's vector.
+  Value signBits;
+  if (tile.flipA)
+    signBits = splat(VectorType::get({g * lanes}, element),
+                     rewriter.getIntegerAttr(rewriter.getI8Type(), -128));
+  // S8S8: 128 x B's sums over the tile's K, per column (one dot of the
+  // 0x80 bytes with each B vector), taken off the accumulators at the end.
+  SmallVector<Value> shift;
+  if (tile.kind == DotKind::S8S8)
+    shift.assign(chunks, splat(VectorType::get({lanes}, accElement),
+                               rewriter.getIntegerAttr(accElement, 0)));
   SmallVector<SmallVector<Value>> acc(tile.m);
   for (int64_t m = 0; m < tile.m; ++m) {
     Value row = vector::ExtractOp::create(rewriter, loc, c, m);
@@ -295,27 +330,27 @@ LogicalResult lowerToDots(RewriterBase &rewriter,
     for (int64_t j = 0; j < chunks; ++j)
       columns.push_back(vector::ExtractStridedSliceOp::create(
           rewriter, loc, groups, {g * j * lanes}, {g * lanes}, {1}));
+    for (int64_t j = 0; j < static_cast<int64_t>(shift.size()); ++j)
+      shift[j] = dot(rewriter, loc, tile.kind, shift[j], signBits, columns[j]);
     for (int64_t m = 0; m < tile.m; ++m) {
       Value group = vector::ExtractOp::create(rewriter, loc, a,
                                               ArrayRef<int64_t>{m, r});
       Value row = broadcastGroup(rewriter, loc, group, lanes);
       if (tile.flipA)
-        row = arith::XOrIOp::create(
-            rewriter, loc, row,
-            arith::ConstantOp::create(
-                rewriter, loc,
-                DenseElementsAttr::get(
-                    cast<VectorType>(row.getType()),
-                    rewriter.getIntegerAttr(rewriter.getI8Type(), -128))));
+        row = arith::XOrIOp::create(rewriter, loc, row, signBits);
       for (int64_t j = 0; j < chunks; ++j)
         acc[m][j] = dot(rewriter, loc, tile.kind, acc[m][j], row, columns[j]);
     }
   }
   for (int64_t m = 0; m < tile.m; ++m) {
     Value row = vector::ExtractOp::create(rewriter, loc, c, m);
-    for (int64_t j = 0; j < chunks; ++j)
-      row = vector::InsertStridedSliceOp::create(rewriter, loc, acc[m][j], row,
+    for (int64_t j = 0; j < chunks; ++j) {
+      Value sum = acc[m][j];
+      if (!shift.empty())
+        sum = arith::SubIOp::create(rewriter, loc, sum, shift[j]);
+      row = vector::InsertStridedSliceOp::create(rewriter, loc, sum, row,
                                                  {j * lanes}, {1});
+    }
     c = vector::InsertOp::create(rewriter, loc, row, c, m);
   }
   rewriter.replaceOp(contract, vector::ShapeCastOp::create(
@@ -323,13 +358,30 @@ LogicalResult lowerToDots(RewriterBase &rewriter,
   return success();
 }
 
+/// Whether `contract`'s innermost loop is a K group of 4 that both
+/// operands index last: conv-lower-pack-vnni's quads.
+bool hasQuadLoop(vector::ContractionOp contract) {
+  SmallVector<int64_t> bounds;
+  contract.getIterationBounds(bounds);
+  unsigned last = bounds.size() - 1;
+  auto indexesLast = [&](AffineMap map) {
+    return map.getNumResults() > 0 &&
+           map.getResults().back() == getAffineDimExpr(last, map.getContext());
+  };
+  SmallVector<AffineMap> maps = contract.getIndexingMapsArray();
+  return bounds.back() == 4 &&
+         vector::isReductionIterator(contract.getIteratorTypes()[last]) &&
+         indexesLast(maps[0]) && indexesLast(maps[1]);
+}
+
 /// `contract` and the ops its operands come through (extensions, transpose,
 /// broadcast) where it is one this pass may lower: bf16 at both chains'
 /// start into f32 (`bf16`), or i8 into i32 with A zero-extended somewhere
-/// on its chain (`i8`: conv-lower-pack-vnni's unsigned A; other integer
-/// contractions keep the form later passes expect); nothing otherwise.
+/// on its chain (`i8`: conv-lower-pack-vnni's unsigned A) or, with
+/// `signedI8`, in K quads (its signed form); other integer contractions
+/// keep the form later passes expect; nothing otherwise.
 SmallVector<Operation *> groupOperandChains(vector::ContractionOp contract,
-                                            bool bf16, bool i8) {
+                                            bool bf16, bool i8, bool signedI8) {
   Type acc = getElementTypeOrSelf(contract.getAccType());
   bool isBF16 = bf16 && acc.isF32();
   bool isI8 = i8 && acc.isInteger(32);
@@ -353,22 +405,26 @@ SmallVector<Operation *> groupOperandChains(vector::ContractionOp contract,
     if (isBF16 ? !element.isBF16() : !element.isInteger(8))
       return {};
   }
-  if (isI8 && !zeroExtendedA)
+  if (isI8 && !zeroExtendedA && !(signedI8 && hasQuadLoop(contract)))
     return {};
   return ops;
 }
 
 /// A contraction left to the standard lowering gets back the widened
-/// float operands the extension folding took from it (that lowering widens only
-/// 2-D mixed-precision contractions).
+/// operands the extension folding took from it (that lowering widens only
+/// 2-D mixed-precision contractions): floats extended, integers
+/// sign-extended (the contraction's integer promotion).
 void widenOperands(RewriterBase &rewriter, vector::ContractionOp contract) {
   Type acc = getElementTypeOrSelf(contract.getAccType());
   auto widen = [&](Value v) -> Value {
     auto type = cast<VectorType>(v.getType());
     Type element = type.getElementType();
-    if (element == acc || !isa<FloatType>(acc) || !isa<FloatType>(element) ||
+    if (element == acc || isa<FloatType>(acc) != isa<FloatType>(element) ||
         element.getIntOrFloatBitWidth() >= acc.getIntOrFloatBitWidth())
       return v;
+    if (isa<IntegerType>(acc))
+      return arith::ExtSIOp::create(rewriter, contract.getLoc(),
+                                    type.clone(acc), v);
     return arith::ExtFOp::create(rewriter, contract.getLoc(),
                                  type.clone(acc), v);
   };
@@ -382,14 +438,15 @@ void widenOperands(RewriterBase &rewriter, vector::ContractionOp contract) {
   });
 }
 
-/// A bf16 tile of full rank, A [M, R, 2] x B [R, N, 2] into [M, N], in whole
-/// AMX tiles (M, R and N multiples of 16): what conv-lower-amx-tiles takes
-/// in the pipeline. Partial tiles stay here: as AMX tiles of other shapes
-/// they would need tile registers configured for those too, and LLVM
-/// configures each register's shape once per function (more shapes than
-/// registers: tile spills).
+/// A tile of full rank, A [M, R, g] x B [R, N, g] into [M, N], bf16 pairs
+/// or signed i8 quads, in whole AMX tiles (M, R and N multiples of 16):
+/// what conv-lower-amx-tiles takes in the pipeline. Partial tiles stay here: as
+/// AMX tiles of other shapes they would need tile registers configured for
+/// those too, and LLVM configures each register's shape once per function (more
+/// shapes than registers: tile spills).
 bool isAMXTile(vector::ContractionOp contract, const GroupTile &tile) {
-  return tile.kind == DotKind::BF16 && contract.getLhsType().getRank() == 3 &&
+  return (tile.kind == DotKind::BF16 || tile.kind == DotKind::S8S8) &&
+         contract.getLhsType().getRank() == 3 &&
          contract.getRhsType().getRank() == 3 &&
          cast<VectorType>(contract.getAccType()).getRank() == 2 &&
          tile.m % 16 == 0 && tile.r % 16 == 0 && tile.n % 16 == 0;
@@ -412,7 +469,7 @@ struct ConvLowerX86DotProductPass
     // expect.
     SmallVector<Operation *> groupOps;
     getOperation()->walk([&](vector::ContractionOp op) {
-      groupOps.append(groupOperandChains(op, bf16, i8));
+      groupOps.append(groupOperandChains(op, bf16, i8, signedI8));
     });
     RewritePatternSet patterns(&getContext());
     vector::populateSinkVectorOpsPatterns(patterns);
@@ -433,7 +490,8 @@ struct ConvLowerX86DotProductPass
     for (vector::ContractionOp contract : contracts) {
       if (contract->getParentOfType<vector::MaskOp>())
         continue;
-      std::optional<GroupTile> tile = matchGroupTile(contract, bf16, i8);
+      std::optional<GroupTile> tile =
+          matchGroupTile(contract, bf16, i8, signedI8);
       if (tile && leaveAMXTiles && isAMXTile(contract, *tile))
         continue;
       if (tile && succeeded(lowerToDots(rewriter, contract, *tile)))

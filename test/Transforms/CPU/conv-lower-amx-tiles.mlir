@@ -222,3 +222,68 @@ func.func @in_parallel_loop(%a: vector<16x16x2xbf16>, %A: memref<4x16x16x2xbf16>
   }
   return
 }
+
+// -----
+
+// i8 quads (conv-lower-pack-vnni's signed-i8 form: the contraction's
+// promotion sign-extends both) into i32: the same grid with 16 quads (64
+// bytes) a tile row, TDPBSSD (tile_muli, both operands signed) on a zeroed
+// i32 accumulator, A's rows 32 quads = 128 bytes apart and B's 32 columns
+// 128 bytes; the result stored straight into C's window.
+// CHECK-LABEL: func.func @i8_quads
+// CHECK-SAME: (%[[A:.*]]: memref<32x32x4xi8>, %[[B:.*]]: memref<32x32x4xi8>, %[[C:.*]]: memref<32x32xi32>)
+// CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
+// CHECK-COUNT-4: amx.tile_zero : !amx.tile<16x16xi32>
+// CHECK: scf.for
+// CHECK:   %[[A0:.*]] = amx.tile_load %[[A]][{{.*}}], %[[C128]] : memref<32x32x4xi8> into !amx.tile<16x64xi8>
+// CHECK:   amx.tile_load %[[A]]
+// CHECK:   %[[B0:.*]] = amx.tile_load %[[B]][{{.*}}], %[[C128]] : memref<32x32x4xi8> into !amx.tile<16x64xi8>
+// CHECK:   amx.tile_load %[[B]]
+// CHECK:   amx.tile_muli %[[A0]], %[[B0]], %{{.*}} : !amx.tile<16x64xi8>, !amx.tile<16x64xi8>, !amx.tile<16x16xi32>
+// CHECK-NOT: zext
+// CHECK-COUNT-3: amx.tile_muli
+// CHECK-COUNT-4: amx.tile_store %[[C]]
+// CHECK-NOT: vector.contract
+#a = affine_map<(m, n, r, p) -> (m, r, p)>
+#b = affine_map<(m, n, r, p) -> (r, n, p)>
+#c = affine_map<(m, n, r, p) -> (m, n)>
+func.func @i8_quads(%A: memref<32x32x4xi8>, %B: memref<32x32x4xi8>, %C: memref<32x32xi32>) {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %pi = ub.poison : i8
+  %zero = arith.constant dense<0> : vector<32x32xi32>
+  %r = scf.for %k = %c0 to %c32 step %c16 iter_args(%acc = %zero) -> (vector<32x32xi32>) {
+    %a = vector.transfer_read %A[%c0, %k, %c0], %pi {in_bounds = [true, true, true]} : memref<32x32x4xi8>, vector<32x16x4xi8>
+    %b = vector.transfer_read %B[%k, %c0, %c0], %pi {in_bounds = [true, true, true]} : memref<32x32x4xi8>, vector<16x32x4xi8>
+    %d = vector.contract {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction", "reduction"], kind = #vector.kind<add>} %a, %b, %acc : vector<32x16x4xi8>, vector<16x32x4xi8> into vector<32x32xi32>
+    scf.yield %d : vector<32x32xi32>
+  }
+  vector.transfer_write %r, %C[%c0, %c0] {in_bounds = [true, true]} : vector<32x32xi32>, memref<32x32xi32>
+  return
+}
+
+// -----
+
+// Where an i8 tile cannot be placed (a value to stage inside a parallel
+// loop) its operands are sign-extended to i32 for the standard lowering.
+// CHECK-LABEL: func.func @i8_in_parallel_loop
+// CHECK: scf.forall
+// CHECK: %[[AW:.*]] = arith.extsi %{{.*}} : vector<16x16x4xi8> to vector<16x16x4xi32>
+// CHECK: %[[BW:.*]] = arith.extsi %{{.*}} : vector<16x16x4xi8> to vector<16x16x4xi32>
+// CHECK: vector.contract {{.*}} %[[AW]], %[[BW]]
+// CHECK-NOT: amx.
+#a = affine_map<(m, n, r, p) -> (m, r, p)>
+#b = affine_map<(m, n, r, p) -> (r, n, p)>
+#c = affine_map<(m, n, r, p) -> (m, n)>
+func.func @i8_in_parallel_loop(%a: vector<16x16x4xi8>, %B: memref<16x16x4xi8>, %C: memref<4x16x16xi32>) {
+  %c0 = arith.constant 0 : index
+  %pi = ub.poison : i8
+  %zero = arith.constant dense<0> : vector<16x16xi32>
+  scf.forall (%i) in (4) {
+    %b = vector.transfer_read %B[%c0, %c0, %c0], %pi {in_bounds = [true, true, true]} : memref<16x16x4xi8>, vector<16x16x4xi8>
+    %d = vector.contract {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction", "reduction"], kind = #vector.kind<add>} %a, %b, %zero : vector<16x16x4xi8>, vector<16x16x4xi8> into vector<16x16xi32>
+    vector.transfer_write %d, %C[%i, %c0, %c0] {in_bounds = [true, true]} : vector<16x16xi32>, memref<4x16x16xi32>
+  }
+  return
+}

@@ -59,3 +59,26 @@ func.func @tiles(%A: memref<4x8x2xbf16>, %B: memref<8x4x2xbf16>, %C: memref<2x8x
   amx.tile_store %C[%c0, %c2], %r : memref<2x8xf32>, !amx.tile<2x4xf32>
   return
 }
+
+// TDPBSSD (tile_muli, both signed): A [2, 8] and B [2, 16] i8 as quads
+// [2, 2, 4] and [2, 4, 4], each sign-extended to i32, contracted over
+// (k, byte). A `zext` operand (TDPBUSD's unsigned A) is zero-extended.
+// CHECK-LABEL: func.func @tiles_i8
+// CHECK: %[[AQ:.*]] = vector.shape_cast %{{.*}} : vector<2x8xi8> to vector<2x2x4xi8>
+// CHECK: %[[AW:.*]] = arith.extsi %[[AQ]] : vector<2x2x4xi8> to vector<2x2x4xi32>
+// CHECK: %[[BQ:.*]] = vector.shape_cast %{{.*}} : vector<2x16xi8> to vector<2x4x4xi8>
+// CHECK: %[[BW:.*]] = arith.extsi %[[BQ]] : vector<2x4x4xi8> to vector<2x4x4xi32>
+// CHECK: %[[D:.*]] = vector.contract {indexing_maps = [#[[$MA]], #[[$MB]], #[[$MC]]], iterator_types = ["parallel", "parallel", "reduction", "reduction"], kind = #vector.kind<add>} %[[AW]], %[[BW]], %{{.*}} : vector<2x2x4xi32>, vector<2x4x4xi32> into vector<2x4xi32>
+// CHECK: %[[UW:.*]] = arith.extui %[[AQ]] : vector<2x2x4xi8> to vector<2x2x4xi32>
+// CHECK: vector.contract {{.*}} %[[UW]], %[[BW]], %[[D]]
+// CHECK-NOT: amx.
+func.func @tiles_i8(%A: memref<2x8xi8>, %B: memref<2x16xi8>, %C: memref<2x4xi32>) {
+  %c0 = arith.constant 0 : index
+  %z = amx.tile_zero : !amx.tile<2x4xi32>
+  %a = amx.tile_load %A[%c0, %c0] : memref<2x8xi8> into !amx.tile<2x8xi8>
+  %b = amx.tile_load %B[%c0, %c0] : memref<2x16xi8> into !amx.tile<2x16xi8>
+  %d = amx.tile_muli %a, %b, %z : !amx.tile<2x8xi8>, !amx.tile<2x16xi8>, !amx.tile<2x4xi32>
+  %e = amx.tile_muli %a zext, %b, %d : !amx.tile<2x8xi8>, !amx.tile<2x16xi8>, !amx.tile<2x4xi32>
+  amx.tile_store %C[%c0, %c0], %e : memref<2x4xi32>, !amx.tile<2x4xi32>
+  return
+}

@@ -2,6 +2,8 @@
 // Each element type only where asked (the pipeline asks per host feature).
 // RUN: conv-opt %s --conv-lower-pack-vnni="i8=false" --split-input-file | FileCheck %s --check-prefix=NO-I8
 // RUN: conv-opt %s --conv-lower-pack-vnni="bf16=false" --split-input-file | FileCheck %s --check-prefix=NO-BF16
+// AMX's TDPBSSD reads both operands signed: i8 keeps its signed product.
+// RUN: conv-opt %s --conv-lower-pack-vnni="signed-i8" --split-input-file | FileCheck %s --check-prefix=SIGNED
 
 // The im2col panels' GEMM: A = X_col [M, K] (K innermost: only split; a
 // block's slice of it is a slice of the split whole), B = the filter panels
@@ -184,6 +186,21 @@ func.func @untouched(%a1: tensor<4x1xbf16>, %b1: tensor<1x16xbf16>, %c: tensor<4
 // CHECK: %[[FLIPPED:.*]] = arith.xori %[[X]], %[[SIGN]] : i8
 // CHECK: arith.extui %[[FLIPPED]] : i8 to i32
 // CHECK: arith.extsi %[[W]] : i8 to i32
+// signed-i8: the same quads, the body linalg's signed product with A
+// first, and neither the flip nor the column sums (C as it was).
+// SIGNED-LABEL: func.func @i8_matmul
+// SIGNED-SAME: (%[[A:.*]]: tensor<4x10xi8>, %[[B:.*]]: tensor<10x16xi8>, %[[C:.*]]: tensor<4x16xi32>)
+// SIGNED-NOT: arith.subi
+// SIGNED: %[[BT:.*]] = linalg.transpose {{.*}} outs(%{{.*}} : tensor<3x16x4xi8>)
+// SIGNED: %[[AS:.*]] = tensor.expand_shape %{{.*}} output_shape [4, 3, 4] : tensor<4x12xi8> into tensor<4x3x4xi8>
+// SIGNED: linalg.generic
+// SIGNED-SAME: ins(%[[AS]], %[[BT]] : tensor<4x3x4xi8>, tensor<3x16x4xi8>) outs(%[[C]] : tensor<4x16xi32>)
+// SIGNED: ^bb0(%[[X:.*]]: i8, %[[W:.*]]: i8, %[[ACC:.*]]: i32):
+// SIGNED-NEXT: %[[XW:.*]] = arith.extsi %[[X]] : i8 to i32
+// SIGNED-NEXT: %[[WW:.*]] = arith.extsi %[[W]] : i8 to i32
+// SIGNED-NEXT: %[[P:.*]] = arith.muli %[[XW]], %[[WW]] : i32
+// SIGNED-NEXT: arith.addi %[[ACC]], %[[P]] : i32
+// SIGNED-NOT: arith.xori
 // NO-I8-LABEL: func.func @i8_matmul
 // NO-I8-NOT: arith.xori
 // NO-I8: linalg.matmul

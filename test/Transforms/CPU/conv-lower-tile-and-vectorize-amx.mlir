@@ -1,5 +1,9 @@
-// RUN: conv-opt %s --conv-lower-pack-vnni --conv-lower-tile-and-vectorize="amx-tiles" \
+// RUN: conv-opt %s --conv-lower-pack-vnni=signed-i8 --conv-lower-tile-and-vectorize="amx-tiles" \
 // RUN:   --canonicalize | FileCheck %s
+// The sign-flipped i8 form (VPDPBUSD's) is no AMX operand: its GEMMs keep
+// the pass's register tile.
+// RUN: conv-opt %s --conv-lower-pack-vnni --conv-lower-tile-and-vectorize="amx-tiles" \
+// RUN:   --canonicalize | FileCheck %s --check-prefix=FLIPPED
 
 // amx-tiles: a GEMM in bf16 pairs takes 32 x 32 register tiles over 16
 // pairs of K (2 x 2 AMX accumulator tiles, one 64-byte tile row of pairs),
@@ -41,4 +45,21 @@ func.func @gemm_f32(%a: tensor<64x128xf32>, %b: tensor<128x64xf32>) -> tensor<64
   %c = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
   %r = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x64xf32>) outs(%c : tensor<64x64xf32>) -> tensor<64x64xf32>
   return %r : tensor<64x64xf32>
+}
+
+// i8 quads (pack-vnni's signed-i8 form): the same 32 x 32 register tiles
+// over one 64-byte tile row of K, 16 quads (64 values); the 80 quads of K
+// in 5 whole chunks.
+// CHECK-LABEL: func.func @gemm_i8
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}}) -> (vector<32x32xi32>)
+// CHECK: vector.contract {{.*}} : vector<32x32x16x4xi32>, vector<32x32x16x4xi32> into vector<32x32xi32>
+// CHECK-NOT: vector.contract
+// FLIPPED-LABEL: func.func @gemm_i8
+// FLIPPED: vector.contract {{.*}} into vector<8x32xi32>
+func.func @gemm_i8(%a: tensor<64x320xi8>, %b: tensor<320x64xi8>) -> tensor<64x64xi32> {
+  %zero = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<64x64xi32>
+  %c = linalg.fill ins(%zero : i32) outs(%e : tensor<64x64xi32>) -> tensor<64x64xi32>
+  %r = linalg.matmul ins(%a, %b : tensor<64x320xi8>, tensor<320x64xi8>) outs(%c : tensor<64x64xi32>) -> tensor<64x64xi32>
+  return %r : tensor<64x64xi32>
 }

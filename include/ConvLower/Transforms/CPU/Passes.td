@@ -107,7 +107,10 @@ def ConvLowerPackVNNI : Pass<"conv-lower-pack-vnni"> {
     `arith.xori` with 0x80; the register tile applies it to each broadcast
     group, so A is not copied) and zero-extended, and its accumulator
     starts 128 * sum_k B lower (B's column sums, computed where B is
-    defined): the result is the same to the bit.
+    defined): the result is the same to the bit. With `signed-i8` (AMX's
+    TDPBSSD, which multiplies signed bytes by signed bytes) the body stays
+    linalg's signed product, A first, with neither the flip nor the column
+    sums: the tiles load A from memory as it is.
 
     Dynamic K, several reduction loops, columns in no whole 4s, other
     element types and bodies are left as they are. The CPU pipeline runs it
@@ -120,6 +123,9 @@ def ConvLowerPackVNNI : Pass<"conv-lower-pack-vnni"> {
            "Group bf16 x bf16 -> f32 contractions in K pairs">,
     Option<"i8", "i8", "bool", "true",
            "Group i8 x i8 -> i32 contractions in K quads, A made unsigned">,
+    Option<"signedI8", "signed-i8", "bool", "false",
+           "With i8: keep A signed (the signed product, A first; no sign "
+           "flip, no column sums), for AMX's TDPBSSD">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
@@ -151,10 +157,15 @@ def ConvLowerX86DotProduct : Pass<"conv-lower-x86-dot-product"> {
            "Lower bf16 pair tiles to VDPBF16PS">,
     Option<"i8", "i8", "bool", "true",
            "Lower i8 quad tiles to VPDPBUSD">,
+    Option<"signedI8", "signed-i8", "bool", "false",
+           "Also take i8 quad tiles with A sign-extended (conv-lower-pack-"
+           "vnni's signed-i8 form): VPDPBUSD on A's bytes flipped, less 128 "
+           "x B's sums over the tile's K, one more dot per B vector">,
     Option<"leaveAMXTiles", "leave-amx-tiles", "bool", "false",
-           "Leave bf16 pair tiles A [M, R, 2] x B [R, N, 2] as contractions "
-           "of the vectors as read (their casts and broadcasts folded) for "
-           "conv-lower-amx-tiles">,
+           "Leave tiles of whole AMX tiles (bf16 pairs A [M, R, 2] x B [R, "
+           "N, 2]; with signed-i8, i8 quads [M, R, 4] x [R, N, 4]; M, R and N "
+           "multiples of 16) as contractions of the vectors as read (their "
+           "casts and broadcasts folded) for conv-lower-amx-tiles">,
   ];
   let dependentDialects = ["::mlir::conv_lower::ConvLowerDialect",
                            "::mlir::tensor::TensorDialect",
@@ -163,27 +174,29 @@ def ConvLowerX86DotProduct : Pass<"conv-lower-x86-dot-product"> {
 }
 
 def ConvLowerAMXTiles : Pass<"conv-lower-amx-tiles"> {
-  let summary = "Run the bf16 register tiles of GEMMs in K pairs on AMX "
-                "tiles (TDPBF16PS), on buffers";
+  let summary = "Run the register tiles of GEMMs in K groups on AMX tiles "
+                "(bf16 pairs: TDPBF16PS, i8 quads: TDPBSSD), on buffers";
   let description = [{
-    A `vector.contract` of A [M, R, 2] and B [R, N, 2] bf16 into an f32
-    accumulator [M, N] (conv-lower-pack-vnni's pairs, then conv-lower-tile-
-    and-vectorize's register tile) becomes a grid of AMX tiles: A in row
-    blocks of at most 16 rows by R <= 16 pairs (64 bytes a row), B in
-    blocks of R pair rows by at most 16 columns, the accumulator in
-    ceil(M / 16) x ceil(N / 16) tiles of at most 16 x 16 f32, each block
-    product one `amx.tile_mulf` (TDPBF16PS). Where the accumulator is
+    A `vector.contract` of A [M, R, g] and B [R, N, g] into an accumulator
+    [M, N] (conv-lower-pack-vnni's groups, then conv-lower-tile-and-
+    vectorize's register tile): bf16 pairs (g = 2) into f32, or signed i8
+    quads (g = 4; pack-vnni's signed-i8 form) into i32. It becomes a grid
+    of AMX tiles: A in row blocks of at most 16 rows by R <= 16 groups (64
+    bytes a row), B in blocks of R group rows by at most 16 columns, the
+    accumulator in ceil(M / 16) x ceil(N / 16) tiles of at most 16 x 16
+    words, each block product one `amx.tile_mulf` (TDPBF16PS) or
+    `amx.tile_muli` (TDPBSSD). Where the accumulator is
     carried by an `scf.for` (the tile's K loop) the loop carries the
     accumulator tiles instead: loaded (or zeroed) once before it, stored
-    once after it. An operand read from a buffer whose pairs lie
+    once after it. An operand read from a buffer whose groups lie
     contiguous (an in-bounds `vector.transfer_read`, seen through a
     reshape of its last dimension) is loaded straight from that buffer
     with its row stride; any other goes through a small stack buffer.
     Runs after bufferization (tile loads and stores address memory). The
-    code needs a CPU with AMX-TILE and AMX-BF16 and, on Linux, the
-    process's XTILEDATA permission: the runners request it and set the
-    pipeline's `amx` option from both; `conv-lower-emulate-amx` runs the
-    same tile program on any CPU.
+    code needs a CPU with AMX-TILE, AMX-BF16 and AMX-INT8 and, on Linux,
+    the process's XTILEDATA permission: the runners request it and set
+    the pipeline's `amx` option from both; `conv-lower-emulate-amx` runs
+    the same tile program on any CPU.
   }];
   let dependentDialects = ["::mlir::amx::AMXDialect",
                            "::mlir::arith::ArithDialect",
@@ -217,7 +230,8 @@ def ConvLowerEmulateAMX : Pass<"conv-lower-emulate-amx"> {
     zero vector; `tile_load` / `tile_store` one row of `cols` contiguous
     elements per tile row, rows `stride` elements apart; `tile_mulf` (bf16
     pairs into f32: C[m][n] += A[m][2r] B[r][2n] + A[m][2r+1] B[r][2n+1])
-    a contraction of the widened pairs. `scf` loops carrying tiles carry
+    and `tile_muli` (i8 quads into i32, each side sign- or zero-extended
+    as the op says) a contraction of the widened groups. `scf` loops carrying tiles carry
     the vectors. The result runs on any CPU: conv-run's `--amx=emulated`
     checks the AMX route's tiling, its operand addressing and its edge
     tiles against the float64 reference on machines without AMX.
@@ -739,7 +753,7 @@ def ConvLowerIm2ColPanels : Pass<"conv-lower-im2col-panels"> {
            "costs nothing per call, so an image whose output pixels are no "
            "whole number of 16-lane vectors takes the rows-first GEMM">,
     Option<"amxRows", "amx-rows", "bool", /*default=*/"false",
-           "Rows first, bf16 GEMMs: blocks of whole 16-row AMX tiles where "
+           "Rows first, bf16 and i8 GEMMs: blocks of whole 16-row AMX tiles where "
            "the image allows (else of at least 16 rows), for "
            "conv-lower-amx-tiles">,
     GemmTileMOption,
@@ -794,10 +808,11 @@ def ConvLowerTileAndVectorize : Pass<"conv-lower-tile-and-vectorize"> {
            "linalg.fill accumulator (seen through a reshape too) is fused "
            "into the blocks">,
     Option<"amxTiles", "amx-tiles", "bool", /*default=*/"false",
-           "Tile the GEMMs in bf16 pairs (conv-lower-pack-vnni's) for AMX "
-           "instead of the vector registers: 32 x 32 register tiles (2 x 2 "
-           "accumulator tiles of 16 x 16 f32) over 32 values of K (16 "
-           "pairs: one 64-byte tile row), for conv-lower-amx-tiles">,
+           "Tile the GEMMs in bf16 pairs or i8 quads (conv-lower-pack-"
+           "vnni's) for AMX instead of the vector registers: 32 x 32 "
+           "register tiles (2 x 2 accumulator tiles of 16 x 16 f32 or i32) "
+           "over one 64-byte tile row of K (16 pairs, 16 quads), for "
+           "conv-lower-amx-tiles">,
   ];
 }
 
