@@ -133,9 +133,10 @@ if "avx512_bf16" in cpu_flags():
     config.available_features.add("avx512-bf16")
 if "avx512_vnni" in cpu_flags():
     config.available_features.add("avx512-vnni")
-# AMX (tests that run TDPBF16PS say `REQUIRES: amx`; --amx=emulated runs
-# the same tile program on any AVX512-BF16 CPU).
-if {"amx_tile", "amx_bf16"} <= cpu_flags():
+# AMX (tests that run TDPBF16PS and TDPBSSD say `REQUIRES: amx`;
+# --amx=emulated runs the same tile program on any AVX512-BF16 and
+# AVX512-VNNI CPU).
+if {"amx_tile", "amx_bf16", "amx_int8"} <= cpu_flags():
     config.available_features.add("amx")
 
 libgomp = shared_library_path("libgomp.so.1")

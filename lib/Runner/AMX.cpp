@@ -1,13 +1,14 @@
 //===- AMX.cpp - may this process run AMX tiles? --------------------------===//
 //
-// AMX needs three things: the CPU's AMX-TILE and AMX-BF16 (cpuid), the OS
+// AMX needs three things: the CPU's AMX-TILE, AMX-BF16 and AMX-INT8
+// (cpuid; the route takes bf16 and i8 GEMMs alike), the OS
 // saving the tile state (XCR0's XTILECFG and XTILEDATA bits; LLVM's host
 // feature detection checks both), and on Linux 5.16 and later the process's
 // permission to use the tile data: XTILEDATA is an "off by default" state
 // component (8 KiB a thread's signal frame grows by), which a process asks
 // for with arch_prctl(ARCH_REQ_XCOMP_PERM) before its first tile
 // instruction. Without the permission that instruction raises SIGILL.
-// (The CPU's features: hostHasAMXBF16, CpuRunner.cpp, with the others.)
+// (The CPU's features: hostHasAMX, CpuRunner.cpp, with the others.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,8 +62,8 @@ llvm::StringRef mlir::conv_lower::requestAMXTileData() {
 }
 
 std::string mlir::conv_lower::whyNoAMX() {
-  if (!hostHasAMXBF16())
-    return "this CPU has no AMX (cpuid: AMX-TILE and AMX-BF16 absent, or "
-           "the OS does not save their state)";
+  if (!hostHasAMX())
+    return "this CPU has no AMX (cpuid: AMX-TILE, AMX-BF16 and AMX-INT8 "
+           "absent, or the OS does not save their state)";
   return requestAMXTileData().str();
 }

@@ -517,9 +517,10 @@ bool mlir::conv_lower::hostHasAVX512VNNI() {
   return hostFeatures().lookup("avx512vnni");
 }
 
-bool mlir::conv_lower::hostHasAMXBF16() {
+bool mlir::conv_lower::hostHasAMX() {
   // LLVM sets them only where XCR0 says the OS saves the tile state.
-  return hostFeatures().lookup("amx-tile") && hostFeatures().lookup("amx-bf16");
+  return hostFeatures().lookup("amx-tile") &&
+         hostFeatures().lookup("amx-bf16") && hostFeatures().lookup("amx-int8");
 }
 
 int64_t mlir::conv_lower::defaultCpuThreads() {

@@ -191,11 +191,19 @@ static std::string dotProductNote(DType dtype,
     llvm::StringRef onDots, widened, feature, option;
   };
   std::optional<Route> route;
-  if (dtype == DType::BF16 && pipeline.amx)
+  auto onTiles = [&](llvm::StringRef gemms, llvm::StringRef instruction) {
     return pipeline.amxEmulated
-               ? "; bf16 GEMMs in K pairs on AMX tiles, each tile operation "
-                 "emulated in vector code (--amx=emulated)"
-               : "; bf16 GEMMs in K pairs on AMX tiles (TDPBF16PS)";
+               ? llvm::formatv("; {0} on AMX tiles, each tile operation "
+                               "emulated in vector code (--amx=emulated)",
+                               gemms)
+                     .str()
+               : llvm::formatv("; {0} on AMX tiles ({1})", gemms, instruction)
+                     .str();
+  };
+  if (dtype == DType::BF16 && pipeline.amx && pipeline.bf16Dot)
+    return onTiles("bf16 GEMMs in K pairs", "TDPBF16PS");
+  if (dtype == DType::I8 && pipeline.amx && pipeline.i8Dot)
+    return onTiles("i8 GEMMs in K quads", "TDPBSSD");
   if (dtype == DType::BF16)
     route = Route{pipeline.bf16Dot, hostHasAVX512BF16(),
                   "bf16 GEMMs in K pairs on AVX512-BF16 (VDPBF16PS)",
@@ -230,10 +238,12 @@ ConvLowerToLLVMOptions runner::pipelineOptions(const RouteRequest &request,
   // The dot products are the im2col GEMMs' register tiles.
   o.bf16Dot = request.bf16Dot && hostHasAVX512BF16() && o.im2col;
   o.i8Dot = request.i8Dot && hostHasAVX512VNNI() && o.im2col;
-  // AMX's tiles take the GEMMs in pairs: only with bf16-dot.
-  o.amxEmulated = o.bf16Dot && request.amx == AMXChoice::Emulated;
+  // AMX's tiles take the GEMMs in K groups: only with the dots, which also
+  // run the tiles' partial edges.
+  bool grouped = o.bf16Dot || o.i8Dot;
+  o.amxEmulated = grouped && request.amx == AMXChoice::Emulated;
   o.amx = o.amxEmulated ||
-          (o.bf16Dot &&
+          (grouped &&
            (request.amx == AMXChoice::Auto || request.amx == AMXChoice::On) &&
            whyNoAMX().empty());
   o.winograd = route == CpuRoute::Im2colPanels &&
@@ -258,11 +268,12 @@ LogicalResult runner::checkGpuRoute(const ConvProblem &problem,
 }
 
 /// An error where AMX was asked for and cannot be had: --amx=on on a host
-/// without it, or either of on and emulated where the bf16 GEMMs are not
-/// in pairs (no AVX512-BF16, or a route without the im2col GEMMs).
+/// without it, or either of on and emulated where the GEMMs of `dtype`
+/// (where known) are not in K groups: bf16 without AVX512-BF16's pairs, i8
+/// without AVX512-VNNI's quads, or a route without the im2col GEMMs.
 static llvm::Error checkAMXRequest(const RouteRequest &request,
                                    const ConvLowerToLLVMOptions &pipeline,
-                                   CpuRoute route) {
+                                   CpuRoute route, std::optional<DType> dtype) {
   if (request.amx != AMXChoice::On && request.amx != AMXChoice::Emulated)
     return llvm::Error::success();
   llvm::StringRef flag =
@@ -272,16 +283,20 @@ static llvm::Error checkAMXRequest(const RouteRequest &request,
         llvm::formatv("{0}: the AMX tiles are the im2col route's GEMMs; "
                       "{1} runs none (use --target cpu)",
                       flag, pipelineName(route)));
-  if (!pipeline.bf16Dot)
+  bool i8 = dtype == DType::I8;
+  if (i8 ? !pipeline.i8Dot : !pipeline.bf16Dot)
     return llvm::createStringError(llvm::formatv(
-        "{0}: the AMX tiles take the bf16 GEMMs in K pairs, which need "
-        "--bf16-dot and a CPU with AVX512-BF16 (this one {1})",
-        flag, hostHasAVX512BF16() ? "has it" : "has none"));
+        "{0}: the AMX tiles take the {1} GEMMs in K {2}, which need "
+        "--{3} and a CPU with {4} (this one {5})",
+        flag, i8 ? "i8" : "bf16", i8 ? "quads" : "pairs",
+        i8 ? "i8-dot" : "bf16-dot", i8 ? "AVX512-VNNI" : "AVX512-BF16",
+        (i8 ? hostHasAVX512VNNI() : hostHasAVX512BF16()) ? "has it"
+                                                         : "has none"));
   if (request.amx == AMXChoice::On && !pipeline.amx)
     return llvm::createStringError(
         llvm::formatv("--amx=on: {0}; --amx=emulated runs the same tile "
                       "program with each tile operation in vector code, "
-                      "--amx=auto uses AVX512-BF16",
+                      "--amx=auto uses AVX512-BF16 and AVX512-VNNI",
                       whyNoAMX()));
   return llvm::Error::success();
 }
@@ -317,7 +332,10 @@ llvm::Expected<RoutePlan> runner::planRoute(const RouteRequest &request,
   CpuRoute route = cpuRoute(plan.target, plan.implicit);
   plan.cpuRoute = route;
   plan.pipeline = pipelineOptions(request, route);
-  if (auto error = checkAMXRequest(request, plan.pipeline, route))
+  std::optional<DType> dtype;
+  if (inputs.problem)
+    dtype = inputs.problem->dtype;
+  if (auto error = checkAMXRequest(request, plan.pipeline, route, dtype))
     return std::move(error);
   report.pipeline = pipelineName(route).str();
   report.threads = request.threads;

@@ -247,20 +247,23 @@ cl::opt<bool> i8DotOpt(
              "multiplies, for comparison)"));
 cl::opt<AMXChoice> amxOpt(
     "amx", cl::init(AMXChoice::Auto), cl::cat(runCat),
-    cl::desc("cpu: the bf16 GEMMs (in K pairs, with --bf16-dot) on AMX "
-             "tiles, TDPBF16PS, in 32x32 register tiles"),
+    cl::desc("cpu: the bf16 GEMMs (in K pairs, with --bf16-dot) and the i8 "
+             "GEMMs (in K quads, with --i8-dot) on AMX tiles, TDPBF16PS and "
+             "TDPBSSD, in 32x32 register tiles"),
     cl::values(
         clEnumValN(AMXChoice::Auto, "auto",
-                   "where the CPU has AMX-BF16 and Linux grants the process "
-                   "the tile data (arch_prctl), else AVX512-BF16 (default)"),
+                   "where the CPU has AMX (AMX-TILE, AMX-BF16, AMX-INT8) and "
+                   "Linux grants the process the tile data (arch_prctl), else "
+                   "AVX512-BF16 / AVX512-VNNI (default)"),
         clEnumValN(AMXChoice::On, "on",
                    "required: an error naming the reason where this process "
                    "cannot run them"),
-        clEnumValN(AMXChoice::Off, "off", "never: AVX512-BF16's VDPBF16PS"),
-        clEnumValN(
-            AMXChoice::Emulated, "emulated",
-            "the same tile program with each tile operation in vector "
-            "code: checks the AMX route on any AVX512-BF16 CPU (slow)")));
+        clEnumValN(AMXChoice::Off, "off",
+                   "never: AVX512-BF16's VDPBF16PS, AVX512-VNNI's VPDPBUSD"),
+        clEnumValN(AMXChoice::Emulated, "emulated",
+                   "the same tile program with each tile operation in vector "
+                   "code: checks the AMX route on any AVX512-BF16 (bf16) or "
+                   "AVX512-VNNI (i8) CPU (slow)")));
 
 /// Exit statuses.
 constexpr int kOk = 0, kFailed = 1, kBadInput = 2;
@@ -389,16 +392,21 @@ void printCpuUnits(llvm::raw_ostream &os) {
                       yesNo(hostHasAVX512BF16()));
   os << llvm::formatv("  {0,-27} {1}\n", "AVX512-VNNI (VPDPBUSD)",
                       yesNo(hostHasAVX512VNNI()));
-  os << llvm::formatv("  {0,-27} {1}\n", "AMX-TILE + AMX-BF16",
-                      yesNo(hostHasAMXBF16()));
+  os << llvm::formatv("  {0,-27} {1}\n", "AMX-TILE, -BF16, -INT8",
+                      yesNo(hostHasAMX()));
   llvm::StringRef refused = requestAMXTileData();
   os << llvm::formatv("  {0,-27} {1}\n", "AMX tile data (arch_prctl)",
                       refused.empty() ? "granted"
                                       : ("refused: " + refused).str());
+  bool amx = whyNoAMX().empty();
   os << llvm::formatv("  {0,-27} {1}\n", "bf16 GEMMs",
-                      whyNoAMX().empty()    ? "AMX tiles (TDPBF16PS)"
+                      amx                   ? "AMX tiles (TDPBF16PS)"
                       : hostHasAVX512BF16() ? "AVX512-BF16 dots (no AMX)"
                                             : "widened to f32 FMAs");
+  os << llvm::formatv("  {0,-27} {1}\n", "i8 GEMMs",
+                      amx                   ? "AMX tiles (TDPBSSD)"
+                      : hostHasAVX512VNNI() ? "AVX512-VNNI dots (no AMX)"
+                                            : "widened to i32 multiplies");
 }
 
 int runMain(MLIRContext &ctx) {

@@ -46,11 +46,12 @@ enum class WinogradChoice {
   Always, ///< every convolution it can take
   Off,    ///< never
 };
-/// Whether the CPU's bf16 GEMMs run on AMX tiles (TDPBF16PS).
+/// Whether the CPU's bf16 and i8 GEMMs run on AMX tiles (TDPBF16PS,
+/// TDPBSSD).
 enum class AMXChoice {
-  Auto,     ///< where the host has AMX-BF16 and the kernel grants XTILEDATA
+  Auto,     ///< where the host has AMX and the kernel grants XTILEDATA
   On,       ///< required: an error where the host cannot run them
-  Off,      ///< never (AVX512-BF16's VDPBF16PS)
+  Off,      ///< never (AVX512-BF16's VDPBF16PS, AVX512-VNNI's VPDPBUSD)
   Emulated, ///< the same tile program, each tile operation in vector code
 };
 /// What the lowered convolution is timed next to on the CPU.
@@ -73,16 +74,16 @@ bool hostHasAVX512BF16();
 /// Whether the host has AVX512-VNNI (VPDPBUSD): the CPU pipeline's i8 GEMMs
 /// then run on its dot product (conv-lower-to-llvm's i8-dot).
 bool hostHasAVX512VNNI();
-/// Whether the host has AMX-TILE and AMX-BF16 with the OS saving their
-/// state (XCR0), per cpuid.
-bool hostHasAMXBF16();
+/// Whether the host has AMX-TILE, AMX-BF16 and AMX-INT8 with the OS saving
+/// their state (XCR0), per cpuid.
+bool hostHasAMX();
 /// Asks Linux for this process's permission to use AMX's tile data
 /// (arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)), needed before the
 /// first tile instruction; once per process. Empty when granted, else why
 /// not (the kernel's answer, and what would fix it).
 llvm::StringRef requestAMXTileData();
 /// Why this process cannot run AMX tiles; empty when it can (the host has
-/// AMX-BF16 and the kernel granted the tile data).
+/// AMX and the kernel granted the tile data).
 std::string whyNoAMX();
 /// The OpenMP runtime threaded CPU code runs on: the entry points of GCC's
 /// OpenMP ABI that conv-lower-omp-parallel-to-gomp calls, bound to the

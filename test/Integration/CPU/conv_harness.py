@@ -692,9 +692,10 @@ def route_stages(route, tools):
                       mlir_opt, runner],
         "llvm": [[tools.conv_opt, "--conv-lower-to-llvm"], runner],
         "twin": [[tools.conv_opt, "--conv-lower-to-llvm=implicit-gemm-twin"], runner],
-        # The bf16 GEMMs on AMX tiles, each tile operation emulated in vector code
-        # (conv-run --amx=emulated); the tiles AMX does not take run on VDPBF16PS.
-        "amx-emulated": [[tools.conv_opt, "--conv-lower-to-llvm=bf16-dot amx "
+        # The bf16 and i8 GEMMs on AMX tiles, each tile operation emulated in vector
+        # code (conv-run --amx=emulated); the tiles AMX does not take run on VDPBF16PS
+        # and VPDPBUSD.
+        "amx-emulated": [[tools.conv_opt, "--conv-lower-to-llvm=bf16-dot i8-dot amx "
                           "amx-emulated threads=1"], runner],
         "transform": [transform_stage(tools), [tools.conv_opt, "--conv-lower-decompose"],
                       mlir_opt, runner],
@@ -1012,11 +1013,25 @@ def set_twin():
 
 
 def set_amx():
-    """The forms and pointwise cases in bf16 and two dynamic batches, for the AMX
-    route: the bf16 GEMMs in K pairs as AMX tiles (emulated where the host has none),
-    K often odd (padded to pairs) and the tiles' edges everywhere."""
+    """The AMX route (emulated where the host has none). bf16: the forms and pointwise
+    cases and two dynamic batches, the GEMMs in K pairs, K often odd (padded to pairs)
+    and the tiles' edges everywhere. i8 (signed quads, TDPBSSD): the quantized set,
+    whose K is below one tile (the edges' signed dots on VPDPBUSD), and GEMMs of whole
+    16 x 16 tiles, K 64 and 72 (a 2-quad edge), with and without zero points. Their
+    outputs stay far below printMemrefF32's exact 1e6 (sums of 64-72 products of
+    random bytes: a few 1e5 at most)."""
     cases = [dataclasses.replace(p, dtype="bf16") for p in set_forms() + set_pointwise()]
-    return cases + [dataclasses.replace(p, dtype="bf16") for p in set_dynamic()[:2]]
+    cases += [dataclasses.replace(p, dtype="bf16") for p in set_dynamic()[:2]]
+    q = dict(dtype="i8")
+    whole_tiles = [
+        P("conv_2d_nhwc_fhwc", 1, 64, 8, 8, 32, 1, 1, zero_points=(3, -2), **q),
+        P("conv_2d_nhwc_hwcf", 1, 8, 8, 8, 32, 3, 3, pad=(1, 1, 1, 1), **q),
+        P("conv_2d_nchw_fchw", 2, 8, 9, 9, 24, 3, 3, pad=(1, 1, 1, 1),
+          zero_points=(-5, 4), **q),
+        P("conv_2d_nhwc_hwcf", 2, 8, 6, 6, 32, 3, 3, pad=(1, 1, 1, 1),
+          dynamic_batch=True, **q),
+    ]
+    return cases + set_quantized() + whole_tiles
 
 
 SETS = {

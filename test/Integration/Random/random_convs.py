@@ -18,9 +18,10 @@ MLIR module with seeded data, and each is checked through:
   twin       conv-opt --conv-lower-to-llvm=implicit-gemm-twin | mlir-runner (float and i8,
              static shapes: what the GPU kernel takes; a named "unsupported convolution"
              diagnostic is a skip)                                                       (c)
-  amx-emulated  conv-opt --conv-lower-to-llvm="bf16-dot amx amx-emulated" | mlir-runner
-             (bf16 only; the AMX tile program emulated in vector code; needs an
-             AVX512-BF16 host, so only when asked for: --checks amx-emulated)
+  amx-emulated  conv-opt --conv-lower-to-llvm="bf16-dot i8-dot amx amx-emulated" |
+             mlir-runner (bf16 and i8; the AMX tile program emulated in vector code;
+             needs an AVX512-BF16 and AVX512-VNNI host, so only when asked for:
+             --checks amx-emulated)
 
 Every numeric route is compared with a float64 numpy convolution written from
 docs/design.md, "Convolution semantics" (conv_harness.reference_conv) and with the
@@ -343,8 +344,8 @@ def run_config(p, seed, tools, checks):
     for name in ROUTE_CHECKS:
         if name not in checks or (name == "twin" and not twin_eligible(p)):
             continue
-        # The AMX tiles take the bf16 GEMMs only.
-        if name == "amx-emulated" and p.dtype != "bf16":
+        # The AMX tiles take the bf16 and i8 GEMMs only.
+        if name == "amx-emulated" and p.dtype not in ("bf16", "i8"):
             continue
         printed, failure = run_route(name, name, case.module, tools)
         results.append(failure or compare_numbers(name, case, printed, reference))
@@ -421,8 +422,9 @@ def report_config(args, index, case, results, xpassed, secs):
 # ----------------------------------------------------------------------------------------
 
 CHECKS = ("im2col", "decompose", "llvm", "twin", "amx-emulated")
-# amx-emulated (the bf16 GEMMs on emulated AMX tiles, VDPBF16PS for the rest)
-# needs an AVX512-BF16 host: asked for by name (--checks), not by default.
+# amx-emulated (the bf16 and i8 GEMMs on emulated AMX tiles, VDPBF16PS and
+# VPDPBUSD for the rest) needs an AVX512-BF16 and AVX512-VNNI host: asked for
+# by name (--checks), not by default.
 DEFAULT_CHECKS = ("im2col", "decompose", "llvm", "twin")
 
 
