@@ -40,7 +40,7 @@ extern "C" {
 
 /// The version of this header's API; convlowerGetApiVersion() returns the
 /// library's (a caller built against another version should not use it).
-#define CONVLOWER_API_VERSION 6
+#define CONVLOWER_API_VERSION 7
 
 typedef enum ConvLowerStatus {
   ConvLowerStatusOk = 0,
@@ -62,6 +62,16 @@ typedef enum ConvLowerDType {
   ConvLowerDTypeBF16 = 3, ///< bfloat16 data (uint16 words), f32 output; on the CPU with AVX512-BF16 the GEMMs run on VDPBF16PS (K in pairs)
   ConvLowerDTypeI8 = 4,   ///< int8 data with zero points, int32 output; on the CPU with AVX512-VNNI the GEMMs run on VPDPBUSD (K in quads)
 } ConvLowerDType;
+
+/// The CPU's units the CPU route's bf16 and i8 GEMMs run on, as bits
+/// (convlowerGetCpuUnits).
+typedef enum ConvLowerCpuUnit {
+  ConvLowerCpuUnitAVX512BF16 = 1, ///< VDPBF16PS: bf16 GEMMs in K pairs
+  ConvLowerCpuUnitAVX512VNNI = 2, ///< VPDPBUSD: i8 GEMMs in K quads
+  /// AMX tiles (TDPBF16PS, TDPBSSD): the CPU has AMX-TILE, -BF16 and -INT8
+  /// and Linux granted this process the tile data.
+  ConvLowerCpuUnitAMX = 4,
+} ConvLowerCpuUnit;
 
 typedef enum ConvLowerTarget {
   /// cuda where a device is usable and the GPU route takes the problem,
@@ -272,6 +282,12 @@ CONVLOWER_CAPI_EXPORTED const char *convlowerDiskCacheDirectory(void);
 CONVLOWER_CAPI_EXPORTED uint64_t convlowerDiskCacheUsage(size_t *entries);
 /// Removes every entry; returns how many.
 CONVLOWER_CAPI_EXPORTED size_t convlowerDiskCacheClear(void);
+
+/// The ConvLowerCpuUnit bits of this host and process: what the CPU route's
+/// bf16 and i8 GEMMs run on (none: widened to f32 FMAs and i32
+/// multiplies). AMX's tile data is requested from Linux here, once per
+/// process, as the first AMX convolution would.
+CONVLOWER_CAPI_EXPORTED uint32_t convlowerGetCpuUnits(void);
 
 /// The devices as conv-run --doctor sees them, as JSON ({"driver_version",
 /// "devices": [...], "problem"}): what target auto will choose.

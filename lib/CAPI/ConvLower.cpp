@@ -423,6 +423,17 @@ void convlowerCacheSetCapacity(size_t entries) {
   ConvCache::global().setCapacity(entries);
 }
 
+uint32_t convlowerGetCpuUnits(void) {
+  uint32_t units = 0;
+  if (hostHasAVX512BF16())
+    units |= ConvLowerCpuUnitAVX512BF16;
+  if (hostHasAVX512VNNI())
+    units |= ConvLowerCpuUnitAVX512VNNI;
+  if (whyNoAMX().empty())
+    units |= ConvLowerCpuUnitAMX;
+  return units;
+}
+
 const char *convlowerGetOpenMPRuntimePath(void) {
   // Chosen once and kept for the process's lifetime.
   return processOpenMPRuntime().path.c_str();

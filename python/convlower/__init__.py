@@ -19,6 +19,7 @@ filters; "nhwc" takes [N, *spatial, C] with [F, *kernel, C/G].
 """
 
 import collections
+import functools
 import json
 import threading
 import time
@@ -33,7 +34,7 @@ __all__ = [
     "patch", "compile", "devices", "cache_size", "cache_clear", "cache_capacity",
     "set_cache_capacity", "library_path", "disk_cache_dir", "disk_cache_usage",
     "disk_cache_clear",
-    "openmp_runtime", "retain_freed_memory", "memory_policy",
+    "openmp_runtime", "cpu_units", "retain_freed_memory", "memory_policy",
 ]
 
 _lib, library_path = _capi.load_library()
@@ -290,6 +291,17 @@ def openmp_runtime():
     process with none, LLVM's libomp, loaded by this call or by the first
     threaded convolution. '' when there is none to be had."""
     return _lib.convlowerGetOpenMPRuntimePath().decode()
+
+
+@functools.lru_cache(maxsize=None)
+def cpu_units():
+    """The CPU's units the CPU route's bfloat16 and int8 GEMMs run on in this
+    process, a frozenset of "avx512-bf16" (VDPBF16PS), "avx512-vnni"
+    (VPDPBUSD) and "amx" (the tiles: the CPU has AMX and Linux granted this
+    process the tile data, requested by this call). Without them bfloat16 is
+    widened to float32 and int8 to int32 (conv-run --doctor says the same)."""
+    bits = _lib.convlowerGetCpuUnits()
+    return frozenset(name for name, bit in _capi.CPU_UNITS.items() if bits & bit)
 
 
 def devices():

@@ -10,12 +10,13 @@ import ctypes
 import ctypes.util
 import os
 
-API_VERSION = 6
+API_VERSION = 7
 
 STATUS_OK, STATUS_BAD_INPUT, STATUS_FAILED = 0, 1, 2
 LAYOUTS = {"nchw": 0, "nhwc": 1}
 DTYPES = {"f32": 0, "tf32": 1, "f16": 2, "bf16": 3, "i8": 4}
 TARGETS = {"auto": 0, "cpu": 1, "cpu-twin": 2, "cuda": 3}
+CPU_UNITS = {"avx512-bf16": 1, "avx512-vnni": 2, "amx": 4}
 TARGET_NAMES = {v: k for k, v in TARGETS.items()}
 
 _Int64x3 = ctypes.c_int64 * 3
@@ -75,7 +76,7 @@ class StringRef(ctypes.Structure):
 
 StringCallback = ctypes.CFUNCTYPE(None, StringRef, ctypes.c_void_p)
 
-LIBRARY_NAMES = ("libConvLowerCAPI.so.6", "libConvLowerCAPI.so")
+LIBRARY_NAMES = ("libConvLowerCAPI.so.7", "libConvLowerCAPI.so")
 
 
 def _candidates():
@@ -144,6 +145,7 @@ def _declare(lib):
         "convlowerCacheSetCapacity": (None, [c.c_size_t]),
         "convlowerPrintDevices": (None, [StringCallback, c.c_void_p]),
         "convlowerGetOpenMPRuntimePath": (c.c_char_p, []),
+        "convlowerGetCpuUnits": (c.c_uint32, []),
         "convlowerDiskCacheDirectory": (c.c_char_p, []),
         "convlowerDiskCacheUsage": (c.c_uint64, [c.POINTER(c.c_size_t)]),
         "convlowerDiskCacheClear": (c.c_size_t, []),

@@ -105,10 +105,14 @@ def bf16_pays(conv, input_shape):
     3x3 stride-1 layers with 64 or more 4x4 output tiles an image (measured
     on Zen 4, compile() forward: 56x56 64 channels 0.51 ms f32 Winograd
     against 0.74 ms bf16; 28x28 128 even; 14x14 256 1.17 against 0.79).
-    Depthwise and grouped layers run directly on f32 vectors, which bf16
-    operands only widen."""
+    Where the GEMMs run on AMX tiles (convlower.cpu_units()) there is no
+    such exception: TDPBF16PS does 8x VDPBF16PS's work a cycle, twice
+    Winograd's 4x saving over f32 FMAs. Depthwise and grouped layers run
+    directly on f32 vectors, which bf16 operands only widen."""
     if conv.groups != 1:
         return False
+    if "amx" in convlower.cpu_units():
+        return True
     kernel = tuple(conv.kernel_size)
     spatial = tuple(input_shape[2:])
     if (kernel == (3, 3) and tuple(conv.stride) == (1, 1)

@@ -930,6 +930,12 @@ int main(void) {
   twinReport(NULL, "mma_sync");
   badInput();
   steps();
+  uint32_t units = convlowerGetCpuUnits();
+  EXPECT((units &
+          ~(uint32_t)(ConvLowerCpuUnitAVX512BF16 | ConvLowerCpuUnitAVX512VNNI |
+                      ConvLowerCpuUnitAMX)) == 0 &&
+             units == convlowerGetCpuUnits(),
+         "CPU units %u", units);
   const char *omp = convlowerGetOpenMPRuntimePath();
   EXPECT(omp && (!*omp || strstr(omp, "libomp")), "OpenMP runtime path '%s'",
          omp ? omp : "(null)");

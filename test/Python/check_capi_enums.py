@@ -53,6 +53,7 @@ MIRRORS = {
     "ConvLowerLayout": ("dict", "LAYOUTS", lambda w: "".join(w)),
     "ConvLowerDType": ("dict", "DTYPES", lambda w: "".join(w)),
     "ConvLowerTarget": ("dict", "TARGETS", lambda w: "-".join(w)),
+    "ConvLowerCpuUnit": ("dict", "CPU_UNITS", lambda w: "-".join(w)),
 }
 
 

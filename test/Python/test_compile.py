@@ -429,7 +429,19 @@ def has_avx512_bf16():
 
 
 def has_amx_bf16():
-    return {"amx_tile", "amx_bf16"} <= cpu_flags()
+    return {"amx_tile", "amx_bf16", "amx_int8"} <= cpu_flags()
+
+
+# convlower.cpu_units(): the units the C API's routes use, as /proc/cpuinfo
+# has them (AMX only where the CPU has it; Linux may still refuse the tile
+# data), the same on a second call.
+units = convlower.cpu_units()
+print(f"cpu units: {sorted(units)}")
+expect(units == convlower.cpu_units()
+       and ("avx512-bf16" in units) == has_avx512_bf16()
+       and ("avx512-vnni" in units) == ("avx512_vnni" in cpu_flags())
+       and ("amx" not in units or has_amx_bf16()),
+       f"cpu_units() {sorted(units)} against /proc/cpuinfo")
 
 
 model = randomize_batch_norms(torchvision.models.resnet18()).eval()
@@ -460,9 +472,12 @@ expect(len(bf16) == len(layers) == 21
        and not general and routes and on_route,
        f"bf16: layers {len(bf16)} of {len(layers)}, routes {routes}")
 # What stays float32 (convlower.torch.bf16_pays): a grouped layer, and a 3x3
-# stride-1 layer of 64 or more 4x4 output tiles (float32 Winograd is faster).
+# stride-1 layer of 64 or more 4x4 output tiles (float32 Winograd is faster
+# than VDPBF16PS; not than AMX's tiles).
+winograd_wins = "amx" not in convlower.cpu_units()
 for label, size, want in (("9x9", 9, [torch.bfloat16, torch.float32]),
-                          ("32x32", 32, [torch.float32, torch.float32])):
+                          ("32x32", 32, [torch.float32 if winograd_wins else torch.bfloat16,
+                                         torch.float32])):
     mixed = Seq(torch.nn.Conv2d(8, 16, 3, padding=1), torch.nn.ReLU(),
                 torch.nn.Conv2d(16, 16, 3, padding=1, groups=4)).eval()
     x = torch.rand(1, 8, size, size)
@@ -472,6 +487,20 @@ for label, size, want in (("9x9", 9, [torch.bfloat16, torch.float32]),
     error = error_against_float64(mixed, compiled, x)
     print(f"{label}: {dtypes}, error {error:.1e}; {compiled.summary().splitlines()[2]}")
     expect(dtypes == want and error < 2e-2, f"bf16 {label}: {dtypes}, error {error:.1e}")
+# bf16_pays asked as on each kind of host: the 56x56 3x3 layer stays float32
+# (Winograd) where the GEMMs run on VDPBF16PS, takes bfloat16 on AMX; the
+# grouped one stays float32 on both.
+dense, grouped = torch.nn.Conv2d(64, 64, 3, padding=1), torch.nn.Conv2d(64, 64, 3, groups=2)
+real_units = convlower.cpu_units
+try:
+    for units, want in ((frozenset({"avx512-bf16"}), (False, False)),
+                        (frozenset({"avx512-bf16", "avx512-vnni", "amx"}), (True, False))):
+        convlower.cpu_units = lambda units=units: units
+        got = tuple(convlower.torch.bf16_pays(m, (1, 64, 56, 56)) for m in (dense, grouped))
+        print(f"bf16_pays with {sorted(units)}: {got}")
+        expect(got == want, f"bf16_pays with {sorted(units)}: {got}, expected {want}")
+finally:
+    convlower.cpu_units = real_units
 # A 1x1 layer with its BatchNorm folded into a bias, in bfloat16: the
 # epilogue runs on the GEMM's register tiles, which read the bfloat16 bias
 # in its own type (read as float32 the layer failed to compile, and with it
