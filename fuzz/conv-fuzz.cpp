@@ -90,12 +90,12 @@ const std::vector<Pipeline> &pipelines() {
        "conv-lower-to-llvm{bf16-dot=1 threads=2 constant-weights=1}"},
       {"to-llvm-i8-dot",
        "conv-lower-to-llvm{i8-dot=1 threads=2 constant-weights=1}"},
-      // The bf16 GEMMs on AMX tiles (the intrinsics), and the same tile
-      // program emulated in vector code (what --amx=emulated runs).
-      {"to-llvm-amx",
-       "conv-lower-to-llvm{bf16-dot=1 amx=1 threads=2 constant-weights=1}"},
+      // The bf16 and i8 GEMMs on AMX tiles (the intrinsics), and the same
+      // tile program emulated in vector code (what --amx=emulated runs).
+      {"to-llvm-amx", "conv-lower-to-llvm{bf16-dot=1 i8-dot=1 amx=1 "
+                      "threads=2 constant-weights=1}"},
       {"to-llvm-amx-emulated",
-       "conv-lower-to-llvm{bf16-dot=1 amx=1 amx-emulated=1}"},
+       "conv-lower-to-llvm{bf16-dot=1 i8-dot=1 amx=1 amx-emulated=1}"},
       // Winograd's cost rule off, so that every convolution it can take
       // (3x3, stride 1, f32, whole 8-lane channel vectors) goes through it.
       {"winograd", "conv-lower-winograd{min-tiles=0 emit-remarks}"},
