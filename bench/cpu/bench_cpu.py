@@ -482,9 +482,24 @@ def engines_text(info):
             "ONNX Conv is NCHW, so the NHWC tables show the same engine times")
 
 
+def gemm_units(rows):
+    """The CPU units conv-run's reports name for the GEMMs (its kernel line's
+    notes, e.g. "bf16 GEMMs in K pairs on AMX tiles (TDPBF16PS)"): which of
+    the host's units the bf16 and i8 rows ran on."""
+    notes = set()
+    for r in rows:
+        kernel = (r.conv_run_report or {}).get("kernel", "")
+        notes.update(part for part in kernel.split("; ")[1:] if "GEMMs" in part)
+    return sorted(notes)
+
+
 def markdown(rows, machine, args, wall_s):
     out = ["# ConvLower CPU benchmark" + (" (--quick)" if args.quick else "") +
            (" (--smoke)" if args.smoke else ""), ""] + machine_lines(machine)
+    units = gemm_units(rows)
+    if units:
+        out.append(f"- conv-run's GEMMs: {'; '.join(units)} (conv-run --doctor: the "
+                   "CPU's units)")
     for layout in LAYOUTS:
         part = [r for r in rows if r.layout == layout]
         out += ["", f"## {layout.upper()}", "", table(part), "", geomean_line(part, layout)]
