@@ -141,7 +141,10 @@ std::optional<GroupTile> matchElementTypes(vector::ContractionOp contract,
     }
     if (!tile.lhs || !tile.rhs)
       return std::nullopt;
-    if (Value unflipped = signFlipped(tile.lhs)) {
+    // pack-vnni's flip, read unsigned: the dots flip A's groups themselves.
+    // (S8S8 flips its own way: a flip under its sign extension stays data.)
+    if (Value unflipped =
+            tile.kind == DotKind::U8S8 ? signFlipped(tile.lhs) : nullptr) {
       tile.lhs = unflipped;
       tile.flipA = true;
     }

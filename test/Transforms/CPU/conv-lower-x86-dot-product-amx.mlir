@@ -53,3 +53,22 @@ func.func @i8_whole_and_partial(%a: vector<32x16x4xi8>, %b: vector<16x32x4xi8>, 
       %xw, %bw, %z : vector<8x16x4xi32>, vector<16x32x4xi32> into vector<8x32xi32>
   return %0, %1 : vector<32x32xi32>, vector<8x32xi32>
 }
+
+// A sign flip under a sign extension is the data's own (only pack-vnni's
+// zero-extended form carries the dots' flip): with signed-i8 it stays,
+// and the dots flip the flipped bytes again.
+// SIGNED-LABEL: func.func @i8_signed_of_flipped
+// SIGNED: %[[DATA:.*]] = arith.xori %{{.*}}, %{{.*}} : vector<8x16x4xi8>
+// SIGNED: %[[A:.*]] = vector.shape_cast %[[DATA]]
+// SIGNED: vector.extract %[[A]]
+// SIGNED: arith.xori %{{.*}}, %{{.*}} : vector<64xi8>
+// SIGNED: conv_lower.avx512.dot.u8s8
+func.func @i8_signed_of_flipped(%x: vector<8x16x4xi8>, %b: vector<16x32x4xi8>, %z: vector<8x32xi32>) -> vector<8x32xi32> {
+  %sign = arith.constant dense<-128> : vector<8x16x4xi8>
+  %f = arith.xori %x, %sign : vector<8x16x4xi8>
+  %fw = arith.extsi %f : vector<8x16x4xi8> to vector<8x16x4xi32>
+  %bw = arith.extsi %b : vector<16x32x4xi8> to vector<16x32x4xi32>
+  %0 = vector.contract {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction", "reduction"], kind = #vector.kind<add>}
+      %fw, %bw, %z : vector<8x16x4xi32>, vector<16x32x4xi32> into vector<8x32xi32>
+  return %0 : vector<8x32xi32>
+}
