@@ -26,6 +26,8 @@
 
 #include "ConvLower/Transforms/CPU/Passes.h"
 
+#include "X86Dots.h"
+
 #include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -608,11 +610,17 @@ void rewriteTile(IRRewriter &rewriter, const TilePlan &plan,
   rewriter.eraseOp(producer);
 }
 
-/// A tile the pass cannot place (a value to stage inside a parallel loop)
+/// A tile the pass cannot place (a value to stage inside a parallel loop,
+/// as an operand read before an earlier tile's store, which CSE merged)
+/// runs on the dots the tiles' edges run on (VDPBF16PS, VPDPBUSD), else
 /// keeps the standard lowering: its operands widened to the accumulator's
 /// type (that lowering takes no mixed contraction of this rank; i8
-/// sign-extended, the contraction's promotion).
-void widenTile(IRRewriter &rewriter, GroupTile tile) {
+/// sign-extended, the contraction's promotion), which unrolls a 32 x 32
+/// tile into thousands of scalar reductions.
+void placeOffTiles(IRRewriter &rewriter, GroupTile tile) {
+  if (succeeded(conv_lower::lowerGroupTileToDots(rewriter, tile.op,
+                                                 /*signedI8=*/true)))
+    return;
   rewriter.setInsertionPoint(tile.op);
   Type word = getElementTypeOrSelf(tile.op.getAccType());
   auto widen = [&](Value v) -> Value {
@@ -637,13 +645,13 @@ struct ConvLowerAMXTilesPass
         tiles.push_back(*tile);
     });
     IRRewriter rewriter(&getContext());
-    unsigned widened = 0;
+    unsigned offTiles = 0;
     for (GroupTile tile : tiles) {
       TilePlan plan = planTile(rewriter, tile);
       Block *stack = nullptr;
       if (plan.needsStack() && !(stack = stackBlockFor(tile.op))) {
-        widenTile(rewriter, tile);
-        ++widened;
+        placeOffTiles(rewriter, tile);
+        ++offTiles;
         continue;
       }
       StackBuffers buffers;
@@ -652,8 +660,8 @@ struct ConvLowerAMXTilesPass
       rewriteTile(rewriter, plan, buffers);
     }
     LLVM_DEBUG(llvm::dbgs()
-               << "[" DEBUG_TYPE "] " << tiles.size() - widened
-               << " register tile(s) on AMX, " << widened << " widened\n");
+               << "[" DEBUG_TYPE "] " << tiles.size() - offTiles
+               << " register tile(s) on AMX, " << offTiles << " not\n");
   }
 };
 

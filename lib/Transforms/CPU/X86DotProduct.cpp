@@ -28,6 +28,8 @@
 
 #include "ConvLower/Dialect/ConvLower/IR/ConvLowerOps.h"
 
+#include "X86Dots.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -509,3 +511,12 @@ struct ConvLowerX86DotProductPass
 };
 
 } // namespace
+
+LogicalResult mlir::conv_lower::lowerGroupTileToDots(
+    RewriterBase &rewriter, vector::ContractionOp contract, bool signedI8) {
+  std::optional<GroupTile> tile =
+      matchGroupTile(contract, /*bf16=*/true, /*i8=*/true, signedI8);
+  if (!tile)
+    return failure();
+  return lowerToDots(rewriter, contract, *tile);
+}

@@ -192,16 +192,18 @@ func.func @not_pairs(%a: vector<16x8xf32>, %b: vector<8x16xf32>, %c: vector<16x1
 // -----
 
 // Inside a parallel loop a stack buffer would be shared by its iterations
-// (and in a loop, allocated again each one): a tile that needs one keeps
-// the standard lowering, its operands widened to f32. The tile whose
-// values are all in memory takes AMX there too (its B read again after the
-// first tile's write: a read before a write is not trusted past it).
+// (and in a loop, allocated again each one): a tile that needs one runs on
+// VDPBF16PS, as the tiles' edges do (16 pairs x 16 rows: 256 dots), not
+// the standard lowering (widened, it unrolled into thousands of scalar
+// reductions and took llc a minute). The tile whose values are all in
+// memory takes AMX there too (its B read again after the first tile's
+// write: a read before a write is not trusted past it).
 // CHECK-LABEL: func.func @in_parallel_loop
 // CHECK: scf.forall
 // CHECK-NOT: memref.alloca
-// CHECK: %[[AW:.*]] = arith.extf %{{.*}} : vector<16x16x2xbf16> to vector<16x16x2xf32>
-// CHECK: %[[BW:.*]] = arith.extf %{{.*}} : vector<16x16x2xbf16> to vector<16x16x2xf32>
-// CHECK: vector.contract {{.*}} %[[AW]], %[[BW]]
+// CHECK-NOT: vector.contract
+// CHECK-COUNT-256: x86vector.avx512.dot
+// CHECK-NOT: x86vector.avx512.dot
 // CHECK: amx.tile_mulf
 // CHECK-NOT: vector.contract
 #a = affine_map<(m, n, r, p) -> (m, r, p)>
@@ -266,13 +268,15 @@ func.func @i8_quads(%A: memref<32x32x4xi8>, %B: memref<32x32x4xi8>, %C: memref<3
 // -----
 
 // Where an i8 tile cannot be placed (a value to stage inside a parallel
-// loop) its operands are sign-extended to i32 for the standard lowering.
+// loop) it runs on VPDPBUSD with A signed (flipped, less 128 x B's sums).
 // CHECK-LABEL: func.func @i8_in_parallel_loop
 // CHECK: scf.forall
-// CHECK: %[[AW:.*]] = arith.extsi %{{.*}} : vector<16x16x4xi8> to vector<16x16x4xi32>
-// CHECK: %[[BW:.*]] = arith.extsi %{{.*}} : vector<16x16x4xi8> to vector<16x16x4xi32>
-// CHECK: vector.contract {{.*}} %[[AW]], %[[BW]]
+// CHECK-NOT: vector.contract
+// CHECK: arith.xori
+// CHECK: conv_lower.avx512.dot.u8s8
+// CHECK: arith.subi
 // CHECK-NOT: amx.
+// CHECK-NOT: vector.contract
 #a = affine_map<(m, n, r, p) -> (m, r, p)>
 #b = affine_map<(m, n, r, p) -> (r, n, p)>
 #c = affine_map<(m, n, r, p) -> (m, n)>

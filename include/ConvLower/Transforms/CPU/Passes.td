@@ -191,8 +191,10 @@ def ConvLowerAMXTiles : Pass<"conv-lower-amx-tiles"> {
     once after it. An operand read from a buffer whose groups lie
     contiguous (an in-bounds `vector.transfer_read`, seen through a
     reshape of its last dimension) is loaded straight from that buffer
-    with its row stride; any other goes through a small stack buffer.
-    Runs after bufferization (tile loads and stores address memory). The
+    with its row stride; any other goes through a small stack buffer,
+    allocated at the function's entry. Inside a parallel loop, where a
+    stack buffer would be shared, such a tile runs on the dots the tiles'
+    edges run on (VDPBF16PS, VPDPBUSD) instead. Runs after bufferization (tile loads and stores address memory). The
     code needs a CPU with AMX-TILE, AMX-BF16 and AMX-INT8 and, on Linux,
     the process's XTILEDATA permission: the runners request it and set
     the pipeline's `amx` option from both; `conv-lower-emulate-amx` runs
@@ -200,9 +202,11 @@ def ConvLowerAMXTiles : Pass<"conv-lower-amx-tiles"> {
   }];
   let dependentDialects = ["::mlir::amx::AMXDialect",
                            "::mlir::arith::ArithDialect",
+                           "::mlir::conv_lower::ConvLowerDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect",
-                           "::mlir::vector::VectorDialect"];
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::x86vector::X86VectorDialect"];
 }
 
 def ConvLowerAMXLoopTypes : Pass<"conv-lower-amx-loop-types"> {
