@@ -283,15 +283,22 @@ static llvm::Error checkAMXRequest(const RouteRequest &request,
         llvm::formatv("{0}: the AMX tiles are the im2col route's GEMMs; "
                       "{1} runs none (use --target cpu)",
                       flag, pipelineName(route)));
-  bool i8 = dtype == DType::I8;
-  if (i8 ? !pipeline.i8Dot : !pipeline.bf16Dot)
+  // The GEMMs the tiles take for this dtype, and the dots they need.
+  struct Groups {
+    llvm::StringRef type, groups, option, feature;
+    bool grouped, hostHas;
+  };
+  Groups g = dtype == DType::I8
+                 ? Groups{"i8", "quads", "i8-dot", "AVX512-VNNI",
+                          pipeline.i8Dot, hostHasAVX512VNNI()}
+                 : Groups{"bf16", "pairs", "bf16-dot", "AVX512-BF16",
+                          pipeline.bf16Dot, hostHasAVX512BF16()};
+  if (!g.grouped)
     return llvm::createStringError(llvm::formatv(
         "{0}: the AMX tiles take the {1} GEMMs in K {2}, which need "
         "--{3} and a CPU with {4} (this one {5})",
-        flag, i8 ? "i8" : "bf16", i8 ? "quads" : "pairs",
-        i8 ? "i8-dot" : "bf16-dot", i8 ? "AVX512-VNNI" : "AVX512-BF16",
-        (i8 ? hostHasAVX512VNNI() : hostHasAVX512BF16()) ? "has it"
-                                                         : "has none"));
+        flag, g.type, g.groups, g.option, g.feature,
+        g.hostHas ? "has it" : "has none"));
   if (request.amx == AMXChoice::On && !pipeline.amx)
     return llvm::createStringError(
         llvm::formatv("--amx=on: {0}; --amx=emulated runs the same tile "

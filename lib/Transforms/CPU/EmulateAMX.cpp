@@ -155,29 +155,36 @@ struct TileStoreToVector : OpConversionPattern<amx::TileStoreOp> {
   }
 };
 
+/// `v` widened to `type`: floats extended, integers zero- or sign-extended.
+Value widen(OpBuilder &b, Location loc, Value v, VectorType type, bool zext) {
+  if (isa<FloatType>(type.getElementType()))
+    return arith::ExtFOp::create(b, loc, type, v);
+  if (zext)
+    return arith::ExtUIOp::create(b, loc, type, v);
+  return arith::ExtSIOp::create(b, loc, type, v);
+}
+
 /// A tile product as a contraction: A [M, gK] and B [K, gN] split into
 /// their groups [M, K, g] and [K, N, g], each widened to the accumulator's
-/// type by `widen`, contracted over (k, group member) into C [M, N].
-Value contractGroups(ConversionPatternRewriter &rewriter, Location loc,
-                     Value lhs, Value rhs, Value acc, int64_t group,
-                     function_ref<Value(Value, VectorType)> widenLhs,
-                     function_ref<Value(Value, VectorType)> widenRhs) {
+/// type (`zextLhs`, `zextRhs`: integers zero-extended, else sign-extended),
+/// contracted over (k, group member) into C [M, N].
+Value contractGroups(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                     Value acc, int64_t group, bool zextLhs, bool zextRhs) {
   auto accType = cast<VectorType>(acc.getType());
-  auto lhsType = cast<VectorType>(lhs.getType());
+  int64_t m = cast<VectorType>(lhs.getType()).getDimSize(0);
   auto rhsType = cast<VectorType>(rhs.getType());
-  int64_t m = lhsType.getDimSize(0), k = rhsType.getDimSize(0),
-          n = rhsType.getDimSize(1) / group;
-  auto groups = [&](Value v, int64_t rows, int64_t cols,
-                    function_ref<Value(Value, VectorType)> widen) {
+  int64_t k = rhsType.getDimSize(0), n = rhsType.getDimSize(1) / group;
+  auto groups = [&](Value v, int64_t rows, int64_t cols, bool zext) {
     Type element = cast<VectorType>(v.getType()).getElementType();
     Value split = vector::ShapeCastOp::create(
-        rewriter, loc, VectorType::get({rows, cols, group}, element), v);
-    return widen(
-        split, VectorType::get({rows, cols, group}, accType.getElementType()));
+        b, loc, VectorType::get({rows, cols, group}, element), v);
+    return widen(b, loc, split,
+                 VectorType::get({rows, cols, group}, accType.getElementType()),
+                 zext);
   };
-  Value a = groups(lhs, m, k, widenLhs);
-  Value b = groups(rhs, k, n, widenRhs);
-  MLIRContext *ctx = rewriter.getContext();
+  Value a = groups(lhs, m, k, zextLhs);
+  Value w = groups(rhs, k, n, zextRhs);
+  MLIRContext *ctx = b.getContext();
   AffineExpr dm, dn, dk, dp;
   bindDims(ctx, dm, dn, dk, dp);
   SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {dm, dk, dp}, ctx),
@@ -186,20 +193,11 @@ Value contractGroups(ConversionPatternRewriter &rewriter, Location loc,
   auto parallel = vector::IteratorType::parallel;
   auto reduction = vector::IteratorType::reduction;
   return vector::ContractionOp::create(
-      rewriter, loc, a, b, acc, rewriter.getAffineMapArrayAttr(maps),
-      rewriter.getArrayAttr({vector::IteratorTypeAttr::get(ctx, parallel),
-                             vector::IteratorTypeAttr::get(ctx, parallel),
-                             vector::IteratorTypeAttr::get(ctx, reduction),
-                             vector::IteratorTypeAttr::get(ctx, reduction)}));
-}
-
-/// An extension of a vector to `type` by `Ext` (ExtF, ExtSI, ExtUI).
-template <typename Ext>
-std::function<Value(Value, VectorType)>
-extendWith(ConversionPatternRewriter &rewriter, Location loc) {
-  return [&rewriter, loc](Value v, VectorType type) -> Value {
-    return Ext::create(rewriter, loc, type, v);
-  };
+      b, loc, a, w, acc, b.getAffineMapArrayAttr(maps),
+      b.getArrayAttr({vector::IteratorTypeAttr::get(ctx, parallel),
+                      vector::IteratorTypeAttr::get(ctx, parallel),
+                      vector::IteratorTypeAttr::get(ctx, reduction),
+                      vector::IteratorTypeAttr::get(ctx, reduction)}));
 }
 
 /// TDPBF16PS: A [M, 2K] and B [K, 2N] as pairs [M, K, 2] and [K, N, 2],
@@ -209,10 +207,9 @@ struct TileMulFToVector : OpConversionPattern<amx::TileMulFOp> {
   LogicalResult
   matchAndRewrite(amx::TileMulFOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto widen = extendWith<arith::ExtFOp>(rewriter, op.getLoc());
     rewriter.replaceOp(op, contractGroups(rewriter, op.getLoc(),
                                           adaptor.getLhs(), adaptor.getRhs(),
-                                          adaptor.getAcc(), 2, widen, widen));
+                                          adaptor.getAcc(), 2, false, false));
     return success();
   }
 };
@@ -226,15 +223,10 @@ struct TileMulIToVector : OpConversionPattern<amx::TileMulIOp> {
   LogicalResult
   matchAndRewrite(amx::TileMulIOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    auto extension = [&](bool zext) {
-      return zext ? extendWith<arith::ExtUIOp>(rewriter, loc)
-                  : extendWith<arith::ExtSIOp>(rewriter, loc);
-    };
-    rewriter.replaceOp(op, contractGroups(rewriter, loc, adaptor.getLhs(),
-                                          adaptor.getRhs(), adaptor.getAcc(), 4,
-                                          extension(op.getIsZextLhs()),
-                                          extension(op.getIsZextRhs())));
+    rewriter.replaceOp(
+        op, contractGroups(rewriter, op.getLoc(), adaptor.getLhs(),
+                           adaptor.getRhs(), adaptor.getAcc(), 4,
+                           op.getIsZextLhs(), op.getIsZextRhs()));
     return success();
   }
 };
