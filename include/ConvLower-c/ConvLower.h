@@ -40,7 +40,7 @@ extern "C" {
 
 /// The version of this header's API; convlowerGetApiVersion() returns the
 /// library's (a caller built against another version should not use it).
-#define CONVLOWER_API_VERSION 7
+#define CONVLOWER_API_VERSION 8
 
 typedef enum ConvLowerStatus {
   ConvLowerStatusOk = 0,
@@ -132,6 +132,17 @@ typedef struct ConvLowerConvDesc {
   /// or else at the handle's first run, and later runs read that copy, not
   /// the filter they are passed. Nothing is packed on cuda.
   bool constantWeights;
+  /// Float convolutions on the CPU: the output rounded to bfloat16 (uint16
+  /// words, round to nearest even) after the epilogue, which runs in f32;
+  /// the residual is then bf16 too. A network's activations kept in bf16
+  /// from layer to layer: half the bytes written and read, and the next
+  /// bf16 layer reads them as they are. Bad input for i8 and on cuda (the
+  /// tensor-core kernels store f32).
+  bool bf16Output;
+  /// Float convolutions on the CPU, with `residual`: the residual is bf16
+  /// words (added in f32) whatever the output's type, e.g. a block's bf16
+  /// identity added into a float32 output.
+  bool bf16Residual;
 } ConvLowerConvDesc;
 
 /// A compiled convolution.
@@ -176,8 +187,9 @@ static inline bool convlowerConvIsNull(ConvLowerConv conv) {
 /// channels-last order, filter, bias [F] (NULL when desc.bias is false),
 /// output in the input's layout. Element types: f32 and tf32 data as float,
 /// f16/bf16 as uint16_t words, i8 as int8_t; the output is float (int32_t for
-/// i8). Buffers are read and written in place, not retained. The output
-/// must not overlap the other buffers: the CPU routes compute into it.
+/// i8; bf16 words with desc.bf16Output). Buffers are read and written in place,
+/// not retained. The output must not overlap the other buffers: the CPU routes
+/// compute into it.
 CONVLOWER_CAPI_EXPORTED ConvLowerStatus
 convlowerConvRun(ConvLowerConv conv, const void *input, const void *filter,
                  const void *bias, void *output);

@@ -146,6 +146,8 @@ llvm::Expected<ConvSpec> specOf(const ConvLowerConvDesc &d) {
   spec.epilogue.clamp = d.clamp;
   spec.epilogue.clampMin = d.clampMin;
   spec.epilogue.clampMax = d.clampMax;
+  spec.epilogue.bf16Output = d.bf16Output;
+  spec.epilogue.bf16Residual = d.bf16Residual;
   spec.target = *target;
   spec.threads = d.threads;
   spec.constantWeights = d.constantWeights;

@@ -43,12 +43,14 @@ std::string ConvSpec::key() const {
   const ConvProblem &p = problem;
   std::string key = llvm::formatv(
       "{0} {1} {2} {3} acc {4} zp {5},{6} bias {7} residual {8} relu {9} "
-      "target {10} threads {11} chip {12} constant-weights {13}",
+      "target {10} threads {11} chip {12} constant-weights {13} out {14} "
+      "residual-type {15}",
       p.describe(), toString(p.layout),
       convrt::filterLayoutName(p.filterLayout), toString(p.dtype),
       toString(p.accumulate), p.inputZeroPoint, p.filterZeroPoint, p.hasBias,
       epilogue.residual, epilogue.relu, toString(target), threads,
-      chip ? convrt::archName(*chip) : "default", constantWeights);
+      chip ? convrt::archName(*chip) : "default", constantWeights,
+      toString(outputDType(p, epilogue)), toString(residualDType(p, epilogue)));
   if (epilogue.clamp) {
     // %a: the bounds' exact values, so two clamps share code only when equal.
     char bounds[80];
@@ -121,6 +123,9 @@ llvm::Expected<RoutePlan> plan(const ConvSpec &spec, Target target,
   std::string whyNot;
   if (failed(checkGpuRoute(spec.problem, whyNot)))
     inputs.gpuRefusal = whyNot;
+  else if (spec.epilogue.bf16Output || spec.epilogue.bf16Residual)
+    inputs.gpuRefusal = "a bf16 output or residual is computed on the CPU "
+                        "only (the tensor-core kernels' epilogue is f32)";
   inputs.devices = status ? &*status : nullptr;
   return planRoute(request, inputs, report);
 }
@@ -139,9 +144,10 @@ llvm::Expected<std::unique_ptr<CpuRunner>> compileForCpu(const ConvSpec &spec,
   if (p.hasBias)
     inputs.push_back({llvm::to_vector(p.biasShape()), element});
   BufferSpec output{llvm::to_vector(p.outputShape()),
-                    elementType(ctx, p.outputType())};
+                    elementType(ctx, outputDType(p, spec.epilogue))};
   if (spec.epilogue.residual)
-    inputs.push_back(output);
+    inputs.push_back({llvm::to_vector(p.outputShape()),
+                      elementType(ctx, residualDType(p, spec.epilogue))});
   auto runner =
       CpuRunner::create(OwningOpRef<ModuleOp>(module.clone()),
                         kConvFunctionName, inputs, output, plan.pipeline);
@@ -194,6 +200,11 @@ CompiledConv::compile(const ConvSpec &spec) {
     return badInput("threads must be at least 1 (0: every core)");
   if (llvm::Error e = validateEpilogue(spec.problem, spec.epilogue))
     return asBadInput(std::move(e));
+  if ((spec.epilogue.bf16Output || spec.epilogue.bf16Residual) &&
+      spec.target == Target::CpuTwin)
+    return badInput("a bf16 output or residual runs on the CPU route, not "
+                    "the twin (the tensor-core kernels it checks have an f32 "
+                    "epilogue)");
   std::unique_ptr<CompiledConv> conv(new CompiledConv());
   conv->spec_ = spec;
   conv->impl_ = std::make_unique<Impl>();

@@ -69,12 +69,17 @@ public:
     if (bias)
       y = addBias(y, bias);
     if (residual)
-      y = elementwise(y, residual, [&](OpBuilder &nested, Location loc,
-                                       Value v, Value r) -> Value {
-        if (isa<FloatType>(acc))
-          return arith::AddFOp::create(nested, loc, v, r);
-        return arith::AddIOp::create(nested, loc, v, r);
-      });
+      y = elementwise(
+          y, residual,
+          [&](OpBuilder &nested, Location loc, Value v, Value r) -> Value {
+            if (isa<FloatType>(acc)) {
+              // A bf16 output's residual is bf16: added in f32.
+              if (r.getType() != acc)
+                r = arith::ExtFOp::create(nested, loc, acc, r);
+              return arith::AddFOp::create(nested, loc, v, r);
+            }
+            return arith::AddIOp::create(nested, loc, v, r);
+          });
     if (epilogue.relu)
       y = addRelu(y);
     if (epilogue.clamp)
@@ -89,6 +94,13 @@ public:
         return arith::MinimumFOp::create(nested, loc, low,
                                          bound(epilogue.clampMax));
       });
+    if (epilogue.bf16Output)
+      y = elementwise(
+          y, Value(),
+          [&](OpBuilder &nested, Location loc, Value v, Value) -> Value {
+            return arith::TruncFOp::create(nested, loc, b.getBF16Type(), v);
+          },
+          b.getBF16Type());
     return y;
   }
 
@@ -272,11 +284,16 @@ private:
   /// body(y, other) elementwise, over y's shape, on a fresh init (as a
   /// frontend writes an activation or an add); `other` (may be null) is a
   /// second operand of y's type.
+  /// `body` over y (and `other`) element by element, into a tensor of y's
+  /// shape and `resultElement` (default: y's element type).
   Value elementwise(
       Value y, Value other,
-      llvm::function_ref<Value(OpBuilder &, Location, Value, Value)> body) {
+      llvm::function_ref<Value(OpBuilder &, Location, Value, Value)> body,
+      Type resultElement = {}) {
     MLIRContext *ctx = b.getContext();
     auto type = cast<RankedTensorType>(y.getType());
+    if (resultElement)
+      type = type.clone(resultElement);
     AffineMap identity = AffineMap::getMultiDimIdentityMap(type.getRank(), ctx);
     llvm::SmallVector<utils::IteratorType> parallel(
         type.getRank(), utils::IteratorType::parallel);
@@ -319,8 +336,25 @@ private:
 
 } // namespace
 
+DType mlir::conv_lower::outputDType(const ConvProblem &problem,
+                                    const ConvEpilogue &epilogue) {
+  return epilogue.bf16Output ? DType::BF16 : problem.outputType();
+}
+
+DType mlir::conv_lower::residualDType(const ConvProblem &problem,
+                                      const ConvEpilogue &epilogue) {
+  return epilogue.bf16Residual ? DType::BF16 : outputDType(problem, epilogue);
+}
+
 llvm::Error mlir::conv_lower::validateEpilogue(const ConvProblem &p,
                                                const ConvEpilogue &e) {
+  if ((e.bf16Output || e.bf16Residual) && p.isQuantized())
+    return llvm::createStringError(
+        "a bf16 output or residual applies to float convolutions; an i8 "
+        "convolution's output is int32");
+  if (e.bf16Residual && !e.residual)
+    return llvm::createStringError(
+        "a bf16 residual needs a residual (--residual, desc.residual)");
   if (!e.clamp)
     return llvm::Error::success();
   if (p.isQuantized())
@@ -349,10 +383,11 @@ mlir::conv_lower::buildConvModule(MLIRContext &ctx, const ConvProblem &p,
       RankedTensorType::get(p.filterShape(), elem)};
   if (p.hasBias)
     inputs.push_back(RankedTensorType::get(p.biasShape(), elem));
-  Type output =
-      RankedTensorType::get(p.outputShape(), elementType(ctx, p.outputType()));
+  Type output = RankedTensorType::get(
+      p.outputShape(), elementType(ctx, outputDType(p, epilogue)));
   if (epilogue.residual)
-    inputs.push_back(output);
+    inputs.push_back(RankedTensorType::get(
+        p.outputShape(), elementType(ctx, residualDType(p, epilogue))));
   auto func = func::FuncOp::create(b, kConvFunctionName,
                                    b.getFunctionType(inputs, output));
   Block *entry = func.addEntryBlock();

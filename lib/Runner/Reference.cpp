@@ -36,13 +36,10 @@ CheckResult mlir::conv_lower::compareOutputs(llvm::ArrayRef<double> got,
       convrt::compareResults(gotValues, wantValues, tolerance), got.size());
 }
 
-CheckResult mlir::conv_lower::checkOutput(const ConvProblem &p,
-                                          const HostTensor &x,
-                                          const HostTensor &w,
-                                          const HostTensor *bias,
-                                          llvm::ArrayRef<double> y,
-                                          const HostTensor *residual,
-                                          double maxFullMacs, int64_t samples) {
+CheckResult mlir::conv_lower::checkOutput(
+    const ConvProblem &p, const HostTensor &x, const HostTensor &w,
+    const HostTensor *bias, llvm::ArrayRef<double> y, DType output,
+    const HostTensor *residual, double maxFullMacs, int64_t samples) {
   const ConvProblem &rp = p;
   std::vector<double> xd = x.asDoubles(), wd = w.asDoubles();
   std::vector<double> bd = bias ? bias->asDoubles() : std::vector<double>();
@@ -73,10 +70,9 @@ CheckResult mlir::conv_lower::checkOutput(const ConvProblem &p,
       take(n, f, oh, ow, rp.hasDepth ? int64_t(rng() % dd) : 0);
     }
   }
-  // The output's type (f32, or i32: exact) and the problem's precision set
-  // the tolerance.
-  CheckResult r =
-      compareOutputs(got, want, convrt::checkTolerance(p, p.outputType()));
+  // The output's type (f32, bf16, or i32: exact) and the problem's
+  // precision set the tolerance.
+  CheckResult r = compareOutputs(got, want, convrt::checkTolerance(p, output));
   r.total = p.outputElements();
   return r;
 }

@@ -30,6 +30,16 @@ void mlir::conv_lower::registerRunDialects(DialectRegistry &registry) {
 
 namespace {
 
+/// --bf16-output or --bf16-residual: an epilogue the CPU route alone has.
+bool bf16Epilogue(const RunOptions &o) {
+  return o.flags && (o.flags->bf16Output || o.flags->bf16Residual);
+}
+
+std::string bf16EpilogueOnCpuOnly() {
+  return "a bf16 output or residual is computed on the CPU only (the "
+         "tensor-core kernels' epilogue is f32)";
+}
+
 /// Why the CUDA route cannot run this problem as given; nothing when it
 /// can.
 std::optional<std::string>
@@ -46,6 +56,8 @@ cudaRouteRefusal(const RunOptions &o,
   std::string whyNot;
   if (problem && failed(checkGpuRoute(*problem, whyNot)))
     return whyNot;
+  if (bf16Epilogue(o))
+    return bf16EpilogueOnCpuOnly();
   return std::nullopt;
 }
 
@@ -58,6 +70,9 @@ llvm::Error constantWeightsOnCuda() {
 llvm::Error checkOptions(const RunOptions &o) {
   if (o.constantWeights && o.target == Target::Cuda)
     return constantWeightsOnCuda();
+  if (bf16Epilogue(o) && o.target == Target::CpuTwin)
+    return badInput("--bf16-output, --bf16-residual: " +
+                    bf16EpilogueOnCpuOnly() + " (run with --target cpu)");
   if (!o.mlirFile.empty() && o.check && o.reference == ReferenceMode::None)
     return badInput("--check on a .mlir file compares with the reference "
                     "lowering: drop --reference none");
@@ -79,6 +94,10 @@ std::optional<double> describeInReport(const Prepared &p, RunReport &report) {
     report.problem = describeProblem(*p.problem);
     if (p.epilogue.residual)
       report.problem += " +residual";
+    if (p.epilogue.bf16Residual)
+      report.problem += " (bf16)";
+    if (p.epilogue.bf16Output)
+      report.problem += " ->bf16";
     report.inputBytes = inputBytes(*p.problem);
     report.im2colBytes = im2colBytes(*p.problem);
     return p.problem->flops();
@@ -135,7 +154,7 @@ llvm::Error runOnCpu(const Prepared &p, const RunOptions &o,
     const RunData &d = p.data;
     report.check = checkOutput(*p.problem, d.inputs[0], d.inputs[1],
                                p.problem->hasBias ? &d.inputs[2] : nullptr,
-                               lowered->output, p.residual());
+                               lowered->output, d.outputDType, p.residual());
     report.checkAgainst = "float64 direct convolution";
   } else if (o.check) {
     std::vector<double> want(reference->output.begin(),

@@ -90,6 +90,8 @@ llvm::Expected<Prepared> prepareFromFlags(MLIRContext &ctx,
   p.problem = *problem;
   p.function = kConvFunctionName.str();
   p.epilogue.residual = flags.residual;
+  p.epilogue.bf16Output = flags.bf16Output;
+  p.epilogue.bf16Residual = flags.bf16Residual;
   if (llvm::Error e = validateEpilogue(*problem, p.epilogue))
     return asBadInput(std::move(e));
   p.module = buildConvModule(ctx, *problem, p.epilogue);
@@ -122,19 +124,19 @@ llvm::Expected<Prepared> prepareFromFlags(MLIRContext &ctx,
   Type element = elementType(ctx, dt);
   for (const HostTensor &t : p.data.inputs)
     p.data.inputSpecs.push_back({t.shape, element});
+  DType out = outputDType(*problem, p.epilogue);
   if (p.epilogue.residual) {
     // The output's shape and type, drawn from the seed's fourth stream.
     auto shape = llvm::to_vector(problem->outputShape());
-    p.data.inputs.push_back(
-        randomTensor(shape, problem->outputType(), options.seed, 3));
-    p.data.inputSpecs.push_back(
-        {shape, elementType(ctx, problem->outputType())});
+    DType type = residualDType(*problem, p.epilogue);
+    p.data.inputs.push_back(randomTensor(shape, type, options.seed, 3));
+    p.data.inputSpecs.push_back({shape, elementType(ctx, type)});
   }
   p.data.outputSpec = {llvm::to_vector(problem->outputShape()),
-                       elementType(ctx, problem->outputType())};
+                       elementType(ctx, out)};
   p.data.npyOutputShape =
       withoutUnitH(problem->outputShape(), layout, conv1d);
-  p.data.outputDType = problem->outputType();
+  p.data.outputDType = out;
   p.data.outputElements = problem->outputElements();
   return p;
 }

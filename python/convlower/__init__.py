@@ -64,7 +64,8 @@ class Conv:
     kernel_size, stride, dilation, pad_before, pad_after (sequences of
     spatial_rank ints, outermost first), groups, layout, dtype ("f32", "tf32",
     "f16", "bf16", "i8"), zero_points, bias, residual, relu, clamp ((min, max)
-    or None), target, threads, chip, constant_weights.
+    or None), target, threads, chip, constant_weights, bf16_output,
+    bf16_residual.
 
     The epilogue after the bias, in this order: residual=True adds an operand
     of the output's shape (a ResNet block's identity), relu=True takes
@@ -78,6 +79,13 @@ class Conv:
     Winograd's U) once, at pack(w) or else at the first call, and later calls
     read that copy, not the w they are given: pack(w) again after changing it.
     Each Conv has its own packed weights (the compiled code is shared).
+
+    bf16_output=True (float convolutions on the CPU): the output, after the
+    epilogue computed in float32, is rounded to bfloat16, returned (and a
+    residual taken) as int16 words: a network's activations kept in bf16
+    from one layer to the next bf16 layer, which reads them as they are.
+    bf16_residual=True: the residual is bfloat16 (int16 words, added in
+    float32) whatever the output's dtype.
     """
 
     def __init__(self, *, spatial_rank=2, batch=1, in_channels=1, out_channels=1,
@@ -85,7 +93,7 @@ class Conv:
                  pad_before=None, pad_after=None, groups=1, layout="nchw",
                  dtype="f32", zero_points=(0, 0), bias=False, residual=False,
                  relu=False, clamp=None, target="auto", threads=0, chip=None,
-                 constant_weights=False):
+                 constant_weights=False, bf16_output=False, bf16_residual=False):
         if layout not in _capi.LAYOUTS:
             raise BadInputError(f"layout {layout!r}: expected 'nchw' or 'nhwc'")
         if dtype not in _capi.DTYPES:
@@ -115,10 +123,14 @@ class Conv:
             d.clamp = True
         d.chip = chip.encode() if chip else None
         d.constantWeights = bool(constant_weights)
+        d.bf16Output = bool(bf16_output)
+        d.bf16Residual = bool(bf16_residual)
         self._desc = d
         self.constant_weights = bool(constant_weights)
         self.layout, self.dtype, self.has_bias = layout, dtype, bias
         self.has_residual = bool(residual)
+        self.bf16_output = bool(bf16_output)
+        self.bf16_residual = bool(bf16_residual)
         self._handle = _capi.ConvHandle()
         hit = _capi.ctypes.c_bool(False)
         _raise_for(_lib.convlowerConvCreate(d, self._handle, hit), "compiling")
@@ -157,9 +169,10 @@ class Conv:
     def __call__(self, x, w, bias=None, residual=None):
         """Runs on numpy arrays (the dtype's storage: float32, float16, int8, or
         int16/uint16 words for bf16) of exactly the compiled shapes; returns the
-        float32 (int32 for i8) output. `residual` (compiled with residual=True)
-        is of the output's shape and dtype."""
-        out_dtype = np.int32 if self.dtype == "i8" else np.float32
+        float32 (int32 for i8; bf16_output: bfloat16 as int16 words) output.
+        `residual` (compiled with residual=True) is of the output's shape and
+        dtype."""
+        out_dtype = self.output_dtype
         operands = [("input", x, self.input_shape), ("filter", w, self.filter_shape)]
         if self.has_bias:
             if bias is None:
@@ -179,13 +192,29 @@ class Conv:
         if residual is None:
             raise BadInputError("this convolution was compiled with a residual: pass it")
         r = np.ascontiguousarray(residual)
-        if r.dtype != out_dtype or tuple(r.shape) != tuple(self.output_shape):
+        want = self.residual_dtype
+        if want == np.int16 and r.dtype == np.uint16:
+            r = r.view(np.int16)
+        if r.dtype != want or tuple(r.shape) != tuple(self.output_shape):
             raise BadInputError(
-                f"residual: {r.dtype} {tuple(r.shape)}, expected the output's "
-                f"{np.dtype(out_dtype)} {tuple(self.output_shape)}")
+                f"residual: {r.dtype} {tuple(r.shape)}, expected "
+                f"{np.dtype(want)} {tuple(self.output_shape)}")
         _raise_for(_lib.convlowerConvRunResidual(self._handle, *ptrs, r.ctypes.data,
                                                  y.ctypes.data), "running")
         return y
+
+    @property
+    def output_dtype(self):
+        """The output's numpy dtype: float32, int32 (i8), int16 (bf16 words)."""
+        if self.bf16_output:
+            return np.dtype(np.int16)
+        return np.dtype(np.int32 if self.dtype == "i8" else np.float32)
+
+    @property
+    def residual_dtype(self):
+        """The residual's numpy dtype: the output's, or int16 (bf16 words)
+        with bf16_residual."""
+        return np.dtype(np.int16) if self.bf16_residual else self.output_dtype
 
     def pack(self, w):
         """constant_weights: packs the filter `w` now for this Conv's calls (else
@@ -420,7 +449,7 @@ def _output_spatial(spatial, kernel, stride, dilation, before, after):
 
 
 def _empty_result(rank, n, f, spatial, kernel, stride, dilation, before, after,
-                  layout, dtype, unbatched, torch_x):
+                  layout, dtype, unbatched, torch_x, bf16_output=False):
     """torch's answer to a batch of no images (or no filters): an empty result of the
     output's shape, nothing compiled or run (the C API takes positive sizes only).
     A window that does not fit is still an error, as in torch."""
@@ -434,16 +463,18 @@ def _empty_result(rank, n, f, spatial, kernel, stride, dilation, before, after,
     shape = [n, f, *out] if layout == "nchw" else [n, *out, f]
     if unbatched:
         shape = shape[1:]
-    y = np.empty(shape, np.int32 if dtype == "i8" else np.float32)
+    y = np.empty(shape, np.int16 if bf16_output else
+                 np.int32 if dtype == "i8" else np.float32)
     if torch_x is not None:
         import torch
-        y = torch.from_numpy(y).to(torch_x.device)
+        y = torch.from_numpy(y)
+        y = (y.view(torch.bfloat16) if bf16_output else y).to(torch_x.device)
     return y, None, 0.0
 
 
 def _conv(rank, x, w, bias, stride, padding, dilation, groups, relu, layout,
           target, threads, tf32, zero_points, chip, constant_layer=None,
-          residual=None, clamp=None):
+          residual=None, clamp=None, bf16_output=False, bf16_residual=False):
     torch_in = _is_torch(x)
     device = x.device if torch_in else None
     xa, dtype = _to_numpy(x)
@@ -490,7 +521,8 @@ def _conv(rank, x, w, bias, stride, padding, dilation, groups, relu, layout,
             raise BadInputError(f"bias: shape {ba.shape}, expected ({f},)")
     if n == 0 or f == 0:
         return _empty_result(rank, n, f, spatial, kernel, stride, dilation, before,
-                             after, layout, dtype, unbatched, x if torch_in else None)
+                             after, layout, dtype, unbatched, x if torch_in else None,
+                             bf16_output)
     fields = dict(
         spatial_rank=rank, batch=n, in_channels=c, out_channels=f,
         input_size=tuple(spatial), kernel_size=tuple(kernel), stride=stride,
@@ -499,6 +531,10 @@ def _conv(rank, x, w, bias, stride, padding, dilation, groups, relu, layout,
         bias=ba is not None, residual=residual is not None, relu=relu,
         clamp=None if clamp is None else _clamp_pair(clamp),
         target=target, threads=threads, chip=chip)
+    if bf16_output:
+        fields["bf16_output"] = True
+    if bf16_residual and residual is not None:
+        fields["bf16_residual"] = True
     ra = None
     if residual is not None:
         ra, _ = _to_numpy(residual) if _is_torch(residual) else (np.asarray(residual), None)
@@ -514,6 +550,8 @@ def _conv(rank, x, w, bias, stride, padding, dilation, groups, relu, layout,
     if torch_in:
         import torch
         y = torch.from_numpy(y)
+        if bf16_output:
+            y = y.view(torch.bfloat16)
         if device is not None and device.type != "cpu":
             y = y.to(device)
     return y, conv, run_ms

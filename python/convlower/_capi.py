@@ -10,7 +10,7 @@ import ctypes
 import ctypes.util
 import os
 
-API_VERSION = 7
+API_VERSION = 8
 
 STATUS_OK, STATUS_BAD_INPUT, STATUS_FAILED = 0, 1, 2
 LAYOUTS = {"nchw": 0, "nhwc": 1}
@@ -50,6 +50,8 @@ class ConvDesc(ctypes.Structure):
         ("threads", ctypes.c_int32),
         ("chip", ctypes.c_char_p),
         ("constantWeights", ctypes.c_bool),
+        ("bf16Output", ctypes.c_bool),
+        ("bf16Residual", ctypes.c_bool),
     ]
 
 
@@ -76,7 +78,7 @@ class StringRef(ctypes.Structure):
 
 StringCallback = ctypes.CFUNCTYPE(None, StringRef, ctypes.c_void_p)
 
-LIBRARY_NAMES = ("libConvLowerCAPI.so.7", "libConvLowerCAPI.so")
+LIBRARY_NAMES = ("libConvLowerCAPI.so.8", "libConvLowerCAPI.so")
 
 
 def _candidates():

@@ -121,9 +121,11 @@ static Tensor makeTensor(int64_t count, ConvLowerDType dtype, uint64_t seed) {
 }
 
 /* A residual operand: the output's type (float; int32 for i8), 4 bytes an
- * element. */
-static Tensor makeResidual(int64_t count, ConvLowerDType dtype, uint64_t seed) {
-  Tensor t = makeTensor(count, ConvLowerDTypeF32, seed);
+ * element; bf16 words with `bf16`. */
+static Tensor makeResidual(int64_t count, ConvLowerDType dtype, bool bf16,
+                           uint64_t seed) {
+  Tensor t =
+      makeTensor(count, bf16 ? ConvLowerDTypeBF16 : ConvLowerDTypeF32, seed);
   if (dtype == ConvLowerDTypeI8)
     for (int64_t i = 0; i < count; ++i) {
       int32_t v = (int32_t)floor(t.values[i] * 1000);
@@ -229,17 +231,20 @@ static int matches(const char *name, ConvLowerConv conv,
   for (int64_t i = 0; i < yn; ++i) {
     double got = desc->dtype == ConvLowerDTypeI8
                      ? (double)((const int32_t *)y)[i]
-                     : (double)((const float *)y)[i];
+                 : desc->bf16Output ? fromBF16(((const uint16_t *)y)[i])
+                                    : (double)((const float *)y)[i];
     double d = fabs(got - want[i]);
     if (!(d <= maxDiff)) /* NaN counts */
       maxDiff = isnan(d) ? INFINITY : d;
     if (fabs(want[i]) > maxRef)
       maxRef = fabs(want[i]);
   }
-  double tolerance = desc->dtype == ConvLowerDTypeI8 ? 0
-                     : (desc->dtype == ConvLowerDTypeF32) ? 1e-5
+  /* A bf16 output: the f32 result rounded, within 2^-9 of each value. */
+  double tolerance = desc->dtype == ConvLowerDTypeI8       ? 0
+                     : desc->bf16Output                    ? 1e-2
+                     : (desc->dtype == ConvLowerDTypeF32)  ? 1e-5
                      : (desc->dtype == ConvLowerDTypeTF32) ? 1e-3
-                                                             : 1e-2;
+                                                           : 1e-2;
   int ok = maxRef > 0 && maxDiff <= tolerance * maxRef;
   EXPECT(ok, "%s: max |diff| %.3g, max |reference| %.3g, tolerance %.1g", name,
          maxDiff, maxRef, tolerance);
@@ -271,7 +276,8 @@ static int checkCase(const char *name, ConvLowerConvDesc desc, uint64_t seed) {
   Tensor x = makeTensor(xn, desc.dtype, seed * 3 + 1);
   Tensor w = makeTensor(wn, desc.dtype, seed * 3 + 2);
   Tensor b = makeTensor(bn ? bn : 1, desc.dtype, seed * 3 + 3);
-  Tensor r = makeResidual(desc.residual ? yn : 1, desc.dtype, seed * 7 + 5);
+  Tensor r = makeResidual(desc.residual ? yn : 1, desc.dtype,
+                          desc.bf16Output || desc.bf16Residual, seed * 7 + 5);
   void *y = nanOutput(yn);
   const void *bp = bn ? b.bytes : NULL;
   status = desc.residual
@@ -413,6 +419,25 @@ static void numerics(void) {
   d.inputZeroPoint = 5, d.filterZeroPoint = -3;
   d.residual = true, d.target = ConvLowerTargetCpuTwin;
   checkCase("i8 cpu-twin residual", d, 18);
+
+  /* bf16 activations between layers: the output rounded to bf16 (and the
+   * residual then bf16 words), or a bf16 residual into an f32 output, on
+   * the GEMM, Winograd and depthwise routes. */
+  d = conv2d(1, 32, 12, 12, 48, 1);
+  d.layout = ConvLowerLayoutNHWC, d.dtype = ConvLowerDTypeBF16;
+  d.bias = true, d.relu = true, d.bf16Output = true,
+  d.target = ConvLowerTargetCpu;
+  checkCase("bf16 1x1 bf16 output relu", d, 19);
+  d = conv2d(1, 16, 16, 16, 16, 3);
+  d.layout = ConvLowerLayoutNHWC, d.target = ConvLowerTargetCpu;
+  d.padBefore[0] = d.padBefore[1] = d.padAfter[0] = d.padAfter[1] = 1;
+  d.residual = true, d.bf16Output = true, d.constantWeights = true;
+  checkCase("f32 3x3 bf16 output residual", d, 20);
+  d = conv2d(2, 32, 10, 10, 32, 3);
+  d.layout = ConvLowerLayoutNHWC, d.groups = 32, d.target = ConvLowerTargetCpu;
+  d.padBefore[0] = d.padBefore[1] = d.padAfter[0] = d.padAfter[1] = 1;
+  d.bias = true, d.residual = true, d.bf16Residual = true;
+  checkCase("f32 depthwise bf16 residual", d, 21);
 }
 
 /* Whether an f32 handle without a bias runs on zeroed buffers of its sizes. */
@@ -751,6 +776,16 @@ static void badInput(void) {
   expectCreateError("clamp 1, 0", d, ConvLowerStatusBadInput, "min <= max");
   d.clampMin = NAN;
   expectCreateError("clamp NaN", d, ConvLowerStatusBadInput, "NaN");
+  d = conv2d(1, 4, 8, 8, 4, 3);
+  d.dtype = ConvLowerDTypeI8, d.bf16Output = true;
+  expectCreateError("bf16 output on i8", d, ConvLowerStatusBadInput, "int32");
+  d = conv2d(1, 4, 8, 8, 4, 3);
+  d.bf16Residual = true;
+  expectCreateError("bf16 residual, no residual", d, ConvLowerStatusBadInput,
+                    "needs a residual");
+  d.residual = true, d.target = ConvLowerTargetCpuTwin;
+  expectCreateError("bf16 residual on the twin", d, ConvLowerStatusBadInput,
+                    "not the twin");
   d = conv2d(1, 4, 8, 8, 4, 3);
   d.residual = true;
   EXPECT(convlowerConvCreate(&d, &conv, NULL) == ConvLowerStatusOk, "%s",

@@ -93,6 +93,16 @@ cl::opt<bool> residualOpt(
              "(a ResNet block's skip connection; seeded data), in the "
              "epilogue of the CPU's pass or the tensor-core kernel's store "
              "(2-D), and check the output with it"));
+cl::opt<bool> bf16OutputOpt(
+    "bf16-output", cl::cat(problemCat),
+    cl::desc("cpu: round the output to bfloat16 after the epilogue, which "
+             "runs in f32 (a network's activations kept in bf16 between "
+             "layers: half the bytes); the residual is bf16 too; checked at "
+             "bf16's tolerance"));
+cl::opt<bool> bf16ResidualOpt(
+    "bf16-residual", cl::cat(problemCat),
+    cl::desc("cpu, with --residual: the residual in bfloat16, added in f32, "
+             "whatever the output's type (a block's identity kept in bf16)"));
 EnumOpt<Layout> layoutOpt(
     "layout", cl::init(Layout::NCHW), cl::cat(problemCat),
     cl::desc("Memory layout"),
@@ -300,9 +310,10 @@ llvm::Error parseInt(const cl::opt<std::string> &text, int64_t min, T &out) {
 llvm::Error checkNoProblemFlagsWithFile() {
   if (mlirFile.empty() || !inputShape.empty() || !filterShape.empty())
     return llvm::Error::success();
-  const cl::Option *flags[] = {&strideOpt, &dilationOpt, &paddingOpt,
-                               &groupsText, &biasOpt,    &residualOpt,
-                               &layoutOpt,  &dtypeOpt,   &zeroPointsOpt};
+  const cl::Option *flags[] = {&strideOpt,     &dilationOpt,     &paddingOpt,
+                               &groupsText,    &biasOpt,         &residualOpt,
+                               &bf16OutputOpt, &bf16ResidualOpt, &layoutOpt,
+                               &dtypeOpt,      &zeroPointsOpt};
   for (const cl::Option *flag : flags)
     if (flag->getNumOccurrences())
       return llvm::createStringError(llvm::formatv(
@@ -331,6 +342,8 @@ llvm::Expected<RunOptions> runOptionsFromFlags() {
     f.zeroPoints = zeroPointsOpt;
     f.bias = biasOpt;
     f.residual = residualOpt;
+    f.bf16Output = bf16OutputOpt;
+    f.bf16Residual = bf16ResidualOpt;
     if (llvm::Error e = parseInt(groupsText, 1, f.groups))
       return std::move(e);
     o.flags = f;

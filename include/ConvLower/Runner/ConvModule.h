@@ -30,19 +30,33 @@ struct ConvEpilogue {
   /// min(max(y, clampMin), clampMax); float outputs only.
   bool clamp = false;
   double clampMin = 0, clampMax = 0;
+  /// The result rounded to bfloat16 (round to nearest even) after
+  /// everything above, which runs in f32: a network's activations kept in
+  /// bf16 between layers, half the bytes written and read. The residual is
+  /// then bf16 too (the output's type). Float convolutions on the CPU.
+  bool bf16Output = false;
+  /// The residual given in bfloat16 (added in f32) whatever the output's
+  /// type: a block's identity kept in bf16 added into a float32 output.
+  bool bf16Residual = false;
 };
 
-/// Bad input for a clamp on an integer output or with bounds that are NaN
-/// or out of order.
+/// The output's element type: the problem's (f32, i32 for i8), or bf16.
+DType outputDType(const ConvProblem &problem, const ConvEpilogue &epilogue);
+/// The residual's: bf16 with bf16Output or bf16Residual, else the output's.
+DType residualDType(const ConvProblem &problem, const ConvEpilogue &epilogue);
+
+/// Bad input for a clamp or a bf16 output on an integer output, or a clamp
+/// with bounds that are NaN or out of order.
 llvm::Error validateEpilogue(const ConvProblem &problem,
                              const ConvEpilogue &epilogue);
 
 /// A linalg-on-tensors module with `func.func @conv(%input, %filter[, %bias]
-/// [, %residual]) -> output`, built with the ops' builders the way frontends emit
-/// convolutions: a zero tensor.pad, a named linalg conv on a zero-filled init
-/// (grouped forms through reshapes to the NGCHW/NHWGC ops, depthwise NCHW
+/// [, %residual]) -> output`, built with the ops' builders the way frontends
+/// emit convolutions: a zero tensor.pad, a named linalg conv on a zero-filled
+/// init (grouped forms through reshapes to the NGCHW/NHWGC ops, depthwise NCHW
 /// through depthwise_conv_2d_nchw_chw) and a broadcast bias add. Inputs are
-/// in the problem's dtype, the output is f32 (f16/bf16 accumulate in f32).
+/// in the problem's dtype, the output is f32 (f16/bf16 accumulate in f32;
+/// bf16 with epilogue.bf16Output).
 /// The epilogue's ops follow (the ReLU: `arith.maximumf` with 0,
 /// `arith.maxsi` for i32, the form the GPU kernel fuses into its own
 /// epilogue). The context must have the func, arith, tensor and linalg

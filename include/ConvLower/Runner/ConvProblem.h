@@ -75,6 +75,9 @@ struct ConvFlags {
   /// A residual of the output's shape and type added after the bias (the
   /// module's epilogue, not the problem: problemFromFlags ignores it).
   bool residual = false;
+  /// The output rounded to bfloat16, the residual given in bfloat16 (the
+  /// module's epilogue too).
+  bool bf16Output = false, bf16Residual = false;
 };
 /// Fills a problem from the flags (NCHW pairs with torch's FCHW filter, NHWC
 /// with FHWC; f32 accumulation); validates.

@@ -35,15 +35,15 @@ CheckResult toCheckResult(const convrt::Comparison &comparison, int64_t total);
 CheckResult compareOutputs(llvm::ArrayRef<double> got,
                            llvm::ArrayRef<double> want, double tolerance);
 
-/// Compares `y` (output layout; f32, or i32 for a quantized problem) with
-/// the reference (plus `residual`, in the output's layout, when given), at
-/// runtime/'s
-/// checkTolerance for the problem (the rule every route shares): every element when
+/// Compares `y` (output layout, of type `output`: f32, bf16, or i32 for a
+/// quantized problem) with the reference (plus `residual`, in the output's
+/// layout, when given), at runtime/'s checkTolerance for the problem and
+/// output type (the rule every route shares): every element when
 /// the problem has at most `maxFullMacs` multiply-adds, else `samples`
 /// elements drawn with a fixed seed (say so when reporting).
 CheckResult checkOutput(const ConvProblem &p, const HostTensor &x,
                         const HostTensor &w, const HostTensor *bias,
-                        llvm::ArrayRef<double> y,
+                        llvm::ArrayRef<double> y, DType output,
                         const HostTensor *residual = nullptr,
                         double maxFullMacs = 6.4e7, int64_t samples = 32768);
 

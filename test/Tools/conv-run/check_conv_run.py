@@ -1557,6 +1557,13 @@ BAD_INPUTS = [
              (r"--zero-points", r"--dtype i8")),
     BadInput("zero-points-out-of-range", GOOD + ["--dtype", "i8", "--zero-points", "300,1"],
              (r"--zero-points", r"-128\.\.127")),
+    # bf16 epilogues: float outputs on the CPU route
+    BadInput("bf16-output-i8", GOOD + ["--dtype", "i8", "--bf16-output"],
+             (r"bf16 output", r"int32")),
+    BadInput("bf16-residual-without-residual", GOOD + ["--bf16-residual"],
+             (r"bf16 residual", r"--residual")),
+    BadInput("bf16-output-on-twin", GOOD + ["--bf16-output", "--target", "cpu-twin"],
+             (r"--bf16-output", r"--target cpu")),
     BadInput("zero-points-malformed", GOOD + ["--dtype", "i8", "--zero-points", "1"],
              (r"--zero-points", r"XZ,WZ")),
     BadInput("i8-with-bias", GOOD + ["--dtype", "i8", "--bias"], (r"--bias", r"i8")),
