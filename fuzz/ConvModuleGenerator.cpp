@@ -198,6 +198,7 @@ struct Conv {
   bool collapseGroups = false;  // collapse (g, f) before the bias
   bool narrowBias = false;      // the bias in the data's narrower float type
   bool relu = false, reluInPlace = false;
+  bool roundToBF16 = false; // an f32 result rounded to bf16 last
 };
 
 bool has(const std::string &axes, char d) {
@@ -405,6 +406,12 @@ void drawSpelling(FuzzInput &in, Conv &conv) {
                      conv.bias == Conv::Bias::GenericSwapped) &&
                     !isInteger(x) && !isInteger(y) &&
                     bitWidth(x) < bitWidth(y) && in.chance(50);
+  // An f32 result rounded to bf16 at the end (conv-run --bf16-output,
+  // compile()'s bf16 activations): the epilogue changes the element type.
+  // (Drawn after everything else, for the same reason; false where the
+  // bytes have run out, so the corpus's inputs keep their modules.)
+  conv.roundToBF16 =
+      y == "f32" && form.kind != OpKind::Pooling && in.chance(20);
 }
 
 /// Prints one convolution's producers, op and consumers into `body`; adds its
@@ -424,6 +431,7 @@ public:
     std::string y = printOp(x, w, init);
     y = printBias(y);
     y = printRelu(y);
+    y = printRoundToBF16(y);
     results.push_back(y + " : " + currentType);
   }
 
@@ -834,6 +842,33 @@ private:
     body << "      %m = " << max << " %v, " << p << "rzero : " << elem << "\n"
          << "      linalg.yield %m : " << elem << "\n"
          << "    } -> " << type << "\n";
+    return out;
+  }
+
+  /// arith.truncf of the f32 result into a fresh bf16 tensor.
+  std::string printRoundToBF16(const std::string &y) {
+    if (!conv.roundToBF16)
+      return y;
+    std::vector<bool> dynamic =
+        currentDynamic.empty() ? conv.yDynamic : currentDynamic;
+    size_t rank = dynamic.size();
+    std::string from = currentType;
+    std::string to = from.substr(0, from.rfind("f32")) + "bf16>";
+    std::string target = p + "rounded_empty", out = p + "rounded";
+    std::string sizes = emptySizes(dynamic, y, from);
+    body << "    " << target << " = tensor.empty(" << sizes << ") : " << to
+         << "\n";
+    std::string id = identityMap(rank);
+    std::vector<std::string> kinds(rank, "\"parallel\"");
+    body << "    " << out << " = linalg.generic {indexing_maps = [" << id
+         << ", " << id << "], iterator_types = [" << join(kinds, ", ")
+         << "]} ins(" << y << " : " << from << ") outs(" << target << " : "
+         << to << ") {\n"
+         << "    ^bb0(%v: f32, %unused: bf16):\n"
+         << "      %t = arith.truncf %v : f32 to bf16\n"
+         << "      linalg.yield %t : bf16\n"
+         << "    } -> " << to << "\n";
+    currentType = to;
     return out;
   }
 

@@ -237,6 +237,77 @@ func.func @gemm_result_read_twice(%a: tensor<64x8xf32>, %w: tensor<8x16xf32>, %b
   return %1, %0 : tensor<1x8x8x16xf32>, tensor<64x16xf32>
 }
 
+// An epilogue that changes the element type (a bf16 output: the f32 math,
+// then truncf) with a bf16 residual: the blocks write bf16 instead. Each
+// computes its f32 result into a block of its own (the destination's slice
+// was a fresh tensor's, with nothing to keep) and stores the rounded one
+// into its slice of a bf16 destination; the reshape after them is bf16.
+// The bf16 residual does not become the epilogue's init (in place).
+// CHECK-LABEL: func.func @bf16_into_gemm_blocks
+// CHECK-SAME: (%[[A:.*]]: tensor<64x8xf32>, %[[W:.*]]: tensor<8x16xf32>, %[[B:.*]]: tensor<16xf32>, %[[R:.*]]: tensor<1x8x8x16xbf16>)
+// CHECK: %[[RC:.*]] = tensor.collapse_shape %[[R]] {{\[}}[0, 1, 2], [3]] : tensor<1x8x8x16xbf16> into tensor<64x16xbf16>
+// CHECK: %[[D:.*]] = tensor.empty() : tensor<64x16xbf16>
+// CHECK: %[[F:.*]] = scf.forall (%[[I:.*]]) = (0) to (64) step (16) shared_outs(%[[O:.*]] = %[[D]]) -> (tensor<64x16xbf16>)
+// CHECK:   %[[OWN:.*]] = tensor.empty() : tensor<16x16xf32>
+// CHECK:   %[[M:.*]] = linalg.matmul {{.*}} outs(%[[OWN]] : tensor<16x16xf32>)
+// CHECK-DAG:   %[[RS:.*]] = tensor.extract_slice %[[RC]][%[[I]], 0] [16, 16] [1, 1]
+// CHECK-DAG:   %[[OS:.*]] = tensor.extract_slice %[[O]][%[[I]], 0] [16, 16] [1, 1] : tensor<64x16xbf16> to tensor<16x16xbf16>
+// CHECK:   %[[E:.*]] = linalg.generic {{.*}} ins(%[[M]], %{{.*}}, %[[RS]] : tensor<16x16xf32>, tensor<16xf32>, tensor<16x16xbf16>) outs(%[[OS]] : tensor<16x16xbf16>)
+// CHECK:     arith.truncf
+// CHECK:   tensor.parallel_insert_slice %[[E]] into %[[O]][%[[I]], 0] [16, 16] [1, 1] : tensor<16x16xbf16> into tensor<64x16xbf16>
+// CHECK: %[[Y:.*]] = tensor.expand_shape %[[F]] {{.*}} : tensor<64x16xbf16> into tensor<1x8x8x16xbf16>
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[Y]]
+// Blocks whose destination holds values (a function argument): they stay
+// as they are, the epilogue after them.
+// CHECK-LABEL: func.func @bf16_blocks_with_values
+// CHECK: scf.forall {{.*}} -> (tensor<64x16xf32>)
+// CHECK-NOT: arith.truncf
+// CHECK: tensor.expand_shape
+// CHECK: arith.truncf
+func.func @bf16_into_gemm_blocks(%a: tensor<64x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>, %r: tensor<1x8x8x16xbf16>) -> tensor<1x8x8x16xbf16> {
+  %e = tensor.empty() : tensor<64x16xf32>
+  %0 = scf.forall (%i) = (0) to (64) step (16) shared_outs(%o = %e) -> (tensor<64x16xf32>) {
+    %as = tensor.extract_slice %a[%i, 0] [16, 8] [1, 1] : tensor<64x8xf32> to tensor<16x8xf32>
+    %os = tensor.extract_slice %o[%i, 0] [16, 16] [1, 1] : tensor<64x16xf32> to tensor<16x16xf32>
+    %m = linalg.matmul ins(%as, %w : tensor<16x8xf32>, tensor<8x16xf32>) outs(%os : tensor<16x16xf32>) -> tensor<16x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %m into %o[%i, 0] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<64x16xf32>
+    }
+  }
+  %y = tensor.expand_shape %0 [[0, 1, 2], [3]] output_shape [1, 8, 8, 16] : tensor<64x16xf32> into tensor<1x8x8x16xf32>
+  %init = tensor.empty() : tensor<1x8x8x16xbf16>
+  %1 = linalg.generic {indexing_maps = [#id, #ch, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%y, %b, %r : tensor<1x8x8x16xf32>, tensor<16xf32>, tensor<1x8x8x16xbf16>) outs(%init : tensor<1x8x8x16xbf16>) {
+  ^bb0(%in: f32, %c: f32, %res: bf16, %out: bf16):
+    %s = arith.addf %in, %c : f32
+    %rf = arith.extf %res : bf16 to f32
+    %t = arith.addf %s, %rf : f32
+    %u = arith.truncf %t : f32 to bf16
+    linalg.yield %u : bf16
+  } -> tensor<1x8x8x16xbf16>
+  return %1 : tensor<1x8x8x16xbf16>
+}
+func.func @bf16_blocks_with_values(%a: tensor<64x8xf32>, %w: tensor<8x16xf32>, %c0: tensor<64x16xf32>) -> tensor<1x8x8x16xbf16> {
+  %0 = scf.forall (%i) = (0) to (64) step (16) shared_outs(%o = %c0) -> (tensor<64x16xf32>) {
+    %as = tensor.extract_slice %a[%i, 0] [16, 8] [1, 1] : tensor<64x8xf32> to tensor<16x8xf32>
+    %os = tensor.extract_slice %o[%i, 0] [16, 16] [1, 1] : tensor<64x16xf32> to tensor<16x16xf32>
+    %m = linalg.matmul ins(%as, %w : tensor<16x8xf32>, tensor<8x16xf32>) outs(%os : tensor<16x16xf32>) -> tensor<16x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %m into %o[%i, 0] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<64x16xf32>
+    }
+  }
+  %y = tensor.expand_shape %0 [[0, 1, 2], [3]] output_shape [1, 8, 8, 16] : tensor<64x16xf32> into tensor<1x8x8x16xf32>
+  %init = tensor.empty() : tensor<1x8x8x16xbf16>
+  %1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%y : tensor<1x8x8x16xf32>) outs(%init : tensor<1x8x8x16xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %u = arith.truncf %in : f32 to bf16
+    linalg.yield %u : bf16
+  } -> tensor<1x8x8x16xbf16>
+  return %1 : tensor<1x8x8x16xbf16>
+}
+
 // Blocks that are the output itself (Winograd's output transform: no
 // reshape), counted by the loop (`in (4)`, offsets iv * 2): the epilogue
 // moves in as it is.
