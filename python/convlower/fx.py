@@ -106,6 +106,12 @@ class FusedConv(torch.nn.Module):
         self.compute_dtype = None
         self._bf16_asked = precision == "bf16" and dtype == torch.float32
         self._bf16_undecided = self._bf16_asked
+        # The output rounded to bfloat16 (float32 math before): set by a
+        # FusedSequence where every layer reading it takes bf16 (its
+        # _decide_dtypes). Otherwise the output is the weights' dtype.
+        self.bf16_output = False
+        self.bf16_residual = False     # the residual read in bfloat16
+        self._dtype = dtype
         # What bf16_pays reads of the convolution (not the module itself,
         # which would become a submodule).
         self._conv_shape = types.SimpleNamespace(
@@ -159,7 +165,8 @@ class FusedConv(torch.nn.Module):
             self.dilation, self.groups, relu=relu, layout=self.layout,
             target=self.target, threads=self.threads, tf32=False, zero_points=None,
             chip=None, constant_layer=self._packed.setdefault(n, {}) if n else {},
-            residual=residual, clamp=clamp)
+            residual=residual, clamp=clamp, bf16_output=self.bf16_output,
+            bf16_residual=self.bf16_residual)
         if n and conv is not None:
             self._direct[n] = _DirectCall.of(conv, x, self.weight, self.bias)
         return y
@@ -179,12 +186,23 @@ class FusedConv(torch.nn.Module):
                                                     *spatial)
         return shape
 
+    @property
+    def output_dtype(self):
+        """What the C API writes: bfloat16 (bf16_output) or float32."""
+        return torch.bfloat16 if self.bf16_output else torch.float32
+
+    @property
+    def residual_dtype(self):
+        """The residual's dtype as the C API reads it."""
+        return torch.bfloat16 if self.bf16_residual else self.output_dtype
+
     def _fusable_residual(self, x, residual):
         """The residual as the C API reads it (the output's memory layout),
-        or None where torch adds it: not float32 on the CPU, or not of the
+        or None where torch adds it: not of residual_dtype (float32, or
+        bfloat16 with bf16_output or bf16_residual) on the CPU, or not of the
         output's shape (a broadcast)."""
         if (residual is None or not isinstance(residual, torch.Tensor)
-                or residual.dtype != torch.float32 or residual.device.type != "cpu"
+                or residual.dtype != self.residual_dtype or residual.device.type != "cpu"
                 or x.dim() != self.rank + 2
                 or tuple(residual.shape) != self._output_shape(tuple(x.shape))):
             return None
@@ -223,13 +241,28 @@ class FusedConv(torch.nn.Module):
                 y = y.relu_()
             if self.clamp is not None:
                 y = y.clamp_(*self.clamp)
-        return y.to(x.dtype) if y.dtype != x.dtype else y
+        # A bf16 output goes to the layers that read bf16; otherwise the
+        # model's dtype (a float16 model's layers compute into float32).
+        if self.bf16_output or y.dtype == self._dtype:
+            return y
+        return y.to(self._dtype)
+
+    def bf16_wanted(self, input_shape):
+        """precision "bf16": whether this layer computes on bfloat16 for
+        this input shape (decided, or what _decide_bf16 would decide)."""
+        if not self._bf16_undecided:
+            return self.compute_dtype is not None
+        return _bf16_pays(self._conv_shape, input_shape)
 
     def _decide_bf16(self, input_shape):
         """precision "bf16": the weights (and bias) become bfloat16 where
         bf16_pays for this input shape; the layer stays float32 otherwise."""
+        self.use_bf16(_bf16_pays(self._conv_shape, input_shape))
+
+    def use_bf16(self, bf16):
+        """precision "bf16": decides the layer's compute dtype (once)."""
         self._bf16_undecided = False
-        if not _bf16_pays(self._conv_shape, input_shape):
+        if not bf16:
             return
         self.compute_dtype = torch.bfloat16
         # Not inference tensors (compile()'s example runs in inference mode):
@@ -296,6 +329,7 @@ class FusedGlobalPool(torch.nn.Module):
         super().__init__()
         self.target, self.threads, self.layout = target, threads, layout
         self.layers = torch.nn.ModuleDict()
+        self.bf16_output = False     # the layers' (FusedConv.bf16_output)
 
     @staticmethod
     def _key(x):
@@ -321,6 +355,7 @@ class FusedGlobalPool(torch.nn.Module):
                 mean.weight.fill_(1.0 / (height * width))
             layer = FusedConv(mean, None, False, self.target, self.threads, self.layout)
             layer.pooling = True
+            layer.bf16_output = self.bf16_output
             self.layers[key] = layer
             while len(self.layers) > self.SHAPES:
                 del self.layers[next(iter(self.layers))]
@@ -340,8 +375,10 @@ class FusedSequence(torch.nn.Module):
     memory reused as soon as the layers reading it are done, so the chain
     works in memory that stays in cache (MobileNetV2 at batch 1: 6.0 MB,
     instead of 54 fresh outputs, 22 MB, and a torch call each; only the
-    last output is a fresh tensor, the caller's). Otherwise (the first call of a
-    shape, a batch that runs as chunks, bfloat16 layers, hooks on a layer,
+    last output is a fresh tensor, the caller's). Under precision "bf16" the
+    values between layers are bfloat16 where every layer reading them takes
+    it (_decide_dtypes), half the bytes. Where no plan can run (the first call of a
+    shape, a batch that runs as chunks, hooks on a layer,
     a weight written or replaced since the plan, another thread inside the
     chain) the layers run as modules, one after the other, which is what
     the plan computes, bit for bit."""
@@ -361,12 +398,105 @@ class FusedSequence(torch.nn.Module):
         self.inputs = inputs           # how many inputs the chain takes
         self._plans = collections.OrderedDict()
         self._lock = threading.Lock()
+        # precision "bf16": the layers' dtypes are decided together, at the
+        # first call (_decide_dtypes).
+        self._undecided = any(getattr(self._conv_of(layer), "_bf16_undecided", False)
+                              for layer in layers)
+        # The chain's inputs converted to bfloat16 at its start (float32
+        # inputs whose readers all take bf16).
+        self._bf16_inputs = set()
+
+    @staticmethod
+    def _conv_of(layer):
+        """The FusedConv computing `layer` (None: a pooling, whose layers
+        are made per shape and compute float32)."""
+        return layer.conv if isinstance(layer, FusedLinear) else (
+            layer if isinstance(layer, FusedConv) else None)
+
+    def _shapes(self, inputs):
+        """Each value's shape for these inputs, worked out without running
+        (None past a value whose shape is not that of a batched image or a
+        Linear's rows)."""
+        shapes = [tuple(t.shape) if isinstance(t, torch.Tensor) else None
+                  for t in inputs]
+        for layer, (x, _) in zip(self.layers, self.refs):
+            s = shapes[x]
+            if s is None:
+                out = None
+            elif isinstance(layer, FusedGlobalPool):
+                out = s[:2] if len(s) == 4 else None
+            elif isinstance(layer, FusedLinear):
+                out = s[:-1] + (layer.out_features,)
+            else:
+                out = layer._output_shape(s) if len(s) == layer.rank + 2 else None
+            shapes.append(out)
+        return shapes
+
+    def _decide_dtypes(self, inputs):
+        """precision "bf16": which layers compute on bfloat16 (bf16_pays)
+        and which outputs are kept in bfloat16, so that the chain passes bf16
+        activations from layer to layer (half the bytes, and no conversion
+        before a bf16 layer) and runs as one C call: a value is bf16 where
+        every layer reading it takes bf16 as its input or adds it as its
+        residual (any layer can: bf16_residual); a chain's input is
+        converted once at its start, its output (the caller's) stays
+        float32. A layer that would take bf16 but reads a float32 value
+        computes float32."""
+        self._undecided = False
+        shapes = self._shapes(inputs)
+        n_in, count = self.inputs, len(self.names)
+        convs = [self._conv_of(layer) for layer in self.layers]
+        if None in shapes:
+            return          # each layer decides at its first call, as alone
+
+        def rows_shape(step):
+            s = shapes[self.refs[step][0]]
+            if isinstance(self.layers[step], FusedLinear):
+                rows = 1
+                for d in s[:-1]:
+                    rows *= d
+                return (rows, s[-1], 1, 1)
+            return s
+
+        wants = [conv is not None and conv.bf16_wanted(rows_shape(step))
+                 for step, conv in enumerate(convs)]
+        readers = collections.defaultdict(list)
+        for step, (x, r) in enumerate(self.refs):
+            readers[x].append((step, "input"))
+            if r is not None:
+                readers[r].append((step, "residual"))
+        # The chain's inputs and the values its layers produce, but not its
+        # output.
+        bf16 = {v: True for v in range(n_in + count - 1)}
+        changed = True
+        while changed:
+            changed = False
+            for v in [v for v, b in bf16.items() if b]:
+                if not all(wants[s] or role == "residual" and convs[s] is not None
+                           for s, role in readers[v]):
+                    bf16[v], changed = False, True
+            for step, (x, _) in enumerate(self.refs):
+                if wants[step] and not bf16.get(x, False):
+                    wants[step], changed = False, True
+        for step, (layer, conv) in enumerate(zip(self.layers, convs)):
+            if conv is not None and conv._bf16_undecided:
+                conv.use_bf16(wants[step])
+            out_bf16 = bf16.get(n_in + step, False)
+            if conv is not None:
+                conv.bf16_output = out_bf16
+                r = self.refs[step][1]
+                conv.bf16_residual = r is not None and bf16[r]
+            elif out_bf16:
+                layer.bf16_output = True
+        self._bf16_inputs = {v for v in range(n_in) if bf16[v]}
 
     @property
     def layers(self):
         return [getattr(self, name) for name in self.names]
 
     def forward(self, *inputs):
+        if self._undecided:
+            self._decide_dtypes(inputs)
         key = self._key(inputs)
         y = self._run_planned(key, inputs)
         if y is not None:
@@ -386,6 +516,8 @@ class FusedSequence(torch.nn.Module):
         """forward(), each layer's time added to times ({layer name: [ms,
         ...]}): inside the one C call where the input's shape has a plan
         (convlowerRunSteps' step times), else timed around each layer."""
+        if self._undecided:
+            self._decide_dtypes(inputs)
         y = self._run_planned(self._key(inputs), inputs, times)
         return y if y is not None else self.run_layers(inputs, times)[-1]
 
@@ -418,7 +550,8 @@ class FusedSequence(torch.nn.Module):
         """The layers as modules, one after the other: every value of the
         chain, its inputs first. times: {layer name: [ms, ...]} to add each
         layer's time to (CompiledModel.profile)."""
-        values = list(inputs)
+        values = [v.to(torch.bfloat16) if i in self._bf16_inputs and isinstance(v, torch.Tensor)
+                  and v.dtype == torch.float32 else v for i, v in enumerate(inputs)]
         for name, layer, (x, r) in zip(self.names, self.layers, self.refs):
             args = (values[x],) if r is None else (values[x], values[r])
             start = time.perf_counter()
@@ -454,25 +587,36 @@ class _SequencePlan:
         """The plan of the layers' direct calls after a run that produced
         `values`, or None where one layer has none (see FusedSequence)."""
         convs, calls = [], []
+        # What each of the chain's inputs is converted to (run_layers' values
+        # hold them as converted).
+        input_dtypes = [values[i].dtype for i in range(sequence.inputs)]
         for layer, (x, r) in zip(sequence.layers, sequence.refs):
             conv = cls._compiled(layer, values[x])
             direct = conv._direct.get(values[x].shape[0]) if conv is not None else None
-            if (direct is None or conv.compute_dtype is not None
-                    or direct.dtype != torch.float32 or direct.out_dtype != torch.float32
+            takes = torch.bfloat16 if conv is not None and conv.compute_dtype else torch.float32
+            if (direct is None or direct.dtype != takes
+                    or direct.out_dtype != conv.output_dtype
                     or direct.weight is not conv.weight
-                    or direct.conv.has_residual != (r is not None)):
+                    or direct.conv.has_residual != (r is not None)
+                    or (r is not None and values[r].dtype != direct.residual_dtype)):
+                return None
+            if values[x].dtype != takes:
                 return None
             convs.append(conv)
             calls.append(direct)
+        if values[-1].dtype != torch.float32 or not all(
+                d in (torch.float32, torch.bfloat16) for d in input_dtypes):
+            return None
         # The images' layout (a Linear's rows read the same either way).
         layouts = {layer.layout for layer in sequence.layers
                    if not isinstance(layer, FusedLinear)}
         if len(layouts) > 1:
             return None
-        return cls(sequence, convs, calls, values, layouts != {"nchw"})
+        return cls(sequence, convs, calls, values, layouts != {"nchw"}, input_dtypes)
 
-    def __init__(self, sequence, convs, calls, values, nhwc):
+    def __init__(self, sequence, convs, calls, values, nhwc, input_dtypes):
         self.nhwc = nhwc
+        self.input_dtypes = input_dtypes
         self.calls = calls           # keeps the handles alive
         # Hooks on any of the chain's modules send it back to the layers
         # (the sequence's own run either way).
@@ -492,9 +636,10 @@ class _SequencePlan:
         # Buffers: 0..inputs-1 the inputs, `inputs` the output, then one for
         # each value in between, at its offset in the arena.
         internal = range(inputs, inputs + count - 1)
+        # Sizes in 4-byte words (a bf16 value takes half its elements).
         offsets, elements = self._place(
             {v: (v - inputs, last_read.get(v, v - inputs)) for v in internal},
-            {v: stored[v].numel() for v in internal})
+            {v: -(-stored[v].numel() * stored[v].element_size() // 4) for v in internal})
         self.arena = torch.empty(elements, dtype=torch.float32)
         slot_of = {i: i for i in range(inputs)}
         slot_of[inputs + count - 1] = inputs
@@ -523,7 +668,7 @@ class _SequencePlan:
     def _place(lives, sizes):
         """Offsets (in floats) in one arena for values that live from step
         a to step b (lives: {value: (a, b)}, b its last reader) of `sizes`
-        floats: two values live at the same step never overlap (a step's
+        floats (4-byte words): two values live at the same step never overlap (a step's
         output and its inputs included), others may share memory. Largest
         first, each at the lowest offset clear of those placed whose lives
         overlap its own (MobileNetV2 at batch 1: 6.0 MB, where a buffer per
@@ -570,7 +715,10 @@ class _SequencePlan:
             v = self._stored(t)
             if tuple(v.shape) != shape:
                 return None
-            v = v.detach().contiguous()
+            if self.input_dtypes[i] == torch.float32:
+                v = v.detach().contiguous()
+            else:   # converted and made contiguous in one copy
+                v = torch.empty(shape, dtype=self.input_dtypes[i]).copy_(v.detach())
             held.append(v)
             self.table[i] = v.data_ptr()
         y = torch.empty(self.output_shape, dtype=torch.float32)
@@ -673,7 +821,7 @@ class CompiledModel(torch.nn.Module):
             lines.append(f"{len(sequences)} sequence(s) of "
                          f"{sum(len(m.names) for m in sequences)} ConvLower calls, "
                          f"{planned} run as one C call over planned buffers "
-                         "(float32 layers, from a shape's second call)")
+                         "(from a shape's second call)")
         for op in self.ops:
             fused = f" + {', '.join(op.fused)}" if op.fused else ""
             where = f" [{op.sequence[len('convlower_'):]}]" if op.sequence else ""
@@ -696,10 +844,13 @@ class CompiledModel(torch.nn.Module):
                  else "widened to f32 FMAs (no AVX512-BF16)" if kernels
                  else "not compiled yet")
         undecided = sum(1 for m in asked if m._bf16_undecided)
+        kept = sum(1 for m in self.graph_module.modules()
+                   if isinstance(m, FusedConv) and m.bf16_output)
         return (f"precision bf16: {len(bf16)} of {len(layers)} layers in bfloat16 "
                 f"({route})" + (f", {undecided} not called yet" if undecided else "")
                 + ("; the others float32 (convlower.torch.bf16_pays)"
-                   if len(bf16) < len(layers) else ""))
+                   if len(bf16) < len(layers) else "")
+                + (f"; {kept} outputs kept in bfloat16 for the next layers" if kept else ""))
 
 
 def _only_user(node):
@@ -1051,9 +1202,12 @@ def compile(model, example_inputs=None, *, target="cpu", threads=0, layout="nhwc
     on, "nhwc" (channels-last: torch's channels_last memory format between
     them) or "nchw". precision: "f32", or "bf16": float32 convolutions and
     Linear layers compute on bfloat16 weights and inputs with float32
-    accumulation and outputs (AMX tiles where the CPU has AMX, else its
-    AVX512-BF16 dot product where it has one, else widened to float32 FMAs; logits within about 1e-2 of
-    float32's). The model must be in eval mode. The weights (BatchNorm
+    accumulation and epilogue (AMX tiles where the CPU has AMX, else its
+    AVX512-BF16 dot product where it has one, else widened to float32
+    FMAs), where convlower.torch.bf16_pays; inside a sequence the
+    activations that only bf16 layers read are rounded to bfloat16 by the
+    layer writing them and passed on as they are (the logits stay float32;
+    within about 1e-2 of float32's). The model must be in eval mode. The weights (BatchNorm
     folded in) are read when compile() runs: compile again after changing
     the model's. retain_memory: keep the process's freed memory for reuse
     (convlower.retain_freed_memory: without it, glibc hands each forward's

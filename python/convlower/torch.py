@@ -162,14 +162,19 @@ class _DirectCall:
         where it does not apply (another dtype, a device tensor, an unbatched
         input)."""
         dtype, out_dtype = cls._DTYPES.get(conv.dtype, (None, None))
+        if conv.bf16_output:
+            out_dtype = torch.bfloat16
+        residual_dtype = torch.bfloat16 if conv.bf16_residual else out_dtype
         if (dtype is None or not isinstance(x, torch.Tensor) or x.dtype != dtype
                 or x.device.type != "cpu" or tuple(x.shape) != conv.input_shape
                 or weight.dtype != dtype or (bias is not None and bias.dtype != dtype)):
             return None
-        return cls(conv, dtype, out_dtype, weight, bias if conv.has_bias else None)
+        return cls(conv, dtype, out_dtype, weight, bias if conv.has_bias else None,
+                   residual_dtype)
 
-    def __init__(self, conv, dtype, out_dtype, weight, bias):
+    def __init__(self, conv, dtype, out_dtype, weight, bias, residual_dtype=None):
         self.conv, self.dtype, self.out_dtype = conv, dtype, out_dtype
+        self.residual_dtype = residual_dtype or out_dtype
         self.input_shape, self.output_shape = conv.input_shape, conv.output_shape
         self.weight_stamp = convlower._weights_stamp(weight)
         self.weight, self.bias = weight, bias
@@ -177,9 +182,10 @@ class _DirectCall:
     def takes(self, x, weight, residual):
         """Whether the call is the compiled one: the input's dtype and shape,
         the packed weights, and a residual (contiguous, of the output's shape
-        and dtype) exactly when the compilation adds one."""
+        and the compiled residual dtype) exactly when the compilation adds
+        one."""
         if residual is not None and not (
-                residual.dtype == self.out_dtype and residual.shape == self.output_shape
+                residual.dtype == self.residual_dtype and residual.shape == self.output_shape
                 and residual.is_contiguous()):
             return False
         return (x.dtype == self.dtype and x.device.type == "cpu"

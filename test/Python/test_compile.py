@@ -471,22 +471,29 @@ expect(error < 2e-2, f"bf16: error {error:.2e}")
 expect(len(bf16) == len(layers) == 21
        and not general and routes and on_route,
        f"bf16: layers {len(bf16)} of {len(layers)}, routes {routes}")
-# What stays float32 (convlower.torch.bf16_pays): a grouped layer, and a 3x3
-# stride-1 layer of 64 or more 4x4 output tiles (float32 Winograd is faster
-# than VDPBF16PS; not than AMX's tiles).
+# What stays float32 (convlower.torch.bf16_pays) in layers compiled alone
+# (sequences=False): a grouped layer, and a 3x3 stride-1 layer of 64 or
+# more 4x4 output tiles (float32 Winograd is faster than VDPBF16PS; not than
+# AMX's tiles), the same in a sequence, where the grouped layer's float32
+# input keeps the first layer's output float32.
 winograd_wins = "amx" not in convlower.cpu_units()
-for label, size, want in (("9x9", 9, [torch.bfloat16, torch.float32]),
-                          ("32x32", 32, [torch.float32 if winograd_wins else torch.bfloat16,
-                                         torch.float32])):
+bf16, f32 = torch.bfloat16, torch.float32
+for label, size, alone, chained in (
+        ("9x9", 9, [bf16, f32], [bf16, f32]),
+        ("32x32", 32, [f32 if winograd_wins else bf16, f32],
+         [f32 if winograd_wins else bf16, f32])):
     mixed = Seq(torch.nn.Conv2d(8, 16, 3, padding=1), torch.nn.ReLU(),
                 torch.nn.Conv2d(16, 16, 3, padding=1, groups=4)).eval()
     x = torch.rand(1, 8, size, size)
-    compiled = convlower.compile(mixed, (x,), precision="bf16")
-    dtypes = [m.weight.dtype for m in compiled.graph_module.modules()
-              if type(m).__name__ == "FusedConv"]
-    error = error_against_float64(mixed, compiled, x)
-    print(f"{label}: {dtypes}, error {error:.1e}; {compiled.summary().splitlines()[2]}")
-    expect(dtypes == want and error < 2e-2, f"bf16 {label}: {dtypes}, error {error:.1e}")
+    for sequences, want in ((False, alone), (True, chained)):
+        compiled = convlower.compile(mixed, (x,), precision="bf16", sequences=sequences)
+        dtypes = [m.weight.dtype for m in compiled.graph_module.modules()
+                  if type(m).__name__ == "FusedConv"]
+        error = error_against_float64(mixed, compiled, x)
+        print(f"{label}{' in a sequence' if sequences else ''}: {dtypes}, error {error:.1e}; "
+              f"{compiled.summary().splitlines()[2]}")
+        expect(dtypes == want and error < 2e-2,
+               f"bf16 {label} sequences={sequences}: {dtypes}, error {error:.1e}")
 # bf16_pays asked as on each kind of host: the 56x56 3x3 layer stays float32
 # (Winograd) where the GEMMs run on VDPBF16PS, takes bfloat16 on AMX; the
 # grouped one stays float32 on both.
@@ -674,6 +681,43 @@ with torch.inference_mode():
 together = all(torch.equal(r, a) for r, a in zip(results, alone))
 print(f"two threads, one compiled model: every result its own {together}")
 expect(together, "two threads: results differ")
+
+# 10. precision="bf16" in a sequence: bf16 activations from layer to layer.
+# A value is kept in bfloat16 where every layer reading it takes bf16 (its
+# input, or a residual, which any layer adds in float32); the chain's input
+# is converted once, its logits stay float32. MobileNetV2 at 64x64: its
+# ungrouped layers take bf16 (bf16_pays), so the outputs read by them are
+# kept in bf16 (the depthwise layers' and the projections') and those read
+# by a depthwise layer stay float32; one convlowerRunSteps call, bit for bit
+# what the layers compute one by one with the same dtypes (run_layers),
+# within bf16's tolerance of float64, in a smaller arena than float32's.
+f32_arena_bytes = arena * 4
+model = randomize_batch_norms(torchvision.models.mobilenet_v2()).eval()
+x = torch.rand(2, 3, 64, 64)
+compiled = convlower.compile(model, (x,), precision="bf16")
+sequence = [m for m in compiled.graph_module.modules()
+            if type(m).__name__ == "FusedSequence"][0]
+x = torch.rand(2, 3, 64, 64)
+with Counted("convlowerRunSteps", "convlowerConvRun", "convlowerConvRunResidual") as calls:
+    error = error_against_float64(model, compiled, x)
+with torch.inference_mode():
+    same = torch.equal(compiled(x), sequence.run_layers((x,))[-1])
+convs = [sequence._conv_of(layer) or layer.layer_for(torch.empty(2, 1280, 2, 2))
+         for layer in sequence.layers]
+kept = sum(1 for c in convs if c.bf16_output)
+readers_bf16 = sum(1 for c in convs if c.bf16_residual)
+plan = next(iter(sequence._plans.values()))
+arena_bytes = plan.arena.numel() * 4
+print(compiled.summary().splitlines()[2])
+print(f"mobilenet_v2 bf16 sequence: {kept} of {len(convs)} outputs in bfloat16, "
+      f"{readers_bf16} bf16 residuals, error {error:.1e}, same as the layers {same}, "
+      f"calls {calls}, arena smaller than float32's {arena_bytes < f32_arena_bytes}")
+expect(kept == 35 and readers_bf16 == 10, f"bf16 outputs {kept}, residuals {readers_bf16}")
+expect(error < 3e-2 and same, f"bf16 sequence: error {error:.1e}, bitwise {same}")
+expect(calls == {"convlowerRunSteps": 1, "convlowerConvRun": 0,
+                 "convlowerConvRunResidual": 0}, f"bf16 sequence calls {calls}")
+expect(0 < arena_bytes < f32_arena_bytes,
+       f"bf16 arena {arena_bytes} bytes, float32's {f32_arena_bytes}")
 
 if failures:
     print(f"{len(failures)} failure(s)")
