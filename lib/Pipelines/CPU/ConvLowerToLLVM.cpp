@@ -278,7 +278,9 @@ static void addLowerToLLVM(OpPassManager &pm,
     pm.addPass(createConvLowerOmpParallelToGomp());
   // Last, on the LLVM dialect: no bf16 reaches LLVM's type legalization,
   // which aborts on some bf16 vectors where AVX512-BF16 is present.
-  pm.addPass(createConvLowerLegalizeBF16());
+  ConvLowerLegalizeBF16Options legalize;
+  legalize.avx512BF16 = options.bf16Dot;
+  pm.addPass(createConvLowerLegalizeBF16(legalize));
 }
 
 void mlir::conv_lower::buildConvLowerToLLVMPipeline(

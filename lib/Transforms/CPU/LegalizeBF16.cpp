@@ -206,6 +206,66 @@ LogicalResult expandTruncation(LLVM::FPTruncOp trunc) {
   return success();
 }
 
+/// Step 2 with AVX512-BF16: an f32 vector of 8k lanes rounded by
+/// VCVTNEPS2BF16, 16 lanes an instruction (`.512`; a last 8 with `.256`,
+/// AVX512-VL's, which every AVX512-BF16 CPU has), the pieces taken out and
+/// put back with llvm.vector.extract/insert. The calls' bf16 results are
+/// bitcast to i16 at once; `calls` receives them, for step 3 to leave their
+/// result types bf16. Returns false, with nothing changed, for another type.
+bool truncateOnVCVTNEPS2BF16(LLVM::FPTruncOp trunc,
+                             SmallVectorImpl<LLVM::CallIntrinsicOp> &calls) {
+  auto source = dyn_cast<VectorType>(trunc.getArg().getType());
+  if (!source || !source.getElementType().isF32() || source.isScalable() ||
+      source.getRank() != 1 || source.getNumElements() % 8 != 0)
+    return false;
+  OpBuilder builder(trunc);
+  Location loc = trunc.getLoc();
+  int64_t lanes = source.getNumElements();
+  Type i16 = builder.getI16Type(), bf16 = builder.getBF16Type();
+  Value result =
+      LLVM::PoisonOp::create(builder, loc, VectorType::get({lanes}, i16));
+  for (int64_t offset = 0; offset < lanes;) {
+    int64_t width = lanes - offset >= 16 ? 16 : 8;
+    Value piece = trunc.getArg();
+    if (width != lanes)
+      piece = LLVM::vector_extract::create(
+          builder, loc, VectorType::get({width}, builder.getF32Type()), piece,
+          uint64_t(offset));
+    auto call = LLVM::CallIntrinsicOp::create(
+        builder, loc, VectorType::get({width}, bf16),
+        builder.getStringAttr(width == 16
+                                  ? "llvm.x86.avx512bf16.cvtneps2bf16.512"
+                                  : "llvm.x86.avx512bf16.cvtneps2bf16.256"),
+        ValueRange{piece});
+    calls.push_back(call);
+    Value bits = LLVM::BitcastOp::create(
+        builder, loc, VectorType::get({width}, i16), call.getResult(0));
+    result = width == lanes
+                 ? bits
+                 : LLVM::vector_insert::create(builder, loc, result.getType(),
+                                               result, bits, uint64_t(offset))
+                       .getResult();
+    offset += width;
+  }
+  trunc.replaceAllUsesWith(
+      LLVM::BitcastOp::create(builder, loc, trunc.getType(), result)
+          .getResult());
+  trunc.erase();
+  return true;
+}
+
+/// After step 3: the result of a VCVTNEPS2BF16 call (now i16) made bf16
+/// again, the intrinsic's type, and bitcast to i16 for its users.
+void restoreIntrinsicResult(LLVM::CallIntrinsicOp call) {
+  Value result = call.getResult(0);
+  auto type = cast<VectorType>(result.getType());
+  OpBuilder builder(call->getContext());
+  builder.setInsertionPointAfter(call);
+  result.setType(type.clone(builder.getBF16Type()));
+  auto bits = LLVM::BitcastOp::create(builder, call.getLoc(), type, result);
+  result.replaceAllUsesExcept(bits.getResult(), bits);
+}
+
 /// After step 3: the bf16 operand types of `call` (recorded before it, in
 /// `types`), now i16, made bf16 again by a bitcast of the same bits.
 void restoreIntrinsicOperands(LLVM::CallIntrinsicOp call,
@@ -253,6 +313,8 @@ void storeAsI16(ModuleOp module) {
 
 struct ConvLowerLegalizeBF16Pass
     : conv_lower::impl::ConvLowerLegalizeBF16Base<ConvLowerLegalizeBF16Pass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     // A bf16 in the signature of a function another module sees is an ABI
@@ -297,13 +359,19 @@ struct ConvLowerLegalizeBF16Pass
                             << " truncations expanded\n");
     for (LLVM::FPExtOp ext : extensions)
       expandExtension(ext);
-    for (LLVM::FPTruncOp trunc : truncations)
+    SmallVector<LLVM::CallIntrinsicOp> conversions;
+    for (LLVM::FPTruncOp trunc : truncations) {
+      if (avx512BF16 && truncateOnVCVTNEPS2BF16(trunc, conversions))
+        continue;
       if (failed(expandTruncation(trunc)))
         return signalPassFailure();
+    }
 
     storeAsI16(module);
     for (auto &[call, types] : intrinsics)
       restoreIntrinsicOperands(call, types);
+    for (LLVM::CallIntrinsicOp call : conversions)
+      restoreIntrinsicResult(call);
   }
 };
 

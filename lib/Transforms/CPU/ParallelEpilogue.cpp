@@ -334,12 +334,25 @@ Value convertedInput(linalg::GenericOp epilogue) {
   return Value();
 }
 
+/// Whether `value` holds no values: a tensor.empty, or one reshaped (the
+/// filter panels' [M, N / w, w] destination, expanded from [M, N]).
+bool isFreshTensor(Value value) {
+  while (true) {
+    Operation *def = value.getDefiningOp();
+    if (isa_and_nonnull<tensor::EmptyOp>(def))
+      return true;
+    if (!isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def))
+      return false;
+    value = def->getOperand(0);
+  }
+}
+
 /// Whether the blocks can write the epilogue's element type instead: their
 /// destination is a fresh tensor (no values to keep) that the body reads
 /// only through static slices, each of which can then be a fresh block.
 bool blocksCanBeRetyped(ProducerBlocks blocks) {
   scf::ForallOp forall = blocks.forall;
-  if (!forall.getOutputs().front().getDefiningOp<tensor::EmptyOp>())
+  if (!isFreshTensor(forall.getOutputs().front()))
     return false;
   BlockArgument shared = forall.getRegionIterArgs().front();
   return llvm::all_of(shared.getUsers(), [&](Operation *user) {

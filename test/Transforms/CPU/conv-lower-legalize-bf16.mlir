@@ -1,4 +1,5 @@
 // RUN: conv-opt %s --split-input-file --conv-lower-legalize-bf16 --verify-diagnostics | FileCheck %s
+// RUN: conv-opt %s --split-input-file --conv-lower-legalize-bf16=avx512-bf16=true --verify-diagnostics | FileCheck %s --check-prefix=VCVT
 //
 // Rounding, NaNs, infinities and subnormals as LLVM's own fptrunc/fpext
 // compute them (the expected lines are what mlir-runner prints without the
@@ -75,4 +76,34 @@ llvm.func @dot(%acc: vector<16xf32>, %pa: !llvm.ptr, %pb: !llvm.ptr) -> vector<1
   %b = llvm.load %pb : !llvm.ptr -> vector<32xbf16>
   %0 = llvm.call_intrinsic "llvm.x86.avx512bf16.dpbf16ps.512"(%acc, %a, %b) : (vector<16xf32>, vector<32xbf16>, vector<32xbf16>) -> vector<16xf32>
   llvm.return %0 : vector<16xf32>
+}
+
+// -----
+
+// With avx512-bf16 an f32 vector of 8k lanes is rounded by VCVTNEPS2BF16,
+// 16 lanes a call and a last 8 with the 256-bit form, put together as i16
+// bits; the calls keep their bf16 result type, bitcast to i16 at once.
+// Other lengths (here 4) keep the integer rounding. Without the option
+// (the CHECK prefix), no intrinsic.
+// VCVT-LABEL: llvm.func @vcvt
+// VCVT: %[[P0:.*]] = llvm.intr.vector.extract %[[X:.*]][0] : vector<16xf32> from vector<24xf32>
+// VCVT: %[[C0:.*]] = llvm.call_intrinsic "llvm.x86.avx512bf16.cvtneps2bf16.512"(%[[P0]]) : (vector<16xf32>) -> vector<16xbf16>
+// VCVT: llvm.bitcast %[[C0]] : vector<16xbf16> to vector<16xi16>
+// VCVT: llvm.intr.vector.insert {{.*}}[0] : vector<16xi16> into vector<24xi16>
+// VCVT: %[[P1:.*]] = llvm.intr.vector.extract %[[X]][16] : vector<8xf32> from vector<24xf32>
+// VCVT: %[[C1:.*]] = llvm.call_intrinsic "llvm.x86.avx512bf16.cvtneps2bf16.256"(%[[P1]]) : (vector<8xf32>) -> vector<8xbf16>
+// VCVT: llvm.intr.vector.insert {{.*}}[16] : vector<8xi16> into vector<24xi16>
+// VCVT: llvm.store {{.*}} : vector<24xi16>, !llvm.ptr
+// VCVT-NOT: cvtneps2bf16
+// VCVT: llvm.lshr
+// VCVT: llvm.store {{.*}} : vector<4xi16>, !llvm.ptr
+// CHECK-LABEL: llvm.func @vcvt
+// CHECK-NOT: cvtneps2bf16
+// CHECK: llvm.return
+llvm.func @vcvt(%x: vector<24xf32>, %y: vector<4xf32>, %p: !llvm.ptr) {
+  %t = llvm.fptrunc %x : vector<24xf32> to vector<24xbf16>
+  llvm.store %t, %p : vector<24xbf16>, !llvm.ptr
+  %u = llvm.fptrunc %y : vector<4xf32> to vector<4xbf16>
+  llvm.store %u, %p : vector<4xbf16>, !llvm.ptr
+  llvm.return
 }

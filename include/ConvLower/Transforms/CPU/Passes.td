@@ -837,8 +837,17 @@ def ConvLowerLegalizeBF16 : Pass<"conv-lower-legalize-bf16", "::mlir::ModuleOp">
     backend keeps bf16 buffers as i16 the same way). A bf16 in a public
     function's signature, a call with bf16 values, or an fptrunc from f64 to
     bf16 is reported as an error, not rewritten. The CPU pipeline runs it
-    last.
+    last. With `avx512-bf16` (the target has AVX512-BF16: the CPU pipeline
+    sets it with bf16-dot), an f32 vector of 8k lanes is rounded by
+    VCVTNEPS2BF16 instead, 16 lanes an instruction (the integer code takes
+    about eight a vector): the same rounding to nearest even, NaNs made
+    quiet; denormal inputs become zero.
   }];
+  let options = [
+    Option<"avx512BF16", "avx512-bf16", "bool", /*default=*/"false",
+           "The target has AVX512-BF16: f32 -> bf16 vectors of 8k lanes on "
+           "VCVTNEPS2BF16">,
+  ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
