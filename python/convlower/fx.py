@@ -247,11 +247,20 @@ class FusedConv(torch.nn.Module):
             return y
         return y.to(self._dtype)
 
-    def bf16_wanted(self, input_shape):
+    def bf16_wanted(self, input_shape, in_sequence=False):
         """precision "bf16": whether this layer computes on bfloat16 for
-        this input shape (decided, or what _decide_bf16 would decide)."""
+        this input shape (decided, or what _decide_bf16 would decide). In a
+        sequence a depthwise layer takes bf16 too where its input can be
+        bf16: it computes in float32 vectors either way, and reading bf16
+        lets the layer before it write bf16 (MobileNetV2's expansions, its
+        largest activations: batch 1 even, batch 8 23.9 against 25.0 ms in
+        one process). Other grouped layers stay float32: ResNeXt-50's gained
+        nothing (24.9 against 24.6 ms; docs/performance-journal.md)."""
         if not self._bf16_undecided:
             return self.compute_dtype is not None
+        if (in_sequence and self._bf16_asked and self.groups != 1
+                and self.groups == self._conv_shape.in_channels):
+            return True
         return _bf16_pays(self._conv_shape, input_shape)
 
     def _decide_bf16(self, input_shape):
@@ -458,7 +467,7 @@ class FusedSequence(torch.nn.Module):
                 return (rows, s[-1], 1, 1)
             return s
 
-        wants = [conv is not None and conv.bf16_wanted(rows_shape(step))
+        wants = [conv is not None and conv.bf16_wanted(rows_shape(step), in_sequence=True)
                  for step, conv in enumerate(convs)]
         readers = collections.defaultdict(list)
         for step, (x, r) in enumerate(self.refs):

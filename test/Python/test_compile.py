@@ -475,7 +475,8 @@ expect(len(bf16) == len(layers) == 21
 # (sequences=False): a grouped layer, and a 3x3 stride-1 layer of 64 or
 # more 4x4 output tiles (float32 Winograd is faster than VDPBF16PS; not than
 # AMX's tiles), the same in a sequence, where the grouped layer's float32
-# input keeps the first layer's output float32.
+# input keeps the first layer's output float32 (a depthwise layer there
+# takes bf16: the MobileNetV2 case below).
 winograd_wins = "amx" not in convlower.cpu_units()
 bf16, f32 = torch.bfloat16, torch.float32
 for label, size, alone, chained in (
@@ -686,11 +687,12 @@ expect(together, "two threads: results differ")
 # A value is kept in bfloat16 where every layer reading it takes bf16 (its
 # input, or a residual, which any layer adds in float32); the chain's input
 # is converted once, its logits stay float32. MobileNetV2 at 64x64: its
-# ungrouped layers take bf16 (bf16_pays), so the outputs read by them are
-# kept in bf16 (the depthwise layers' and the projections') and those read
-# by a depthwise layer stay float32; one convlowerRunSteps call, bit for bit
-# what the layers compute one by one with the same dtypes (run_layers),
-# within bf16's tolerance of float64, in a smaller arena than float32's.
+# ungrouped layers take bf16 (bf16_pays) and, in a sequence, its depthwise
+# ones too, so every output but the last 1x1's (read by the float32
+# pooling) and the logits is kept in bf16; one convlowerRunSteps call, bit
+# for bit what the layers compute one by one with the same dtypes
+# (run_layers), within bf16's tolerance of float64, in an arena under 3/4
+# of float32's bytes.
 f32_arena_bytes = arena * 4
 model = randomize_batch_norms(torchvision.models.mobilenet_v2()).eval()
 x = torch.rand(2, 3, 64, 64)
@@ -711,12 +713,13 @@ arena_bytes = plan.arena.numel() * 4
 print(compiled.summary().splitlines()[2])
 print(f"mobilenet_v2 bf16 sequence: {kept} of {len(convs)} outputs in bfloat16, "
       f"{readers_bf16} bf16 residuals, error {error:.1e}, same as the layers {same}, "
-      f"calls {calls}, arena smaller than float32's {arena_bytes < f32_arena_bytes}")
-expect(kept == 35 and readers_bf16 == 10, f"bf16 outputs {kept}, residuals {readers_bf16}")
+      f"calls {calls}, arena under 3/4 of float32's {arena_bytes < 0.75 * f32_arena_bytes}")
+expect(kept == len(convs) - 2 and readers_bf16 == 10,
+       f"bf16 outputs {kept}, residuals {readers_bf16}")
 expect(error < 3e-2 and same, f"bf16 sequence: error {error:.1e}, bitwise {same}")
 expect(calls == {"convlowerRunSteps": 1, "convlowerConvRun": 0,
                  "convlowerConvRunResidual": 0}, f"bf16 sequence calls {calls}")
-expect(0 < arena_bytes < f32_arena_bytes,
+expect(0 < arena_bytes < 0.75 * f32_arena_bytes,
        f"bf16 arena {arena_bytes} bytes, float32's {f32_arena_bytes}")
 
 if failures:
