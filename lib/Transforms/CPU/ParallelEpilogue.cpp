@@ -112,11 +112,11 @@ Value convertedInput(linalg::GenericOp epilogue);
 /// in place, one pass. A computed input is preferred to a function argument
 /// (a residual operand): bufferization would copy an argument before
 /// writing into it. An epilogue that changes the element type keeps its
-/// fresh init, for the blocks of its input to write (a bf16 residual is
-/// not taken for it).
+/// fresh init for the blocks of its input to write: a bf16 residual
+/// argument is not taken for it (a bf16 residual into an f32 output is
+/// computed in place on the f32 result as usual).
 void reuseInputAsInit(RewriterBase &rewriter, linalg::GenericOp generic) {
-  if (generic.getNumDpsInits() != 1 || readsInit(generic) ||
-      convertedInput(generic))
+  if (generic.getNumDpsInits() != 1 || readsInit(generic))
     return;
   OpOperand *init = generic.getDpsInitOperand(0);
   if (!init->get().getDefiningOp<tensor::EmptyOp>())
@@ -132,8 +132,9 @@ void reuseInputAsInit(RewriterBase &rewriter, linalg::GenericOp generic) {
                     !isa<BlockArgument>(input->get())))
       chosen = input;
   }
-  if (chosen)
-    rewriter.modifyOpInPlace(generic, [&] { init->set(chosen->get()); });
+  if (!chosen || (isa<BlockArgument>(chosen->get()) && convertedInput(generic)))
+    return;
+  rewriter.modifyOpInPlace(generic, [&] { init->set(chosen->get()); });
 }
 
 /// In a block of an in-place epilogue (its init is an input), that input's
@@ -313,9 +314,9 @@ std::optional<ProducerBlocks> producerBlocks(linalg::GenericOp epilogue,
 }
 
 /// An epilogue that changes the element type (a bf16 output rounded from
-/// the f32 math): its init a tensor.empty of another element type than its
-/// input of the same shape read through the identity, which is returned
-/// (the blocks' result, for producerBlocks), or null.
+/// the f32 math): its init a tensor.empty of another element type than a
+/// computed input of the same shape read through the identity, which is
+/// returned (the blocks' result, for producerBlocks), or null.
 Value convertedInput(linalg::GenericOp epilogue) {
   if (epilogue.getNumDpsInits() != 1)
     return Value();
@@ -326,7 +327,8 @@ Value convertedInput(linalg::GenericOp epilogue) {
     return Value();
   for (OpOperand *input : epilogue.getDpsInputOperands()) {
     auto type = dyn_cast<RankedTensorType>(input->get().getType());
-    if (type && type.getShape() == initType.getShape() &&
+    if (type && !isa<BlockArgument>(input->get()) &&
+        type.getShape() == initType.getShape() &&
         type.getElementType() != initType.getElementType() &&
         epilogue.getMatchingIndexingMap(input).isIdentity())
       return input->get();

@@ -258,6 +258,15 @@ func.func @gemm_result_read_twice(%a: tensor<64x8xf32>, %w: tensor<8x16xf32>, %b
 // CHECK: %[[Y:.*]] = tensor.expand_shape %[[F]] {{.*}} : tensor<64x16xbf16> into tensor<1x8x8x16xbf16>
 // CHECK-NOT: linalg.generic
 // CHECK: return %[[Y]]
+// A bf16 residual into an f32 output (no change of type): the epilogue runs
+// in place on the blocks' f32 result, the residual widened in its body.
+// CHECK-LABEL: func.func @bf16_residual_into_gemm_blocks
+// CHECK: scf.forall {{.*}} -> (tensor<64x16xf32>)
+// CHECK:   %[[M:.*]] = linalg.matmul
+// CHECK:   linalg.generic {{.*}} outs(%[[M]] : tensor<16x16xf32>)
+// CHECK:     arith.extf
+// CHECK-NOT: linalg.generic
+// CHECK: return
 // Blocks whose destination holds values (a function argument): they stay
 // as they are, the epilogue after them.
 // CHECK-LABEL: func.func @bf16_blocks_with_values
@@ -287,6 +296,27 @@ func.func @bf16_into_gemm_blocks(%a: tensor<64x8xf32>, %w: tensor<8x16xf32>, %b:
     linalg.yield %u : bf16
   } -> tensor<1x8x8x16xbf16>
   return %1 : tensor<1x8x8x16xbf16>
+}
+func.func @bf16_residual_into_gemm_blocks(%a: tensor<64x8xf32>, %w: tensor<8x16xf32>, %r: tensor<1x8x8x16xbf16>) -> tensor<1x8x8x16xf32> {
+  %e = tensor.empty() : tensor<64x16xf32>
+  %0 = scf.forall (%i) = (0) to (64) step (16) shared_outs(%o = %e) -> (tensor<64x16xf32>) {
+    %as = tensor.extract_slice %a[%i, 0] [16, 8] [1, 1] : tensor<64x8xf32> to tensor<16x8xf32>
+    %os = tensor.extract_slice %o[%i, 0] [16, 16] [1, 1] : tensor<64x16xf32> to tensor<16x16xf32>
+    %m = linalg.matmul ins(%as, %w : tensor<16x8xf32>, tensor<8x16xf32>) outs(%os : tensor<16x16xf32>) -> tensor<16x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %m into %o[%i, 0] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<64x16xf32>
+    }
+  }
+  %y = tensor.expand_shape %0 [[0, 1, 2], [3]] output_shape [1, 8, 8, 16] : tensor<64x16xf32> into tensor<1x8x8x16xf32>
+  %init = tensor.empty() : tensor<1x8x8x16xf32>
+  %1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%y, %r : tensor<1x8x8x16xf32>, tensor<1x8x8x16xbf16>) outs(%init : tensor<1x8x8x16xf32>) {
+  ^bb0(%in: f32, %res: bf16, %out: f32):
+    %rf = arith.extf %res : bf16 to f32
+    %t = arith.addf %in, %rf : f32
+    linalg.yield %t : f32
+  } -> tensor<1x8x8x16xf32>
+  return %1 : tensor<1x8x8x16xf32>
 }
 func.func @bf16_blocks_with_values(%a: tensor<64x8xf32>, %w: tensor<8x16xf32>, %c0: tensor<64x16xf32>) -> tensor<1x8x8x16xbf16> {
   %0 = scf.forall (%i) = (0) to (64) step (16) shared_outs(%o = %c0) -> (tensor<64x16xf32>) {
