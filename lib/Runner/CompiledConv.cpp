@@ -121,11 +121,9 @@ llvm::Expected<RoutePlan> plan(const ConvSpec &spec, Target target,
   inputs.problem = &spec.problem;
   inputs.xcolSizeKnown = true;
   std::string whyNot;
-  if (failed(checkGpuRoute(spec.problem, whyNot)))
+  if (failed(checkGpuRoute(spec.problem, whyNot)) ||
+      !(whyNot = gpuEpilogueRefusal(spec.epilogue)).empty())
     inputs.gpuRefusal = whyNot;
-  else if (spec.epilogue.bf16Output || spec.epilogue.bf16Residual)
-    inputs.gpuRefusal = "a bf16 output or residual is computed on the CPU "
-                        "only (the tensor-core kernels' epilogue is f32)";
   inputs.devices = status ? &*status : nullptr;
   return planRoute(request, inputs, report);
 }
@@ -200,11 +198,9 @@ CompiledConv::compile(const ConvSpec &spec) {
     return badInput("threads must be at least 1 (0: every core)");
   if (llvm::Error e = validateEpilogue(spec.problem, spec.epilogue))
     return asBadInput(std::move(e));
-  if ((spec.epilogue.bf16Output || spec.epilogue.bf16Residual) &&
-      spec.target == Target::CpuTwin)
-    return badInput("a bf16 output or residual runs on the CPU route, not "
-                    "the twin (the tensor-core kernels it checks have an f32 "
-                    "epilogue)");
+  if (std::string why = gpuEpilogueRefusal(spec.epilogue);
+      !why.empty() && spec.target == Target::CpuTwin)
+    return badInput(why);
   std::unique_ptr<CompiledConv> conv(new CompiledConv());
   conv->spec_ = spec;
   conv->impl_ = std::make_unique<Impl>();

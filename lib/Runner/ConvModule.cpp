@@ -346,6 +346,13 @@ DType mlir::conv_lower::residualDType(const ConvProblem &problem,
   return epilogue.bf16Residual ? DType::BF16 : outputDType(problem, epilogue);
 }
 
+std::string mlir::conv_lower::gpuEpilogueRefusal(const ConvEpilogue &e) {
+  if (!e.bf16Output && !e.bf16Residual)
+    return "";
+  return "a bf16 output or residual runs on the CPU route, not the twin or "
+         "cuda (the tensor-core kernels' epilogue is f32)";
+}
+
 llvm::Error mlir::conv_lower::validateEpilogue(const ConvProblem &p,
                                                const ConvEpilogue &e) {
   if ((e.bf16Output || e.bf16Residual) && p.isQuantized())

@@ -30,21 +30,10 @@ void mlir::conv_lower::registerRunDialects(DialectRegistry &registry) {
 
 namespace {
 
-/// --bf16-output or --bf16-residual: an epilogue the CPU route alone has.
-bool bf16Epilogue(const RunOptions &o) {
-  return o.flags && (o.flags->bf16Output || o.flags->bf16Residual);
-}
-
-std::string bf16EpilogueOnCpuOnly() {
-  return "a bf16 output or residual is computed on the CPU only (the "
-         "tensor-core kernels' epilogue is f32)";
-}
-
 /// Why the CUDA route cannot run this problem as given; nothing when it
 /// can.
-std::optional<std::string>
-cudaRouteRefusal(const RunOptions &o,
-                 const std::optional<ConvProblem> &problem) {
+std::optional<std::string> cudaRouteRefusal(const RunOptions &o,
+                                            const Prepared &prepared) {
   if (!o.mlirFile.empty())
     return "the GPU route takes its problem from flags, not a .mlir file";
   if (!o.inputNpy.empty() || !o.filterNpy.empty() || !o.biasNpy.empty())
@@ -54,10 +43,10 @@ cudaRouteRefusal(const RunOptions &o,
     return "the GPU route does not copy its output back (--output is "
            "CPU-only)";
   std::string whyNot;
-  if (problem && failed(checkGpuRoute(*problem, whyNot)))
+  if (prepared.problem && failed(checkGpuRoute(*prepared.problem, whyNot)))
     return whyNot;
-  if (bf16Epilogue(o))
-    return bf16EpilogueOnCpuOnly();
+  if (std::string why = gpuEpilogueRefusal(prepared.epilogue); !why.empty())
+    return why;
   return std::nullopt;
 }
 
@@ -70,9 +59,6 @@ llvm::Error constantWeightsOnCuda() {
 llvm::Error checkOptions(const RunOptions &o) {
   if (o.constantWeights && o.target == Target::Cuda)
     return constantWeightsOnCuda();
-  if (bf16Epilogue(o) && o.target == Target::CpuTwin)
-    return badInput("--bf16-output, --bf16-residual: " +
-                    bf16EpilogueOnCpuOnly() + " (run with --target cpu)");
   if (!o.mlirFile.empty() && o.check && o.reference == ReferenceMode::None)
     return badInput("--check on a .mlir file compares with the reference "
                     "lowering: drop --reference none");
@@ -184,6 +170,10 @@ llvm::Expected<RunReport> mlir::conv_lower::run(MLIRContext &context,
   auto prepared = prepare(context, o);
   if (!prepared)
     return prepared.takeError();
+  if (std::string why = gpuEpilogueRefusal(prepared->epilogue);
+      !why.empty() && o.target == Target::CpuTwin)
+    return badInput("--bf16-output, --bf16-residual: " + why +
+                    " (run with --target cpu)");
 
   RunReport report;
   report.source = o.mlirFile.empty() ? "flags" : o.mlirFile;
@@ -197,7 +187,7 @@ llvm::Expected<RunReport> mlir::conv_lower::run(MLIRContext &context,
   inputs.function = prepared->function;
   inputs.problem = prepared->problem ? &*prepared->problem : nullptr;
   inputs.xcolSizeKnown = report.im2colBytes.has_value();
-  inputs.gpuRefusal = cudaRouteRefusal(o, prepared->problem);
+  inputs.gpuRefusal = cudaRouteRefusal(o, *prepared);
   inputs.devices = &devices;
   auto plan = planRoute(routeRequest(o), inputs, report);
   if (!plan)

@@ -42,6 +42,7 @@ convlower.patch(model), which needs no tracing.
 
 import collections
 import ctypes
+import math
 import operator
 import threading
 import time
@@ -461,10 +462,7 @@ class FusedSequence(torch.nn.Module):
         def rows_shape(step):
             s = shapes[self.refs[step][0]]
             if isinstance(self.layers[step], FusedLinear):
-                rows = 1
-                for d in s[:-1]:
-                    rows *= d
-                return (rows, s[-1], 1, 1)
+                return (math.prod(s[:-1]), s[-1], 1, 1)
             return s
 
         wants = [conv is not None and conv.bf16_wanted(rows_shape(step), in_sequence=True)

@@ -44,6 +44,10 @@ struct ConvEpilogue {
 DType outputDType(const ConvProblem &problem, const ConvEpilogue &epilogue);
 /// The residual's: bf16 with bf16Output or bf16Residual, else the output's.
 DType residualDType(const ConvProblem &problem, const ConvEpilogue &epilogue);
+/// Why the tensor-core kernels (cuda, and the CPU twin that checks them)
+/// cannot take `epilogue`, or "": a bf16 output or residual is the CPU
+/// route's alone.
+std::string gpuEpilogueRefusal(const ConvEpilogue &epilogue);
 
 /// Bad input for a clamp or a bf16 output on an integer output, or a clamp
 /// with bounds that are NaN or out of order.
