@@ -49,8 +49,20 @@ constexpr int64_t kOut = 4, kWindow = 6, kTaps = 3;
 constexpr int64_t kProducts = kWindow * kWindow;
 // Transformed filters up to this size stay in cache across the blocks; past
 // it, a block of fewer tiles than kMinStreamedBlockTiles is memory-bound.
+// In a network U comes from memory, every layer's weights passing through
+// the caches between two calls of one layer: past this size blocks are
+// made as large as blockTiles allows and the threads split the filters
+// (each reads its share of U once) rather than the tile rows (each block
+// reading all of U). r50's 256-channel 14x14 layer at batch 1 (16 tiles,
+// U 9.4 MB) was four blocks of 4 tiles: 0.47 ms with U in cache, 0.84-1.47
+// after a 64 MB write (ORT: 1.16); as two blocks of 128 filters 0.40 and
+// 0.65. At 128 channels (U 2.4 MB, 28x28: 49 tiles) one block of 49 tiles
+// per thread was slower than seven of 7 (its V and products past the L2).
 constexpr int64_t kCachedFilterBytes = 4 << 20;
 constexpr int64_t kMinStreamedBlockTiles = 16;
+// The filters a block takes when the threads split them: whole register
+// tiles (tile-n) of them.
+constexpr int64_t kFilterBlockMultiple = 32;
 // Past this, U's buffer is mapped fresh by every call (glibc serves blocks
 // over its 32 MiB mmap ceiling from mmap) and faulting its pages in cost more
 // than Winograd saves: C = F = 512 (38 MB) took 22 ms on a 4x4 image, against
@@ -143,11 +155,14 @@ struct WinogradShape {
   int64_t n, height, width, channels, filters;
   int64_t tileRows, tileCols;  // ceil(Ho / 4), ceil(Wo / 4)
   int64_t rowsPerBlock;        // tile rows per block
+  int64_t filterBlocks = 1;    // blocks the filters are split into
   int64_t lanesC, lanesF;
   /// The output is channels first: the output transform writes it so
   /// (a register transpose per tile) instead of a transpose pass after.
   bool channelsFirst;
   int64_t tilesPerBlock() const { return rowsPerBlock * tileCols; }
+  int64_t filtersPerBlock() const { return filters / filterBlocks; }
+  int64_t rowBlocks() const { return n * (tileRows / rowsPerBlock); }
   /// The computed output: [N, 4 tileRows, 4 tileCols, F] or channels first.
   SmallVector<int64_t> paddedShape() const {
     int64_t rows = kOut * tileRows, cols = kOut * tileCols;
@@ -159,10 +174,12 @@ struct WinogradShape {
 
 /// Tile rows per block: a divisor of the image's tile rows, as many as keep
 /// a block within `blockTiles` tiles (one row at least) while leaving every
-/// thread two blocks where there are that many rows.
+/// thread two blocks where there are that many rows; where U streams from
+/// memory (`streamed`), as many as fit, whatever the blocks left (the
+/// threads then split the filters: filterBlocks).
 int64_t rowsPerBlock(int64_t n, int64_t tileRows, int64_t tileCols,
-                     int64_t blockTiles, int64_t threads) {
-  int64_t wantBlocks = std::min(2 * threads, n * tileRows);
+                     int64_t blockTiles, int64_t threads, bool streamed) {
+  int64_t wantBlocks = streamed ? 1 : std::min(2 * threads, n * tileRows);
   int64_t best = 1;
   for (int64_t r = 2; r <= tileRows; ++r) {
     if (tileRows % r)
@@ -172,6 +189,20 @@ int64_t rowsPerBlock(int64_t n, int64_t tileRows, int64_t tileCols,
     best = r;
   }
   return best;
+}
+
+/// Filter blocks: one where the row blocks give every thread one, else
+/// the fewest that do, each of whole register tiles of filters (one where
+/// the filters do not divide so).
+int64_t filterBlocks(const WinogradShape &s, int64_t threads) {
+  int64_t rowBlocks = s.rowBlocks();
+  if (rowBlocks >= threads)
+    return 1;
+  for (int64_t d = llvm::divideCeil(threads, rowBlocks);
+       d * kFilterBlockMultiple <= s.filters; ++d)
+    if (s.filters % (d * kFilterBlockMultiple) == 0)
+      return d;
+  return 1;
 }
 
 Value index(OpBuilder &b, Location loc, int64_t v) {
@@ -222,26 +253,30 @@ Value filterAsHwcf(OpBuilder &b, Location loc, ConvPlan &plan) {
   return transposed(b, loc, filter, perm);
 }
 
-/// U [36, C, F] = G g G^T for every channel and filter, in an scf.forall
-/// over channels, each writing its 36 rows of U front to back (a forall over
-/// single filter vectors wrote 36 places a megabyte apart per iteration, and
-/// ran 5x slower on the 512-channel layer).
+/// U [filterBlocks, 36, C, F / filterBlocks] = G g G^T for every channel
+/// and filter, each filter block's U contiguous (what one block of the
+/// convolution reads), in an scf.forall over channels, each writing its 36
+/// rows of U front to back (a forall over single filter vectors wrote 36
+/// places a megabyte apart per iteration, and ran 5x slower on the
+/// 512-channel layer).
 Value transformFilters(OpBuilder &b, Location loc, Value hwcf,
                        const WinogradShape &s) {
   MLIRContext *ctx = b.getContext();
   int64_t c = s.channels, f = s.filters, lanes = s.lanesF;
-  Value empty = tensor::EmptyOp::create(b, loc, {kProducts, c, f},
-                                        b.getF32Type());
+  int64_t blocks = s.filterBlocks, perBlock = s.filtersPerBlock();
+  Value empty = tensor::EmptyOp::create(
+      b, loc, {blocks, kProducts, c, perBlock}, b.getF32Type());
   auto forall = scf::ForallOp::create(b, loc, getAsIndexOpFoldResult(ctx, {c}),
                                       ValueRange{empty},
                                       /*mapping=*/std::nullopt);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(forall.getBody());
   Value channel = forall.getInductionVar(0);
-  SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), channel,
-                                       b.getIndexAttr(0)};
-  SmallVector<OpFoldResult> sizes = getAsIndexOpFoldResult(ctx, {kProducts, 1, f});
-  SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+  Value zero = index(b, loc, 0);
+  SmallVector<OpFoldResult> offsets = {zero, zero, channel, zero};
+  SmallVector<OpFoldResult> sizes =
+      getAsIndexOpFoldResult(ctx, {blocks, kProducts, 1, perBlock});
+  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
   Value rows = tensor::ExtractSliceOp::create(
       b, loc, forall.getRegionIterArgs()[0], offsets, sizes, strides);
   auto filterLoop = scf::ForOp::create(b, loc, index(b, loc, 0),
@@ -260,9 +295,14 @@ Value transformFilters(OpBuilder &b, Location loc, Value hwcf,
     Combiner math{b, loc, VectorType::get({lanes}, b.getF32Type())};
     SmallVector<Value> u = math.sandwich(kG, kWindow, kTaps, taps);
     Value out = filterLoop.getRegionIterArgs()[0];
-    Value zero = index(b, loc, 0);
+    Value block = zero, inBlock = f0;
+    if (blocks > 1) {
+      block = arith::DivUIOp::create(b, loc, f0, index(b, loc, perBlock));
+      inBlock = arith::RemUIOp::create(b, loc, f0, index(b, loc, perBlock));
+    }
     for (int64_t ab = 0; ab < kProducts; ++ab)
-      out = writeVector(b, loc, u[ab], out, {index(b, loc, ab), zero, f0});
+      out = writeVector(b, loc, u[ab], out,
+                        {block, index(b, loc, ab), zero, inBlock});
     scf::YieldOp::create(b, loc, out);
   }
   b.setInsertionPointToStart(forall.getTerminator().getBody());
@@ -410,8 +450,8 @@ Value writeTileChannelsFirst(OpBuilder &b, Location loc, ArrayRef<Value> y,
   return out;
 }
 
-/// The block's output rows [1, 4 R, 4 * tileCols, F]: A^T m A (+ the
-/// accumulator's fill value `bias`, a vector or null) for each tile.
+/// The block's output rows [1, 4 R, 4 * tileCols, F / filterBlocks]: A^T m A (+
+/// the accumulator's fill value `bias`, a vector or null) for each tile.
 Value transformOutputs(OpBuilder &b, Location loc, Value products,
                        Value outBlock, Value bias, const WinogradShape &s) {
   int64_t lanes = s.lanesF;
@@ -428,8 +468,8 @@ Value transformOutputs(OpBuilder &b, Location loc, Value products,
   Value col0 = arith::MulIOp::create(
       b, loc, arith::RemUIOp::create(b, loc, tile, tileCols), four);
   auto filterLoop = scf::ForOp::create(
-      b, loc, index(b, loc, 0), index(b, loc, s.filters), index(b, loc, lanes),
-      ValueRange{tileLoop.getRegionIterArgs()[0]});
+      b, loc, index(b, loc, 0), index(b, loc, s.filtersPerBlock()),
+      index(b, loc, lanes), ValueRange{tileLoop.getRegionIterArgs()[0]});
   {
     OpBuilder::InsertionGuard inner(b);
     b.setInsertionPointToStart(filterLoop.getBody());
@@ -453,16 +493,19 @@ Value transformOutputs(OpBuilder &b, Location loc, Value products,
 }
 
 /// The output [N, 4 tileRows, 4 tileCols, F], computed in an scf.forall
-/// over (image, block of tile rows).
+/// over (image, block of tile rows, block of filters).
 Value convolveInBlocks(OpBuilder &b, Location loc, Value image, Value u,
                        Value bias, const ConvPlan &plan,
                        const WinogradShape &s) {
   MLIRContext *ctx = b.getContext();
   auto f32 = b.getF32Type();
   int64_t blockRows = kOut * s.rowsPerBlock, tiles = s.tilesPerBlock();
+  int64_t filters = s.filtersPerBlock();
   Value empty = tensor::EmptyOp::create(b, loc, s.paddedShape(), f32);
   auto forall = scf::ForallOp::create(
-      b, loc, getAsIndexOpFoldResult(ctx, {s.n, s.tileRows / s.rowsPerBlock}),
+      b, loc,
+      getAsIndexOpFoldResult(
+          ctx, {s.n, s.tileRows / s.rowsPerBlock, s.filterBlocks}),
       ValueRange{empty}, /*mapping=*/std::nullopt);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(forall.getBody());
@@ -470,26 +513,37 @@ Value convolveInBlocks(OpBuilder &b, Location loc, Value image, Value u,
   Value n = forall.getInductionVar(0);
   Value firstTileRow = arith::MulIOp::create(
       b, loc, forall.getInductionVar(1), index(b, loc, s.rowsPerBlock));
+  Value filterBlock = forall.getInductionVar(2);
   Value v = transformInputs(b, loc, image, n, firstTileRow, plan, s);
 
-  Value products = tensor::EmptyOp::create(b, loc, {kProducts, tiles, s.filters}, f32);
+  // The filter block's U [36, C, F / filterBlocks], contiguous.
+  OpFoldResult zeroIndex = b.getIndexAttr(0);
+  Value blockU = tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get({kProducts, s.channels, filters}, f32), u,
+      SmallVector<OpFoldResult>{filterBlock, zeroIndex, zeroIndex, zeroIndex},
+      getAsIndexOpFoldResult(ctx, {1, kProducts, s.channels, filters}),
+      SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
+  Value products =
+      tensor::EmptyOp::create(b, loc, {kProducts, tiles, filters}, f32);
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   products = linalg::FillOp::create(b, loc, zero, products).getResult(0);
-  products = linalg::BatchMatmulOp::create(b, loc, TypeRange{products.getType()},
-                                           ValueRange{v, u}, ValueRange{products})
-                 .getResult(0);
+  products =
+      linalg::BatchMatmulOp::create(b, loc, TypeRange{products.getType()},
+                                    ValueRange{v, blockU}, ValueRange{products})
+          .getResult(0);
 
   Value firstRow = arith::MulIOp::create(b, loc, firstTileRow,
                                          index(b, loc, kOut));
-  // The block's rows of the output, all columns and filters.
-  OpFoldResult zeroIndex = b.getIndexAttr(0);
+  Value firstFilter =
+      arith::MulIOp::create(b, loc, filterBlock, index(b, loc, filters));
+  // The block's rows of the output, all columns, its filters.
   int64_t cols = kOut * s.tileCols;
-  SmallVector<OpFoldResult> offsets = {n, firstRow, zeroIndex, zeroIndex};
+  SmallVector<OpFoldResult> offsets = {n, firstRow, zeroIndex, firstFilter};
   SmallVector<OpFoldResult> sizes =
-      getAsIndexOpFoldResult(ctx, {1, blockRows, cols, s.filters});
+      getAsIndexOpFoldResult(ctx, {1, blockRows, cols, filters});
   if (s.channelsFirst) {
-    offsets = {n, zeroIndex, firstRow, zeroIndex};
-    sizes = getAsIndexOpFoldResult(ctx, {1, s.filters, blockRows, cols});
+    offsets = {n, firstFilter, firstRow, zeroIndex};
+    sizes = getAsIndexOpFoldResult(ctx, {1, filters, blockRows, cols});
   }
   SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
   Value outBlock = tensor::ExtractSliceOp::create(
@@ -649,15 +703,19 @@ struct ConvLowerWinogradPass
       s.filters = plan->filtersPerGroup;
       s.tileRows = llvm::divideCeil(plan->outSize[0], kOut);
       s.tileCols = llvm::divideCeil(plan->outSize[1], kOut);
-      s.rowsPerBlock =
-          rowsPerBlock(s.n, s.tileRows, s.tileCols, blockTiles, threads);
+      bool streamed =
+          kProducts * s.channels * s.filters * 4 > kCachedFilterBytes;
+      s.rowsPerBlock = rowsPerBlock(s.n, s.tileRows, s.tileCols, blockTiles,
+                                    threads, streamed);
+      s.filterBlocks = streamed ? filterBlocks(s, threads) : 1;
       s.lanesC = vectorLanes(s.channels);
       s.lanesF = vectorLanes(s.filters);
       s.channelsFirst = plan->form->layout == ImageLayout::nchw;
       LLVM_DEBUG(llvm::dbgs()
                  << "[" DEBUG_TYPE "] "
                  << "  " << s.n << " x " << s.tileRows << " x " << s.tileCols
-                 << " tiles, " << s.rowsPerBlock << " tile rows per block, C "
+                 << " tiles, " << s.rowsPerBlock << " tile rows and "
+                 << s.filtersPerBlock() << " filters per block, C "
                  << s.channels << " F " << s.filters << "\n");
       chosen.emplace_back(*plan, s);
     });

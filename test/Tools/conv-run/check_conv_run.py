@@ -631,7 +631,17 @@ def winograd_set():
             Problem("c12", "1,12,12,12", "16,12,3,3", padding="1", layout="nhwc"),
             ["--winograd", "always"], "panels")),
     ]
-    return always + rule
+    # U past 4 MiB (C = F = 256: 9.4 MB) on one 14x14 image: one block of its 16
+    # tiles per 128 filters, a thread each (conv-lower-winograd's filter blocks),
+    # U made once (16 tiles suffice then); the output written at each block's
+    # filter offset, channels last and first.
+    streamed = [
+        (f"streamed-filter-blocks-{layout}", winograd_case(
+            Problem(f"streamed-{layout}", "1,256,14,14", "256,256,3,3", padding="1",
+                    layout=layout, bias=True),
+            ["--constant-weights", "--num-threads", "2"], "winograd"))
+        for layout in ("nhwc", "nchw")]
+    return always + rule + streamed
 
 
 # ----------------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 // RUN: conv-opt %s --conv-lower-winograd="min-tiles=0" --canonicalize | FileCheck %s
 // RUN: conv-opt %s --conv-lower-winograd | FileCheck %s --check-prefix=RULE
 // RUN: conv-opt %s --conv-lower-winograd="filter-packed-once" | FileCheck %s --check-prefix=PACKED
+// RUN: conv-opt %s --conv-lower-winograd="filter-packed-once threads=2" --canonicalize \
+// RUN:   | FileCheck %s --check-prefix=SPLIT
 // RUN: conv-opt %s --conv-lower-winograd="emit-remarks" -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=REMARK
 // RUN: not conv-opt %s --conv-lower-winograd="block-tiles=0" 2>&1 \
@@ -16,10 +18,11 @@
 // CHECK: %[[HWCF:.*]] = linalg.transpose ins(%{{.*}} : tensor<24x16x3x3xf32>) outs(%{{.*}} : tensor<3x3x16x24xf32>) permutation = [2, 3, 1, 0]
 // U = G g G^T once: per channel, its 36 rows of U, an 8-filter vector at a
 // time (9 taps in, 36 out).
-// CHECK: %[[U:.*]] = scf.forall (%{{.*}}) in (16) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<36x16x24xf32>)
-// CHECK:   scf.for %{{.*}} = %c0 to %c24 step %c8 iter_args(%{{.*}} = %{{.*}}) -> (tensor<36x1x24xf32>)
+// U is [filter blocks, 36, C, F / filter blocks]: one block of filters here.
+// CHECK: %[[U:.*]] = scf.forall (%{{.*}}) in (16) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x36x16x24xf32>)
+// CHECK:   scf.for %{{.*}} = %c0 to %c24 step %c8 iter_args(%{{.*}} = %{{.*}}) -> (tensor<1x36x1x24xf32>)
 // CHECK-COUNT-9: vector.transfer_read %[[HWCF]]{{.*}} : tensor<3x3x16x24xf32>, vector<8xf32>
-// CHECK-COUNT-36: vector.transfer_write {{.*}} : vector<8xf32>, tensor<36x1x24xf32>
+// CHECK-COUNT-36: vector.transfer_write {{.*}} : vector<8xf32>, tensor<1x36x1x24xf32>
 // The blocks: one tile row each (3 blocks; one thread asks for 2 at least).
 // CHECK: scf.forall (%[[BLK:.*]]) in (3) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x24x12x12xf32>)
 // Input transform: the 6x6 window read at clamped places, zero where outside.
@@ -30,7 +33,8 @@
 // CHECK:       arith.select
 // CHECK-COUNT-36: vector.transfer_write {{.*}} : vector<16xf32>, tensor<36x3x16xf32>
 // The 36 GEMMs of the block.
-// CHECK:   linalg.batch_matmul ins(%{{.*}}, %[[U]] : tensor<36x3x16xf32>, tensor<36x16x24xf32>) outs(%{{.*}} : tensor<36x3x24xf32>)
+// CHECK:   %[[BU:.*]] = tensor.extract_slice %[[U]][0, 0, 0, 0] [1, 36, 16, 24] [1, 1, 1, 1] : tensor<1x36x16x24xf32> to tensor<36x16x24xf32>
+// CHECK:   linalg.batch_matmul ins(%{{.*}}, %[[BU]] : tensor<36x3x16xf32>, tensor<36x16x24xf32>) outs(%{{.*}} : tensor<36x3x24xf32>)
 // Output transform, written channels first: 16 pixels x 8 filters transposed
 // in registers, 4 rows of 4 pixels per filter.
 // CHECK:   scf.for %{{.*}} = %c0 to %c24 step %c8
@@ -173,4 +177,43 @@ func.func @sixteen_tiles(%x: tensor<1x16x16x16xf32>, %w: tensor<16x16x3x3xf32>) 
   %y = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
        ins(%x, %w : tensor<1x16x16x16xf32>, tensor<16x16x3x3xf32>) outs(%init : tensor<1x16x14x14xf32>) -> tensor<1x16x14x14xf32>
   return %y : tensor<1x16x14x14xf32>
+}
+
+// U past 4 MiB (C = F = 256: 9.4 MB), one 14x14 image (16 tiles), two threads:
+// in a network U comes from memory, so the image's tiles are one block and the
+// threads split the filters (two blocks of 128, each reading its contiguous
+// half of U once) instead of the tile rows (four blocks of 4 tiles, each
+// reading all of U). On two images the blocks are the images, U not split.
+// SPLIT-LABEL: func.func @streamed_filters
+// SPLIT: %[[U:.*]] = scf.forall (%{{.*}}) in (256) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<2x36x256x128xf32>)
+// SPLIT:   %[[FB:.*]] = arith.divui %{{.*}}, %c128 : index
+// SPLIT:   %[[FI:.*]] = arith.remui %{{.*}}, %c128 : index
+// SPLIT:   vector.transfer_write %{{.*}}, %{{.*}}[%[[FB]], %c0, %c0, %[[FI]]] {{.*}} : vector<16xf32>, tensor<2x36x1x128xf32>
+// SPLIT: scf.forall (%[[F:.*]]) in (2) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x16x16x256xf32>)
+// SPLIT:   %[[BU:.*]] = tensor.extract_slice %[[U]][%[[F]], 0, 0, 0] [1, 36, 256, 128] [1, 1, 1, 1] : tensor<2x36x256x128xf32> to tensor<36x256x128xf32>
+// SPLIT:   linalg.batch_matmul ins(%{{.*}}, %[[BU]] : tensor<36x16x256xf32>, tensor<36x256x128xf32>) outs(%{{.*}} : tensor<36x16x128xf32>)
+// SPLIT:   %[[F0:.*]] = arith.muli %[[F]], %c128 : index
+// SPLIT:   tensor.parallel_insert_slice %{{.*}} into %{{.*}}[0, 0, 0, %[[F0]]] [1, 16, 16, 128] [1, 1, 1, 1] : tensor<1x16x16x128xf32> into tensor<1x16x16x256xf32>
+// SPLIT: } {conv_lower.winograd}
+// SPLIT-LABEL: func.func @streamed_two_images
+// SPLIT: scf.forall (%{{.*}}) in (256) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x36x256x256xf32>)
+// SPLIT: scf.forall (%{{.*}}) in (2) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<2x16x16x256xf32>)
+// SPLIT:   linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<36x16x256xf32>, tensor<36x256x256xf32>) outs(%{{.*}} : tensor<36x16x256xf32>)
+// SPLIT: } {conv_lower.winograd}
+func.func @streamed_filters(%x: tensor<1x16x16x256xf32>, %w: tensor<256x3x3x256xf32>) -> tensor<1x14x14x256xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x14x14x256xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x14x14x256xf32>) -> tensor<1x14x14x256xf32>
+  %y = linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%x, %w : tensor<1x16x16x256xf32>, tensor<256x3x3x256xf32>) outs(%init : tensor<1x14x14x256xf32>) -> tensor<1x14x14x256xf32>
+  return %y : tensor<1x14x14x256xf32>
+}
+
+func.func @streamed_two_images(%x: tensor<2x16x16x256xf32>, %w: tensor<256x3x3x256xf32>) -> tensor<2x14x14x256xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x14x14x256xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<2x14x14x256xf32>) -> tensor<2x14x14x256xf32>
+  %y = linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%x, %w : tensor<2x16x16x256xf32>, tensor<256x3x3x256xf32>) outs(%init : tensor<2x14x14x256xf32>) -> tensor<2x14x14x256xf32>
+  return %y : tensor<2x14x14x256xf32>
 }

@@ -399,18 +399,31 @@ def ConvLowerWinograd : Pass<"conv-lower-winograd"> {
 
         Y = A^T [ (G g G^T) . (B^T d B) ] A
 
-    - the filters once per call, U[36, C, F] = G g G^T on vectors of
-      filters (an `scf.forall` over channels);
-    - then an `scf.forall` over blocks of 4x4-tile rows of each image (what
-      threads share), each block: the input transform V[36, T, C] =
-      B^T d B of its T tiles (6x6 windows read from the channels-last
-      image, channels as vectors; padding by clamped reads and selects, so
-      the padded image is never materialized), a `linalg.batch_matmul`
-      V x U -> M[36, T, F] (36 GEMMs, which conv-lower-tile-and-vectorize
-      register-tiles like every other GEMM), and the output transform
-      A^T M A (+ the fill's value) into the block's 4 rows of output per
-      tile row, in the output's own layout (channels first through a
+    - the filters once per call, U = G g G^T on vectors of filters (an
+      `scf.forall` over channels), laid out [B, 36, C, F / B] for B
+      blocks of filters (below), each block's share contiguous;
+    - then an `scf.forall` over blocks of 4x4-tile rows of each image and
+      blocks of filters (what threads share), each block: the input
+      transform V[36, T, C] = B^T d B of its T tiles (6x6 windows read
+      from the channels-last image, channels as vectors; padding by
+      clamped reads and selects, so the padded image is never
+      materialized), a `linalg.batch_matmul` V x U -> M[36, T, F / B]
+      (36 GEMMs, which conv-lower-tile-and-vectorize register-tiles like
+      every other GEMM), and the output transform A^T M A (+ the fill's
+      value) into the block's 4 rows of output per tile row and its
+      filters, in the output's own layout (channels first through a
       register transpose of each tile's 16 pixels).
+
+    Blocks: where U fits 4 MiB, each block takes as many tile rows as keep
+    it within `block-tiles` tiles while leaving every thread two blocks,
+    and all the filters (B = 1). Past 4 MiB U comes from memory in a
+    network (every layer's weights pass through the caches between two
+    calls of one layer) and each block reads all of its share: blocks then
+    take as many tile rows as `block-tiles` allows, and where that leaves a
+    thread without one, the threads split the filters instead (B blocks of
+    whole 32-filter tiles): r50's 256-channel 14x14 layer at batch 1 reads
+    half of U per thread once, where four blocks of 4 tiles read all of it
+    each.
 
     A channels-first image is transposed to channels last; the filter to
     [3, 3, C, F]; an output whose size is not a multiple of 4 is computed
