@@ -324,6 +324,115 @@ linalg::LinalgOp packColumnPanels(RewriterBase &rewriter, linalg::LinalgOp op,
   return *tiled;
 }
 
+/// Whether the accumulator `op` starts from is a linalg.fill, seen through
+/// a reshape too (the filter panels' [M, N / w, w] view of the output).
+bool initIsFill(linalg::LinalgOp op) {
+  if (op.getNumDpsInits() != 1)
+    return false;
+  Value init = op.getDpsInitOperand(0)->get();
+  if (isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
+          init.getDefiningOp()))
+    init = init.getDefiningOp()->getOperand(0);
+  return init.getDefiningOp<linalg::FillOp>() != nullptr;
+}
+
+/// Step 1, where the accumulator is a linalg.fill and the tiles divide
+/// every extent: the parallel dimensions first with the fill fused into
+/// each register tile, then K inside. Tiled with K, the tiles read their
+/// accumulators from the filled output: the fill was a pass writing the
+/// whole output block (3.2 MB a thread block for r50's 128 -> 256 1x1 layer
+/// at batch 8, past the L2) before the tiles read it back; fused, each
+/// tile's accumulators start as zero vectors in registers and the fill
+/// folds away.
+LogicalResult tileFusingFill(RewriterBase &rewriter, linalg::LinalgOp op,
+                             ArrayRef<int64_t> sizes) {
+  if (!initIsFill(op))
+    return failure();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<int64_t> parallel(sizes.size(), 0), reduction(sizes.size(), 0);
+  bool reduces = false;
+  for (auto [dim, size, type] :
+       llvm::enumerate(sizes, op.getIteratorTypesArray())) {
+    if (size == 0)
+      continue;
+    if (ShapedType::isDynamic(ranges[dim]) || ranges[dim] % size)
+      return failure();
+    if (type == utils::IteratorType::reduction) {
+      reduction[dim] = size;
+      reduces = true;
+    } else {
+      parallel[dim] = size;
+    }
+  }
+  FailureOr<linalg::LinalgOp> tile =
+      tileInPlaceFusingFill(rewriter, op, parallel);
+  if (failed(tile))
+    return failure();
+  if (reduces && failed(tileInPlace(rewriter, *tile, reduction)))
+    return failure();
+  return success();
+}
+
+/// An in-bounds vector.transfer_read of a linalg.fill's result, seen
+/// through tensor.extract_slice ops: a splat of the fill's value.
+struct ReadOfFillAsSplat : OpRewritePattern<vector::TransferReadOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(vector::TransferReadOp read,
+                                PatternRewriter &rewriter) const override {
+    if (read.hasOutOfBoundsDim() || read.getMask())
+      return failure();
+    Value source = read.getBase();
+    while (auto slice = source.getDefiningOp<tensor::ExtractSliceOp>())
+      source = slice.getSource();
+    auto fill = source.getDefiningOp<linalg::FillOp>();
+    if (!fill || !isa<RankedTensorType>(source.getType()))
+      return failure();
+    Value value = fill.getInputs()[0];
+    if (value.getType() != read.getVectorType().getElementType())
+      return failure();
+    rewriter.replaceOpWithNewOp<vector::BroadcastOp>(read, read.getVectorType(),
+                                                     value);
+    return success();
+  }
+};
+
+/// Whether `use` replaces every element of the tensor it is the
+/// destination of: an in-bounds transfer_write of the tensor's size, or an
+/// insert_slice of it, seen through slices that take the whole tensor.
+bool overwritesWhole(OpOperand &use) {
+  Operation *user = use.getOwner();
+  auto whole = [](ShapedType part, ShapedType all) {
+    return part.hasStaticShape() && all.hasStaticShape() &&
+           part.getNumElements() == all.getNumElements();
+  };
+  auto dest = cast<RankedTensorType>(use.get().getType());
+  if (auto write = dyn_cast<vector::TransferWriteOp>(user))
+    return &use == &write.getBaseMutable() && !write.hasOutOfBoundsDim() &&
+           !write.getMask() && whole(write.getVectorType(), dest);
+  if (auto insert = dyn_cast<tensor::InsertSliceOp>(user))
+    return &use == &insert.getDestMutable() &&
+           whole(insert.getSourceType(), dest);
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(user))
+    return whole(slice.getType(), dest) &&
+           llvm::all_of(slice->getUses(), overwritesWhole);
+  return false;
+}
+
+/// A linalg.fill every use of which overwrites it whole (the fused fill of
+/// a register tile whose accumulators now start as splats): its
+/// destination as it was.
+struct FillOverwrittenWhole : OpRewritePattern<linalg::FillOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::FillOp fill,
+                                PatternRewriter &rewriter) const override {
+    if (!fill.hasPureTensorSemantics() || fill->use_empty() ||
+        !llvm::all_of(fill->getResult(0).getUses(), overwritesWhole))
+      return failure();
+    rewriter.replaceOp(fill, fill.getOutputs()[0]);
+    return success();
+  }
+};
+
 /// Step 1: tile one contraction; peel loops over dynamic extents.
 LogicalResult tileAndPeel(RewriterBase &rewriter, linalg::LinalgOp op,
                           int64_t tileM, int64_t tileN, int64_t tileK,
@@ -335,6 +444,9 @@ LogicalResult tileAndPeel(RewriterBase &rewriter, linalg::LinalgOp op,
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<int64_t> sizes =
       computeTileSizes(op, *dims, tileM, tileN, tileK, exact);
+  // AMX's exact tiles keep their peeled form (conv-lower-amx-tiles').
+  if (!exact && succeeded(tileFusingFill(rewriter, op, sizes)))
+    return success();
 
   scf::SCFTilingOptions options;
   options.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
@@ -607,6 +719,16 @@ struct ConvLowerTileAndVectorizePass
     getOperation()->walk([&](scf::ForOp loop) { loops.push_back(loop); });
     for (scf::ForOp loop : loops)
       (void)hoistLoopInvariantSubsets(rewriter, loop);
+
+    // The accumulators of a tile whose fill was fused (tileFusingFill)
+    // start as splats of the fill's value, not as a read of the filled
+    // output; the fill, then overwritten whole, goes.
+    RewritePatternSet splats(&getContext());
+    splats.add<ReadOfFillAsSplat, FillOverwrittenWhole>(&getContext());
+    // (The K loops carry the tile's slices unchanged: forwarded, they show
+    // the fill's uses as the writes they are.)
+    scf::ForOp::getCanonicalizationPatterns(splats, &getContext());
+    (void)applyPatternsGreedily(getOperation(), std::move(splats));
   }
 };
 
