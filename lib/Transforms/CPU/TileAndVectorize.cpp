@@ -213,6 +213,54 @@ linalg::LinalgOp tileForThreads(RewriterBase &rewriter, linalg::LinalgOp op,
 /// 7x7 layer's per-thread GEMM [49, 4608] x [4608, 256] read its 4.7 MB B
 /// once per 7-row tile from memory; blocked, once. Returns the contraction
 /// inside the K loop (or `op` where nothing is blocked).
+bool initIsFill(linalg::LinalgOp op);
+bool isTensorContraction(linalg::LinalgOp op);
+
+/// The contraction of the K blocks' loop `blocks` with its first block
+/// peeled off and inlined where `op` (the contraction in it) starts from
+/// the accumulator's fill: that block's register tiles then start from
+/// splats (tileFusingFill) and the fill goes, where every block read the
+/// filled output. Returns the contractions to tile (the first block's, if
+/// peeled, then `op`).
+SmallVector<linalg::LinalgOp> peelFirstBlock(RewriterBase &rewriter,
+                                             linalg::LinalgOp op) {
+  auto blocks = dyn_cast<scf::ForOp>(op->getParentOp());
+  if (!blocks || blocks.getNumRegionIterArgs() != 1 || op.getNumDpsInits() != 1)
+    return {op};
+  // The accumulator: the loop's, or its whole as tiling slices it.
+  Value acc = op.getDpsInitOperand(0)->get();
+  if (auto slice = acc.getDefiningOp<tensor::ExtractSliceOp>())
+    acc = slice.getSource();
+  if (acc != blocks.getRegionIterArgs()[0])
+    return {op};
+  Value init = blocks.getInitArgs()[0];
+  if (!isa_and_nonnull<linalg::FillOp, tensor::ExpandShapeOp,
+                       tensor::CollapseShapeOp>(init.getDefiningOp()))
+    return {op};
+  scf::ForOp first;
+  if (failed(scf::peelForLoopFirstIteration(rewriter, blocks, first)))
+    return {op};
+  linalg::LinalgOp firstOp;
+  first.getBody()->walk([&](linalg::LinalgOp inner) {
+    if (isTensorContraction(inner))
+      firstOp = inner;
+  });
+  if (!firstOp)
+    return {op};
+  (void)first.promoteIfSingleIteration(rewriter);
+  // The first block's accumulator, a whole slice of the fill, as the fill.
+  OpOperand *firstInit = firstOp.getDpsInitOperand(0);
+  if (auto slice = firstInit->get().getDefiningOp<tensor::ExtractSliceOp>())
+    if (slice.getSourceType() == slice.getType() &&
+        llvm::all_of(slice.getMixedOffsets(),
+                     [](OpFoldResult o) { return isConstantIntValue(o, 0); }) &&
+        llvm::all_of(slice.getMixedStrides(),
+                     [](OpFoldResult o) { return isConstantIntValue(o, 1); }))
+      rewriter.modifyOpInPlace(firstOp,
+                               [&] { firstInit->set(slice.getSource()); });
+  return {firstOp, op};
+}
+
 linalg::LinalgOp blockReduction(RewriterBase &rewriter, linalg::LinalgOp op,
                                 int64_t cacheBytes) {
   constexpr int64_t minBlock = 64;
@@ -687,8 +735,13 @@ struct ConvLowerTileAndVectorizePass
       if (parallelBlocks > 0 && !op->getParentOfType<scf::ForallOp>())
         op = tileForThreads(rewriter, op, parallelBlocks, tile.m, tile.n);
       op = blockReduction(rewriter, op, cacheBlockBytes);
-      op = packColumnPanels(rewriter, op, tile.n);
-      (void)tileAndPeel(rewriter, op, tile.m, tile.n, tile.k, tile.amx);
+      SmallVector<linalg::LinalgOp> parts =
+          tile.amx ? SmallVector<linalg::LinalgOp>{op}
+                   : peelFirstBlock(rewriter, op);
+      for (linalg::LinalgOp part : parts) {
+        part = packColumnPanels(rewriter, part, tile.n);
+        (void)tileAndPeel(rewriter, part, tile.m, tile.n, tile.k, tile.amx);
+      }
     }
 
     (void)canonicalize(getOperation());
