@@ -349,7 +349,9 @@ def ConvLowerGroupedDirect : Pass<"conv-lower-grouped-direct"> {
   let description = [{
     Every 2-D grouped convolution with more than one channel a group, fewer
     than `max-filters` filters a group (the GEMM's register-tile width: a
-    group that fills it gains nothing here) and a whole number of
+    group that fills it gains nothing here; strided, as many as
+    `max-filters`: the GEMM route's gathered im2col and [G, M, Fg] result
+    transposed back cost more there) and a whole number of
     `filter-lanes` filter vectors, f32 data, static shapes, unit dilations,
     not quantized, is rewritten as an `scf.forall` over (image, group),
     marked `conv_lower.grouped_direct`, of `linalg.conv_2d_nhwc_hwcf` ops:
@@ -380,7 +382,8 @@ def ConvLowerGroupedDirect : Pass<"conv-lower-grouped-direct"> {
            "Accumulator vectors per 1-D convolution (14: AVX2's 16 "
            "registers less the filter vector and the broadcast)">,
     Option<"maxFilters", "max-filters", "int64_t", /*default=*/"16",
-           "Take groups of fewer filters than this (the GEMM tile's width)">,
+           "Take groups of fewer filters than this (the GEMM tile's width); "
+           "of a strided convolution, as many as this too">,
     Option<"filterLanes", "filter-lanes", "int64_t", /*default=*/"8",
            "Filters a group must be a multiple of (8: one AVX2 f32 vector; "
            "the CPU pipeline takes 4, half of one)">,
