@@ -792,7 +792,13 @@ def ConvLowerTileAndVectorize : Pass<"conv-lower-tile-and-vectorize"> {
     boundary tile is partial). This is the CPU micro-kernel: no scalar triple
     loop is left for the GEMM. The accumulator tiles are then hoisted out of
     the K loops (`hoistLoopInvariantSubsets`): carried as vectors, not read
-    and written back on every K step.
+    and written back on every K step. Where the accumulator is a
+    `linalg.fill` and the tiles divide every extent, the parallel
+    dimensions are tiled first with the fill fused into each register tile
+    and K inside: the tile's accumulators start as splats of the fill's
+    value in registers and the fill, then overwritten whole, goes (the tiles
+    had read them back from a block the fill wrote first). A K-blocked
+    GEMM's first K block is peeled off so that it starts from the fill so.
 
     Where the operand the register tiles stream (the [K, N] one: each row
     tile reads all of it) is larger than `cache-block-bytes`, K is first
