@@ -213,54 +213,6 @@ linalg::LinalgOp tileForThreads(RewriterBase &rewriter, linalg::LinalgOp op,
 /// 7x7 layer's per-thread GEMM [49, 4608] x [4608, 256] read its 4.7 MB B
 /// once per 7-row tile from memory; blocked, once. Returns the contraction
 /// inside the K loop (or `op` where nothing is blocked).
-bool initIsFill(linalg::LinalgOp op);
-bool isTensorContraction(linalg::LinalgOp op);
-
-/// The contraction of the K blocks' loop `blocks` with its first block
-/// peeled off and inlined where `op` (the contraction in it) starts from
-/// the accumulator's fill: that block's register tiles then start from
-/// splats (tileFusingFill) and the fill goes, where every block read the
-/// filled output. Returns the contractions to tile (the first block's, if
-/// peeled, then `op`).
-SmallVector<linalg::LinalgOp> peelFirstBlock(RewriterBase &rewriter,
-                                             linalg::LinalgOp op) {
-  auto blocks = dyn_cast<scf::ForOp>(op->getParentOp());
-  if (!blocks || blocks.getNumRegionIterArgs() != 1 || op.getNumDpsInits() != 1)
-    return {op};
-  // The accumulator: the loop's, or its whole as tiling slices it.
-  Value acc = op.getDpsInitOperand(0)->get();
-  if (auto slice = acc.getDefiningOp<tensor::ExtractSliceOp>())
-    acc = slice.getSource();
-  if (acc != blocks.getRegionIterArgs()[0])
-    return {op};
-  Value init = blocks.getInitArgs()[0];
-  if (!isa_and_nonnull<linalg::FillOp, tensor::ExpandShapeOp,
-                       tensor::CollapseShapeOp>(init.getDefiningOp()))
-    return {op};
-  scf::ForOp first;
-  if (failed(scf::peelForLoopFirstIteration(rewriter, blocks, first)))
-    return {op};
-  linalg::LinalgOp firstOp;
-  first.getBody()->walk([&](linalg::LinalgOp inner) {
-    if (isTensorContraction(inner))
-      firstOp = inner;
-  });
-  if (!firstOp)
-    return {op};
-  (void)first.promoteIfSingleIteration(rewriter);
-  // The first block's accumulator, a whole slice of the fill, as the fill.
-  OpOperand *firstInit = firstOp.getDpsInitOperand(0);
-  if (auto slice = firstInit->get().getDefiningOp<tensor::ExtractSliceOp>())
-    if (slice.getSourceType() == slice.getType() &&
-        llvm::all_of(slice.getMixedOffsets(),
-                     [](OpFoldResult o) { return isConstantIntValue(o, 0); }) &&
-        llvm::all_of(slice.getMixedStrides(),
-                     [](OpFoldResult o) { return isConstantIntValue(o, 1); }))
-      rewriter.modifyOpInPlace(firstOp,
-                               [&] { firstInit->set(slice.getSource()); });
-  return {firstOp, op};
-}
-
 linalg::LinalgOp blockReduction(RewriterBase &rewriter, linalg::LinalgOp op,
                                 int64_t cacheBytes) {
   constexpr int64_t minBlock = 64;
@@ -308,6 +260,74 @@ linalg::LinalgOp blockReduction(RewriterBase &rewriter, linalg::LinalgOp op,
   sizes[kLoop] = kc;
   FailureOr<linalg::LinalgOp> tiled = tileInPlace(rewriter, op, sizes);
   return succeeded(tiled) ? *tiled : op;
+}
+
+/// The contractions this pass tiles: on tensors, linalg's or the signed-i8
+/// form conv-lower-pack-vnni writes.
+bool isTensorContraction(linalg::LinalgOp op) {
+  return op.hasPureTensorSemantics() &&
+         (linalg::isaContractionOpInterface(op) ||
+          conv_lower::isSignFlippedI8Contraction(op));
+}
+
+/// Whether `v` is a linalg.fill's result, seen through a reshape too (the
+/// filter panels' [M, N / w, w] view of the filled output).
+bool isFilled(Value v) {
+  if (isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
+          v.getDefiningOp()))
+    v = v.getDefiningOp()->getOperand(0);
+  return v.getDefiningOp<linalg::FillOp>() != nullptr;
+}
+
+/// Whether the accumulator `op` starts from is a linalg.fill.
+bool initIsFill(linalg::LinalgOp op) {
+  return op.getNumDpsInits() == 1 && isFilled(op.getDpsInitOperand(0)->get());
+}
+
+/// What `v` slices where it is a tensor.extract_slice of the whole of it
+/// (as tiling takes an untiled accumulator), else `v`.
+Value throughWholeSlice(Value v) {
+  auto slice = v.getDefiningOp<tensor::ExtractSliceOp>();
+  auto isConstant = [](int64_t c) {
+    return [c](OpFoldResult o) { return isConstantIntValue(o, c); };
+  };
+  if (slice && slice.getSourceType() == slice.getType() &&
+      llvm::all_of(slice.getMixedOffsets(), isConstant(0)) &&
+      llvm::all_of(slice.getMixedStrides(), isConstant(1)))
+    return slice.getSource();
+  return v;
+}
+
+/// Step 0b': a K-blocked contraction `op` (blockReduction's) whose
+/// accumulator is a fill gets its first K block peeled off and inlined,
+/// starting from the fill: that block's register tiles then start from
+/// splats (tileFusingFill) and the fill goes, where every block read the
+/// filled output. Returns the contractions to tile (the first block's, if
+/// peeled, then `op`).
+SmallVector<linalg::LinalgOp> peelFirstBlock(RewriterBase &rewriter,
+                                             linalg::LinalgOp op) {
+  auto blocks = dyn_cast<scf::ForOp>(op->getParentOp());
+  if (!blocks || blocks.getNumRegionIterArgs() != 1 ||
+      op.getNumDpsInits() != 1 ||
+      throughWholeSlice(op.getDpsInitOperand(0)->get()) !=
+          blocks.getRegionIterArgs()[0] ||
+      !isFilled(blocks.getInitArgs()[0]))
+    return {op};
+  scf::ForOp first;
+  if (failed(scf::peelForLoopFirstIteration(rewriter, blocks, first)))
+    return {op};
+  linalg::LinalgOp firstOp;
+  first.getBody()->walk([&](linalg::LinalgOp inner) {
+    if (isTensorContraction(inner))
+      firstOp = inner;
+  });
+  if (!firstOp)
+    return {op};
+  (void)first.promoteIfSingleIteration(rewriter);
+  OpOperand *firstInit = firstOp.getDpsInitOperand(0);
+  Value filled = throughWholeSlice(firstInit->get());
+  rewriter.modifyOpInPlace(firstOp, [&] { firstInit->set(filled); });
+  return {firstOp, op};
 }
 
 /// The floats between consecutive rows of `v` where it is a slice of a
@@ -370,18 +390,6 @@ linalg::LinalgOp packColumnPanels(RewriterBase &rewriter, linalg::LinalgOp op,
                           << " floats apart: packed in [K, " << panel
                           << "] column panels\n");
   return *tiled;
-}
-
-/// Whether the accumulator `op` starts from is a linalg.fill, seen through
-/// a reshape too (the filter panels' [M, N / w, w] view of the output).
-bool initIsFill(linalg::LinalgOp op) {
-  if (op.getNumDpsInits() != 1)
-    return false;
-  Value init = op.getDpsInitOperand(0)->get();
-  if (isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
-          init.getDefiningOp()))
-    init = init.getDefiningOp()->getOperand(0);
-  return init.getDefiningOp<linalg::FillOp>() != nullptr;
 }
 
 /// Step 1, where the accumulator is a linalg.fill and the tiles divide
@@ -666,12 +674,6 @@ bool isAMXGroup(linalg::LinalgOp op, const conv_lower::DotGroupLoop &group) {
     return a.isBF16();
   return group.size == 4 && a.isInteger(8) &&
          !conv_lower::isSignFlippedI8Contraction(op);
-}
-
-bool isTensorContraction(linalg::LinalgOp op) {
-  return op.hasPureTensorSemantics() &&
-         (linalg::isaContractionOpInterface(op) ||
-          conv_lower::isSignFlippedI8Contraction(op));
 }
 
 struct ConvLowerTileAndVectorizePass
