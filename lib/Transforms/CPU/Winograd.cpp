@@ -54,9 +54,9 @@ constexpr int64_t kProducts = kWindow * kWindow;
 // made as large as blockTiles allows and the threads split the filters
 // (each reads its share of U once) rather than the tile rows (each block
 // reading all of U). r50's 256-channel 14x14 layer at batch 1 (16 tiles,
-// U 9.4 MB) was four blocks of 4 tiles: 0.47 ms with U in cache, 0.84-1.47
-// after a 64 MB write (ORT: 1.16); as two blocks of 128 filters 0.40 and
-// 0.65. At 128 channels (U 2.4 MB, 28x28: 49 tiles) one block of 49 tiles
+// U 9.4 MB) was four blocks of 4 tiles: 1.13 ms inside the forward (0.42
+// called alone); as two blocks of 128 filters 0.57-0.66 (quiet, one
+// process each; docs/performance-journal.md, 2026-12-06). At 128 channels (U 2.4 MB, 28x28: 49 tiles) one block of 49 tiles
 // per thread was slower than seven of 7 (its V and products past the L2).
 constexpr int64_t kCachedFilterBytes = 4 << 20;
 constexpr int64_t kMinStreamedBlockTiles = 16;
@@ -601,6 +601,11 @@ void rewriteWinograd(RewriterBase &rewriter, ConvPlan &plan,
 
 bool isF32(Value v) { return getElementTypeOrSelf(v.getType()).isF32(); }
 
+/// U's bytes, [36, C, F] in f32: what the cost rule and the blocks weigh.
+int64_t transformedFilterBytes(int64_t channels, int64_t filters) {
+  return kProducts * channels * filters * 4;
+}
+
 /// The cost rule's and the error bound's limits.
 struct WinogradOptions {
   int64_t minTiles, maxChannels;
@@ -647,7 +652,8 @@ std::string winogradRejection(ConvPlan &plan, const WinogradOptions &options) {
   // flops a byte, below what a core computes per byte of memory traffic when
   // U is past the caches and a block (one image's tiles at most) is small.
   int64_t tilesPerImage = tiles / n;
-  int64_t filterBytes = kProducts * plan.channels * plan.filtersPerGroup * 4;
+  int64_t filterBytes =
+      transformedFilterBytes(plan.channels, plan.filtersPerGroup);
   if (options.minTiles > 0 && filterBytes > kMaxFilterBytes)
     return "the transformed filters would take more than 16 MiB";
   if (options.minTiles > 0 && filterBytes > kCachedFilterBytes &&
@@ -704,7 +710,7 @@ struct ConvLowerWinogradPass
       s.tileRows = llvm::divideCeil(plan->outSize[0], kOut);
       s.tileCols = llvm::divideCeil(plan->outSize[1], kOut);
       bool streamed =
-          kProducts * s.channels * s.filters * 4 > kCachedFilterBytes;
+          transformedFilterBytes(s.channels, s.filters) > kCachedFilterBytes;
       s.rowsPerBlock = rowsPerBlock(s.n, s.tileRows, s.tileCols, blockTiles,
                                     threads, streamed);
       s.filterBlocks = streamed ? filterBlocks(s, threads) : 1;
