@@ -56,8 +56,9 @@ constexpr int64_t kProducts = kWindow * kWindow;
 // reading all of U). r50's 256-channel 14x14 layer at batch 1 (16 tiles,
 // U 9.4 MB) was four blocks of 4 tiles: 1.13 ms inside the forward (0.42
 // called alone); as two blocks of 128 filters 0.57-0.66 (quiet, one
-// process each; docs/performance-journal.md, 2026-12-06). At 128 channels (U 2.4 MB, 28x28: 49 tiles) one block of 49 tiles
-// per thread was slower than seven of 7 (its V and products past the L2).
+// process each; docs/performance-journal.md, 2026-12-06). At 128 channels
+// (U 2.4 MB, 28x28: 49 tiles) one block of 49 tiles per thread was slower
+// than seven of 7 (its V and products past the L2).
 constexpr int64_t kCachedFilterBytes = 4 << 20;
 constexpr int64_t kMinStreamedBlockTiles = 16;
 // The filters a block takes when the threads split them: whole register
