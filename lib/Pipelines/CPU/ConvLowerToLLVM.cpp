@@ -164,8 +164,10 @@ static void addTileAndVectorize(OpPassManager &pm,
   tiling.amxTiles = amxOn(options);
   // Row blocks for the threads: a few per thread, so that uneven blocks
   // still balance (GEMMs already in the panels' blocks keep those).
-  if (options.threads > 1)
+  if (options.threads > 1) {
     tiling.parallelBlocks = 4 * options.threads;
+    tiling.parallelThreads = options.threads;
+  }
   pm.addPass(createConvLowerTileAndVectorize(tiling));
   pm.addPass(createConvLowerVectorizeTransposes());
   pm.addPass(createCanonicalizerPass());

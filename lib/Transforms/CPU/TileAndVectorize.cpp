@@ -29,6 +29,8 @@
 
 #include "llvm/Support/Debug.h"
 
+#include <cmath>
+
 #define DEBUG_TYPE "conv-lower-tile-and-vectorize"
 
 namespace mlir::conv_lower {
@@ -130,6 +132,43 @@ int64_t blockSize(int64_t extent, int64_t blocks, int64_t tile) {
   return extent;
 }
 
+/// The share of the threads' time spent working when `count` equal blocks
+/// are split among `threads` in static chunks: 7 blocks on 2 threads keep
+/// one thread idle for an eighth of the time.
+double threadBalance(int64_t count, int64_t threads) {
+  return double(count) / double(threads * llvm::divideCeil(count, threads));
+}
+
+/// blockSize's block, unless its count (times `outer`, the iterations of
+/// the forall's other dimensions) leaves a thread idle part of the time and
+/// another multiple of `tile` dividing the extent, at least `minBlock` (the
+/// register tile: AMX's 16 rows) and with a total count within 4x of
+/// `blocks`, balances better: then the best balanced, the count nearest
+/// `blocks` among equals. A 1x1 layer's 1568 rows (14x14 at
+/// batch 8) went in 7 blocks of 224 onto 2 threads: 8.4 ms; in 14 of 112,
+/// 7.3 (docs/performance.md).
+int64_t balancedBlockSize(int64_t extent, int64_t blocks, int64_t tile,
+                          int64_t minBlock, int64_t threads, int64_t outer) {
+  int64_t chosen = blockSize(extent, blocks, tile);
+  if (threads < 2 || outer < 1 || extent % tile != 0 ||
+      threadBalance(outer * (extent / chosen), threads) == 1.0)
+    return chosen;
+  auto countOf = [&](int64_t b) { return outer * (extent / b); };
+  auto distance = [&](int64_t b) {
+    return std::abs(std::log(double(countOf(b)) / double(blocks)));
+  };
+  for (int64_t b = llvm::alignTo(minBlock, tile); b <= extent; b += tile) {
+    int64_t count = countOf(b);
+    if (extent % b != 0 || 4 * count < blocks || count > 4 * blocks)
+      continue;
+    double balance = threadBalance(count, threads),
+           best = threadBalance(countOf(chosen), threads);
+    if (balance > best || (balance == best && distance(b) < distance(chosen)))
+      chosen = b;
+  }
+  return chosen;
+}
+
 /// The largest multiple of `step` that divides `extent` and is at most
 /// `limit` (at least `step`; the extent where `step` does not divide it).
 int64_t largestMultipleDividing(int64_t extent, int64_t limit, int64_t step) {
@@ -150,7 +189,8 @@ int64_t largestMultipleDividing(int64_t extent, int64_t limit, int64_t step) {
 /// units of work that threads share. Returns the contraction inside the
 /// forall.
 linalg::LinalgOp tileForThreads(RewriterBase &rewriter, linalg::LinalgOp op,
-                                int64_t blocks, int64_t tileM, int64_t tileN) {
+                                int64_t blocks, int64_t threads, int64_t tileM,
+                                int64_t tileN) {
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
   if (failed(dims) || (dims->m.empty() && dims->n.empty()))
@@ -173,16 +213,29 @@ linalg::LinalgOp tileForThreads(RewriterBase &rewriter, linalg::LinalgOp op,
   SmallVector<int64_t> sizes(op.getNumLoops(), 0);
   for (unsigned d : dims->batch)
     sizes[d] = 1;
+  // The forall's iterations over the dimensions tiled by 1 (batch, groups,
+  // outer rows or columns): each multiplies the count of blocks the
+  // threads share (0 where one is dynamic: no balancing).
+  auto unitIterations = [&](ArrayRef<unsigned> split, unsigned blocked) {
+    int64_t count = 1;
+    for (unsigned d : llvm::concat<const unsigned>(dims->batch, split))
+      if (d != blocked && (!panels || d != dims->n.back()))
+        count = ShapedType::isDynamic(ranges[d]) ? 0 : count * ranges[d];
+    return count;
+  };
   if (splitColumns) {
     for (unsigned d : dims->n)
       sizes[d] = 1;
     if (panels) {
       sizes[dims->n.back()] = 0;
-      sizes[panelDim] = blockSize(ranges[panelDim], blocks, 1);
+      sizes[panelDim] =
+          balancedBlockSize(ranges[panelDim], blocks, 1, 1, threads,
+                            unitIterations(dims->n, panelDim));
     } else {
+      int64_t tile = vectorTile(columns, tileN, conv_lower::kVectorLanes);
       int64_t block =
-          blockSize(columns, blocks,
-                    vectorTile(columns, tileN, conv_lower::kVectorLanes));
+          balancedBlockSize(columns, blocks, tile, tile, threads,
+                            unitIterations(dims->n, dims->n.back()));
       // No multiple of the vector tile divides the columns (1000 classes):
       // the widest blocks of half vectors that give at least `blocks`, each
       // tiled with a peeled remainder (1000 in 8: 25 blocks of 40).
@@ -199,7 +252,9 @@ linalg::LinalgOp tileForThreads(RewriterBase &rewriter, linalg::LinalgOp op,
     sizes[dims->m.back()] =
         ShapedType::isDynamic(rows)
             ? 32 * tileM // a dynamic extent: a fixed block
-            : blockSize(rows, blocks, largestDividingTile(rows, tileM));
+            : balancedBlockSize(rows, blocks, largestDividingTile(rows, tileM),
+                                tileM, threads,
+                                unitIterations(dims->m, dims->m.back()));
   }
   FailureOr<linalg::LinalgOp> tiled = tileInPlaceFusingFill(
       rewriter, op, sizes, scf::SCFTilingOptions::LoopType::ForallOp);
@@ -735,7 +790,8 @@ struct ConvLowerTileAndVectorizePass
       // A GEMM already inside an scf.forall (conv-lower-im2col-panels'
       // row blocks) has its blocks.
       if (parallelBlocks > 0 && !op->getParentOfType<scf::ForallOp>())
-        op = tileForThreads(rewriter, op, parallelBlocks, tile.m, tile.n);
+        op = tileForThreads(rewriter, op, parallelBlocks, parallelThreads,
+                            tile.m, tile.n);
       op = blockReduction(rewriter, op, cacheBlockBytes);
       SmallVector<linalg::LinalgOp> parts =
           tile.amx ? SmallVector<linalg::LinalgOp>{op}

@@ -419,7 +419,10 @@ def ConvLowerWinograd : Pass<"conv-lower-winograd"> {
 
     Blocks: where U fits 4 MiB, each block takes as many tile rows as keep
     it within `block-tiles` tiles while leaving every thread two blocks,
-    and all the filters (B = 1). Past 4 MiB U comes from memory in a
+    and all the filters (B = 1); where that count would not split evenly
+    among the threads (seven blocks on two), fewer tile rows a block, or,
+    where no row count does (7 tile rows), the filters in as few blocks of
+    32 as even them out. Past 4 MiB U comes from memory in a
     network (every layer's weights pass through the caches between two
     calls of one layer) and each block reads all of its share: blocks then
     take as many tile rows as `block-tiles` allows, and where that leaves a
@@ -833,6 +836,13 @@ def ConvLowerTileAndVectorize : Pass<"conv-lower-tile-and-vectorize"> {
            "scf.forall, whose iterations can run on different threads; a "
            "linalg.fill accumulator (seen through a reshape too) is fused "
            "into the blocks">,
+    Option<"parallelThreads", "parallel-threads", "int64_t",
+           /*default=*/"0",
+           "With parallel-blocks: the threads that share the blocks in "
+           "static chunks. Where the count of about parallel-blocks leaves "
+           "one idle part of the time (7 blocks on 2 threads), another "
+           "count within 4x of it that divides evenly is taken (0: "
+           "parallel-blocks alone)">,
     Option<"amxTiles", "amx-tiles", "bool", /*default=*/"false",
            "Tile the GEMMs in bf16 pairs or i8 quads (conv-lower-pack-"
            "vnni's) for AMX instead of the vector registers: 32 x 32 "
