@@ -217,6 +217,9 @@ static void addLowerToLLVM(OpPassManager &pm,
   // The im2col copies in vector runs, on buffers (on tensors, a vector read
   // of a slice written whole into another folds back into a slice copy).
   pm.addPass(createConvLowerVectorizeGathers());
+  // A residual past the caches read by every register tile's epilogue:
+  // prefetched a row of tiles ahead (on buffers: addresses).
+  pm.addNestedPass<func::FuncOp>(createConvLowerPrefetchEpilogueOperands());
   // The register tiles on AMX tiles: tile loads and stores address
   // buffers, so after bufferization; before the loops' lowering.
   if (amxOn(options)) {
