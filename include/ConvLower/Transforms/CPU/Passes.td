@@ -420,9 +420,8 @@ def ConvLowerWinograd : Pass<"conv-lower-winograd"> {
     Blocks: where U fits 4 MiB, each block takes as many tile rows as keep
     it within `block-tiles` tiles while leaving every thread two blocks,
     and all the filters (B = 1); where that count would not split evenly
-    among the threads (seven blocks on two), fewer tile rows a block, or,
-    where no row count does (7 tile rows), the filters in as few blocks of
-    32 as even them out. Past 4 MiB U comes from memory in a
+    among the threads (seven blocks on two), fewer tile rows a block where
+    that evens it out. Past 4 MiB U comes from memory in a
     network (every layer's weights pass through the caches between two
     calls of one layer) and each block reads all of its share: blocks then
     take as many tile rows as `block-tiles` allows, and where that leaves a
