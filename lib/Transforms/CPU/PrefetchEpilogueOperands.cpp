@@ -89,24 +89,56 @@ scf::ForOp outermostAddressLoop(vector::TransferReadOp read,
   return outermost;
 }
 
+/// Adds to `slice` the ops inside `scope` that `value` is computed from, in
+/// order (loop IVs are values of the loops around, not ops).
+LogicalResult sliceWithin(Value value, Operation *scope,
+                          SetVector<Operation *> &slice) {
+  BackwardSliceOptions options;
+  options.inclusive = true;
+  options.omitBlockArguments = true;
+  options.filter = [&](Operation *op) { return scope->isProperAncestor(op); };
+  Operation *def = value.getDefiningOp();
+  if (!def || !scope->isProperAncestor(def))
+    return success();
+  return getBackwardSlice(def, &slice, options);
+}
+
 /// The ops `value` is computed from inside `loop`'s body (views and index
 /// arithmetic), in order; false where one is not side-effect free or is
 /// the register tile's loop or inside it.
 bool addressSlice(Value value, scf::ForOp loop, scf::ForOp kLoop,
                   SetVector<Operation *> &slice) {
-  BackwardSliceOptions options;
-  options.inclusive = true;
-  // Loop IVs are values of the loops around, not ops to clone.
-  options.omitBlockArguments = true;
-  options.filter = [&](Operation *op) { return loop->isProperAncestor(op); };
-  if (Operation *def = value.getDefiningOp();
-      def && loop->isProperAncestor(def))
-    if (failed(getBackwardSlice(def, &slice, options)))
-      return false;
+  if (failed(sliceWithin(value, loop, slice)))
+    return false;
   return llvm::all_of(slice, [&](Operation *op) {
     return isMemoryEffectFree(op) && op != kLoop.getOperation() &&
            !kLoop->isProperAncestor(op) && op->getNumRegions() == 0;
   });
+}
+
+/// The cache lines a read (a projected permutation of its memref's dims)
+/// takes: for each memref dim, its extent and the step between lines (a
+/// line's elements along the contiguous last dim, 1 elsewhere).
+struct LineGrid {
+  SmallVector<int64_t> extent, step;
+  int64_t count() const {
+    int64_t lines = 1;
+    for (auto [e, s] : llvm::zip(extent, step))
+      lines *= llvm::divideCeil(e, s);
+    return lines;
+  }
+};
+
+LineGrid lineGrid(vector::TransferReadOp read, MemRefType type) {
+  LineGrid grid{SmallVector<int64_t>(type.getRank(), 1),
+                SmallVector<int64_t>(type.getRank(), 1)};
+  for (auto [i, result] :
+       llvm::enumerate(read.getPermutationMap().getResults()))
+    grid.extent[cast<AffineDimExpr>(result).getPosition()] =
+        read.getVectorType().getDimSize(i);
+  grid.step.back() =
+      std::max<int64_t>(1, kLineBytes * 8 / type.getElementTypeBitWidth());
+  return grid;
 }
 
 /// memref.prefetch of every cache line `read` reads, with its base and
@@ -117,15 +149,8 @@ void prefetchLines(OpBuilder &b, Location loc, vector::TransferReadOp read,
   auto type = cast<MemRefType>(base.getType());
   SmallVector<Value> indices = llvm::map_to_vector(
       read.getIndices(), [&](Value v) { return mapping.lookupOrDefault(v); });
-  // For each memref dim the read spans: its extent and the step between
-  // the lines read (a line's elements along the contiguous last dim).
-  SmallVector<int64_t> extent(type.getRank(), 1), step(type.getRank(), 1);
-  for (auto [i, result] :
-       llvm::enumerate(read.getPermutationMap().getResults()))
-    extent[cast<AffineDimExpr>(result).getPosition()] =
-        read.getVectorType().getDimSize(i);
-  step.back() =
-      std::max<int64_t>(1, kLineBytes * 8 / type.getElementTypeBitWidth());
+  LineGrid grid = lineGrid(read, type);
+  SmallVector<int64_t> &extent = grid.extent, &step = grid.step;
   SmallVector<int64_t> position(type.getRank(), 0);
   std::function<void(unsigned)> emit = [&](unsigned d) {
     if (d == position.size()) {
@@ -159,18 +184,7 @@ LogicalResult prefetchAhead(vector::TransferReadOp read, scf::ForOp kLoop) {
   int64_t offset;
   if (failed(type.getStridesAndOffset(strides, offset)) || strides.back() != 1)
     return failure();
-  // Lines a tile: the vector's elements over a line's along the last dim.
-  int64_t lines = 1;
-  VectorType vector = read.getVectorType();
-  for (auto [i, result] :
-       llvm::enumerate(read.getPermutationMap().getResults())) {
-    auto dim = cast<AffineDimExpr>(result);
-    int64_t size = vector.getDimSize(i);
-    lines *= dim.getPosition() == unsigned(type.getRank() - 1)
-                 ? llvm::divideCeil(size * type.getElementTypeBitWidth(),
-                                    kLineBytes * 8)
-                 : size;
-  }
+  int64_t lines = lineGrid(read, type).count();
   if (lines > kMaxPrefetches)
     return failure();
 
@@ -184,13 +198,8 @@ LogicalResult prefetchAhead(vector::TransferReadOp read, scf::ForOp kLoop) {
     Operation *top =
         forall ? forall
                : read->getParentOfType<FunctionOpInterface>().getOperation();
-    BackwardSliceOptions options;
-    options.inclusive = true;
-    options.omitBlockArguments = true;
-    options.filter = [&](Operation *op) { return top->isProperAncestor(op); };
     SetVector<Operation *> all;
-    if (Operation *def = read.getBase().getDefiningOp())
-      (void)getBackwardSlice(def, &all, options);
+    (void)sliceWithin(read.getBase(), top, all);
     ahead = outermostAddressLoop(read, all, indices);
   }
   if (!ahead || ahead == kLoop || kLoop->isProperAncestor(ahead))
