@@ -209,10 +209,10 @@ int64_t filterBlocks(const WinogradShape &s, int64_t threads) {
 /// Where U stays in cache and the blocks would leave a thread idle part of
 /// the time (r50's 64-channel 56x56 layer at batch 1: seven blocks of two
 /// tile rows on 2 threads), fewer tile rows a block where that evens them
-/// out: 0.351 -> 0.328 ms there (medians, one binary). Where no row count
-/// does (a 28x28 output's 7 tile rows), the blocks stay: splitting the
-/// filters instead, each filter block transforming its tiles' input
-/// again, measured even (0.339 / 0.340 ms on 128 channels).
+/// out: 0.350 -> 0.302 ms there (quiet, medians, one binary). Where no
+/// row count does (a 28x28 output's 7 tile rows), the blocks stay:
+/// splitting the filters instead, each filter block transforming its
+/// tiles' input again, measured even (0.339 / 0.340 ms on 128 channels).
 void balanceBlocks(WinogradShape &s, int64_t threads) {
   auto even = [&](int64_t blocks) { return blocks % threads == 0; };
   if (threads < 2 || even(s.rowBlocks() * s.filterBlocks))

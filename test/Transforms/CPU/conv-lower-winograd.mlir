@@ -221,7 +221,7 @@ func.func @streamed_two_images(%x: tensor<2x16x16x256xf32>, %w: tensor<256x3x3x2
 // U in cache, two threads, blocks that would split unevenly: a 56x56 output
 // (14 x 14 tiles) in seven blocks of two tile rows would keep one thread
 // idle an eighth of the time; fourteen blocks of one tile row split evenly
-// (r50's 64-channel layer at batch 1: 0.351 -> 0.328 ms). A 28x28 output has
+// (r50's 64-channel layer at batch 1: 0.350 -> 0.302 ms). A 28x28 output has
 // 7 tile rows, which no row block splits evenly: its blocks stay (splitting
 // the filters instead measured even).
 // SPLIT-LABEL: func.func @balanced_rows
