@@ -846,9 +846,11 @@ class CompiledModel(torch.nn.Module):
             return None
         bf16 = [m for m in asked if m.compute_dtype is not None]
         kernels = [r.get("kernel", "") for m in bf16 for r in m.reports()]
+        no_units = not convlower.cpu_units() & {"avx512-bf16", "amx"}
         route = ("AMX tiles (TDPBF16PS)" if any("TDPBF16PS" in k for k in kernels)
                  else "AVX512-BF16's VDPBF16PS" if any("VDPBF16PS" in k for k in kernels)
                  else "widened to f32 FMAs (no AVX512-BF16)" if kernels
+                 else "this CPU has neither AVX512-BF16 nor AMX" if no_units
                  else "not compiled yet")
         undecided = sum(1 for m in asked if m._bf16_undecided)
         kept = sum(1 for m in self.graph_module.modules()
@@ -1210,8 +1212,8 @@ def compile(model, example_inputs=None, *, target="cpu", threads=0, layout="nhwc
     them) or "nchw". precision: "f32", or "bf16": float32 convolutions and
     Linear layers compute on bfloat16 weights and inputs with float32
     accumulation and epilogue (AMX tiles where the CPU has AMX, else its
-    AVX512-BF16 dot product where it has one, else widened to float32
-    FMAs), where convlower.torch.bf16_pays; inside a sequence the
+    AVX512-BF16 dot product where it has one; on a CPU with neither every
+    layer stays float32), where convlower.torch.bf16_pays; inside a sequence the
     activations that only bf16 layers read are rounded to bfloat16 by the
     layer writing them and passed on as they are (the logits stay float32;
     within about 1e-2 of float32's). The model must be in eval mode. The weights (BatchNorm

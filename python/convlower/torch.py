@@ -108,11 +108,19 @@ def bf16_pays(conv, input_shape):
     Where the GEMMs run on AMX tiles (convlower.cpu_units()) there is no
     such exception: TDPBF16PS does 8x VDPBF16PS's work a cycle, twice
     Winograd's 4x saving over f32 FMAs. Depthwise and grouped layers run
-    directly on f32 vectors, which bf16 operands only widen."""
+    directly on f32 vectors, which bf16 operands only widen. On a CPU with
+    neither unit no layer does: its GEMMs would widen bfloat16 to float32
+    FMAs, the conversions on top of float32's work (ResNet-50 N1 under
+    compile(precision="bf16") took 379 ms against float32's 55 on an AVX2
+    Zen 3, bench/models/results-2026-12-06e.md), so the model stays
+    float32, as OpenVINO's bf16 hint does there."""
     if conv.groups != 1:
         return False
-    if "amx" in convlower.cpu_units():
+    units = convlower.cpu_units()
+    if "amx" in units:
         return True
+    if "avx512-bf16" not in units:
+        return False
     kernel = tuple(conv.kernel_size)
     spatial = tuple(input_shape[2:])
     if (kernel == (3, 3) and tuple(conv.stride) == (1, 1)
@@ -287,7 +295,7 @@ def patch(model, *, target="auto", threads=0, strict=True, tf32=False,
     outputs, on AMX tiles or the CPU's AVX512-BF16 dot product where it has
     them, where
     that pays (bf16_pays: not grouped layers, nor large 3x3 layers that
-    float32 Winograd computes faster).
+    float32 Winograd computes faster, nor any layer on a CPU with neither).
     retain_memory: keep the process's freed memory for reuse
     (convlower.retain_freed_memory).
     """

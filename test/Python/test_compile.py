@@ -443,6 +443,14 @@ expect(units == convlower.cpu_units()
        and ("amx" not in units or has_amx_bf16()),
        f"cpu_units() {sorted(units)} against /proc/cpuinfo")
 
+# On a CPU with neither AVX512-BF16 nor AMX, bf16_pays keeps every layer float32
+# (bf16 would only be widened back); the bf16 route is checked there all the same,
+# with bf16_pays told the CPU has AVX512-BF16: the C API, reading the host itself,
+# widens those layers' bfloat16 to float32 FMAs.
+real_units = convlower.cpu_units
+if not units & {"avx512-bf16", "amx"}:
+    convlower.cpu_units = lambda: frozenset({"avx512-bf16"})
+
 
 model = randomize_batch_norms(torchvision.models.resnet18()).eval()
 x = torch.rand(2, 3, 64, 64)
@@ -497,18 +505,22 @@ for label, size, alone, chained in (
                f"bf16 {label} sequences={sequences}: {dtypes}, error {error:.1e}")
 # bf16_pays asked as on each kind of host: the 56x56 3x3 layer stays float32
 # (Winograd) where the GEMMs run on VDPBF16PS, takes bfloat16 on AMX; the
-# grouped one stays float32 on both.
+# grouped one stays float32 on both; a 1x1 layer takes bfloat16 on either,
+# and none does on a CPU with neither.
 dense, grouped = torch.nn.Conv2d(64, 64, 3, padding=1), torch.nn.Conv2d(64, 64, 3, groups=2)
-real_units = convlower.cpu_units
+pointwise_layer = torch.nn.Conv2d(64, 64, 1)
+checked_units = convlower.cpu_units
 try:
-    for units, want in ((frozenset({"avx512-bf16"}), (False, False)),
-                        (frozenset({"avx512-bf16", "avx512-vnni", "amx"}), (True, False))):
-        convlower.cpu_units = lambda units=units: units
-        got = tuple(convlower.torch.bf16_pays(m, (1, 64, 56, 56)) for m in (dense, grouped))
-        print(f"bf16_pays with {sorted(units)}: {got}")
-        expect(got == want, f"bf16_pays with {sorted(units)}: {got}, expected {want}")
+    for host, want in ((frozenset({"avx512-bf16"}), (False, False, True)),
+                       (frozenset({"avx512-bf16", "avx512-vnni", "amx"}), (True, False, True)),
+                       (frozenset(), (False, False, False))):
+        convlower.cpu_units = lambda host=host: host
+        got = tuple(convlower.torch.bf16_pays(m, (1, 64, 56, 56))
+                    for m in (dense, grouped, pointwise_layer))
+        print(f"bf16_pays with {sorted(host)}: {got}")
+        expect(got == want, f"bf16_pays with {sorted(host)}: {got}, expected {want}")
 finally:
-    convlower.cpu_units = real_units
+    convlower.cpu_units = checked_units
 # A 1x1 layer with its BatchNorm folded into a bias, in bfloat16: the
 # epilogue runs on the GEMM's register tiles, which read the bfloat16 bias
 # in its own type (read as float32 the layer failed to compile, and with it
@@ -721,6 +733,7 @@ expect(calls == {"convlowerRunSteps": 1, "convlowerConvRun": 0,
                  "convlowerConvRunResidual": 0}, f"bf16 sequence calls {calls}")
 expect(0 < arena_bytes < 0.75 * f32_arena_bytes,
        f"bf16 arena {arena_bytes} bytes, float32's {f32_arena_bytes}")
+convlower.cpu_units = real_units
 
 if failures:
     print(f"{len(failures)} failure(s)")
