@@ -1213,12 +1213,12 @@ def compile(model, example_inputs=None, *, target="cpu", threads=0, layout="nhwc
     Linear layers compute on bfloat16 weights and inputs with float32
     accumulation and epilogue (AMX tiles where the CPU has AMX, else its
     AVX512-BF16 dot product where it has one; on a CPU with neither every
-    layer stays float32), where convlower.torch.bf16_pays; inside a sequence the
-    activations that only bf16 layers read are rounded to bfloat16 by the
-    layer writing them and passed on as they are (the logits stay float32;
-    within about 1e-2 of float32's). The model must be in eval mode. The weights (BatchNorm
-    folded in) are read when compile() runs: compile again after changing
-    the model's. retain_memory: keep the process's freed memory for reuse
+    layer stays float32), where convlower.torch.bf16_pays; inside a
+    sequence the activations that only bf16 layers read are rounded to
+    bfloat16 by the layer writing them and passed on as they are (the logits
+    stay float32; within about 1e-2 of float32's). The model must be in eval
+    mode. The weights (BatchNorm folded in) are read when compile() runs:
+    compile again after changing the model's. retain_memory: keep the process's freed memory for reuse
     (convlower.retain_freed_memory: without it, glibc hands each forward's
     activations fresh pages, a page fault every 4 KiB). sequences: run each
     chain of compiled layers (only its last output read after it) as one C
