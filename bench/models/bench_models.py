@@ -220,15 +220,21 @@ def problem_fields(key, output_shape):
             "gflop": 2 * n * f * ho * wo * (c // groups) * kh * kw / 1e9}
 
 
+def seeded_model(torch, torchvision, name, batch):
+    """The model (random weights, seed SEED, eval mode) and a random input batch:
+    the same in this process and in the --eager-only and --compile-only children."""
+    torch.manual_seed(SEED)
+    model = getattr(torchvision.models, name)(weights=None).eval()
+    return model, torch.randn(batch, 3, 224, 224)
+
+
 def eager_only(name, batch, threads, repeat):
     """--eager-only: torch alone, no ConvLower imported, glibc's heap as a torch user
     has it; prints the median forward ms."""
     import torch
     import torchvision
     torch.set_num_threads(threads)
-    torch.manual_seed(SEED)
-    model = getattr(torchvision.models, name)(weights=None).eval()
-    x = torch.randn(batch, 3, 224, 224)
+    model, x = seeded_model(torch, torchvision, name, batch)
     with torch.inference_mode():
         model(x)
         times, _ = timed(lambda: model(x), repeat)
@@ -244,9 +250,7 @@ def compile_only(name, batch, threads, build):
     import torch
     import torchvision
     torch.set_num_threads(threads)
-    torch.manual_seed(SEED)
-    model = getattr(torchvision.models, name)(weights=None).eval()
-    x = torch.randn(batch, 3, 224, 224)
+    model, x = seeded_model(torch, torchvision, name, batch)
     start = time.perf_counter()
     compiled = convlower.compile(model, (x,), target="cpu", threads=threads)
     seconds = time.perf_counter() - start
@@ -287,9 +291,7 @@ def torch_with_default_heap(name, batch, args):
 def run_model(name, batch, args, torch, torchvision, convlower):
     import numpy as np
     F = torch.nn.functional
-    torch.manual_seed(SEED)
-    model = getattr(torchvision.models, name)(weights=None).eval()
-    x = torch.randn(batch, 3, 224, 224)
+    model, x = seeded_model(torch, torchvision, name, batch)
     run = {"model": name, "batch": batch, "load_at_start": os.getloadavg()[0]}
     # First: the child process would count as another process's load.
     run["torch_default_heap_ms"] = torch_with_default_heap(name, batch, args)

@@ -1212,8 +1212,8 @@ def compile(model, example_inputs=None, *, target="cpu", threads=0, layout="nhwc
     them) or "nchw". precision: "f32", or "bf16": float32 convolutions and
     Linear layers compute on bfloat16 weights and inputs with float32
     accumulation and epilogue (AMX tiles where the CPU has AMX, else its
-    AVX512-BF16 dot product where it has one; on a CPU with neither every
-    layer stays float32), where convlower.torch.bf16_pays; inside a
+    AVX512-BF16 dot product where it has one; on a CPU with neither the
+    GEMMs stay float32), where convlower.torch.bf16_pays; inside a
     sequence the activations that only bf16 layers read are rounded to
     bfloat16 by the layer writing them and passed on as they are (the logits
     stay float32; within about 1e-2 of float32's). The model must be in eval

@@ -112,8 +112,10 @@ def bf16_pays(conv, input_shape):
     neither unit no layer does: its GEMMs would widen bfloat16 to float32
     FMAs, the conversions on top of float32's work (ResNet-50 N1 under
     compile(precision="bf16") took 379 ms against float32's 55 on an AVX2
-    Zen 3, bench/models/results-2026-12-06e.md), so the model stays
-    float32, as OpenVINO's bf16 hint does there."""
+    Zen 3, bench/models/results-2026-12-06e.md), so they stay float32, as
+    OpenVINO's bf16 hint keeps the model there (a compiled chain's
+    depthwise layers, float32 vectors either way, still read bf16: see
+    FusedConv.bf16_wanted)."""
     if conv.groups != 1:
         return False
     units = convlower.cpu_units()
