@@ -474,7 +474,12 @@ def _empty_result(rank, n, f, spatial, kernel, stride, dilation, before, after,
 
 def _conv(rank, x, w, bias, stride, padding, dilation, groups, relu, layout,
           target, threads, tf32, zero_points, chip, constant_layer=None,
-          residual=None, clamp=None, bf16_output=False, bf16_residual=False):
+          residual=None, clamp=None, bf16_output=False, bf16_residual=False,
+          compute=True):
+    """The functions' and the torch layers' convolution: returns the output,
+    the Conv and the run's milliseconds. compute=False compiles (and, for a
+    constant layer, packs) without running: the output is uninitialised
+    (compile()'s example call, convlower.fx)."""
     torch_in = _is_torch(x)
     device = x.device if torch_in else None
     xa, dtype = _to_numpy(x)
@@ -543,7 +548,7 @@ def _conv(rank, x, w, bias, stride, padding, dilation, groups, relu, layout,
     conv = (_compiled(fields) if constant_layer is None
             else _layer_conv(constant_layer, fields, w, wa))
     start = time.perf_counter()
-    y = conv(xa, wa, ba, ra)
+    y = conv(xa, wa, ba, ra) if compute else np.empty(conv.output_shape, conv.output_dtype)
     run_ms = (time.perf_counter() - start) * 1e3
     if unbatched:
         y = y[0]

@@ -41,6 +41,8 @@ convlower.patch(model), which needs no tracing.
 """
 
 import collections
+import contextlib
+import contextvars
 import ctypes
 import math
 import operator
@@ -62,6 +64,24 @@ _BATCH_NORMS = (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d, torch.nn.BatchNorm3d
 _RELUS = {F.relu, torch.relu}
 _HARDTANHS = {F.relu6: (0.0, 6.0), F.hardtanh: (-1.0, 1.0)}
 _ADDS = {operator.add, torch.add}
+
+# Set during compile()'s example call (_compiling_only): each layer compiles
+# and packs its weights, and each chain plans its buffers, but no layer
+# computes: the outputs are uninitialised tensors of the right shapes and
+# dtypes, which the torch ops between the layers pass on. A second process
+# whose compilations come from the disk cache then spends its compile() on
+# loading and packing, not on a forward pass (ResNeXt-50 at batch 8: 0.45 s
+# of 0.83; docs/performance-journal.md).
+_COMPILING_ONLY = contextvars.ContextVar("convlower_compiling_only", default=False)
+
+
+@contextlib.contextmanager
+def _compiling_only():
+    token = _COMPILING_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _COMPILING_ONLY.reset(token)
 
 
 class FusedConv(torch.nn.Module):
@@ -157,8 +177,9 @@ class FusedConv(torch.nn.Module):
         return sizes
 
     def _run(self, x, n, residual, epilogue):
+        compute = not _COMPILING_ONLY.get()
         direct = self._direct.get(n)
-        if direct is not None and direct.takes(x, self.weight, residual):
+        if compute and direct is not None and direct.takes(x, self.weight, residual):
             return direct(x, residual)
         relu, clamp = epilogue
         y, conv, _ = convlower._conv(
@@ -167,7 +188,7 @@ class FusedConv(torch.nn.Module):
             target=self.target, threads=self.threads, tf32=False, zero_points=None,
             chip=None, constant_layer=self._packed.setdefault(n, {}) if n else {},
             residual=residual, clamp=clamp, bf16_output=self.bf16_output,
-            bf16_residual=self.bf16_residual)
+            bf16_residual=self.bf16_residual, compute=compute)
         if n and conv is not None:
             self._direct[n] = _DirectCall.of(conv, x, self.weight, self.bias)
         return y
@@ -505,7 +526,7 @@ class FusedSequence(torch.nn.Module):
         if self._undecided:
             self._decide_dtypes(inputs)
         key = self._key(inputs)
-        y = self._run_planned(key, inputs)
+        y = None if _COMPILING_ONLY.get() else self._run_planned(key, inputs)
         if y is not None:
             return y
         values = self.run_layers(inputs)
@@ -828,7 +849,8 @@ class CompiledModel(torch.nn.Module):
             lines.append(f"{len(sequences)} sequence(s) of "
                          f"{sum(len(m.names) for m in sequences)} ConvLower calls, "
                          f"{planned} run as one C call over planned buffers "
-                         "(from a shape's second call)")
+                         "(planned by a shape's first call: compile()'s example, "
+                         "or the first call of a new shape)")
         for op in self.ops:
             fused = f" + {', '.join(op.fused)}" if op.fused else ""
             where = f" [{op.sequence[len('convlower_'):]}]" if op.sequence else ""
@@ -1203,9 +1225,12 @@ def compile(model, example_inputs=None, *, target="cpu", threads=0, layout="nhwc
     """Traces `model` with torch.fx and returns a CompiledModel whose
     convolutions (with their BatchNorm and ReLU) run through ConvLower.
 
-    example_inputs: a tuple of tensors the model takes; when given, the model
-    runs once on them, so every convolution is compiled before compile()
-    returns (otherwise on the first call of each input shape). target,
+    example_inputs: a tuple of tensors the model takes; when given, the
+    graph runs once on them without computing its convolutions (their
+    outputs are left uninitialised; the torch ops between them run), so
+    that every convolution is compiled and its weights packed, and every
+    chain's buffers planned, before compile() returns (otherwise on the
+    first call of each input shape). target,
     threads: as convlower.conv2d (target "cpu" by default: inference on this
     process's cores). layout: what the 2-D convolutions compute on and hand
     on, "nhwc" (channels-last: torch's channels_last memory format between
@@ -1244,6 +1269,6 @@ def compile(model, example_inputs=None, *, target="cpu", threads=0, layout="nhwc
     graph_module.recompile()
     compiled = CompiledModel(graph_module, ops)
     if example_inputs is not None:
-        with torch.inference_mode():
+        with torch.inference_mode(), _compiling_only():
             compiled(*example_inputs)
     return compiled

@@ -40,7 +40,8 @@ trivial) on every run.
    large 3x3 ones (float32 Winograd's) stay float32; a precision that is not
    f32 or bf16 is refused.
 9. Sequences: MobileNetV2's 52 convolutions as one C call over planned
-   buffers, bit for bit what the layers compute one by one; hooks and two
+   buffers (packed and planned by compile()'s example call, which computes
+   no layer), bit for bit what the layers compute one by one; hooks and two
    threads (see there).
 """
 
@@ -577,7 +578,8 @@ expect(len(pool.layers) == 0, f"12x12 pooling compiled: {list(pool.layers)}")
 # 9. Sequences: a chain of compiled layers (only its last output read after
 # it) runs as one C call, convlowerRunSteps, over buffers planned per input
 # shape. MobileNetV2 (64x64, batch 2): its 52 convolutions, the pooling and
-# the classifier are one chain; from the second call on, one
+# the classifier are one chain; compile()'s example call packs every layer
+# and plans the chain without computing a layer (no run call); then one
 # convlowerRunSteps call and no call per layer, the layers' outputs in an
 # arena under a third of their size, bit for bit what
 # the layers compute one by one (compile(sequences=False)) and within 1e-4
@@ -609,7 +611,15 @@ class Counted:
 
 model = randomize_batch_norms(torchvision.models.mobilenet_v2()).eval()
 x = torch.rand(2, 3, 64, 64)
-compiled = convlower.compile(model, (x,))
+with Counted("convlowerRunSteps", "convlowerConvRun", "convlowerConvRunResidual",
+             "convlowerConvPackWeights") as compile_calls:
+    compiled = convlower.compile(model, (x,))
+# compile()'s example call compiles, packs and plans, and computes nothing.
+computed = sum(n for f, n in compile_calls.items() if f != "convlowerConvPackWeights")
+print(f"compile(): {compile_calls['convlowerConvPackWeights']} layers packed, "
+      f"{computed} computed")
+expect(compile_calls["convlowerConvPackWeights"] >= 53 and computed == 0,
+       f"compile()'s example call: {compile_calls}")
 unchained = convlower.compile(model, (x,), sequences=False)
 sequences = [m for m in compiled.graph_module.modules()
              if type(m).__name__ == "FusedSequence"]
@@ -628,6 +638,8 @@ print(f"mobilenet_v2 sequence: error {error:.1e}, same as one call a layer {same
       f"for {len(sequences[0].names)} layers")
 expect(len(sequences) == 1 and len(sequences[0].names) == 54,   # + pooling, Linear
        f"sequences: {[len(m.names) for m in sequences]}")
+expect(sequences[0].planned_shapes == [((2, 3, 64, 64),)],
+       f"planned after compile(): {sequences[0].planned_shapes}")
 expect(error < 1e-4 and same, f"sequence: error {error:.1e}, bitwise {same}")
 expect(calls == {"convlowerRunSteps": 1, "convlowerConvRun": 0,
                  "convlowerConvRunResidual": 0}, f"sequence calls {calls}")
