@@ -8,7 +8,8 @@
 // of work), and computes in each block only that block's rows of X_col: the
 // copy tiled to the block (its TilingInterface slices the padded image), a
 // panel of bh * R rows x K that stays in the L2 cache while the block's GEMM
-// reads it. The GEMM's fill moves into the block too.
+// reads it. The GEMM's fill moves into the block too, and so does a
+// padded image's padding: each block pads the rows it reads.
 //
 // Two block GEMMs, by output layout:
 //  - channels last (the fold is a reshape): the panel is [rows, K], the GEMM
@@ -35,6 +36,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/IR/TensorTilingInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
@@ -401,8 +403,51 @@ void allocatePanel(RewriterBase &rewriter, linalg::GenericOp copy) {
     rewriter.eraseOp(slice);
 }
 
+/// Whether every slice of `pad` of `sliceSizes` (anywhere a block's window
+/// can lie) holds some of the image: a slice longer than the padding on
+/// either side of each dimension. The first block's slice then reaches past
+/// the low padding and the last one's before the high padding, and the
+/// blocks between lie between those two.
+bool slicesReachImage(tensor::PadOp pad, ArrayRef<int64_t> sliceSizes) {
+  for (auto [size, low, high] :
+       llvm::zip_equal(sliceSizes, pad.getStaticLow(), pad.getStaticHigh()))
+    if (ShapedType::isDynamic(size) || ShapedType::isDynamic(low) ||
+        ShapedType::isDynamic(high) || size <= low || size <= high)
+      return false;
+  return true;
+}
+
+/// The tiled copy reads a slice of the whole padded image, which
+/// bufferization writes before the block loop, in one thread: a fill of the
+/// padded image and a copy of the image into it (ResNeXt-50's g32 3x3 at
+/// 14x14, N1: 0.33 ms with the padding, 0.25 without). Each block pads its
+/// own slice instead (the pad of a slice of the image), in parallel and in
+/// cache; the whole-image pad goes once no block reads it.
+void padPerBlock(RewriterBase &rewriter, linalg::GenericOp copy) {
+  OpOperand *input = copy.getDpsInputOperand(0);
+  auto slice = input->get().getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice || !slice.hasUnitStride())
+    return;
+  auto pad = slice.getSource().getDefiningOp<tensor::PadOp>();
+  if (!pad || !pad.getConstantPaddingValue() ||
+      !slicesReachImage(pad, slice.getType().getShape()))
+    return;
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(slice);
+  FailureOr<TilingResult> padded = tensor::bubbleUpPadSlice(
+      rewriter, pad, slice.getMixedOffsets(), slice.getMixedSizes(),
+      /*generateZeroSliceGuard=*/false);
+  if (failed(padded) || padded->tiledValues.size() != 1 ||
+      padded->tiledValues[0].getType() != slice.getType())
+    return;
+  rewriter.modifyOpInPlace(copy, [&] { input->set(padded->tiledValues[0]); });
+  if (slice->use_empty())
+    rewriter.eraseOp(slice);
+}
+
 /// The block's rows of X_col, [G, 1, bh, O_1.., K dims..]: the copy tiled to
-/// them (its TilingInterface slices the padded image it reads).
+/// them (its TilingInterface slices the padded image it reads), each block
+/// padding its own slice of the image.
 FailureOr<linalg::GenericOp> tileCopyToBlock(RewriterBase &rewriter,
                                              Location loc, PanelGemm &m,
                                              const Blocks &blocks,
@@ -427,6 +472,7 @@ FailureOr<linalg::GenericOp> tileCopyToBlock(RewriterBase &rewriter,
   if (!copy)
     return failure();
   allocatePanel(rewriter, copy);
+  padPerBlock(rewriter, copy);
   return copy;
 }
 

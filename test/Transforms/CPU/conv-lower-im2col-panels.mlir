@@ -48,6 +48,53 @@ func.func @nhwc(%x: tensor<2x8x8x4xf32>, %w: tensor<16x3x3x4xf32>) -> tensor<2x6
   return %y : tensor<2x6x6x16xf32>
 }
 
+// A padded image: each block pads its own rows of the image (a slice of
+// up to 3 rows, padded to 3 x 10: the first and last blocks take a padding
+// row) in the block loop, where the whole padded image would be written
+// first, by one thread.
+// CHECK-LABEL: func.func @nhwc_padded
+// CHECK-NOT: tensor<2x10x10x4xf32>
+// CHECK: scf.forall (%[[N:.*]], %[[B:.*]]) in (2, 8)
+// CHECK:   %[[IMG:.*]] = tensor.extract_slice %arg0[%[[N]], %{{.*}}, 0, 0] [1, %{{.*}}, 8, 4]
+// CHECK:   %[[PAD:.*]] = tensor.pad %[[IMG]] low[0, %{{.*}}, 1, 0] high[0, %{{.*}}, 1, 0]
+// CHECK:   } : tensor<1x?x8x4xf32> to tensor<1x3x10x4xf32>
+// CHECK:   linalg.generic {{.*}} ins(%[[PAD]] : tensor<1x3x10x4xf32>)
+// CHECK:   linalg.matmul
+// CHECK-NOT: tensor.pad
+func.func @nhwc_padded(%x: tensor<2x8x8x4xf32>, %w: tensor<16x3x3x4xf32>) -> tensor<2x8x8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zero : f32
+  } : tensor<2x8x8x4xf32> to tensor<2x10x10x4xf32>
+  %e = tensor.empty() : tensor<2x8x8x16xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8x8x16xf32>) -> tensor<2x8x8x16xf32>
+  %y = linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%p, %w : tensor<2x10x10x4xf32>, tensor<16x3x3x4xf32>) outs(%init : tensor<2x8x8x16xf32>) -> tensor<2x8x8x16xf32>
+  return %y : tensor<2x8x8x16xf32>
+}
+
+// Padding as deep as a block's slice (3 rows of padding, 3-row windows):
+// the first block would read padding alone, so the image is padded whole,
+// before the blocks.
+// CHECK-LABEL: func.func @nhwc_padded_deep
+// CHECK: %[[PAD:.*]] = tensor.pad %arg0 low[0, 3, 1, 0] high[0, 3, 1, 0]
+// CHECK: scf.forall
+// CHECK:   tensor.extract_slice %[[PAD]]
+// CHECK-NOT: tensor.pad
+func.func @nhwc_padded_deep(%x: tensor<2x8x8x4xf32>, %w: tensor<16x3x3x4xf32>) -> tensor<2x12x8x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 3, 1, 0] high[0, 3, 1, 0] {
+  ^bb0(%a: index, %b: index, %c: index, %d: index):
+    tensor.yield %zero : f32
+  } : tensor<2x8x8x4xf32> to tensor<2x14x10x4xf32>
+  %e = tensor.empty() : tensor<2x12x8x16xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<2x12x8x16xf32>) -> tensor<2x12x8x16xf32>
+  %y = linalg.conv_2d_nhwc_fhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%p, %w : tensor<2x14x10x4xf32>, tensor<16x3x3x4xf32>) outs(%init : tensor<2x12x8x16xf32>) -> tensor<2x12x8x16xf32>
+  return %y : tensor<2x12x8x16xf32>
+}
+
 // Channels first: W [16, 36] times the panel written [K, rows] = [36, 16]
 // (its copy's loops (g, c, kh, kw, n, oh, ow): the innermost runs along
 // the output row), straight into the block's [16, 2 x 8] of the NCHW
