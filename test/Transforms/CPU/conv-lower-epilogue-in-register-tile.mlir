@@ -141,3 +141,117 @@ func.func @left_alone(%init: tensor<16x32xf32>, %b: tensor<32xf32>,
   } -> tensor<16x32xf32>
   return %1, %3, %6 : tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>
 }
+
+// A block whose rows the register tile does not divide (14 = 2 x 6 + 2):
+// tiling peels the last two rows into a second nest, which starts from the
+// first one's result, and the fill before them is still there. Together
+// the two nests store every element once, so each tile's accumulators
+// start as a splat of the fill's value (the fill, a pass over the block,
+// goes) and the epilogue is applied in both nests' tiles (no second pass).
+// CHECK-LABEL: func.func @peeled_rows_from_fill
+// CHECK-SAME: (%[[OUT:.*]]: tensor<14x32xf32>, %[[B:.*]]: tensor<32xf32>)
+// CHECK-NOT: linalg.fill
+// CHECK: %[[MAIN:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %[[OUT]])
+// CHECK:   %[[Z6:.*]] = vector.broadcast %{{.*}} : f32 to vector<6x32xf32>
+// CHECK:   %[[K6:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[Z6]]) -> (vector<6x32xf32>)
+// CHECK:   %[[Y6:.*]] = arith.addf %[[K6]], %{{.*}} : vector<6x32xf32>
+// CHECK:   %[[R6:.*]] = arith.maximumf %[[Y6]], %{{.*}} : vector<6x32xf32>
+// CHECK:   vector.transfer_write %[[R6]]
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %[[MAIN]])
+// CHECK:   %[[Z2:.*]] = vector.broadcast %{{.*}} : f32 to vector<2x16xf32>
+// CHECK:   %[[K2:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[Z2]]) -> (vector<2x16xf32>)
+// CHECK:   %[[Y2:.*]] = arith.addf %[[K2]], %{{.*}} : vector<2x16xf32>
+// CHECK:   %[[R2:.*]] = arith.maximumf %[[Y2]], %{{.*}} : vector<2x16xf32>
+// CHECK:   vector.transfer_write %[[R2]]
+// CHECK-NOT: linalg.generic
+func.func @peeled_rows_from_fill(%out: tensor<14x32xf32>, %b: tensor<32xf32>) -> tensor<14x32xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c6 = arith.constant 6 : index
+  %c12 = arith.constant 12 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %zero = arith.constant 0.0 : f32
+  %pad = ub.poison : f32
+  %filled = linalg.fill ins(%zero : f32) outs(%out : tensor<14x32xf32>) -> tensor<14x32xf32>
+  %0 = scf.for %m = %c0 to %c12 step %c6 iter_args(%acc = %filled) -> (tensor<14x32xf32>) {
+    %t = tensor.extract_slice %acc[%m, 0] [6, 32] [1, 1] : tensor<14x32xf32> to tensor<6x32xf32>
+    %v = vector.transfer_read %t[%c0, %c0], %pad {in_bounds = [true, true]} : tensor<6x32xf32>, vector<6x32xf32>
+    %k = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %v) -> (vector<6x32xf32>) {
+      %n = arith.addf %a, %a : vector<6x32xf32>
+      scf.yield %n : vector<6x32xf32>
+    }
+    %s = vector.transfer_write %k, %t[%c0, %c0] {in_bounds = [true, true]} : vector<6x32xf32>, tensor<6x32xf32>
+    %i = tensor.insert_slice %s into %acc[%m, 0] [6, 32] [1, 1] : tensor<6x32xf32> into tensor<14x32xf32>
+    scf.yield %i : tensor<14x32xf32>
+  }
+  %1 = scf.for %n = %c0 to %c32 step %c16 iter_args(%acc = %0) -> (tensor<14x32xf32>) {
+    %t = tensor.extract_slice %acc[12, %n] [2, 16] [1, 1] : tensor<14x32xf32> to tensor<2x16xf32>
+    %v = vector.transfer_read %t[%c0, %c0], %pad {in_bounds = [true, true]} : tensor<2x16xf32>, vector<2x16xf32>
+    %k = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %v) -> (vector<2x16xf32>) {
+      %n2 = arith.addf %a, %a : vector<2x16xf32>
+      scf.yield %n2 : vector<2x16xf32>
+    }
+    %s = vector.transfer_write %k, %t[%c0, %c0] {in_bounds = [true, true]} : vector<2x16xf32>, tensor<2x16xf32>
+    %i = tensor.insert_slice %s into %acc[12, %n] [2, 16] [1, 1] : tensor<2x16xf32> into tensor<14x32xf32>
+    scf.yield %i : tensor<14x32xf32>
+  }
+  %2 = linalg.generic {indexing_maps = [#id, #bias, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%1, %b : tensor<14x32xf32>, tensor<32xf32>) outs(%1 : tensor<14x32xf32>) {
+  ^bb0(%x: f32, %bb: f32, %o: f32):
+    %y = arith.addf %x, %bb : f32
+    %r = arith.maximumf %y, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<14x32xf32>
+  return %2 : tensor<14x32xf32>
+}
+
+// Two nests whose tiles overlap (rows 0..12 and 11..13) and leave row 13
+// out: some elements would be stored twice, and one would keep the fill.
+// The fill and the epilogue stay.
+// CHECK-LABEL: func.func @peeled_rows_overlapping
+// CHECK: linalg.fill
+// CHECK: vector.transfer_read
+// CHECK: vector.transfer_read
+// CHECK: linalg.generic
+func.func @peeled_rows_overlapping(%out: tensor<14x32xf32>, %b: tensor<32xf32>) -> tensor<14x32xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  %c12 = arith.constant 12 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %zero = arith.constant 0.0 : f32
+  %pad = ub.poison : f32
+  %filled = linalg.fill ins(%zero : f32) outs(%out : tensor<14x32xf32>) -> tensor<14x32xf32>
+  %0 = scf.for %m = %c0 to %c12 step %c6 iter_args(%acc = %filled) -> (tensor<14x32xf32>) {
+    %t = tensor.extract_slice %acc[%m, 0] [6, 32] [1, 1] : tensor<14x32xf32> to tensor<6x32xf32>
+    %v = vector.transfer_read %t[%c0, %c0], %pad {in_bounds = [true, true]} : tensor<6x32xf32>, vector<6x32xf32>
+    %k = scf.for %i = %c0 to %c1 step %c1 iter_args(%a = %v) -> (vector<6x32xf32>) {
+      %n = arith.addf %a, %a : vector<6x32xf32>
+      scf.yield %n : vector<6x32xf32>
+    }
+    %s = vector.transfer_write %k, %t[%c0, %c0] {in_bounds = [true, true]} : vector<6x32xf32>, tensor<6x32xf32>
+    %i = tensor.insert_slice %s into %acc[%m, 0] [6, 32] [1, 1] : tensor<6x32xf32> into tensor<14x32xf32>
+    scf.yield %i : tensor<14x32xf32>
+  }
+  %1 = scf.for %n = %c0 to %c32 step %c16 iter_args(%acc = %0) -> (tensor<14x32xf32>) {
+    %t = tensor.extract_slice %acc[11, %n] [2, 16] [1, 1] : tensor<14x32xf32> to tensor<2x16xf32>
+    %v = vector.transfer_read %t[%c0, %c0], %pad {in_bounds = [true, true]} : tensor<2x16xf32>, vector<2x16xf32>
+    %k = scf.for %i = %c0 to %c1 step %c1 iter_args(%a = %v) -> (vector<2x16xf32>) {
+      %n2 = arith.addf %a, %a : vector<2x16xf32>
+      scf.yield %n2 : vector<2x16xf32>
+    }
+    %s = vector.transfer_write %k, %t[%c0, %c0] {in_bounds = [true, true]} : vector<2x16xf32>, tensor<2x16xf32>
+    %i = tensor.insert_slice %s into %acc[11, %n] [2, 16] [1, 1] : tensor<2x16xf32> into tensor<14x32xf32>
+    scf.yield %i : tensor<14x32xf32>
+  }
+  %2 = linalg.generic {indexing_maps = [#id, #bias, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%1, %b : tensor<14x32xf32>, tensor<32xf32>) outs(%1 : tensor<14x32xf32>) {
+  ^bb0(%x: f32, %bb: f32, %o: f32):
+    %y = arith.addf %x, %bb : f32
+    linalg.yield %y : f32
+  } -> tensor<14x32xf32>
+  return %2 : tensor<14x32xf32>
+}

@@ -614,7 +614,10 @@ def ConvLowerEpilogueInRegisterTile
   let description = [{
     Where a thread's block holds a register-tile loop nest (scf.for loops
     whose tiles are each stored by one full `vector.transfer_write` through
-    `tensor.insert_slice`s into the loops' result) followed by the
+    `tensor.insert_slice`s into the loops' result), or a chain of them that
+    together store every element once (a partial last row of tiles peeled
+    into a second nest that starts from the first one's result), followed
+    by the
     convolution's epilogue reading that result in place (an elementwise
     `linalg.generic` with identity maps on it, its other operands read
     through projected permutations, a body of elementwise arithmetic and
@@ -627,6 +630,14 @@ def ConvLowerEpilogueInRegisterTile
     Winograd's or the depthwise kernels' outputs) is left to
     conv-lower-vectorize-epilogue. On MobileNetV2's 16 -> 96 1x1 at 112x112
     the separate pass over the output was 0.06 ms of 0.33.
+
+    First, where such a chain starts from a `linalg.fill` (tiling fuses the
+    fill into the tiles only where they divide the block), each tile's
+    accumulators start as a splat of the fill's value instead of a read of
+    the filled output, and the fill, a pass over the block, goes: the
+    16 -> 96 1x1 at 112x112, batch 8, took 2.4 ms instead of 4.9 on two
+    Zen 3 cores (the blocks' 1568 rows, 261 six-row tiles and a two-row
+    one, had kept both the fill and the epilogue's pass).
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
