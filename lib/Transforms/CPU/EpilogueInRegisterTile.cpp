@@ -12,6 +12,14 @@
 // vectors of the same tile, and the separate pass is gone: what the GEMM
 // libraries' output stage does.
 //
+// A block whose rows the register tile does not divide is two nests (the
+// partial last row of tiles peeled into a second one, which starts from
+// the first one's result): the epilogue goes into both where together they
+// store every element once. Such a chain also still starts from the fill
+// its tiles read their accumulators from (tiling fuses the fill only where
+// the tiles divide the block): those reads become splats of the fill's
+// value and the fill goes.
+//
 //===----------------------------------------------------------------------===//
 
 #include "ConvLower/Transforms/CPU/Passes.h"
