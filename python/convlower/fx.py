@@ -1230,7 +1230,8 @@ def compile(model, example_inputs=None, *, target="cpu", threads=0, layout="nhwc
     outputs are left uninitialised; the torch ops between them run), so
     that every convolution is compiled and its weights packed, and every
     chain's buffers planned, before compile() returns (otherwise on the
-    first call of each input shape). target,
+    first call of each input shape); where an op between the layers fails
+    on those outputs, the example runs as a forward instead. target,
     threads: as convlower.conv2d (target "cpu" by default: inference on this
     process's cores). layout: what the 2-D convolutions compute on and hand
     on, "nhwc" (channels-last: torch's channels_last memory format between
@@ -1269,6 +1270,14 @@ def compile(model, example_inputs=None, *, target="cpu", threads=0, layout="nhwc
     graph_module.recompile()
     compiled = CompiledModel(graph_module, ops)
     if example_inputs is not None:
-        with torch.inference_mode(), _compiling_only():
-            compiled(*example_inputs)
+        with torch.inference_mode():
+            try:
+                with _compiling_only():
+                    compiled(*example_inputs)
+            except Exception:
+                # An op between the layers that checks the values it gets
+                # (an index taken from a convolution's output) can fail on
+                # the uninitialised outputs: the example then runs as a
+                # forward, which raises again where the error is real.
+                compiled(*example_inputs)
     return compiled

@@ -621,6 +621,42 @@ print(f"compile(): {compile_calls['convlowerConvPackWeights']} layers packed, "
 expect(compile_calls["convlowerConvPackWeights"] >= 53 and computed == 0,
        f"compile()'s example call: {compile_calls}")
 unchained = convlower.compile(model, (x,), sequences=False)
+
+# An op between the layers that fails on the example call's uninitialised
+# outputs (here: on its first call, whatever the values): compile() runs the
+# example as a forward instead, and the model still computes right (4 calls:
+# the example's two, then the float64 reference's and the compiled model's).
+value_checks = []
+
+
+def check_values(y):
+    value_checks.append(1)
+    if len(value_checks) == 1:
+        raise RuntimeError("uninitialised values")
+    return y
+
+
+torch.fx.wrap("check_values")
+
+
+class Checked(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.b = torch.nn.Conv2d(8, 4, 1)
+
+    def forward(self, x):
+        return self.b(check_values(F.relu(self.a(x))))
+
+
+checked = Checked().eval()
+xc = torch.rand(2, 3, 8, 8)
+compiled_checked = convlower.compile(checked, (xc,))
+error = error_against_float64(checked, compiled_checked, xc)
+print(f"an op failing on the example call: compile() ran it again as a forward "
+      f"({len(value_checks)} calls), error {error:.1e}")
+expect(len(value_checks) == 4 and error < 1e-4,
+       f"fallback to a forward: {len(value_checks)} calls, error {error:.1e}")
 sequences = [m for m in compiled.graph_module.modules()
              if type(m).__name__ == "FusedSequence"]
 x = torch.rand(2, 3, 64, 64)
