@@ -230,6 +230,28 @@ vector::TransferReadOp accumulatorRead(vector::TransferWriteOp write) {
   return read;
 }
 
+/// The chain of nests that starts from `fill` (its one use), followed to
+/// the last nest, whose result is not another nest's init.
+std::optional<NestChain> chainFromFill(linalg::FillOp fill) {
+  Value filled = fill->getResult(0);
+  if (!filled.hasOneUse())
+    return std::nullopt;
+  auto nest = dyn_cast<scf::ForOp>(filled.getUses().begin()->getOwner());
+  if (!nest)
+    return std::nullopt;
+  Value last = nest->getResult(0);
+  while (last.hasOneUse()) {
+    auto next = dyn_cast<scf::ForOp>(last.getUses().begin()->getOwner());
+    if (!next)
+      break;
+    last = next->getResult(0);
+  }
+  std::optional<NestChain> chain = nestChainOf(last);
+  if (!chain || chain->init != filled)
+    return std::nullopt;
+  return chain;
+}
+
 /// Where the nests of a chain start from a linalg.fill: every tile's
 /// accumulators start as a splat of the fill's value (each tile is written
 /// once, and read just before, so what it read was the fill's), and the
@@ -243,7 +265,7 @@ bool startTilesFromFill(RewriterBase &rewriter, const NestChain &chain) {
     return false;
   Value value = fill.getInputs()[0];
   SmallVector<vector::TransferReadOp> reads;
-  for (NestStore nest : chain.nests) {
+  for (const NestStore &nest : chain.nests) {
     vector::TransferReadOp read = accumulatorRead(nest.store.write);
     if (!read || read.getVectorType().getElementType() != value.getType())
       return false;
@@ -428,24 +450,9 @@ struct ConvLowerEpilogueInRegisterTilePass
     SmallVector<linalg::FillOp> fills;
     getOperation()->walk([&](linalg::FillOp fill) { fills.push_back(fill); });
     int splats = 0;
-    for (linalg::FillOp fill : fills) {
-      Value filled = fill->getResult(0);
-      if (!filled.hasOneUse())
-        continue;
-      auto nest = dyn_cast<scf::ForOp>(filled.getUses().begin()->getOwner());
-      // The last nest of the chain the fill starts: the one whose result
-      // is not another nest's init.
-      Value last = nest ? nest->getResult(0) : Value();
-      while (last && last.hasOneUse())
-        if (auto next = dyn_cast<scf::ForOp>(last.getUses().begin()->getOwner()))
-          last = next->getResult(0);
-        else
-          break;
-      if (last && last.getDefiningOp<scf::ForOp>())
-        if (std::optional<NestChain> chain = nestChainOf(last);
-            chain && chain->init == filled)
-          splats += startTilesFromFill(rewriter, *chain);
-    }
+    for (linalg::FillOp fill : fills)
+      if (std::optional<NestChain> chain = chainFromFill(fill))
+        splats += startTilesFromFill(rewriter, *chain);
     DominanceInfo dominance(getOperation());
     int applied = 0;
     for (linalg::GenericOp op : epilogues)
