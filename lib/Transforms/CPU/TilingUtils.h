@@ -191,27 +191,108 @@ tileInPlaceFusingFill(RewriterBase &rewriter, linalg::LinalgOp op,
   return cast<linalg::LinalgOp>(tiled->tiledAndFusedOps.front());
 }
 
+/// `expr` as a sum of constant multiples of its dimensions (coefficients
+/// per dimension, into `coefficients`) plus a constant; false where it is
+/// not linear (a floordiv, a product of two dimensions, a symbol).
+inline bool linearCoefficients(AffineExpr expr, SmallVectorImpl<int64_t> &coefficients,
+                               int64_t &constant, int64_t scale = 1) {
+  if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+    coefficients[dim.getPosition()] += scale;
+    return true;
+  }
+  if (auto c = dyn_cast<AffineConstantExpr>(expr)) {
+    constant += scale * c.getValue();
+    return true;
+  }
+  auto binary = dyn_cast<AffineBinaryOpExpr>(expr);
+  if (!binary)
+    return false;
+  if (binary.getKind() == AffineExprKind::Add)
+    return linearCoefficients(binary.getLHS(), coefficients, constant, scale) &&
+           linearCoefficients(binary.getRHS(), coefficients, constant, scale);
+  if (binary.getKind() != AffineExprKind::Mul)
+    return false;
+  auto factor = dyn_cast<AffineConstantExpr>(binary.getRHS());
+  if (!factor)
+    return false;
+  return linearCoefficients(binary.getLHS(), coefficients, constant,
+                            scale * factor.getValue());
+}
+
+/// The number of iterations of `forall`'s loop `iv` where it counts blocks:
+/// from 0 by 1 to a constant.
+inline std::optional<int64_t> blockCount(scf::ForallOp forall, Value value) {
+  auto iv = dyn_cast_or_null<BlockArgument>(value);
+  if (!iv || iv.getOwner()->getParentOp() != forall.getOperation())
+    return std::nullopt;
+  unsigned loop = iv.getArgNumber();
+  std::optional<int64_t> lower =
+      getConstantIntValue(forall.getMixedLowerBound()[loop]);
+  std::optional<int64_t> upper =
+      getConstantIntValue(forall.getMixedUpperBound()[loop]);
+  std::optional<int64_t> step =
+      getConstantIntValue(forall.getMixedStep()[loop]);
+  if (lower != 0 || step != 1 || !upper)
+    return std::nullopt;
+  return upper;
+}
+
+/// Whether `apply` (an offset) places one block of `size` per iteration of
+/// some block-counting loops of `forall` (blockCount), linearized: the sum
+/// of each loop's value times a stride, the strides a mixed radix over the
+/// loops' counts (the smallest `size`, each next the one before times its
+/// loop's count) that ends at `extent`. iv * size is the one-loop case; an
+/// image and a row block, (n * O_0 + blk * bh) * R, conv-lower-im2col-
+/// panels' blocks of rows of a batch, the two-loop one.
+inline bool linearizedBlocksCover(scf::ForallOp forall,
+                                  affine::AffineApplyOp apply, int64_t size,
+                                  int64_t extent) {
+  AffineMap map = apply.getAffineMap();
+  if (map.getNumResults() != 1 || map.getNumSymbols() != 0)
+    return false;
+  SmallVector<int64_t> coefficients(map.getNumDims(), 0);
+  int64_t constant = 0;
+  if (!linearCoefficients(map.getResult(0), coefficients, constant) ||
+      constant != 0)
+    return false;
+  // (stride, count) of each loop, each loop once.
+  SmallVector<std::pair<int64_t, int64_t>> radix;
+  llvm::SmallPtrSet<void *, 4> loops;
+  for (auto [operand, coefficient] :
+       llvm::zip_equal(apply.getMapOperands(), coefficients)) {
+    std::optional<int64_t> count = blockCount(forall, operand);
+    if (!count || !loops.insert(operand.getAsOpaquePointer()).second)
+      return false;
+    if (*count == 1)
+      continue; // its one iteration adds nothing
+    radix.push_back({coefficient, *count});
+  }
+  llvm::sort(radix);
+  int64_t stride = size;
+  for (auto [coefficient, count] : radix) {
+    if (coefficient != stride)
+      return false;
+    stride *= count;
+  }
+  return stride == extent;
+}
+
 /// Whether the blocks of `forall` written at `offset` with `size` cover the
 /// whole `extent` of a dimension: all of it from 0, or one block per
 /// iteration of a loop of the forall, `(0) to (extent) step (size)` with
-/// the loop's value as the offset, or `in (extent / size)` with `iv * size`.
+/// the loop's value as the offset, or one per iteration of loops that count
+/// blocks, linearized (linearizedBlocksCover: `iv * size`, or an image's
+/// row blocks within a batch).
 inline bool blocksCoverDimension(scf::ForallOp forall, OpFoldResult offset,
                                  int64_t size, int64_t extent) {
   if (isConstantIntValue(offset, 0) && size == extent)
     return true;
   auto value = dyn_cast<Value>(offset);
-  // `iv * size`: the loop counts blocks (step 1) rather than elements.
-  bool countsBlocks = false;
-  if (auto apply = value ? value.getDefiningOp<affine::AffineApplyOp>()
-                         : affine::AffineApplyOp()) {
-    AffineMap map = apply.getAffineMap();
-    if (map.getNumResults() != 1 || map.getNumInputs() != 1 ||
-        map.getResult(0) != getAffineDimExpr(0, map.getContext()) * size)
-      return false;
-    value = apply.getMapOperands()[0];
-    countsBlocks = true;
-  }
-  auto iv = dyn_cast_or_null<BlockArgument>(value);
+  if (!value)
+    return false;
+  if (auto apply = value.getDefiningOp<affine::AffineApplyOp>())
+    return linearizedBlocksCover(forall, apply, size, extent);
+  auto iv = dyn_cast<BlockArgument>(value);
   if (!iv || iv.getOwner()->getParentOp() != forall.getOperation())
     return false;
   unsigned loop = iv.getArgNumber();
@@ -221,11 +302,7 @@ inline bool blocksCoverDimension(scf::ForallOp forall, OpFoldResult offset,
       getConstantIntValue(forall.getMixedUpperBound()[loop]);
   std::optional<int64_t> step =
       getConstantIntValue(forall.getMixedStep()[loop]);
-  if (lower != 0 || !upper)
-    return false;
-  if (countsBlocks)
-    return step == 1 && *upper * size == extent;
-  return step == size && *upper == extent;
+  return lower == 0 && step == size && upper == extent;
 }
 
 /// Whether the blocks that `insert` writes, one per iteration of its

@@ -492,3 +492,71 @@ func.func @captured_after_blocks(%b: tensor<16xf32>) -> tensor<16xf32> {
   } -> tensor<16xf32>
   return %1 : tensor<16xf32>
 }
+
+// Blocks over two loops of the forall, an image and a row block, their
+// offset linearized as conv-lower-im2col-panels writes it for a batch,
+// (n * 4 + blk) * 16 rows: they cover the [128, 16] result, so the
+// epilogue moves into them as into one loop's blocks (a separate pass over
+// the output before: the stem's 7x7 at batch 8 wrote and read 25.7 MB
+// again).
+// CHECK-LABEL: func.func @into_image_row_blocks
+// CHECK: %[[F:.*]] = scf.forall (%[[N:.*]], %[[K:.*]]) in (2, 4)
+// CHECK:   %[[AT:.*]] = affine.apply
+// CHECK:   %[[M:.*]] = linalg.matmul
+// CHECK:   %[[E:.*]] = linalg.generic {{.*}} outs(%[[M]] : tensor<16x16xf32>)
+// CHECK:     arith.addf
+// CHECK:   tensor.parallel_insert_slice %[[E]] into %{{.*}}[%[[AT]], 0] [16, 16] [1, 1]
+// CHECK: %[[Y:.*]] = tensor.expand_shape %[[F]]
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[Y]]
+// The same loops at strides that do not tile the result (n * 32 + blk * 16
+// over 2 x 4 blocks of 16 rows: rows 32-63 twice, 96-127 never): the
+// epilogue stays a pass of its own after them.
+// CHECK-LABEL: func.func @image_row_blocks_not_covering
+// CHECK: scf.forall
+// CHECK:   linalg.matmul
+// CHECK-NOT: linalg.generic
+// CHECK: tensor.expand_shape
+// CHECK: linalg.generic
+#rows = affine_map<(d0, d1) -> (d0 * 64 + d1 * 16)>
+#overlap = affine_map<(d0, d1) -> (d0 * 32 + d1 * 16)>
+func.func @into_image_row_blocks(%a: tensor<128x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<2x8x8x16xf32> {
+  %e = tensor.empty() : tensor<128x16xf32>
+  %0 = scf.forall (%n, %k) in (2, 4) shared_outs(%o = %e) -> (tensor<128x16xf32>) {
+    %i = affine.apply #rows(%n, %k)
+    %as = tensor.extract_slice %a[%i, 0] [16, 8] [1, 1] : tensor<128x8xf32> to tensor<16x8xf32>
+    %os = tensor.extract_slice %o[%i, 0] [16, 16] [1, 1] : tensor<128x16xf32> to tensor<16x16xf32>
+    %m = linalg.matmul ins(%as, %w : tensor<16x8xf32>, tensor<8x16xf32>) outs(%os : tensor<16x16xf32>) -> tensor<16x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %m into %o[%i, 0] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<128x16xf32>
+    }
+  }
+  %y = tensor.expand_shape %0 [[0, 1, 2], [3]] output_shape [2, 8, 8, 16] : tensor<128x16xf32> into tensor<2x8x8x16xf32>
+  %1 = linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%y, %b : tensor<2x8x8x16xf32>, tensor<16xf32>) outs(%y : tensor<2x8x8x16xf32>) {
+  ^bb0(%in: f32, %c: f32, %out: f32):
+    %s = arith.addf %in, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<2x8x8x16xf32>
+  return %1 : tensor<2x8x8x16xf32>
+}
+func.func @image_row_blocks_not_covering(%a: tensor<128x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<2x8x8x16xf32> {
+  %e = tensor.empty() : tensor<128x16xf32>
+  %0 = scf.forall (%n, %k) in (2, 4) shared_outs(%o = %e) -> (tensor<128x16xf32>) {
+    %i = affine.apply #overlap(%n, %k)
+    %as = tensor.extract_slice %a[%i, 0] [16, 8] [1, 1] : tensor<128x8xf32> to tensor<16x8xf32>
+    %os = tensor.extract_slice %o[%i, 0] [16, 16] [1, 1] : tensor<128x16xf32> to tensor<16x16xf32>
+    %m = linalg.matmul ins(%as, %w : tensor<16x8xf32>, tensor<8x16xf32>) outs(%os : tensor<16x16xf32>) -> tensor<16x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %m into %o[%i, 0] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<128x16xf32>
+    }
+  }
+  %y = tensor.expand_shape %0 [[0, 1, 2], [3]] output_shape [2, 8, 8, 16] : tensor<128x16xf32> into tensor<2x8x8x16xf32>
+  %1 = linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+       ins(%y, %b : tensor<2x8x8x16xf32>, tensor<16xf32>) outs(%y : tensor<2x8x8x16xf32>) {
+  ^bb0(%in: f32, %c: f32, %out: f32):
+    %s = arith.addf %in, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<2x8x8x16xf32>
+  return %1 : tensor<2x8x8x16xf32>
+}
