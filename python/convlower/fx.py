@@ -24,7 +24,9 @@ panels, Winograd's U), on the first call of each input shape. Each float32
 nn.Linear (with the ReLU that reads it alone) becomes a 1x1 convolution of
 its rows the same way, global average pooling read by flatten(1) alone
 (the classification heads) as a depthwise convolution whose kernel is the
-image, and eval-mode Dropout is removed. Every other op runs as torch ran it,
+image, average pooling counting its padding (nn.AvgPool2d, F.avg_pool2d by
+default) as one whose kernel is the window, and eval-mode Dropout is
+removed. Every other op runs as torch ran it,
 between them. The 2-D convolutions
 compute on channels-last buffers (layout="nhwc", the default) and hand
 torch channels_last tensors, which torch's pooling, adds and activations
@@ -374,27 +376,82 @@ class FusedGlobalPool(torch.nn.Module):
         key = self._key(x)
         return self.layers[key] if key is not None and key in self.layers else None
 
+    def output_shape(self, shape):
+        """The pooled shape of an input of `shape` (None: not an image batch)."""
+        return tuple(shape[:2]) if len(shape) == 4 else None
+
+    def _by_torch(self, x):
+        return torch.flatten(F.adaptive_avg_pool2d(x, 1), 1)
+
+    def _mean(self, channels, height, width):
+        """The depthwise convolution averaging each channel's window."""
+        return torch.nn.Conv2d(channels, channels, (height, width),
+                               groups=channels, bias=False)
+
+    def _finish(self, y):
+        return y.flatten(1)
+
     def forward(self, x):
         key = self._key(x)
         if key is None:
-            return torch.flatten(F.adaptive_avg_pool2d(x, 1), 1)
+            return self._by_torch(x)
         if key not in self.layers:
-            channels, height, width = x.shape[1:]
             with torch.no_grad():
-                mean = torch.nn.Conv2d(channels, channels, (height, width),
-                                       groups=channels, bias=False)
-                mean.weight.fill_(1.0 / (height * width))
+                mean = self._mean(*x.shape[1:])
+                mean.weight.fill_(1.0 / mean.weight[0, 0].numel())
             layer = FusedConv(mean, None, False, self.target, self.threads, self.layout)
             layer.pooling = True
             layer.bf16_output = self.bf16_output
             self.layers[key] = layer
             while len(self.layers) > self.SHAPES:
                 del self.layers[next(iter(self.layers))]
-        return self.layers[key](x).flatten(1)
+        return self._finish(self.layers[key](x))
+
+
+class FusedAvgPool(FusedGlobalPool):
+    """Average pooling over windows (nn.AvgPool2d, F.avg_pool2d) as torch
+    computes it by default: the zero padding counted in every window's
+    divisor (count_include_pad), output sizes rounded down, no divisor
+    override. That is a depthwise convolution whose kernel is the window,
+    every weight 1 / (kh kw), over the zero-padded image, which ConvLower
+    computes (channels-last in, channels-last out, in a chain like any
+    layer). Its layer is made at the first call of each (C, H, W); an input
+    of another rank or dtype, or a window of more than MAX_PIXELS pixels, is
+    pooled by torch."""
+
+    def __init__(self, kernel, stride, padding, target, threads, layout):
+        super().__init__(target, threads, layout)
+        self.kernel, self.stride, self.padding = kernel, stride, padding
+
+    def _key(self, x):
+        if x.dim() != 4 or x.dtype != torch.float32 or \
+                self.kernel[0] * self.kernel[1] > self.MAX_PIXELS:
+            return None
+        shape = self.output_shape(tuple(x.shape))
+        if min(shape) <= 0:
+            return None
+        return "x".join(str(d) for d in x.shape[1:])
+
+    def output_shape(self, shape):
+        if len(shape) != 4:
+            return None
+        sizes = tuple((size + 2 * pad - k) // step + 1 for size, k, step, pad in
+                      zip(shape[2:], self.kernel, self.stride, self.padding))
+        return tuple(shape[:2]) + sizes
+
+    def _by_torch(self, x):
+        return F.avg_pool2d(x, self.kernel, self.stride, self.padding)
+
+    def _mean(self, channels, height, width):
+        return torch.nn.Conv2d(channels, channels, self.kernel, stride=self.stride,
+                               padding=self.padding, groups=channels, bias=False)
+
+    def _finish(self, y):
+        return y
 
 
 class FusedSequence(torch.nn.Module):
-    """A chain of compiled layers (FusedConv, FusedGlobalPool, FusedLinear)
+    """A chain of compiled layers (FusedConv, FusedGlobalPool, FusedAvgPool, FusedLinear)
     of the graph, each reading the chain's inputs or an earlier layer's
     output, only the last one's output read after the chain: MobileNetV2
     from its first convolution to its logits, ResNet-50 after its max
@@ -455,7 +512,7 @@ class FusedSequence(torch.nn.Module):
             if s is None:
                 out = None
             elif isinstance(layer, FusedGlobalPool):
-                out = s[:2] if len(s) == 4 else None
+                out = layer.output_shape(s)
             elif isinstance(layer, FusedLinear):
                 out = s[:-1] + (layer.out_features,)
             else:
@@ -790,7 +847,7 @@ class CompiledModel(torch.nn.Module):
         return self.graph_module(*args, **kwargs)
 
     def layer(self, name):
-        """The compiled layer (FusedConv, FusedLinear, FusedGlobalPool) the
+        """The compiled layer (FusedConv, FusedLinear, FusedGlobalPool, FusedAvgPool) the
         graph calls `name` (convlower_<i>), a submodule of the graph or of a
         FusedSequence."""
         for path, module in self.graph_module.named_modules():
@@ -1080,6 +1137,56 @@ def _fuse_global_pool(graph_module, node, target, threads, layout, index):
                     else "AdaptiveAvgPool2d", "convlower", folded), chain
 
 
+def _avg_pool_window(graph_module, node):
+    """The (kernel, stride, padding) pairs of an average pooling of one
+    tensor that FusedAvgPool computes: nn.AvgPool2d or F.avg_pool2d with the
+    padding counted, sizes rounded down, no divisor override; None for any
+    other node (those run on torch)."""
+    if node.op == "call_module":
+        module = _module(graph_module, node)
+        if type(module) is not torch.nn.AvgPool2d or len(node.args) != 1 or node.kwargs:
+            return None
+        args = {"kernel_size": module.kernel_size, "stride": module.stride,
+                "padding": module.padding, "ceil_mode": module.ceil_mode,
+                "count_include_pad": module.count_include_pad,
+                "divisor_override": module.divisor_override}
+    elif node.op == "call_function" and node.target is F.avg_pool2d:
+        names = ("input", "kernel_size", "stride", "padding", "ceil_mode",
+                 "count_include_pad", "divisor_override")
+        if len(node.args) > len(names):
+            return None
+        args = dict(zip(names, node.args), **node.kwargs)
+        if not set(args) <= set(names) or not isinstance(args.get("input"), torch.fx.Node) \
+                or "kernel_size" not in args:
+            return None
+    else:
+        return None
+    if args.get("ceil_mode", False) or not args.get("count_include_pad", True) \
+            or args.get("divisor_override") is not None:
+        return None
+
+    def pair(v):
+        v = tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+        return v if len(v) == 2 and all(type(e) is int for e in v) else None
+
+    kernel = pair(args["kernel_size"])
+    stride = pair(args.get("stride") or args["kernel_size"])
+    padding = pair(args.get("padding", 0))
+    if kernel is None or stride is None or padding is None or \
+            min(kernel + stride) < 1 or min(padding) < 0 or \
+            any(2 * p > k for p, k in zip(padding, kernel)):
+        return None
+    return kernel, stride, padding
+
+
+def _fuse_avg_pool(graph_module, node, window, target, threads, layout, index):
+    """An average pooling (_avg_pool_window) as one FusedAvgPool call."""
+    fused = FusedAvgPool(*window, target, threads, layout)
+    folded = _replace_chain(graph_module, [node], fused, (node.args[0],), index)
+    return OpRecord(node.name, "AvgPool2d" if node.op == "call_module"
+                    else _describe(graph_module, node), "convlower", folded), [node]
+
+
 _DROPOUTS = (torch.nn.Dropout, torch.nn.Dropout1d, torch.nn.Dropout2d,
              torch.nn.Dropout3d, torch.nn.AlphaDropout, torch.nn.FeatureAlphaDropout)
 
@@ -1099,9 +1206,9 @@ def _remove_dropouts(graph_module):
 
 
 def _fuse(graph_module, target, threads, layout, precision):
-    """Rewrites every convolution chain, Linear and global average pooling
-    (and removes eval-mode Dropout); returns the records of the graph's ops
-    in order."""
+    """Rewrites every convolution chain, Linear, global average pooling and
+    average pooling (and removes eval-mode Dropout); returns the records of
+    the graph's ops in order."""
     order = {node.name: i for i, node in enumerate(graph_module.graph.nodes)}
     removed = _remove_dropouts(graph_module)
     records, erased = {}, set()
@@ -1116,6 +1223,14 @@ def _fuse(graph_module, target, threads, layout, precision):
                 erased.update(replaced)
                 records[f"convlower_{index}"] = record
                 index += 1
+            continue
+        window = _avg_pool_window(graph_module, node)
+        if window is not None:
+            record, replaced = _fuse_avg_pool(graph_module, node, window, target,
+                                              threads, layout, index)
+            erased.update(replaced)
+            records[f"convlower_{index}"] = record
+            index += 1
             continue
         if len(node.args) != 1 or node.kwargs:
             continue                 # not one input
@@ -1157,7 +1272,7 @@ def _layer_chains(graph_module):
     for node in graph_module.graph.nodes:
         if (node.op == "call_module"
                 and type(_module(graph_module, node)) in (FusedConv, FusedGlobalPool,
-                                                          FusedLinear)
+                                                          FusedAvgPool, FusedLinear)
                 and all(isinstance(a, torch.fx.Node) for a in node.args)
                 and not node.kwargs):
             run.append(node)

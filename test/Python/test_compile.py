@@ -20,6 +20,8 @@ trivial) on every run.
    broadcasts is added by torch, with the activation after it. What must
    not fuse: a conv whose output is read twice (the conv alone runs on
    ConvLower), a circular-padding conv (left to torch, the report says why).
+   Average pooling (nn.AvgPool2d, F.avg_pool2d) counting its padding is a
+   depthwise convolution inside the chain; other forms stay torch's.
 3. The report: which ops ran where (ConvLower, torch) and what each ConvLower
    call computes; profile() times every op of the graph.
 4. Refusals: a model in training mode, and a model fx cannot trace (named
@@ -574,6 +576,42 @@ compiled = check("head on 12x12", Head(False), torch.rand(2, 3, 12, 12), 3, [])
 pool = compiled.layer("convlower_1")
 print(f"head on 12x12: pooled by torch {len(pool.layers) == 0}")
 expect(len(pool.layers) == 0, f"12x12 pooling compiled: {list(pool.layers)}")
+
+# Average pooling over windows as torch computes it by default (the padding
+# counted, sizes rounded down): a depthwise convolution whose kernel is the
+# window, one ConvLower call made for the input's shape (the module and the
+# functional form), inside the chain with the convolutions around it; with
+# count_include_pad=False or ceil_mode=True, whose border windows divide by
+# fewer pixels, it stays torch's.
+class Pooled(torch.nn.Module):
+    def __init__(self, pool=None, functional=None):
+        super().__init__()
+        self.pool, self.functional = pool, functional
+        self.conv = torch.nn.Conv2d(3, 16, 3, padding=1)
+        self.proj = torch.nn.Conv2d(16, 8, 1)
+
+    def forward(self, x):
+        y = F.relu(self.conv(x))
+        y = self.functional(y) if self.functional else self.pool(y)
+        return self.proj(y)
+
+
+for name, model, calls, torch_ops in [
+        ("AvgPool2d(3, 2, 1)", Pooled(torch.nn.AvgPool2d(3, 2, 1)), 3, []),
+        ("AvgPool2d(2)", Pooled(torch.nn.AvgPool2d(2)), 3, []),
+        ("F.avg_pool2d(y, (3, 1), 1, (1, 0))",
+         Pooled(functional=lambda y: F.avg_pool2d(y, (3, 1), 1, (1, 0))), 3, []),
+        ("count_include_pad=False",
+         Pooled(torch.nn.AvgPool2d(3, 2, 1, count_include_pad=False)), 2, ["AvgPool2d"]),
+        ("ceil_mode=True", Pooled(torch.nn.AvgPool2d(3, 2, ceil_mode=True)), 2, ["AvgPool2d"])]:
+    compiled = check(name, model, torch.rand(2, 3, 11, 11), calls, torch_ops)
+    pools = [m for m in compiled.graph_module.modules()
+             if type(m).__name__ == "FusedAvgPool"]
+    made = [len(p.layers) for p in pools]
+    sequences = [m for m in compiled.graph_module.modules()
+                 if type(m).__name__ == "FusedSequence"]
+    print(f"{name}: pooling layers made {made}, sequences {len(sequences)}")
+    expect(made == ([1] if calls == 3 else []), f"{name}: pooling layers {made}")
 
 # 9. Sequences: a chain of compiled layers (only its last output read after
 # it) runs as one C call, convlowerRunSteps, over buffers planned per input
