@@ -14,6 +14,9 @@
 // Two block GEMMs, by output layout:
 //  - channels last (the fold is a reshape): the panel is [rows, K], the GEMM
 //    X_panel [rows, K] x W^T [K, F] (B packed once, by conv-lower-pack-rhs);
+//    grouped, where the fold transposes [G, M, Fg] into the image's [M, G,
+//    Fg], each block's [G, rows, Fg] goes to a block of its own, transposed
+//    into its rows of the image in cache;
 //  - channels first, where the fold would transpose [M, F] into [N, F, O..]:
 //    the panel is written [K, rows] (its copy loops ordered so that the
 //    innermost runs along the output row, contiguous in the image at stride
@@ -69,6 +72,9 @@ struct PanelGemm {
   /// A quantized convolution's row sums of X_col (the correction for a
   /// filter zero point): a reduction along K of the same rows, into a fill.
   linalg::GenericOp rowSums;
+  /// Channels last, grouped: the image [N, O.., G * Fg] that the fold's
+  /// transpose [G, N, O.., Fg] -> [N, O.., G, Fg] is collapsed into.
+  tensor::CollapseShapeOp groupsIntoImage;
 
   /// The copy's result: [G, N, O_0, ..., O_(d-1), K dims...].
   RankedTensorType colType() {
@@ -147,6 +153,49 @@ bool matchChannelsFirstFold(PanelGemm &m) {
   return true;
 }
 
+/// The permutation of conv-lower-decompose's channels-last grouped fold:
+/// [G, N, O_0.., Fg] -> [N, O_0.., G, Fg].
+SmallVector<int64_t> groupsLastFold(int64_t d) {
+  SmallVector<int64_t> perm;
+  for (int64_t i = 1; i <= d + 1; ++i)
+    perm.push_back(i);
+  perm.append({0, d + 2});
+  return perm;
+}
+
+/// Channels last, grouped: the GEMM's [G, M, Fg] result is expanded to
+/// [G, N, O.., Fg], transposed into a fresh [N, O.., G, Fg] and collapsed
+/// into the image [N, O.., G * Fg], from a fill. Records the collapse on
+/// `m`; false where the chain is anything else.
+bool matchGroupsIntoImage(PanelGemm &m) {
+  int64_t d = m.spatialRank();
+  Value result = m.gemm->getResult(0);
+  if (!m.grouped || !result.hasOneUse() ||
+      !m.gemm.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>())
+    return false;
+  auto expand = dyn_cast<tensor::ExpandShapeOp>(*result.getUsers().begin());
+  if (!expand || !expand->hasOneUse() ||
+      expand.getResultType().getRank() != d + 3)
+    return false;
+  auto fold = dyn_cast<linalg::TransposeOp>(*expand->getUsers().begin());
+  if (!fold || fold.getInput() != expand.getResult() ||
+      fold.getPermutation() != ArrayRef(groupsLastFold(d)) ||
+      !fold.getInit().getDefiningOp<tensor::EmptyOp>() ||
+      !fold->getResult(0).hasOneUse())
+    return false;
+  auto image =
+      dyn_cast<tensor::CollapseShapeOp>(*fold->getResult(0).getUsers().begin());
+  if (!image)
+    return false;
+  // [[0], .., [d], [d + 1, d + 2]]: G and Fg into the channels, nothing else.
+  SmallVector<ReassociationIndices> groups = image.getReassociationIndices();
+  if (static_cast<int64_t>(groups.size()) != d + 2 ||
+      groups.back() != ReassociationIndices{d + 1, d + 2})
+    return false;
+  m.groupsIntoImage = image;
+  return true;
+}
+
 /// The sum along K of each row of A ([(G,) M, K] -> [(G,) M]) into a fill:
 /// the zero-point expansion's window sums.
 bool isRowSum(linalg::GenericOp op, Value rows) {
@@ -198,8 +247,8 @@ FailureOr<PanelGemm> matchPanelGemm(linalg::LinalgOp gemm) {
   // block is then a slice of one image.
   if (!grouped && match.colType().getDimSize(0) != 1)
     return failure();
-  if (!rowSums)
-    (void)matchChannelsFirstFold(match);
+  if (!rowSums && !matchChannelsFirstFold(match))
+    (void)matchGroupsIntoImage(match);
   return match;
 }
 
@@ -676,6 +725,89 @@ LogicalResult rewriteRowsMajor(RewriterBase &rewriter, PanelGemm &m,
   return success();
 }
 
+/// Channels last, grouped (matchGroupsIntoImage): per block, X_panel [G,
+/// rows, K] x W^T [G, K, Fg] into a block of its own [G, rows, Fg], in
+/// cache, then transposed into the block's rows of the image, [rows, G,
+/// Fg] of [M, G * Fg]: the blocks write the NHWC output themselves. The
+/// [G, M, Fg] result was transposed into the image by a pass of its own
+/// after the blocks, and the epilogue was a third (ResNeXt-50's g32 layers
+/// of 16 and 32 filters a group; the epilogue now moves into the blocks).
+/// The filters are never split into chunks here.
+LogicalResult rewriteGroupsIntoImage(RewriterBase &rewriter, PanelGemm &m,
+                                     int64_t panelBytes, int64_t minBlocks,
+                                     Streamed streamed) {
+  Blocks blocks = chooseBlocks(m, panelBytes, minBlocks, /*rowAlign=*/1,
+                               /*filterAlign=*/0, streamed);
+  Location loc = m.gemm.getLoc();
+  tensor::CollapseShapeOp image = m.groupsIntoImage;
+  RankedTensorType imageType = image.getResultType();
+  Type element = imageType.getElementType();
+  int64_t rank = imageType.getRank();
+  int64_t groups = m.colType().getDimSize(0), fg = m.filtersPerGroup();
+  int64_t channels = imageType.getDimSize(rank - 1);
+  int64_t pixels = imageType.getNumElements() / channels;
+  int64_t rows = blocks.gemmRows();
+  Value fillValue =
+      m.gemm.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>()
+          .getInputs()[0];
+
+  rewriter.setInsertionPoint(m.gemm);
+  Value shared =
+      tensor::EmptyOp::create(rewriter, loc, {pixels, channels}, element);
+  FailureOr<BlockLoop> loop = openBlockLoop(rewriter, loc, m, blocks, shared);
+  if (failed(loop))
+    return failure();
+  scf::ForallOp forall = loop->forall;
+  const BlockPlace &place = loop->place;
+  Value out = forall.getRegionIterArgs()[0];
+  Value panel = tensor::CollapseShapeOp::create(
+      rewriter, loc,
+      RankedTensorType::get({groups, rows, m.reductionSize()},
+                            m.colType().getElementType()),
+      loop->copy->getResult(0), m.rows.getReassociationIndices());
+  Value own = tensor::EmptyOp::create(rewriter, loc, {groups, rows, fg},
+                                      getElementTypeOrSelf(
+                                          m.gemm->getResult(0).getType()));
+  own = linalg::FillOp::create(rewriter, loc, fillValue, own).getResult(0);
+  Operation *blockGemm = mlir::clone(
+      rewriter, m.gemm, TypeRange{own.getType()},
+      ValueRange{panel, m.gemm.getDpsInputOperand(1)->get(), own});
+  // The block's rows of the image, seen as [rows, G, Fg], written by the
+  // transpose of the block's result.
+  SmallVector<OpFoldResult> offsets = {place.gemmRow, rewriter.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes =
+      getAsIndexOpFoldResult(rewriter.getContext(), {rows, channels});
+  SmallVector<ReassociationIndices> split = {{0}, {1, 2}};
+  Value rowsOfImage = tensor::ExpandShapeOp::create(
+      rewriter, loc, RankedTensorType::get({rows, groups, fg}, element),
+      sliceOf(rewriter, loc, out, offsets, sizes), split);
+  Value transposed =
+      linalg::TransposeOp::create(rewriter, loc, blockGemm->getResult(0),
+                                  rowsOfImage, ArrayRef<int64_t>{1, 0, 2})
+          ->getResult(0);
+  Value block = tensor::CollapseShapeOp::create(rewriter, loc, transposed, split);
+
+  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+  SmallVector<OpFoldResult> strides(2, rewriter.getIndexAttr(1));
+  tensor::ParallelInsertSliceOp::create(rewriter, loc, block, out, offsets,
+                                        sizes, strides);
+  rewriter.setInsertionPointAfter(forall);
+  SmallVector<ReassociationIndices> toImage(1);
+  for (int64_t i = 0; i < rank - 1; ++i)
+    toImage.front().push_back(i);
+  toImage.push_back({rank - 1});
+  Value result = tensor::ExpandShapeOp::create(rewriter, loc, imageType,
+                                               forall.getResult(0), toImage);
+  // The collapse's readers take the image; the fold's chain goes.
+  Operation *fold = image.getSrc().getDefiningOp();
+  Operation *expand = fold->getOperand(0).getDefiningOp();
+  rewriter.replaceOp(image, result);
+  rewriter.eraseOp(fold);
+  rewriter.eraseOp(expand);
+  rewriter.eraseOp(m.gemm);
+  return success();
+}
+
 /// Channels first: per block, W [(G,) Fc, K] x X_panel^T [(G,) K, rows]
 /// into the block's [1, G, Fc, bh, O_1..] of the [N, G, Fg, O..] output
 /// that the fold's transpose wrote.
@@ -848,6 +980,11 @@ struct ConvLowerIm2ColPanelsPass
         // and the fill go with the next canonicalization).
         rewriter.eraseOp(expand);
         rewriter.eraseOp(m.gemm);
+      } else if (m.groupsIntoImage && amxRowAlign(m) == 1 &&
+                 succeeded(rewriteGroupsIntoImage(rewriter, m, panelBytes,
+                                                  minBlocks,
+                                                  streamedFilter(m)))) {
+        // The GEMM, the fold and their reshapes went with it.
       } else if (failed(rewriteRowsMajor(rewriter, m, panelBytes, minBlocks,
                                          amxRowAlign(m), tileN,
                                          streamedFilter(m)))) {

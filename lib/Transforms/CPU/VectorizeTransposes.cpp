@@ -67,7 +67,9 @@ std::optional<int64_t> threadedDim(linalg::TransposeOp op,
   auto type = op.getInit().getType();
   int64_t bytes =
       type.getNumElements() * type.getElementTypeBitWidth() / 8;
-  if (bytes < kThreadedTransposeBytes)
+  // Inside a parallel loop's block (conv-lower-im2col-panels' grouped
+  // blocks transposing their result into the image), never another one.
+  if (bytes < kThreadedTransposeBytes || op->getParentOfType<scf::ForallOp>())
     return std::nullopt;
   for (int64_t d = 0; d < type.getRank(); ++d)
     if (type.getDimSize(d) > tiles[d])

@@ -158,6 +158,36 @@ func.func @grouped_few_filters(%x: tensor<1x2x4x6x6xf32>, %w: tensor<2x8x4x3x3xf
   return %y : tensor<1x2x8x4x4xf32>
 }
 
+// Grouped, channels last (the image's channels are [G, Fg]): each block's
+// batch_matmul computes into a [G, rows, Fg] block of its own, transposed
+// into its rows of the image, [rows, G, Fg] of [N * Ho * Wo, G * Fg]; the
+// blocks' result is the NHWC output, with no [G, M, Fg] result and no
+// transpose of it after them.
+// CHECK-LABEL: func.func @grouped_channels_last
+// CHECK: %[[F:.*]] = scf.forall (%{{.*}}, %{{.*}}) in (2, 4) shared_outs(%[[O:.*]] = %{{.*}}) -> (tensor<32x16xf32>)
+// CHECK:   %[[AT:.*]] = affine.apply
+// CHECK:   %[[OWN:.*]] = linalg.fill {{.*}} -> tensor<2x4x8xf32>
+// CHECK:   %[[G:.*]] = linalg.batch_matmul {{.*}} outs(%[[OWN]] : tensor<2x4x8xf32>)
+// CHECK:   %[[ROWS:.*]] = tensor.extract_slice %[[O]][%[[AT]], 0] [4, 16] [1, 1]
+// CHECK:   %[[VIEW:.*]] = tensor.expand_shape %[[ROWS]] {{\[}}[0], [1, 2]] output_shape [4, 2, 8]
+// CHECK:   %[[T:.*]] = linalg.transpose ins(%[[G]] : tensor<2x4x8xf32>) outs(%[[VIEW]] : tensor<4x2x8xf32>) permutation = [1, 0, 2]
+// CHECK:   %[[B:.*]] = tensor.collapse_shape %[[T]] {{\[}}[0], [1, 2]] : tensor<4x2x8xf32> into tensor<4x16xf32>
+// CHECK:   tensor.parallel_insert_slice %[[B]] into %[[O]][%[[AT]], 0] [4, 16] [1, 1]
+// CHECK: %[[Y:.*]] = tensor.expand_shape %[[F]] {{\[}}[0, 1, 2], [3]] output_shape [2, 4, 4, 16]
+// CHECK-NOT: linalg.transpose
+// CHECK: return %[[Y]]
+func.func @grouped_channels_last(%x: tensor<2x6x6x8xf32>, %w: tensor<16x3x3x4xf32>) -> tensor<2x4x4x16xf32> {
+  %xg = tensor.expand_shape %x [[0], [1], [2], [3, 4]] output_shape [2, 6, 6, 2, 4] : tensor<2x6x6x8xf32> into tensor<2x6x6x2x4xf32>
+  %wg = tensor.expand_shape %w [[0, 1], [2], [3], [4]] output_shape [2, 8, 3, 3, 4] : tensor<16x3x3x4xf32> into tensor<2x8x3x3x4xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x4x2x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x4x2x8xf32>) -> tensor<2x4x4x2x8xf32>
+  %y = linalg.conv_2d_nhwgc_gfhwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+       ins(%xg, %wg : tensor<2x6x6x2x4xf32>, tensor<2x8x3x3x4xf32>) outs(%init : tensor<2x4x4x2x8xf32>) -> tensor<2x4x4x2x8xf32>
+  %c = tensor.collapse_shape %y [[0], [1], [2], [3, 4]] : tensor<2x4x4x2x8xf32> into tensor<2x4x4x16xf32>
+  return %c : tensor<2x4x4x16xf32>
+}
+
 // A 7x7 output (49 pixels: three 16-lane vectors and one lane) of one
 // image: W first while W^T would be transposed per call; rows first, with
 // the fold's transpose, where the filter is packed once.

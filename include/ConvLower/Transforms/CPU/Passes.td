@@ -763,6 +763,11 @@ def ConvLowerIm2ColPanels : Pass<"conv-lower-im2col-panels"> {
     lowers it to OpenMP, or to a loop with one thread).
 
     Channels-last outputs get the GEMM X_panel [rows, K] x W^T [K, F].
+    Grouped, whose fold would transpose the GEMM's [G, M, Fg] result into
+    the image's [M, G, Fg], each block computes its [G, rows, Fg] into a
+    block of its own and transposes that, in cache, into its rows of the
+    image: the blocks write the NHWC output, the fold goes (and the
+    epilogue can move into the blocks).
     Where the output is channels first (the fold would transpose the GEMM's
     [M, F] result), the panel is written [K, rows], its copy's innermost
     loop along the output row, and the block computes W [F, K] x
