@@ -618,6 +618,20 @@ Value sliceOf(OpBuilder &b, Location loc, Value source,
                                         strides);
 }
 
+/// The block's panel: its rows of X_col (`copy`, tileCopyToBlock's)
+/// collapsed exactly as X_col was, [(G,) rows, K].
+Value rowsPanel(RewriterBase &rewriter, Location loc, PanelGemm &m,
+                const Blocks &blocks, linalg::GenericOp copy) {
+  SmallVector<int64_t> panelShape;
+  if (m.grouped)
+    panelShape.push_back(m.colType().getDimSize(0));
+  panelShape.append({blocks.gemmRows(), m.reductionSize()});
+  return tensor::CollapseShapeOp::create(
+      rewriter, loc,
+      RankedTensorType::get(panelShape, m.colType().getElementType()),
+      copy->getResult(0), m.rows.getReassociationIndices());
+}
+
 /// Channels last: per block, X_panel [(G,) rows, K] x W^T [(G,) K, Fc] into
 /// the block's rows and filters of the GEMM's [(G,) M, Fg] result.
 LogicalResult rewriteRowsMajor(RewriterBase &rewriter, PanelGemm &m,
@@ -657,15 +671,7 @@ LogicalResult rewriteRowsMajor(RewriterBase &rewriter, PanelGemm &m,
   scf::ForallOp forall = loop->forall;
   const BlockPlace &place = loop->place;
   Value out = forall.getRegionIterArgs()[0];
-  // The panel, collapsed exactly as X_col was: [(G,) rows, K].
-  SmallVector<int64_t> panelShape;
-  if (m.grouped)
-    panelShape.push_back(m.colType().getDimSize(0));
-  panelShape.append({blocks.gemmRows(), m.reductionSize()});
-  Value panel = tensor::CollapseShapeOp::create(
-      rewriter, loc,
-      RankedTensorType::get(panelShape, m.colType().getElementType()),
-      loop->copy->getResult(0), m.rows.getReassociationIndices());
+  Value panel = rowsPanel(rewriter, loc, m, blocks, loop->copy);
 
   // The block's rows and filters of the output; B's filters.
   int64_t rank = outType.getRank();
@@ -760,11 +766,7 @@ LogicalResult rewriteGroupsIntoImage(RewriterBase &rewriter, PanelGemm &m,
   scf::ForallOp forall = loop->forall;
   const BlockPlace &place = loop->place;
   Value out = forall.getRegionIterArgs()[0];
-  Value panel = tensor::CollapseShapeOp::create(
-      rewriter, loc,
-      RankedTensorType::get({groups, rows, m.reductionSize()},
-                            m.colType().getElementType()),
-      loop->copy->getResult(0), m.rows.getReassociationIndices());
+  Value panel = rowsPanel(rewriter, loc, m, blocks, loop->copy);
   Value own = tensor::EmptyOp::create(rewriter, loc, {groups, rows, fg},
                                       getElementTypeOrSelf(
                                           m.gemm->getResult(0).getType()));

@@ -219,22 +219,31 @@ inline bool linearCoefficients(AffineExpr expr, SmallVectorImpl<int64_t> &coeffi
                             scale * factor.getValue());
 }
 
-/// The number of iterations of `forall`'s loop `iv` where it counts blocks:
-/// from 0 by 1 to a constant.
-inline std::optional<int64_t> blockCount(scf::ForallOp forall, Value value) {
+/// The constant bounds of the loop of `forall` whose induction variable
+/// `value` is (each unset where not constant); none where `value` is not
+/// one of its induction variables.
+struct ForallLoopBounds {
+  std::optional<int64_t> lower, upper, step;
+};
+inline std::optional<ForallLoopBounds> forallLoopBounds(scf::ForallOp forall,
+                                                        Value value) {
   auto iv = dyn_cast_or_null<BlockArgument>(value);
   if (!iv || iv.getOwner()->getParentOp() != forall.getOperation())
     return std::nullopt;
   unsigned loop = iv.getArgNumber();
-  std::optional<int64_t> lower =
-      getConstantIntValue(forall.getMixedLowerBound()[loop]);
-  std::optional<int64_t> upper =
-      getConstantIntValue(forall.getMixedUpperBound()[loop]);
-  std::optional<int64_t> step =
-      getConstantIntValue(forall.getMixedStep()[loop]);
-  if (lower != 0 || step != 1 || !upper)
+  return ForallLoopBounds{
+      getConstantIntValue(forall.getMixedLowerBound()[loop]),
+      getConstantIntValue(forall.getMixedUpperBound()[loop]),
+      getConstantIntValue(forall.getMixedStep()[loop])};
+}
+
+/// The number of iterations of `forall`'s loop `iv` where it counts blocks:
+/// from 0 by 1 to a constant.
+inline std::optional<int64_t> blockCount(scf::ForallOp forall, Value value) {
+  std::optional<ForallLoopBounds> bounds = forallLoopBounds(forall, value);
+  if (!bounds || bounds->lower != 0 || bounds->step != 1 || !bounds->upper)
     return std::nullopt;
-  return upper;
+  return bounds->upper;
 }
 
 /// Whether `apply` (an offset) places one block of `size` per iteration of
@@ -292,17 +301,9 @@ inline bool blocksCoverDimension(scf::ForallOp forall, OpFoldResult offset,
     return false;
   if (auto apply = value.getDefiningOp<affine::AffineApplyOp>())
     return linearizedBlocksCover(forall, apply, size, extent);
-  auto iv = dyn_cast<BlockArgument>(value);
-  if (!iv || iv.getOwner()->getParentOp() != forall.getOperation())
-    return false;
-  unsigned loop = iv.getArgNumber();
-  std::optional<int64_t> lower =
-      getConstantIntValue(forall.getMixedLowerBound()[loop]);
-  std::optional<int64_t> upper =
-      getConstantIntValue(forall.getMixedUpperBound()[loop]);
-  std::optional<int64_t> step =
-      getConstantIntValue(forall.getMixedStep()[loop]);
-  return lower == 0 && step == size && upper == extent;
+  std::optional<ForallLoopBounds> bounds = forallLoopBounds(forall, value);
+  return bounds && bounds->lower == 0 && bounds->step == size &&
+         bounds->upper == extent;
 }
 
 /// Whether the blocks that `insert` writes, one per iteration of its
