@@ -18,7 +18,9 @@
 // store every element once. Such a chain also still starts from the fill
 // its tiles read their accumulators from (tiling fuses the fill only where
 // the tiles divide the block): those reads become splats of the fill's
-// value and the fill goes.
+// value and the fill goes. An epilogue that reads the nests' result
+// through a collapse_shape (filter panels made inside a block) is expanded
+// into their shape first.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +28,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
@@ -35,6 +38,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include "llvm/Support/Debug.h"
 
@@ -439,6 +443,47 @@ bool applyInRegisterTiles(RewriterBase &rewriter, linalg::GenericOp op,
   return true;
 }
 
+/// Whether `operand` is a loop nest's result seen through a collapse_shape,
+/// read by an elementwise generic (an epilogue).
+bool readsCollapsedNests(OpOperand *operand) {
+  auto collapse = operand->get().getDefiningOp<tensor::CollapseShapeOp>();
+  auto generic = dyn_cast<linalg::GenericOp>(operand->getOwner());
+  return collapse && collapse.getSrc().getDefiningOp<scf::ForOp>() &&
+         generic && linalg::isElementwise(generic);
+}
+
+/// Epilogues that read their nests' result through a collapse_shape (a
+/// block of conv-lower-im2col-panels whose GEMM pack-filter-panels made
+/// [rows, F / w, w] inside the block: the stem, strided 3x3s, seen as [rows,
+/// F]) expanded into the nests' shape, upstream's fusion of a reshape by
+/// expansion (a bias [F] read as [F / w, w]), so that applyInRegisterTiles
+/// finds the nests. Only those epilogues and the reshapes made for them are
+/// rewritten.
+void expandOverCollapsedNests(Operation *root) {
+  MLIRContext *ctx = root->getContext();
+  SmallVector<Operation *> epilogues;
+  root->walk([&](linalg::GenericOp op) {
+    if (llvm::any_of(op->getOpOperands(),
+                     [](OpOperand &o) { return readsCollapsedNests(&o); }))
+      epilogues.push_back(op);
+  });
+  if (epilogues.empty())
+    return;
+  RewritePatternSet patterns(ctx);
+  linalg::populateFoldReshapeOpsByExpansionPatterns(patterns,
+                                                    readsCollapsedNests);
+  tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, ctx);
+  GreedyRewriteConfig config;
+  config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+  (void)applyOpPatternsGreedily(epilogues, std::move(patterns), config);
+  // The collapses they read before, now unused: the nests' result must be
+  // read by its epilogue alone.
+  root->walk([](tensor::CollapseShapeOp collapse) {
+    if (collapse->use_empty() && collapse.getSrc().getDefiningOp<scf::ForOp>())
+      collapse->erase();
+  });
+}
+
 struct ConvLowerEpilogueInRegisterTilePass
     : conv_lower::impl::ConvLowerEpilogueInRegisterTileBase<
           ConvLowerEpilogueInRegisterTilePass> {
@@ -453,6 +498,9 @@ struct ConvLowerEpilogueInRegisterTilePass
     for (linalg::FillOp fill : fills)
       if (std::optional<NestChain> chain = chainFromFill(fill))
         splats += startTilesFromFill(rewriter, *chain);
+    expandOverCollapsedNests(getOperation());
+    epilogues.clear();
+    getOperation()->walk([&](linalg::GenericOp op) { epilogues.push_back(op); });
     DominanceInfo dominance(getOperation());
     int applied = 0;
     for (linalg::GenericOp op : epilogues)

@@ -255,3 +255,50 @@ func.func @peeled_rows_overlapping(%out: tensor<14x32xf32>, %b: tensor<32xf32>) 
   } -> tensor<14x32xf32>
   return %2 : tensor<14x32xf32>
 }
+
+// The nests write filter panels, [16, 2, 16] (pack-filter-panels' view made
+// inside a block of conv-lower-im2col-panels: the stem, strided 3x3s), and
+// the epilogue reads them collapsed to [16, 32]: it is expanded into the
+// panels' shape first (the bias [32] read as [2, 16]) and then applied to
+// each tile before its store; the collapse after it is what the block
+// inserts.
+// CHECK-LABEL: func.func @through_panels_collapse
+// CHECK-SAME: (%[[A:.*]]: tensor<16x2x16xf32>, %[[B:.*]]: tensor<32xf32>)
+// CHECK: %[[BP:.*]] = tensor.expand_shape %[[B]] {{\[}}[0, 1]] output_shape [2, 16]
+// CHECK: %[[R:.*]] = scf.for %[[M:.*]] = {{.*}} iter_args
+// CHECK:   scf.for %[[P:.*]] = {{.*}} iter_args
+// CHECK:     %[[ACC:.*]] = arith.addf %{{.*}}, %{{.*}} : vector<8x16xf32>
+// CHECK:     %[[BS:.*]] = tensor.extract_slice %[[BP]][%[[P]], 0] [1, 16] [1, 1]
+// CHECK:     %[[BV:.*]] = vector.transfer_read %[[BS]]{{.*}} : tensor<1x16xf32>, vector<8x16xf32>
+// CHECK:     %[[Y:.*]] = arith.addf %[[ACC]], %[[BV]] : vector<8x16xf32>
+// CHECK:     vector.transfer_write %[[Y]]
+// CHECK-NOT: linalg.generic
+// CHECK: %[[C:.*]] = tensor.collapse_shape %[[R]] {{\[}}[0], [1, 2]] : tensor<16x2x16xf32> into tensor<16x32xf32>
+// CHECK: return %[[C]]
+func.func @through_panels_collapse(%init: tensor<16x2x16xf32>, %b: tensor<32xf32>) -> tensor<16x32xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %pad = ub.poison : f32
+  %0 = scf.for %m = %c0 to %c16 step %c8 iter_args(%acc = %init) -> (tensor<16x2x16xf32>) {
+    %1 = scf.for %p = %c0 to %c2 step %c1 iter_args(%acc2 = %acc) -> (tensor<16x2x16xf32>) {
+      %t = tensor.extract_slice %acc2[%m, %p, 0] [8, 1, 16] [1, 1, 1] : tensor<16x2x16xf32> to tensor<8x16xf32>
+      %v = vector.transfer_read %t[%c0, %c0], %pad {in_bounds = [true, true]} : tensor<8x16xf32>, vector<8x16xf32>
+      %w = arith.addf %v, %v : vector<8x16xf32>
+      %s = vector.transfer_write %w, %t[%c0, %c0] {in_bounds = [true, true]} : vector<8x16xf32>, tensor<8x16xf32>
+      %i = tensor.insert_slice %s into %acc2[%m, %p, 0] [8, 1, 16] [1, 1, 1] : tensor<8x16xf32> into tensor<16x2x16xf32>
+      scf.yield %i : tensor<16x2x16xf32>
+    }
+    scf.yield %1 : tensor<16x2x16xf32>
+  }
+  %c = tensor.collapse_shape %0 [[0], [1, 2]] : tensor<16x2x16xf32> into tensor<16x32xf32>
+  %2 = linalg.generic {indexing_maps = [#id, #bias, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %b : tensor<16x32xf32>, tensor<32xf32>) outs(%c : tensor<16x32xf32>) {
+  ^bb0(%x: f32, %bb: f32, %out: f32):
+    %y = arith.addf %x, %bb : f32
+    linalg.yield %y : f32
+  } -> tensor<16x32xf32>
+  return %2 : tensor<16x32xf32>
+}
