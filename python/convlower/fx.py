@@ -1225,17 +1225,13 @@ def _fuse(graph_module, target, threads, layout, precision):
                 index += 1
             continue
         window = _avg_pool_window(graph_module, node)
+        module = _module(graph_module, node)
         if window is not None:
             record, replaced = _fuse_avg_pool(graph_module, node, window, target,
                                               threads, layout, index)
-            erased.update(replaced)
-            records[f"convlower_{index}"] = record
-            index += 1
-            continue
-        if len(node.args) != 1 or node.kwargs:
+        elif len(node.args) != 1 or node.kwargs:
             continue                 # not one input
-        module = _module(graph_module, node)
-        if type(module) is torch.nn.Linear and module.weight.dtype == torch.float32:
+        elif type(module) is torch.nn.Linear and module.weight.dtype == torch.float32:
             record, replaced = _fuse_linear(graph_module, node, module, target, threads,
                                             precision, index)
         elif type(module) in _CONV_RANK:

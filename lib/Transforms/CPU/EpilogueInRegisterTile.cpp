@@ -462,9 +462,15 @@ bool readsCollapsedNests(OpOperand *operand) {
 void expandOverCollapsedNests(Operation *root) {
   MLIRContext *ctx = root->getContext();
   SmallVector<Operation *> epilogues;
+  llvm::SmallDenseSet<Operation *, 4> collapses;
   root->walk([&](linalg::GenericOp op) {
-    if (llvm::any_of(op->getOpOperands(),
-                     [](OpOperand &o) { return readsCollapsedNests(&o); }))
+    bool reads = false;
+    for (OpOperand &operand : op->getOpOperands())
+      if (readsCollapsedNests(&operand)) {
+        collapses.insert(operand.get().getDefiningOp());
+        reads = true;
+      }
+    if (reads)
       epilogues.push_back(op);
   });
   if (epilogues.empty())
@@ -477,9 +483,9 @@ void expandOverCollapsedNests(Operation *root) {
   config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
   (void)applyOpPatternsGreedily(epilogues, std::move(patterns), config);
   // The collapses they read before, now unused: the nests' result must be
-  // read by its epilogue alone.
-  root->walk([](tensor::CollapseShapeOp collapse) {
-    if (collapse->use_empty() && collapse.getSrc().getDefiningOp<scf::ForOp>())
+  // read by its epilogue alone (a walk visits only the ops still there).
+  root->walk([&](tensor::CollapseShapeOp collapse) {
+    if (collapse->use_empty() && collapses.contains(collapse))
       collapse->erase();
   });
 }
@@ -488,8 +494,6 @@ struct ConvLowerEpilogueInRegisterTilePass
     : conv_lower::impl::ConvLowerEpilogueInRegisterTileBase<
           ConvLowerEpilogueInRegisterTilePass> {
   void runOnOperation() override {
-    SmallVector<linalg::GenericOp> epilogues;
-    getOperation()->walk([&](linalg::GenericOp op) { epilogues.push_back(op); });
     IRRewriter rewriter(&getContext());
     // Before the epilogues, which change what the tiles store.
     SmallVector<linalg::FillOp> fills;
@@ -499,7 +503,7 @@ struct ConvLowerEpilogueInRegisterTilePass
       if (std::optional<NestChain> chain = chainFromFill(fill))
         splats += startTilesFromFill(rewriter, *chain);
     expandOverCollapsedNests(getOperation());
-    epilogues.clear();
+    SmallVector<linalg::GenericOp> epilogues;
     getOperation()->walk([&](linalg::GenericOp op) { epilogues.push_back(op); });
     DominanceInfo dominance(getOperation());
     int applied = 0;

@@ -9,6 +9,7 @@
 #ifndef CONVLOWER_TRANSFORMS_TILINGUTILS_H
 #define CONVLOWER_TRANSFORMS_TILINGUTILS_H
 
+#include "mlir/Analysis/FlatLinearValueConstraints.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -191,34 +192,6 @@ tileInPlaceFusingFill(RewriterBase &rewriter, linalg::LinalgOp op,
   return cast<linalg::LinalgOp>(tiled->tiledAndFusedOps.front());
 }
 
-/// `expr` as a sum of constant multiples of its dimensions (coefficients
-/// per dimension, into `coefficients`) plus a constant; false where it is
-/// not linear (a floordiv, a product of two dimensions, a symbol).
-inline bool linearCoefficients(AffineExpr expr, SmallVectorImpl<int64_t> &coefficients,
-                               int64_t &constant, int64_t scale = 1) {
-  if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
-    coefficients[dim.getPosition()] += scale;
-    return true;
-  }
-  if (auto c = dyn_cast<AffineConstantExpr>(expr)) {
-    constant += scale * c.getValue();
-    return true;
-  }
-  auto binary = dyn_cast<AffineBinaryOpExpr>(expr);
-  if (!binary)
-    return false;
-  if (binary.getKind() == AffineExprKind::Add)
-    return linearCoefficients(binary.getLHS(), coefficients, constant, scale) &&
-           linearCoefficients(binary.getRHS(), coefficients, constant, scale);
-  if (binary.getKind() != AffineExprKind::Mul)
-    return false;
-  auto factor = dyn_cast<AffineConstantExpr>(binary.getRHS());
-  if (!factor)
-    return false;
-  return linearCoefficients(binary.getLHS(), coefficients, constant,
-                            scale * factor.getValue());
-}
-
 /// The constant bounds of the loop of `forall` whose induction variable
 /// `value` is (each unset where not constant); none where `value` is not
 /// one of its induction variables.
@@ -257,20 +230,21 @@ inline bool linearizedBlocksCover(scf::ForallOp forall,
                                   affine::AffineApplyOp apply, int64_t size,
                                   int64_t extent) {
   AffineMap map = apply.getAffineMap();
-  if (map.getNumResults() != 1 || map.getNumSymbols() != 0)
-    return false;
-  SmallVector<int64_t> coefficients(map.getNumDims(), 0);
-  int64_t constant = 0;
-  if (!linearCoefficients(map.getResult(0), coefficients, constant) ||
-      constant != 0)
+  // Flattened: a coefficient per dimension, then the constant; no symbols,
+  // and no local (floordiv, mod) terms between them.
+  unsigned dims = map.getNumDims();
+  SmallVector<int64_t> flat;
+  if (map.getNumResults() != 1 || map.getNumSymbols() != 0 ||
+      failed(getFlattenedAffineExpr(map.getResult(0), dims, 0, &flat)) ||
+      flat.size() != dims + 1 || flat.back() != 0)
     return false;
   // (stride, count) of each loop, each loop once.
   SmallVector<std::pair<int64_t, int64_t>> radix;
-  llvm::SmallPtrSet<void *, 4> loops;
+  llvm::SmallDenseSet<Value, 4> loops;
   for (auto [operand, coefficient] :
-       llvm::zip_equal(apply.getMapOperands(), coefficients)) {
+       llvm::zip(apply.getMapOperands(), ArrayRef(flat).drop_back())) {
     std::optional<int64_t> count = blockCount(forall, operand);
-    if (!count || !loops.insert(operand.getAsOpaquePointer()).second)
+    if (!count || !loops.insert(operand).second)
       return false;
     if (*count == 1)
       continue; // its one iteration adds nothing
