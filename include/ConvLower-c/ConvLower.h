@@ -40,7 +40,7 @@ extern "C" {
 
 /// The version of this header's API; convlowerGetApiVersion() returns the
 /// library's (a caller built against another version should not use it).
-#define CONVLOWER_API_VERSION 8
+#define CONVLOWER_API_VERSION 9
 
 typedef enum ConvLowerStatus {
   ConvLowerStatusOk = 0,
@@ -72,6 +72,16 @@ typedef enum ConvLowerCpuUnit {
   /// and Linux granted this process the tile data.
   ConvLowerCpuUnitAMX = 4,
 } ConvLowerCpuUnit;
+
+/// What a description computes over each window (desc.pooling).
+typedef enum ConvLowerPooling {
+  ConvLowerPoolingNone = 0, ///< the convolution
+  /// Max pooling: each channel's largest pixel in its window, the padding
+  /// -infinity (torch's max_pool2d). inChannels = outChannels = groups;
+  /// float data, no bias, 1-D or 2-D, padding at most half the window;
+  /// no filter is read (pass NULL); the CPU route only.
+  ConvLowerPoolingMax = 1,
+} ConvLowerPooling;
 
 typedef enum ConvLowerTarget {
   /// cuda where a device is usable and the GPU route takes the problem,
@@ -143,6 +153,9 @@ typedef struct ConvLowerConvDesc {
   /// words (added in f32) whatever the output's type, e.g. a block's bf16
   /// identity added into a float32 output.
   bool bf16Residual;
+  /// ConvLowerPoolingMax: max pooling over the same windows instead of the
+  /// convolution (the epilogue still applies after it).
+  ConvLowerPooling pooling;
 } ConvLowerConvDesc;
 
 /// A compiled convolution.
@@ -241,8 +254,8 @@ convlowerRunSteps(const ConvLowerStep *steps, int64_t count,
 CONVLOWER_CAPI_EXPORTED ConvLowerStatus
 convlowerConvPackWeights(ConvLowerConv conv, const void *filter);
 
-/// Element counts of the four buffers (bias: 0 without one; a residual
-/// has the output's).
+/// Element counts of the four buffers (bias: 0 without one, filter: 0 for
+/// a pooling; a residual has the output's).
 CONVLOWER_CAPI_EXPORTED ConvLowerStatus
 convlowerConvGetSizes(ConvLowerConv conv, int64_t *inputElements,
                       int64_t *filterElements, int64_t *biasElements,

@@ -118,6 +118,11 @@ llvm::Expected<ConvSpec> specOf(const ConvLowerConvDesc &d) {
   p.n = d.batch, p.c = d.inChannels, p.f = d.outChannels;
   p.groups = d.groups;
   p.hasBias = d.bias;
+  if (d.pooling != ConvLowerPoolingNone && d.pooling != ConvLowerPoolingMax)
+    return llvm::createStringError(
+        llvm::formatv("pooling {0} is not a ConvLowerPooling", int(d.pooling)));
+  if (d.pooling == ConvLowerPoolingMax)
+    p.pooling = convrt::Pooling::Max;
   // Dimension i of the description, counted from the innermost (W).
   int rank = d.spatialRank;
   auto inner = [&](const int64_t(&v)[3], int i, int64_t absent) {
@@ -377,7 +382,7 @@ ConvLowerStatus convlowerConvGetSizes(ConvLowerConv conv,
   if (inputElements)
     *inputElements = p.inputElements();
   if (filterElements)
-    *filterElements = p.filterElements();
+    *filterElements = p.isPooling() ? 0 : p.filterElements();
   if (biasElements)
     *biasElements = p.hasBias ? p.f : 0;
   if (outputElements)

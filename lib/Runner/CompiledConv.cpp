@@ -101,7 +101,8 @@ RouteRequest routeRequest(const ConvSpec &spec) {
   r.target = spec.target;
   r.chip = spec.chip;
   r.threads = spec.threads ? spec.threads : defaultCpuThreads();
-  r.constantWeights = spec.constantWeights;
+  // A pooling has no weights to pack.
+  r.constantWeights = spec.constantWeights && !spec.problem.isPooling();
   r.targetFlag = "target";
   return r;
 }
@@ -137,8 +138,10 @@ llvm::Expected<std::unique_ptr<CpuRunner>> compileForCpu(const ConvSpec &spec,
   const ConvProblem &p = spec.problem;
   Type element = elementType(ctx, p.dtype);
   llvm::SmallVector<BufferSpec> inputs = {
-      {llvm::to_vector(p.inputShape()), element},
-      {llvm::to_vector(p.filterShape()), element, spec.constantWeights}};
+      {llvm::to_vector(p.inputShape()), element}};
+  if (!p.isPooling())
+    inputs.push_back(
+        {llvm::to_vector(p.filterShape()), element, spec.constantWeights});
   if (p.hasBias)
     inputs.push_back({llvm::to_vector(p.biasShape()), element});
   BufferSpec output{llvm::to_vector(p.outputShape()),
@@ -171,15 +174,16 @@ compileForCuda(const ConvSpec &spec, ModuleOp module, RunReport &report) {
 }
 
 /// The compiled function's buffers in its argument order (buildConvModule's):
-/// input, filter, [bias,] [residual,] output.
+/// input, filter (not a pooling's), [bias,] [residual,] output.
 llvm::SmallVector<void *, 5> functionArguments(const ConvSpec &spec,
                                                const void *input,
                                                const void *filter,
                                                const void *bias,
                                                const void *residual,
                                                void *output) {
-  llvm::SmallVector<void *, 5> buffers = {const_cast<void *>(input),
-                                          const_cast<void *>(filter)};
+  llvm::SmallVector<void *, 5> buffers = {const_cast<void *>(input)};
+  if (!spec.problem.isPooling())
+    buffers.push_back(const_cast<void *>(filter));
   if (spec.problem.hasBias)
     buffers.push_back(const_cast<void *>(bias));
   if (spec.epilogue.residual)
@@ -201,6 +205,13 @@ CompiledConv::compile(const ConvSpec &spec) {
   if (std::string why = gpuEpilogueRefusal(spec.epilogue);
       !why.empty() && spec.target == Target::CpuTwin)
     return badInput(why);
+  // Named before any device question: no device would change it.
+  if (spec.problem.isPooling() &&
+      (spec.target == Target::Cuda || spec.target == Target::CpuTwin))
+    return badInput(llvm::formatv("target {0}: max pooling runs on the CPU "
+                                  "route (target cpu); the GPU kernels are "
+                                  "convolutions",
+                                  toString(spec.target)));
   std::unique_ptr<CompiledConv> conv(new CompiledConv());
   conv->spec_ = spec;
   conv->impl_ = std::make_unique<Impl>();
@@ -250,8 +261,9 @@ llvm::Error CompiledConv::run(const void *input, const void *filter,
                               const void *bias, const void *residual,
                               void *output, WeightsPack *weights) {
   bool hasResidual = spec_.epilogue.residual;
-  if (!input || !filter || !output || (spec_.problem.hasBias && !bias) ||
-      (hasResidual && !residual))
+  bool readsFilter = !spec_.problem.isPooling();
+  if (!input || (readsFilter && !filter) || !output ||
+      (spec_.problem.hasBias && !bias) || (hasResidual && !residual))
     return badInput(llvm::formatv(
         "run: a null buffer (input {0}, filter {1}, bias {2}, residual {3}, "
         "output {4}); the problem has {5} bias and {6} residual",
@@ -265,7 +277,7 @@ llvm::Error CompiledConv::run(const void *input, const void *filter,
     ms = *kernelMs;
   } else {
     const PackedWeights *packed = nullptr;
-    if (spec_.constantWeights) {
+    if (spec_.constantWeights && readsFilter) {
       WeightsPack &pack = packOf(weights);
       if (!pack.packed())
         if (llvm::Error e = packLocked(filter, pack, /*repack=*/false))
@@ -294,6 +306,8 @@ llvm::Error CompiledConv::pack(const void *filter, WeightsPack *into) {
   if (!spec_.constantWeights)
     return badInput("pack: this convolution was compiled without constant "
                     "weights: its runs read the filter they are given");
+  if (spec_.problem.isPooling())
+    return llvm::Error::success(); // nothing depends on a pooling's window
   if (!filter)
     return badInput("pack: a null filter");
   return packLocked(filter, packOf(into), /*repack=*/true);

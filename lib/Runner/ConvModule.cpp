@@ -16,6 +16,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::conv_lower;
@@ -58,7 +59,9 @@ public:
     }
     Value x = padInput(input);
     Value y;
-    if (p.hasDepth)
+    if (p.isPooling())
+      y = maxPool(x);
+    else if (p.hasDepth)
       y = volumetric(x, filter); // validateProblem: one group, float data
     else if (p.groups == 1)
       y = ungrouped(x, filter);
@@ -123,16 +126,26 @@ private:
   /// Where the depth sits in a 3-D image (NCDHW: 2, NDHWC: 1).
   unsigned depthDim() const { return nchw ? 2 : 1; }
 
+  /// -infinity in `type`: what max pooling's padding and accumulator start
+  /// from.
+  Value negativeInfinity(Type type) {
+    return arith::ConstantOp::create(
+        b, b.getFloatAttr(type, -std::numeric_limits<double>::infinity()));
+  }
+
   /// The padded input. Zeros; for a quantized problem the input's zero
-  /// point, which is the real value 0 (torch's quantized convolution).
+  /// point, which is the real value 0 (torch's quantized convolution); for
+  /// max pooling -infinity, which no pixel loses to.
   Value padInput(Value input) {
     if (!p.padTop && !p.padLeft && !p.padBottom && !p.padRight &&
         !p.padFront && !p.padBack)
       return input;
     Value zero =
-        p.isQuantized()
+        p.isPooling() ? negativeInfinity(elem)
+        : p.isQuantized()
             ? arith::ConstantOp::create(
-                  b, b.getIntegerAttr(elem, p.inputZeroPoint)).getResult()
+                  b, b.getIntegerAttr(elem, p.inputZeroPoint))
+                  .getResult()
             : arith::ConstantOp::create(b, b.getZeroAttr(elem)).getResult();
     unsigned rank = p.hasDepth ? 5 : 4;
     llvm::SmallVector<OpFoldResult> low(rank, b.getIndexAttr(0));
@@ -202,6 +215,28 @@ private:
     return linalg::Conv3DNdhwcDhwcfOp::create(
                b, TypeRange{init.getType()}, ValueRange{x, w}, ValueRange{init},
                strides, dilations)
+        .getResult(0);
+  }
+
+  /// linalg.pooling_{nchw,nhwc}_max over the padded image, from -infinity;
+  /// the window operand only gives the window's shape.
+  Value maxPool(Value x) {
+    Value empty = tensor::EmptyOp::create(b, p.outputShape(), acc);
+    Value init = linalg::FillOp::create(b, ValueRange{negativeInfinity(acc)},
+                                        ValueRange{empty})
+                     .getResult(0);
+    Value window =
+        tensor::EmptyOp::create(b, llvm::ArrayRef<int64_t>{p.kh, p.kw}, acc);
+    auto strides = windowAttr({p.strideH, p.strideW});
+    auto dilations = windowAttr({p.dilationH, p.dilationW});
+    if (nchw)
+      return linalg::PoolingNchwMaxOp::create(
+                 b, TypeRange{init.getType()}, ValueRange{x, window},
+                 ValueRange{init}, strides, dilations)
+          .getResult(0);
+    return linalg::PoolingNhwcMaxOp::create(
+               b, TypeRange{init.getType()}, ValueRange{x, window},
+               ValueRange{init}, strides, dilations)
         .getResult(0);
   }
 
@@ -385,9 +420,11 @@ mlir::conv_lower::buildConvModule(MLIRContext &ctx, const ConvProblem &p,
   ImplicitLocOpBuilder b(loc, &ctx);
   b.setInsertionPointToEnd(module->getBody());
   Type elem = elementType(ctx, p.dtype);
+  // A pooling reads no filter: its function takes the image alone.
   llvm::SmallVector<Type> inputs = {
-      RankedTensorType::get(p.inputShape(), elem),
-      RankedTensorType::get(p.filterShape(), elem)};
+      RankedTensorType::get(p.inputShape(), elem)};
+  if (!p.isPooling())
+    inputs.push_back(RankedTensorType::get(p.filterShape(), elem));
   if (p.hasBias)
     inputs.push_back(RankedTensorType::get(p.biasShape(), elem));
   Type output = RankedTensorType::get(
@@ -399,11 +436,11 @@ mlir::conv_lower::buildConvModule(MLIRContext &ctx, const ConvProblem &p,
                                    b.getFunctionType(inputs, output));
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToEnd(entry);
+  Value filter = p.isPooling() ? Value() : entry->getArgument(1);
   Value bias = p.hasBias ? entry->getArgument(2) : Value();
   Value residual = epilogue.residual ? entry->getArguments().back() : Value();
-  Value y = ConvBuilder(b, p).build(entry->getArgument(0),
-                                    entry->getArgument(1), bias, residual,
-                                    epilogue);
+  Value y = ConvBuilder(b, p).build(entry->getArgument(0), filter, bias,
+                                    residual, epilogue);
   func::ReturnOp::create(b, y);
   return module;
 }

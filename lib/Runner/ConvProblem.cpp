@@ -33,6 +33,8 @@ int64_t mlir::conv_lower::inputBytes(const ConvProblem &p) {
 }
 
 int64_t mlir::conv_lower::im2colBytes(const ConvProblem &p) {
+  if (p.isPooling())
+    return 0; // pooled directly: no column matrix
   return p.groups * (p.n * p.outD() * p.outH() * p.outW()) *
          (p.channelsPerGroup() * p.kd * p.kh * p.kw) * elementBytes(p.dtype);
 }
@@ -117,6 +119,12 @@ llvm::Error mlir::conv_lower::validateProblem(const ConvProblem &p) {
     if (!invalid.ok())
       return createStringError(invalid.message());
   }
+  if (p.isPooling()) {
+    // Max pooling's own rules (float data, the padding): runtime/'s.
+    convrt::Error invalid = p.validatePooling();
+    if (!invalid.ok())
+      return createStringError(invalid.message());
+  }
   return llvm::Error::success();
 }
 
@@ -193,6 +201,8 @@ std::string mlir::conv_lower::describeProblem(const ConvProblem &p) {
     s += formatv(" zp{0},{1}", p.inputZeroPoint, p.filterZeroPoint).str();
   if (p.hasBias)
     s += " +bias";
+  if (p.isPooling())
+    s = "maxpool " + s;
   return s;
 }
 
@@ -305,13 +315,49 @@ llvm::Error parseZeroPoints(llvm::StringRef text, ConvProblem &p) {
 
 } // namespace
 
+/// --pool max: the problem of a depthwise convolution whose filter is the
+/// window ([C, 1, KH, KW], C groups), computing the maximum.
+static llvm::Expected<ConvProblem> maxPoolFromFlags(const ConvFlags &flags) {
+  if (flags.inputShape.empty() || flags.window.empty() ||
+      !flags.filterShape.empty())
+    return createStringError(
+        "--pool max takes --input-shape N,C,H,W and --window KH,KW (not "
+        "--filter-shape)");
+  if (flags.bias || flags.groups != 1 || !flags.zeroPoints.empty())
+    return createStringError("--pool max takes no --bias, --groups or "
+                             "--zero-points (each channel pools alone)");
+  auto in = parseIntList(flags.inputShape, "--input-shape", {3, 4});
+  if (!in)
+    return in.takeError();
+  auto window = parseIntList(flags.window, "--window", {in->size() - 2});
+  if (!window)
+    return window.takeError();
+  llvm::SmallVector<int64_t> filter = {(*in)[1], 1};
+  filter.append(window->begin(), window->end());
+  ConvFlags conv = flags;
+  conv.maxPool = false;
+  conv.filterShape = llvm::join(
+      llvm::map_range(filter, [](int64_t v) { return std::to_string(v); }),
+      ",");
+  conv.groups = (*in)[1];
+  auto p = problemFromFlags(conv);
+  if (!p)
+    return p.takeError();
+  p->pooling = convrt::Pooling::Max;
+  if (llvm::Error e = validateProblem(*p))
+    return std::move(e);
+  return p;
+}
+
 llvm::Expected<ConvProblem>
 mlir::conv_lower::problemFromFlags(const ConvFlags &flags) {
   ConvProblem p;
+  if (flags.maxPool)
+    return maxPoolFromFlags(flags);
   if (flags.inputShape.empty() || flags.filterShape.empty())
     return createStringError(
         "give a .mlir file, or --input-shape N,C,H,W and --filter-shape "
-        "F,C/G,KH,KW");
+        "F,C/G,KH,KW (or --pool max and --window KH,KW)");
   auto in = parseIntList(flags.inputShape, "--input-shape", {3, 4, 5});
   if (!in)
     return in.takeError();

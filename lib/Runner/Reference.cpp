@@ -37,11 +37,13 @@ CheckResult mlir::conv_lower::compareOutputs(llvm::ArrayRef<double> got,
 }
 
 CheckResult mlir::conv_lower::checkOutput(
-    const ConvProblem &p, const HostTensor &x, const HostTensor &w,
+    const ConvProblem &p, const HostTensor &x, const HostTensor *w,
     const HostTensor *bias, llvm::ArrayRef<double> y, DType output,
     const HostTensor *residual, double maxFullMacs, int64_t samples) {
   const ConvProblem &rp = p;
-  std::vector<double> xd = x.asDoubles(), wd = w.asDoubles();
+  // A pooling has no filter (w null).
+  std::vector<double> xd = x.asDoubles(),
+                      wd = w ? w->asDoubles() : std::vector<double>();
   std::vector<double> bd = bias ? bias->asDoubles() : std::vector<double>();
   std::vector<double> got;
   std::vector<double> want;

@@ -260,6 +260,11 @@ ConvLowerToLLVMOptions runner::pipelineOptions(const RouteRequest &request,
 
 LogicalResult runner::checkGpuRoute(const ConvProblem &problem,
                                     std::string &whyNot) {
+  if (problem.isPooling()) {
+    whyNot = "max pooling runs on the CPU route (--target cpu); the GPU "
+             "kernels are convolutions";
+    return failure();
+  }
   if (!problem.hasDepth)
     return success();
   whyNot = "a bundle's manifest and the runtime's cuDNN comparison are 2-D: "
@@ -348,12 +353,17 @@ llvm::Expected<RoutePlan> runner::planRoute(const RouteRequest &request,
   report.threads = request.threads;
   if (request.threads > 1)
     report.openmpRuntime = processOpenMPRuntime().path;
-  if (plan.target == Target::Cpu)
+  bool pooling = inputs.problem && inputs.problem->isPooling();
+  if (plan.target == Target::Cpu && pooling)
+    report.kernel = "max pooling by output rows, vectorized over channels "
+                    "(conv-lower-max-pool-rows; channels-first: generic "
+                    "loops)";
+  else if (plan.target == Target::Cpu)
     report.kernel = llvm::formatv(
         "GEMM register tile {0}x{1}, K by {2} ({3} default {4}x{5})",
         request.tileM, request.tileN, request.tileK,
         hostGemmTile().registers, hostGemmTile().m, hostGemmTile().n);
-  if (plan.target == Target::Cpu && inputs.problem)
+  if (plan.target == Target::Cpu && inputs.problem && !pooling)
     report.kernel += dotProductNote(inputs.problem->dtype, plan.pipeline);
   if (inputs.module &&
       takesWinograd(inputs.module, inputs.function, plan.pipeline)) {

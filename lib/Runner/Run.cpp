@@ -138,10 +138,13 @@ llvm::Error runOnCpu(const Prepared &p, const RunOptions &o,
     if (o.progress)
       o.progress("checking against a float64 direct convolution");
     const RunData &d = p.data;
-    report.check = checkOutput(*p.problem, d.inputs[0], d.inputs[1],
+    // The arguments: input, filter (not a pooling's), [bias,] [residual].
+    const HostTensor *filter = p.problem->isPooling() ? nullptr : &d.inputs[1];
+    report.check = checkOutput(*p.problem, d.inputs[0], filter,
                                p.problem->hasBias ? &d.inputs[2] : nullptr,
                                lowered->output, d.outputDType, p.residual());
-    report.checkAgainst = "float64 direct convolution";
+    report.checkAgainst = p.problem->isPooling() ? "float64 direct max pooling"
+                                                 : "float64 direct convolution";
   } else if (o.check) {
     std::vector<double> want(reference->output.begin(),
                              reference->output.end());
@@ -170,6 +173,16 @@ llvm::Expected<RunReport> mlir::conv_lower::run(MLIRContext &context,
   auto prepared = prepare(context, o);
   if (!prepared)
     return prepared.takeError();
+  if (prepared->problem && prepared->problem->isPooling() && o.constantWeights)
+    return badInput("--constant-weights: max pooling has no weights to "
+                    "pack");
+  // Named before any device question: no device would change it.
+  if (prepared->problem && prepared->problem->isPooling() &&
+      (o.target == Target::CpuTwin || o.target == Target::Cuda))
+    return badInput(llvm::formatv("--target {0}: max pooling runs on the CPU "
+                                  "route (--target cpu); the GPU kernels are "
+                                  "convolutions",
+                                  toString(o.target)));
   if (std::string why = gpuEpilogueRefusal(prepared->epilogue);
       !why.empty() && o.target == Target::CpuTwin)
     return badInput("--bf16-output, --bf16-residual: " + why +

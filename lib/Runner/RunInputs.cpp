@@ -103,17 +103,23 @@ llvm::Expected<Prepared> prepareFromFlags(MLIRContext &ctx,
                         dt, options.seed, 0);
   if (!x)
     return x.takeError();
-  auto w = loadOrRandom(options.filterNpy, "--filter",
-                        withoutUnitH(problem->filterShape(), layout, conv1d),
-                        dt, options.seed, 1);
-  if (!w)
-    return w.takeError();
   // The module takes the 2-D shapes (same bytes).
-  std::vector<int64_t> xShape = problem->inputShape(),
-                       wShape = problem->filterShape();
+  std::vector<int64_t> xShape = problem->inputShape();
   x->shape.assign(xShape.begin(), xShape.end());
-  w->shape.assign(wShape.begin(), wShape.end());
-  p.data.inputs = {std::move(*x), std::move(*w)};
+  p.data.inputs = {std::move(*x)};
+  if (problem->isPooling()) {
+    if (!options.filterNpy.empty())
+      return badInput("--pool max reads no filter (drop --filter)");
+  } else {
+    auto w = loadOrRandom(options.filterNpy, "--filter",
+                          withoutUnitH(problem->filterShape(), layout, conv1d),
+                          dt, options.seed, 1);
+    if (!w)
+      return w.takeError();
+    std::vector<int64_t> wShape = problem->filterShape();
+    w->shape.assign(wShape.begin(), wShape.end());
+    p.data.inputs.push_back(std::move(*w));
+  }
   if (problem->hasBias) {
     auto b = loadOrRandom(options.biasNpy, "--bias-file", problem->biasShape(),
                           dt, options.seed, 2);

@@ -65,7 +65,7 @@ class Conv:
     spatial_rank ints, outermost first), groups, layout, dtype ("f32", "tf32",
     "f16", "bf16", "i8"), zero_points, bias, residual, relu, clamp ((min, max)
     or None), target, threads, chip, constant_weights, bf16_output,
-    bf16_residual.
+    bf16_residual, pooling ("none", "max").
 
     The epilogue after the bias, in this order: residual=True adds an operand
     of the output's shape (a ResNet block's identity), relu=True takes
@@ -80,6 +80,11 @@ class Conv:
     read that copy, not the w they are given: pack(w) again after changing it.
     Each Conv has its own packed weights (the compiled code is shared).
 
+    pooling="max": max pooling over the same windows instead of the
+    convolution (torch's max_pool2d: the padding -inf, at most half the
+    window): in_channels = out_channels = groups, float data, no bias, the
+    CPU route; the filter (of the depthwise shape) is not read.
+
     bf16_output=True (float convolutions on the CPU): the output, after the
     epilogue computed in float32, is rounded to bfloat16, returned (and a
     residual taken) as int16 words: a network's activations kept in bf16
@@ -93,13 +98,16 @@ class Conv:
                  pad_before=None, pad_after=None, groups=1, layout="nchw",
                  dtype="f32", zero_points=(0, 0), bias=False, residual=False,
                  relu=False, clamp=None, target="auto", threads=0, chip=None,
-                 constant_weights=False, bf16_output=False, bf16_residual=False):
+                 constant_weights=False, bf16_output=False, bf16_residual=False,
+                 pooling="none"):
         if layout not in _capi.LAYOUTS:
             raise BadInputError(f"layout {layout!r}: expected 'nchw' or 'nhwc'")
         if dtype not in _capi.DTYPES:
             raise BadInputError(f"dtype {dtype!r}: expected one of {sorted(_capi.DTYPES)}")
         if target not in _capi.TARGETS:
             raise BadInputError(f"target {target!r}: expected one of {list(_capi.TARGETS)}")
+        if pooling not in _capi.POOLINGS:
+            raise BadInputError(f"pooling {pooling!r}: expected one of {list(_capi.POOLINGS)}")
         r = spatial_rank
         d = _capi.ConvDesc()
         _lib.convlowerConvDescInit(d)
@@ -125,7 +133,9 @@ class Conv:
         d.constantWeights = bool(constant_weights)
         d.bf16Output = bool(bf16_output)
         d.bf16Residual = bool(bf16_residual)
+        d.pooling = _capi.POOLINGS[pooling]
         self._desc = d
+        self.pooling = pooling
         self.constant_weights = bool(constant_weights)
         self.layout, self.dtype, self.has_bias = layout, dtype, bias
         self.has_residual = bool(residual)
@@ -475,9 +485,10 @@ def _empty_result(rank, n, f, spatial, kernel, stride, dilation, before, after,
 def _conv(rank, x, w, bias, stride, padding, dilation, groups, relu, layout,
           target, threads, tf32, zero_points, chip, constant_layer=None,
           residual=None, clamp=None, bf16_output=False, bf16_residual=False,
-          compute=True):
-    """The functions' and the torch layers' convolution: returns the output,
-    the Conv and the run's milliseconds. compute=False compiles (and, for a
+          compute=True, pooling=None):
+    """The functions' and the torch layers' convolution (pooling="max": the
+    max pooling of its windows, w of the depthwise shape and not read):
+    returns the output, the Conv and the run's milliseconds. compute=False compiles (and, for a
     constant layer, packs) without running: the output is uninitialised
     (compile()'s example call, convlower.fx)."""
     torch_in = _is_torch(x)
@@ -538,6 +549,8 @@ def _conv(rank, x, w, bias, stride, padding, dilation, groups, relu, layout,
         target=target, threads=threads, chip=chip)
     if bf16_output:
         fields["bf16_output"] = True
+    if pooling is not None:
+        fields["pooling"] = pooling
     if bf16_residual and residual is not None:
         fields["bf16_residual"] = True
     ra = None

@@ -10,12 +10,13 @@ import ctypes
 import ctypes.util
 import os
 
-API_VERSION = 8
+API_VERSION = 9
 
 STATUS_OK, STATUS_BAD_INPUT, STATUS_FAILED = 0, 1, 2
 LAYOUTS = {"nchw": 0, "nhwc": 1}
 DTYPES = {"f32": 0, "tf32": 1, "f16": 2, "bf16": 3, "i8": 4}
 TARGETS = {"auto": 0, "cpu": 1, "cpu-twin": 2, "cuda": 3}
+POOLINGS = {"none": 0, "max": 1}
 CPU_UNITS = {"avx512-bf16": 1, "avx512-vnni": 2, "amx": 4}
 TARGET_NAMES = {v: k for k, v in TARGETS.items()}
 
@@ -52,6 +53,7 @@ class ConvDesc(ctypes.Structure):
         ("constantWeights", ctypes.c_bool),
         ("bf16Output", ctypes.c_bool),
         ("bf16Residual", ctypes.c_bool),
+        ("pooling", ctypes.c_int),
     ]
 
 
@@ -78,7 +80,7 @@ class StringRef(ctypes.Structure):
 
 StringCallback = ctypes.CFUNCTYPE(None, StringRef, ctypes.c_void_p)
 
-LIBRARY_NAMES = ("libConvLowerCAPI.so.8", "libConvLowerCAPI.so")
+LIBRARY_NAMES = ("libConvLowerCAPI.so.9", "libConvLowerCAPI.so")
 
 
 def _candidates():

@@ -2,6 +2,8 @@
 
 #include "convrt/ConvProblem.h"
 
+#include <algorithm>
+
 namespace convrt {
 
 const char *layoutName(Layout layout) {
@@ -58,6 +60,32 @@ int64_t ConvProblem::outH() const {
 
 int64_t ConvProblem::outW() const {
   return outputSize(w, padLeft, padRight, kw, strideW, dilationW);
+}
+
+/// What max pooling adds: float data, one channel per group, no bias, 2-D,
+/// and torch's bound on the padding (at most half the window), which
+/// leaves no window all padding.
+Error ConvProblem::validatePooling() const {
+  if (dtype != DType::F32 && dtype != DType::BF16 && dtype != DType::F16)
+    return Error::failure(std::string("max pooling takes float data, got ") +
+                          dtypeName(dtype));
+  if (c != f || groups != c)
+    return Error::failure("max pooling keeps the channels: c (" +
+                          std::to_string(c) + "), f (" + std::to_string(f) +
+                          ") and groups (" + std::to_string(groups) +
+                          ") must be equal");
+  if (hasBias)
+    return Error::failure("max pooling has no bias");
+  if (hasDepth)
+    return Error::failure("max pooling is 2-D (or 1-D as H = 1)");
+  if (2 * std::max(padTop, padBottom) > kh ||
+      2 * std::max(padLeft, padRight) > kw)
+    return Error::failure(
+        "max pooling's padding must be at most half the window (" +
+        std::to_string(kh) + "x" + std::to_string(kw) + "), as in torch; got " +
+        std::to_string(padTop) + "," + std::to_string(padLeft) + "," +
+        std::to_string(padBottom) + "," + std::to_string(padRight));
+  return Error::success();
 }
 
 Error ConvProblem::validate() const {
@@ -134,6 +162,9 @@ Error ConvProblem::validate() const {
   if (dtype == DType::I32)
     return Error::failure("i32 is an output type; the data of a quantized "
                           "problem is i8");
+  if (isPooling())
+    if (Error e = validatePooling(); !e.ok())
+      return e;
   if (!hasDepth && (d != 1 || kd != 1 || padFront || padBack))
     return Error::failure("a 2-D problem has no depth (set hasDepth)");
   if (hasDepth && outD() <= 0)
@@ -162,6 +193,9 @@ Error ConvProblem::validate() const {
 }
 
 double ConvProblem::flops() const {
+  if (isPooling())
+    return double(n) * double(c) * double(outH()) * double(outW()) *
+           double(kh) * double(kw);
   return 2.0 * double(n) * double(f) * double(outD()) * double(outH()) *
          double(outW()) * double(channelsPerGroup()) * double(kd) *
          double(kh) * double(kw);
@@ -248,10 +282,11 @@ std::string ConvProblem::describe() const {
            s(padFront) + "," + s(padTop) + "," + s(padLeft) + "," +
            s(padBack) + "," + s(padBottom) + "," + s(padRight) + " g" +
            s(groups);
-  return "n" + s(n) + " c" + s(c) + " h" + s(h) + " w" + s(w) + " f" + s(f) +
-         " k" + s(kh) + "x" + s(kw) + " s" + s(strideH) + "x" + s(strideW) +
-         " d" + s(dilationH) + "x" + s(dilationW) + " p" + s(padTop) + "," +
-         s(padLeft) + "," + s(padBottom) + "," + s(padRight) + " g" + s(groups) +
+  return std::string(isPooling() ? "maxpool " : "") + "n" + s(n) + " c" + s(c) +
+         " h" + s(h) + " w" + s(w) + " f" + s(f) + " k" + s(kh) + "x" + s(kw) +
+         " s" + s(strideH) + "x" + s(strideW) + " d" + s(dilationH) + "x" +
+         s(dilationW) + " p" + s(padTop) + "," + s(padLeft) + "," +
+         s(padBottom) + "," + s(padRight) + " g" + s(groups) +
          (isQuantized() ? " zp" + s(inputZeroPoint) + "," + s(filterZeroPoint)
                         : std::string());
 }

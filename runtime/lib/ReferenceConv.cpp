@@ -4,15 +4,36 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <thread>
 
 namespace convrt {
+
+/// Max pooling: the largest of the window's pixels in the image (the
+/// padding, -infinity, never wins; validate() leaves no window all padding).
+static double referenceMax(const ConvProblem &p, const std::vector<double> &x,
+                           int64_t ni, int64_t ci, int64_t oh, int64_t ow) {
+  double best = -std::numeric_limits<double>::infinity();
+  for (int64_t r = 0; r < p.kh; ++r) {
+    const int64_t ih = oh * p.strideH - p.padTop + r * p.dilationH;
+    if (ih < 0 || ih >= p.h)
+      continue;
+    for (int64_t s = 0; s < p.kw; ++s) {
+      const int64_t iw = ow * p.strideW - p.padLeft + s * p.dilationW;
+      if (iw >= 0 && iw < p.w)
+        best = std::max(best, x[p.inputIndex(ni, ci, ih, iw)]);
+    }
+  }
+  return best;
+}
 
 /// Output planes [begin, end) of the flattened (n, f) range.
 double referenceOutput(const ConvProblem &p, const std::vector<double> &x,
                        const std::vector<double> &wt,
                        const std::vector<double> &bias, int64_t ni,
                        int64_t fi, int64_t oh, int64_t ow, int64_t od) {
+  if (p.isPooling())
+    return referenceMax(p, x, ni, fi, oh, ow);
   const int64_t cg = p.channelsPerGroup(), g = fi / p.filtersPerGroup();
   // Quantized: (x - zx) * (w - zw); a padded x is zx and adds nothing.
   const double zx = double(p.inputZeroPoint), zw = double(p.filterZeroPoint);

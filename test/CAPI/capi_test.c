@@ -170,8 +170,9 @@ static int64_t imageIndex(int nhwc, const int64_t *sp, int64_t ch, int64_t n,
 }
 
 /* The convolution of docs/design.md ("Convolution semantics") in float64:
-   FCHW filters for NCHW, FHWC for NHWC; then the epilogue: + b, + r (NULL
-   without a residual), ReLU, clamp. */
+   FCHW filters for NCHW, FHWC for NHWC (with desc.pooling, the maximum of
+   each channel's window, the padding -inf); then the epilogue: + b, + r
+   (NULL without a residual), ReLU, clamp. */
 static double *reference(const ConvLowerConvDesc *desc, const Tensor *x,
                          const Tensor *w, const Tensor *b, const Tensor *r) {
   Dims g = dimsOf(desc);
@@ -185,7 +186,8 @@ static double *reference(const ConvLowerConvDesc *desc, const Tensor *x,
       for (int64_t oz = 0; oz < g.out[0]; ++oz)
         for (int64_t oy = 0; oy < g.out[1]; ++oy)
           for (int64_t ox = 0; ox < g.out[2]; ++ox) {
-            double acc = 0;
+            int pooling = desc->pooling == ConvLowerPoolingMax;
+            double acc = pooling ? -INFINITY : 0;
             int64_t group = f / Fg;
             for (int64_t c = 0; c < Cg; ++c)
               for (int64_t kz = 0; kz < g.k[0]; ++kz)
@@ -195,10 +197,16 @@ static double *reference(const ConvLowerConvDesc *desc, const Tensor *x,
                     int64_t iy = oy * g.s[1] - g.pb[1] + ky * g.d[1];
                     int64_t ix = ox * g.s[2] - g.pb[2] + kx * g.d[2];
                     double xv = desc->inputZeroPoint; /* padding reads zx */
-                    if (iz >= 0 && iz < g.in[0] && iy >= 0 && iy < g.in[1] &&
-                        ix >= 0 && ix < g.in[2])
+                    int inside = iz >= 0 && iz < g.in[0] && iy >= 0 &&
+                                 iy < g.in[1] && ix >= 0 && ix < g.in[2];
+                    if (inside)
                       xv = x->values[imageIndex(nhwc, g.in, C, n,
                                                 group * Cg + c, iz, iy, ix)];
+                    if (pooling) {
+                      if (inside)
+                        acc = fmax(acc, xv);
+                      continue;
+                    }
                     int64_t taps = g.k[0] * g.k[1] * g.k[2];
                     int64_t tap = (kz * g.k[1] + ky) * g.k[2] + kx;
                     int64_t wi = nhwc ? (f * taps + tap) * Cg + c
@@ -274,15 +282,16 @@ static int checkCase(const char *name, ConvLowerConvDesc desc, uint64_t seed) {
   int64_t xn, wn, bn, yn;
   convlowerConvGetSizes(conv, &xn, &wn, &bn, &yn);
   Tensor x = makeTensor(xn, desc.dtype, seed * 3 + 1);
-  Tensor w = makeTensor(wn, desc.dtype, seed * 3 + 2);
+  Tensor w = makeTensor(wn ? wn : 1, desc.dtype, seed * 3 + 2);
   Tensor b = makeTensor(bn ? bn : 1, desc.dtype, seed * 3 + 3);
   Tensor r = makeResidual(desc.residual ? yn : 1, desc.dtype,
                           desc.bf16Output || desc.bf16Residual, seed * 7 + 5);
   void *y = nanOutput(yn);
   const void *bp = bn ? b.bytes : NULL;
+  const void *wp = wn ? w.bytes : NULL; /* a pooling reads no filter */
   status = desc.residual
-               ? convlowerConvRunResidual(conv, x.bytes, w.bytes, bp, r.bytes, y)
-               : convlowerConvRun(conv, x.bytes, w.bytes, bp, y);
+               ? convlowerConvRunResidual(conv, x.bytes, wp, bp, r.bytes, y)
+               : convlowerConvRun(conv, x.bytes, wp, bp, y);
   EXPECT(status == ConvLowerStatusOk, "%s: run failed: %s", name,
          convlowerGetLastErrorMessage());
   int ok = status == ConvLowerStatusOk &&
@@ -953,9 +962,54 @@ static void steps(void) {
   freeTensor(&x);
 }
 
+/* desc.pooling: torch's max_pool2d on the CPU, checked against the float64
+ * maximum (a NULL filter; the sizes report none); the epilogue after it;
+ * what it refuses. */
+static void maxPooling(void) {
+  ConvLowerConvDesc d = conv2d(2, 32, 12, 14, 32, 3);
+  d.pooling = ConvLowerPoolingMax, d.groups = 32,
+  d.layout = ConvLowerLayoutNHWC;
+  d.stride[0] = d.stride[1] = 2;
+  d.padBefore[0] = d.padBefore[1] = d.padAfter[0] = d.padAfter[1] = 1;
+  checkCase("max pool nhwc 3x3/2", d, 31);
+  ConvLowerConv conv;
+  if (convlowerConvCreate(&d, &conv, NULL) == ConvLowerStatusOk) {
+    int64_t xn, wn, bn, yn;
+    convlowerConvGetSizes(conv, &xn, &wn, &bn, &yn);
+    EXPECT(wn == 0 && bn == 0 && xn == 2 * 32 * 12 * 14 && yn == 2 * 32 * 6 * 7,
+           "max pool sizes %lld %lld %lld %lld", (long long)xn, (long long)wn,
+           (long long)bn, (long long)yn);
+    convlowerConvDestroy(conv);
+  }
+  d.residual = true, d.relu = true, d.constantWeights = true;
+  checkCase("max pool + residual relu", d, 32);
+  d = conv2d(1, 8, 9, 9, 8, 2);
+  d.pooling = ConvLowerPoolingMax, d.groups = 8, d.dilation[1] = 2;
+  d.stride[0] = d.stride[1] = 2;
+  checkCase("max pool nchw dilated", d, 33);
+
+  d = conv2d(1, 8, 9, 9, 8, 3);
+  d.pooling = ConvLowerPoolingMax, d.groups = 8, d.bias = true;
+  expectCreateError("max pool with a bias", d, ConvLowerStatusBadInput,
+                    "max pooling has no bias");
+  d.bias = false, d.outChannels = 16;
+  expectCreateError("max pool c != f", d, ConvLowerStatusBadInput,
+                    "must be equal");
+  d.outChannels = 8, d.padBefore[0] = 2;
+  expectCreateError("max pool padding", d, ConvLowerStatusBadInput,
+                    "at most half the window");
+  d.padBefore[0] = 0, d.target = ConvLowerTargetCuda;
+  expectCreateError("max pool on cuda", d, ConvLowerStatusBadInput,
+                    "max pooling runs on the CPU route");
+  d.target = ConvLowerTargetCpu, d.pooling = (ConvLowerPooling)7;
+  expectCreateError("pooling 7", d, ConvLowerStatusBadInput,
+                    "not a ConvLowerPooling");
+}
+
 int main(void) {
   EXPECT(convlowerGetApiVersion() == CONVLOWER_API_VERSION, "API version");
   numerics();
+  maxPooling();
   cache();
   cacheCapacity();
   threads();

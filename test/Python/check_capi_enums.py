@@ -54,6 +54,7 @@ MIRRORS = {
     "ConvLowerDType": ("dict", "DTYPES", lambda w: "".join(w)),
     "ConvLowerTarget": ("dict", "TARGETS", lambda w: "-".join(w)),
     "ConvLowerCpuUnit": ("dict", "CPU_UNITS", lambda w: "-".join(w)),
+    "ConvLowerPooling": ("dict", "POOLINGS", lambda w: "-".join(w)),
 }
 
 

@@ -76,6 +76,14 @@ cl::opt<std::string> inputShape(
 cl::opt<std::string> filterShape(
     "filter-shape", cl::cat(problemCat),
     cl::desc("F,C/G,KH,KW (torch order); F,C/G,K with a rank-3 input"));
+cl::opt<std::string>
+    poolOpt("pool", cl::cat(problemCat), cl::value_desc("max"),
+            cl::desc("max: max pooling over --window instead of a convolution "
+                     "(torch's max_pool2d: the padding -inf, at most half the "
+                     "window; float data; --target cpu)"));
+cl::opt<std::string>
+    windowOpt("window", cl::cat(problemCat),
+              cl::desc("--pool's window KH,KW (K with a rank-3 input)"));
 cl::opt<std::string> strideOpt("stride", cl::init("1"), cl::cat(problemCat),
                                cl::desc("S or SH,SW (conv1d: S)"));
 cl::opt<std::string> dilationOpt("dilation", cl::init("1"), cl::cat(problemCat),
@@ -310,10 +318,10 @@ llvm::Error parseInt(const cl::opt<std::string> &text, int64_t min, T &out) {
 llvm::Error checkNoProblemFlagsWithFile() {
   if (mlirFile.empty() || !inputShape.empty() || !filterShape.empty())
     return llvm::Error::success();
-  const cl::Option *flags[] = {&strideOpt,     &dilationOpt,     &paddingOpt,
-                               &groupsText,    &biasOpt,         &residualOpt,
-                               &bf16OutputOpt, &bf16ResidualOpt, &layoutOpt,
-                               &dtypeOpt,      &zeroPointsOpt};
+  const cl::Option *flags[] = {
+      &poolOpt,    &windowOpt, &strideOpt,    &dilationOpt,   &paddingOpt,
+      &groupsText, &biasOpt,   &residualOpt,  &bf16OutputOpt, &bf16ResidualOpt,
+      &layoutOpt,  &dtypeOpt,  &zeroPointsOpt};
   for (const cl::Option *flag : flags)
     if (flag->getNumOccurrences())
       return llvm::createStringError(llvm::formatv(
@@ -344,6 +352,14 @@ llvm::Expected<RunOptions> runOptionsFromFlags() {
     f.residual = residualOpt;
     f.bf16Output = bf16OutputOpt;
     f.bf16Residual = bf16ResidualOpt;
+    if (!poolOpt.empty() && poolOpt != "max")
+      return llvm::createStringError(
+          llvm::formatv("--pool expects max, got '{0}'", poolOpt.getValue()));
+    f.maxPool = poolOpt == "max";
+    if (!windowOpt.empty() && !f.maxPool)
+      return llvm::createStringError("--window is --pool max's window; a "
+                                     "convolution's is --filter-shape");
+    f.window = windowOpt;
     if (llvm::Error e = parseInt(groupsText, 1, f.groups))
       return std::move(e);
     o.flags = f;
@@ -498,6 +514,8 @@ int main(int argc, char **argv) {
       "--padding 1 --check\n"
       "  conv-run --input-shape 8,64,56,56 --filter-shape 64,64,3,3 "
       "--padding 1 --layout nhwc --dtype f16 --target cuda --check\n"
+      "  conv-run --input-shape 1,64,112,112 --pool max --window 3,3 "
+      "--stride 2 --padding 1 --layout nhwc --check\n"
       "  conv-run model.mlir --function conv --check --json\n"
       "  conv-run --doctor\n\n"
       "Targets: auto picks cuda where libcuda finds a device, else the CPU "

@@ -78,6 +78,10 @@ struct ConvFlags {
   /// The output rounded to bfloat16, the residual given in bfloat16 (the
   /// module's epilogue too).
   bool bf16Output = false, bf16Residual = false;
+  /// Max pooling over a window "KH,KW" (a rank-3 input: "K") instead of a
+  /// convolution: no filter shape, the groups are the channels.
+  bool maxPool = false;
+  std::string window;
 };
 /// Fills a problem from the flags (NCHW pairs with torch's FCHW filter, NHWC
 /// with FHWC; f32 accumulation); validates.

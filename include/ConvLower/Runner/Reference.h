@@ -42,7 +42,7 @@ CheckResult compareOutputs(llvm::ArrayRef<double> got,
 /// the problem has at most `maxFullMacs` multiply-adds, else `samples`
 /// elements drawn with a fixed seed (say so when reporting).
 CheckResult checkOutput(const ConvProblem &p, const HostTensor &x,
-                        const HostTensor &w, const HostTensor *bias,
+                        const HostTensor *w, const HostTensor *bias,
                         llvm::ArrayRef<double> y, DType output,
                         const HostTensor *residual = nullptr,
                         double maxFullMacs = 6.4e7, int64_t samples = 32768);

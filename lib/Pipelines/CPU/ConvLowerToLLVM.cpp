@@ -94,8 +94,10 @@ static void addConvRewrite(OpPassManager &pm,
     else
       pm.addPass(std::make_unique<MissingTwinStagePass>());
   } else if (options.im2col) {
-    if (options.depthwiseDirect)
+    if (options.depthwiseDirect) {
       pm.addPass(createConvLowerDepthwiseDirect());
+      pm.addPass(createConvLowerMaxPoolRows());
+    }
     if (options.groupedDirect) {
       pm.addPass(createConvLowerGroupedDirect(
           cpuGroupedDirectOptions(options.tileN)));

@@ -12,6 +12,13 @@
 // zx, zw and computes sum (x - zx) * (w - zw) over the window, as torch's
 // quantized convolution does: a padded position reads as zx, so it adds 0.
 //
+// A max pooling problem (pooling = Max) takes the maximum over each
+// channel's window instead: C = F in C groups, shaped as a depthwise
+// convolution whose filter is never read (linalg's pooling ops take a
+// window operand alike), float data, and a padded position reads as
+// -infinity, so it never wins (torch's max_pool2d). The padding is at most half
+// the window, as torch requires, so every window holds an image pixel.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef CONVRT_CONVPROBLEM_H
@@ -28,6 +35,8 @@ namespace convrt {
 
 enum class Layout { NCHW, NHWC };
 enum class FilterLayout { FCHW, HWCF, FHWC };
+/// What the window computes: a convolution's weighted sum, or the maximum.
+enum class Pooling { None, Max };
 
 const char *layoutName(Layout layout);
 const char *filterLayoutName(FilterLayout layout);
@@ -65,6 +74,10 @@ struct ConvProblem {
   bool hasDepth = false;
   int64_t d = 1, kd = 1, strideD = 1, dilationD = 1, padFront = 0,
           padBack = 0;
+  /// Max pooling instead of a convolution (see the file's comment).
+  Pooling pooling = Pooling::None;
+
+  bool isPooling() const { return pooling != Pooling::None; }
 
   bool isQuantized() const { return dtype == DType::I8; }
   /// The output's element type: I32 for a quantized problem, else F32.
@@ -79,8 +92,10 @@ struct ConvProblem {
   /// Positive sizes within the limits above, C and F divisible by G, a
   /// non-empty output.
   Error validate() const;
+  Error validatePooling() const;
 
-  /// 2 * N * F * Ho * Wo * Cg * KH * KW.
+  /// 2 * N * F * Ho * Wo * Cg * KH * KW; a pooling's N * C * Ho * Wo * KH *
+  /// KW comparisons.
   double flops() const;
 
   std::vector<int64_t> inputShape() const;
@@ -101,7 +116,7 @@ struct ConvProblem {
                       int64_t di = 0) const;
 
   /// One line: "n1 c64 h56 w56 f64 k3x3 s1x1 d1x1 p1,1,1,1 g1" (a
-  /// quantized problem adds " zp3,-1").
+  /// quantized problem adds " zp3,-1"; a pooling starts with "maxpool ").
   std::string describe() const;
 };
 
