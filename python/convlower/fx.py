@@ -25,7 +25,9 @@ nn.Linear (with the ReLU that reads it alone) becomes a 1x1 convolution of
 its rows the same way, global average pooling read by flatten(1) alone
 (the classification heads) as a depthwise convolution whose kernel is the
 image, average pooling counting its padding (nn.AvgPool2d, F.avg_pool2d by
-default) as one whose kernel is the window, and eval-mode Dropout is
+default) as one whose kernel is the window, max pooling (nn.MaxPool2d,
+F.max_pool2d without ceil_mode or indices; channels-last on the CPU) as
+ConvLower's max pooling of the same windows, and eval-mode Dropout is
 removed. Every other op runs as torch ran it,
 between them. The 2-D convolutions
 compute on channels-last buffers (layout="nhwc", the default) and hand
@@ -98,6 +100,7 @@ class FusedConv(torch.nn.Module):
     are converted once, at the first convolution."""
 
     pooling = False       # FusedGlobalPool's mean (not a layer of the model's)
+    pool = None           # "max": FusedMaxPool's layer, the maximum of each window
 
     # Batch sizes: the first one a layer sees (compile()'s example) is compiled
     # as it is; another runs as chunks of power-of-two batches up to 32, each
@@ -190,7 +193,7 @@ class FusedConv(torch.nn.Module):
             target=self.target, threads=self.threads, tf32=False, zero_points=None,
             chip=None, constant_layer=self._packed.setdefault(n, {}) if n else {},
             residual=residual, clamp=clamp, bf16_output=self.bf16_output,
-            bf16_residual=self.bf16_residual, compute=compute)
+            bf16_residual=self.bf16_residual, compute=compute, pooling=self.pool)
         if n and conv is not None:
             self._direct[n] = _DirectCall.of(conv, x, self.weight, self.bias)
         return y
@@ -396,16 +399,20 @@ class FusedGlobalPool(torch.nn.Module):
         if key is None:
             return self._by_torch(x)
         if key not in self.layers:
-            with torch.no_grad():
-                mean = self._mean(*x.shape[1:])
-                mean.weight.fill_(1.0 / mean.weight[0, 0].numel())
-            layer = FusedConv(mean, None, False, self.target, self.threads, self.layout)
+            layer = self._layer(*x.shape[1:])
             layer.pooling = True
             layer.bf16_output = self.bf16_output
             self.layers[key] = layer
             while len(self.layers) > self.SHAPES:
                 del self.layers[next(iter(self.layers))]
         return self._finish(self.layers[key](x))
+
+    def _layer(self, channels, height, width):
+        """The compiled layer pooling a (channels, height, width) image."""
+        with torch.no_grad():
+            mean = self._mean(channels, height, width)
+            mean.weight.fill_(1.0 / mean.weight[0, 0].numel())
+        return FusedConv(mean, None, False, self.target, self.threads, self.layout)
 
 
 class FusedAvgPool(FusedGlobalPool):
@@ -450,12 +457,45 @@ class FusedAvgPool(FusedGlobalPool):
         return y
 
 
+class FusedMaxPool(FusedAvgPool):
+    """Max pooling (nn.MaxPool2d, F.max_pool2d) with sizes rounded down and
+    no indices returned: ConvLower's max pooling over the same windows (the
+    padding -inf, as in torch), channels-last in and out, in a chain like
+    any layer. Its layer is made at the first call of each (C, H, W); an
+    input of another rank or dtype, or a window of more than MAX_PIXELS
+    pixels, is pooled by torch."""
+
+    def __init__(self, kernel, stride, padding, dilation, target, threads, layout):
+        super().__init__(kernel, stride, padding, target, threads, layout)
+        self.dilation = dilation
+
+    def output_shape(self, shape):
+        if len(shape) != 4:
+            return None
+        sizes = tuple((size + 2 * pad - d * (k - 1) - 1) // step + 1
+                      for size, k, step, pad, d in zip(shape[2:], self.kernel, self.stride,
+                                                       self.padding, self.dilation))
+        return tuple(shape[:2]) + sizes
+
+    def _by_torch(self, x):
+        return F.max_pool2d(x, self.kernel, self.stride, self.padding, self.dilation)
+
+    def _layer(self, channels, height, width):
+        # A depthwise convolution's shape; its weight is never read.
+        window = torch.nn.Conv2d(channels, channels, self.kernel, stride=self.stride,
+                                 padding=self.padding, dilation=self.dilation,
+                                 groups=channels, bias=False)
+        layer = FusedConv(window, None, False, self.target, self.threads, self.layout)
+        layer.pool = "max"
+        return layer
+
+
 class FusedSequence(torch.nn.Module):
-    """A chain of compiled layers (FusedConv, FusedGlobalPool, FusedAvgPool, FusedLinear)
-    of the graph, each reading the chain's inputs or an earlier layer's
-    output, only the last one's output read after the chain: MobileNetV2
-    from its first convolution to its logits, ResNet-50 after its max
-    pooling.
+    """A chain of compiled layers (FusedConv, FusedGlobalPool, FusedAvgPool,
+    FusedMaxPool, FusedLinear) of the graph, each reading the chain's inputs
+    or an earlier layer's output, only the last one's output read after the
+    chain: MobileNetV2 and ResNet-50 from their first convolution to their
+    logits.
 
     Run as one C call (convlowerRunSteps) once each layer has a direct call
     for the input's shape: the layers' handles and weights in a table, the
@@ -1137,6 +1177,12 @@ def _fuse_global_pool(graph_module, node, target, threads, layout, index):
                     else "AdaptiveAvgPool2d", "convlower", folded), chain
 
 
+def _pair(v):
+    """A pooling's size argument as an (H, W) pair of ints (None: not one)."""
+    v = tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+    return v if len(v) == 2 and all(type(e) is int for e in v) else None
+
+
 def _avg_pool_window(graph_module, node):
     """The (kernel, stride, padding) pairs of an average pooling of one
     tensor that FusedAvgPool computes: nn.AvgPool2d or F.avg_pool2d with the
@@ -1164,19 +1210,58 @@ def _avg_pool_window(graph_module, node):
     if args.get("ceil_mode", False) or not args.get("count_include_pad", True) \
             or args.get("divisor_override") is not None:
         return None
-
-    def pair(v):
-        v = tuple(v) if isinstance(v, (tuple, list)) else (v, v)
-        return v if len(v) == 2 and all(type(e) is int for e in v) else None
-
-    kernel = pair(args["kernel_size"])
-    stride = pair(args.get("stride") or args["kernel_size"])
-    padding = pair(args.get("padding", 0))
+    kernel = _pair(args["kernel_size"])
+    stride = _pair(args.get("stride") or args["kernel_size"])
+    padding = _pair(args.get("padding", 0))
     if kernel is None or stride is None or padding is None or \
             min(kernel + stride) < 1 or min(padding) < 0 or \
             any(2 * p > k for p, k in zip(padding, kernel)):
         return None
     return kernel, stride, padding
+
+
+def _max_pool_window(graph_module, node):
+    """The (kernel, stride, padding, dilation) pairs of a max pooling of one
+    tensor that FusedMaxPool computes: nn.MaxPool2d or F.max_pool2d with
+    sizes rounded down and no indices returned; None for any other node
+    (those run on torch)."""
+    if node.op == "call_module":
+        module = _module(graph_module, node)
+        if type(module) is not torch.nn.MaxPool2d or len(node.args) != 1 or node.kwargs:
+            return None
+        args = {"kernel_size": module.kernel_size, "stride": module.stride,
+                "padding": module.padding, "dilation": module.dilation,
+                "ceil_mode": module.ceil_mode, "return_indices": module.return_indices}
+    elif node.op == "call_function" and node.target is F.max_pool2d:
+        names = ("input", "kernel_size", "stride", "padding", "dilation", "ceil_mode",
+                 "return_indices")
+        if len(node.args) > len(names):
+            return None
+        args = dict(zip(names, node.args), **node.kwargs)
+        if not set(args) <= set(names) or not isinstance(args.get("input"), torch.fx.Node) \
+                or "kernel_size" not in args:
+            return None
+    else:
+        return None
+    if args.get("ceil_mode", False) or args.get("return_indices", False):
+        return None
+    kernel = _pair(args["kernel_size"])
+    stride = _pair(args.get("stride") or args["kernel_size"])
+    padding = _pair(args.get("padding", 0))
+    dilation = _pair(args.get("dilation", 1))
+    if kernel is None or stride is None or padding is None or dilation is None or \
+            min(kernel + stride + dilation) < 1 or min(padding) < 0 or \
+            any(2 * p > k for p, k in zip(padding, kernel)):
+        return None
+    return kernel, stride, padding, dilation
+
+
+def _fuse_max_pool(graph_module, node, window, target, threads, layout, index):
+    """A max pooling (_max_pool_window) as one FusedMaxPool call."""
+    fused = FusedMaxPool(*window, target, threads, layout)
+    folded = _replace_chain(graph_module, [node], fused, (node.args[0],), index)
+    return OpRecord(node.name, "MaxPool2d" if node.op == "call_module"
+                    else _describe(graph_module, node), "convlower", folded), [node]
 
 
 def _fuse_avg_pool(graph_module, node, window, target, threads, layout, index):
@@ -1225,9 +1310,15 @@ def _fuse(graph_module, target, threads, layout, precision):
                 index += 1
             continue
         window = _avg_pool_window(graph_module, node)
+        max_window = _max_pool_window(graph_module, node)
         module = _module(graph_module, node)
         if window is not None:
             record, replaced = _fuse_avg_pool(graph_module, node, window, target,
+                                              threads, layout, index)
+        elif max_window is not None and target in ("cpu", "auto") and layout == "nhwc":
+            # The CPU route's vectorized pooling is channels-last's
+            # (conv-lower-max-pool-rows); "nchw" and the GPU keep torch's.
+            record, replaced = _fuse_max_pool(graph_module, node, max_window, target,
                                               threads, layout, index)
         elif len(node.args) != 1 or node.kwargs:
             continue                 # not one input
@@ -1268,7 +1359,8 @@ def _layer_chains(graph_module):
     for node in graph_module.graph.nodes:
         if (node.op == "call_module"
                 and type(_module(graph_module, node)) in (FusedConv, FusedGlobalPool,
-                                                          FusedAvgPool, FusedLinear)
+                                                          FusedAvgPool, FusedMaxPool,
+                                                          FusedLinear)
                 and all(isinstance(a, torch.fx.Node) for a in node.args)
                 and not node.kwargs):
             run.append(node)

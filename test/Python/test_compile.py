@@ -21,7 +21,8 @@ trivial) on every run.
    not fuse: a conv whose output is read twice (the conv alone runs on
    ConvLower), a circular-padding conv (left to torch, the report says why).
    Average pooling (nn.AvgPool2d, F.avg_pool2d) counting its padding is a
-   depthwise convolution inside the chain; other forms stay torch's.
+   depthwise convolution inside the chain, max pooling (nn.MaxPool2d,
+   F.max_pool2d) ConvLower's max pooling; other forms stay torch's.
 3. The report: which ops ran where (ConvLower, torch) and what each ConvLower
    call computes; profile() times every op of the graph.
 4. Refusals: a model in training mode, and a model fx cannot trace (named
@@ -325,8 +326,10 @@ for name, convs, layout in (("resnet18", 20, "nhwc"), ("mobilenet_v2", 52, "nhwc
                             ("resnet18", 20, "nchw")):
     model = getattr(torchvision.models, name)()
     x = torch.rand(2, 3, 64, 64)
-    # + the pooling (with the flatten) and fc; Dropout removed (eval mode).
-    compiled = check(f"{name} {layout}", model, x, convs + 2, layout=layout)
+    # + the pooling (with the flatten) and fc; Dropout removed (eval mode);
+    # ResNet's max pooling too where channels-last (conv-lower-max-pool-rows).
+    pools = 1 if name == "resnet18" and layout == "nhwc" else 0
+    compiled = check(f"{name} {layout}", model, x, convs + 2 + pools, layout=layout)
     folded = sum(1 for op in compiled.ops if op.where == "convlower"
                  for f in op.fused if f.startswith("BatchNorm"))
     left = sum(1 for op in compiled.ops if op.what.startswith("BatchNorm"))
@@ -337,7 +340,7 @@ for name, convs, layout in (("resnet18", 20, "nhwc"), ("mobilenet_v2", 52, "nhwc
         # what the one before left, through torch's ops, in place.
         direct, calls = channels_last_inputs(compiled, x)
         # (and the pooling's; the classifier's Linear reads rows, 1x1 images).
-        expect((direct, calls) == (convs + 1, convs + 2),
+        expect((direct, calls) == (convs + 1 + pools, convs + 2 + pools),
                f"{name}: {direct} of {calls} convolutions read channels-last inputs")
         print(f"{name}: {direct} of {calls} convolutions read channels-last inputs in place")
 
@@ -612,6 +615,41 @@ for name, model, calls, torch_ops in [
                  if type(m).__name__ == "FusedSequence"]
     print(f"{name}: pooling layers made {made}, sequences {len(sequences)}")
     expect(made == ([1] if calls == 3 else []), f"{name}: pooling layers {made}")
+
+# Max pooling as torch computes it (the padding -inf, sizes rounded down, no
+# indices): ConvLower's max pooling of the same windows, one call made for
+# the input's shape (the module and the functional form, a dilated and a
+# non-square window), inside the chain; ceil_mode=True, return_indices=True
+# and the channels-first layout stay torch's.
+for name, model, calls, torch_ops, layout in [
+        ("MaxPool2d(3, 2, 1)", Pooled(torch.nn.MaxPool2d(3, 2, 1)), 3, [], "nhwc"),
+        ("MaxPool2d(2)", Pooled(torch.nn.MaxPool2d(2)), 3, [], "nhwc"),
+        ("MaxPool2d(3, 1, 1, dilation=2)",
+         Pooled(torch.nn.MaxPool2d(3, 1, 1, dilation=2)), 3, [], "nhwc"),
+        ("F.max_pool2d(y, (3, 2), (2, 1), (1, 1))",
+         Pooled(functional=lambda y: F.max_pool2d(y, (3, 2), (2, 1), (1, 1))), 3, [], "nhwc"),
+        ("max ceil_mode=True", Pooled(torch.nn.MaxPool2d(3, 2, ceil_mode=True)), 2,
+         ["MaxPool2d"], "nhwc"),
+        ("return_indices=True",
+         Pooled(functional=lambda y: F.max_pool2d(y, 3, 2, 1, return_indices=True)[0]), 2,
+         ["max_pool2d_with_indices", "getitem"], "nhwc"),
+        ("max nchw", Pooled(torch.nn.MaxPool2d(3, 2, 1)), 2, ["MaxPool2d"], "nchw")]:
+    x = torch.randn(2, 3, 11, 11)
+    compiled = check(name, model, x, calls, torch_ops, layout=layout)
+    pools = [m for m in compiled.graph_module.modules()
+             if type(m).__name__ == "FusedMaxPool"]
+    made = [len(p.layers) for p in pools]
+    sequences = [m for m in compiled.graph_module.modules()
+                 if type(m).__name__ == "FusedSequence"]
+    print(f"{name}: pooling layers made {made}, sequences {len(sequences)}")
+    expect(made == ([1] if calls == 3 else []), f"{name}: pooling layers {made}")
+    if calls == 3:
+        # Bit for bit what torch's pooling picks from the same values.
+        pool = pools[0]
+        y = torch.randn(2, 16, 11, 11).contiguous(memory_format=torch.channels_last)
+        with torch.inference_mode():
+            same = torch.equal(pool(y), pool._by_torch(y))
+        expect(same, f"{name}: the maxima differ from torch's")
 
 # 9. Sequences: a chain of compiled layers (only its last output read after
 # it) runs as one C call, convlowerRunSteps, over buffers planned per input
