@@ -423,6 +423,27 @@ def run_model(name, batch, args, torch, torchvision, convlower):
     return run
 
 
+def layer_class(layer):
+    """What a compiled layer of compile()'s graph is, for the profile's
+    breakdown: the RGB stem, 1x1, 3x3 (strided), depthwise, grouped, other
+    windows, the poolings, Linear."""
+    name = type(layer).__name__
+    if name == "FusedMaxPool":
+        return "max pooling"
+    if name in ("FusedGlobalPool", "FusedAvgPool"):
+        return "average pooling"
+    if name == "FusedLinear":
+        return "Linear"
+    shape = layer._conv_shape
+    k, strided = tuple(shape.kernel_size), max(shape.stride) > 1
+    where = " strided" if strided else ""
+    if shape.in_channels <= 4:
+        return f"stem {k[0]}x{k[1]}"
+    if shape.groups > 1:
+        return ("depthwise" if shape.groups == shape.in_channels else "grouped") + where
+    return f"{k[0]}x{k[1]}{where}"
+
+
 def run_compiled(run, model, x, reference, args, torch, convlower):
     """convlower.compile: compiled cold (the bench's disk cache emptied), then in a
     second process from the disk cache alone (what a second process pays), then the
@@ -465,7 +486,8 @@ def run_compiled(run, model, x, reference, args, torch, convlower):
     profile = compiled.profile(x, repeat=3)
     kinds = {}
     for op in compiled.ops:
-        kind = ("ConvLower conv" if op.where == "convlower" else op.what)
+        kind = (layer_class(compiled.layer(op.node)) if op.where == "convlower"
+                else op.what)
         kinds[kind] = kinds.get(kind, 0.0) + profile[op.name]
     total = sum(kinds.values())
     run["compiled_profile"] = sorted(((k, v, v / total) for k, v in kinds.items()),
@@ -599,7 +621,7 @@ def engines_table(runs):
 
 def profile_lines(run):
     return [f"Where `compile`'s forward goes ({run['compiled_summary']}; "
-            "`CompiledModel.profile`, node by node): " + "; ".join(
+            "`CompiledModel.profile`, layer by layer, by class): " + "; ".join(
                 f"{kind} {ms:.1f} ms ({share:.0%})"
                 for kind, ms, share in run["compiled_profile"]) + "."]
 

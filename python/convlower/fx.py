@@ -887,9 +887,9 @@ class CompiledModel(torch.nn.Module):
         return self.graph_module(*args, **kwargs)
 
     def layer(self, name):
-        """The compiled layer (FusedConv, FusedLinear, FusedGlobalPool, FusedAvgPool) the
-        graph calls `name` (convlower_<i>), a submodule of the graph or of a
-        FusedSequence."""
+        """The compiled layer (FusedConv, FusedLinear, FusedGlobalPool,
+        FusedAvgPool, FusedMaxPool) the graph calls `name` (convlower_<i>), a
+        submodule of the graph or of a FusedSequence."""
         for path, module in self.graph_module.named_modules():
             if path.rsplit(".", 1)[-1] == name:
                 return module
