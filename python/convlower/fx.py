@@ -1183,41 +1183,57 @@ def _pair(v):
     return v if len(v) == 2 and all(type(e) is int for e in v) else None
 
 
+def _pool_args(graph_module, node, module_type, function, names):
+    """The arguments of a pooling of one tensor, the module (`module_type`,
+    its attributes `names` after "input") or the functional form
+    (`function`, by position or keyword), as {name: value}; None for any
+    other node."""
+    if node.op == "call_module":
+        module = _module(graph_module, node)
+        if type(module) is not module_type or len(node.args) != 1 or node.kwargs:
+            return None
+        return {name: getattr(module, name) for name in names[1:]}
+    if node.op != "call_function" or node.target is not function \
+            or len(node.args) > len(names):
+        return None
+    args = dict(zip(names, node.args), **node.kwargs)
+    if not set(args) <= set(names) or not isinstance(args.get("input"), torch.fx.Node) \
+            or "kernel_size" not in args:
+        return None
+    return args
+
+
+def _pool_window(args, dilated=False):
+    """The (kernel, stride, padding[, dilation]) pairs of a pooling's
+    arguments, torch's defaults filled in (stride: the kernel); None where
+    one is not an int pair, or the padding is over half the window (torch
+    refuses it)."""
+    pairs = [_pair(args["kernel_size"]), _pair(args.get("stride") or args["kernel_size"]),
+             _pair(args.get("padding", 0))]
+    if dilated:
+        pairs.append(_pair(args.get("dilation", 1)))
+    if any(p is None for p in pairs):
+        return None
+    kernel, stride, padding = pairs[:3]
+    if min(kernel + stride + (pairs[3] if dilated else ())) < 1 or min(padding) < 0 \
+            or any(2 * p > k for p, k in zip(padding, kernel)):
+        return None
+    return tuple(pairs)
+
+
 def _avg_pool_window(graph_module, node):
     """The (kernel, stride, padding) pairs of an average pooling of one
     tensor that FusedAvgPool computes: nn.AvgPool2d or F.avg_pool2d with the
     padding counted, sizes rounded down, no divisor override; None for any
     other node (those run on torch)."""
-    if node.op == "call_module":
-        module = _module(graph_module, node)
-        if type(module) is not torch.nn.AvgPool2d or len(node.args) != 1 or node.kwargs:
-            return None
-        args = {"kernel_size": module.kernel_size, "stride": module.stride,
-                "padding": module.padding, "ceil_mode": module.ceil_mode,
-                "count_include_pad": module.count_include_pad,
-                "divisor_override": module.divisor_override}
-    elif node.op == "call_function" and node.target is F.avg_pool2d:
-        names = ("input", "kernel_size", "stride", "padding", "ceil_mode",
-                 "count_include_pad", "divisor_override")
-        if len(node.args) > len(names):
-            return None
-        args = dict(zip(names, node.args), **node.kwargs)
-        if not set(args) <= set(names) or not isinstance(args.get("input"), torch.fx.Node) \
-                or "kernel_size" not in args:
-            return None
-    else:
-        return None
-    if args.get("ceil_mode", False) or not args.get("count_include_pad", True) \
+    args = _pool_args(graph_module, node, torch.nn.AvgPool2d, F.avg_pool2d,
+                      ("input", "kernel_size", "stride", "padding", "ceil_mode",
+                       "count_include_pad", "divisor_override"))
+    if args is None or args.get("ceil_mode", False) \
+            or not args.get("count_include_pad", True) \
             or args.get("divisor_override") is not None:
         return None
-    kernel = _pair(args["kernel_size"])
-    stride = _pair(args.get("stride") or args["kernel_size"])
-    padding = _pair(args.get("padding", 0))
-    if kernel is None or stride is None or padding is None or \
-            min(kernel + stride) < 1 or min(padding) < 0 or \
-            any(2 * p > k for p, k in zip(padding, kernel)):
-        return None
-    return kernel, stride, padding
+    return _pool_window(args)
 
 
 def _max_pool_window(graph_module, node):
@@ -1225,35 +1241,12 @@ def _max_pool_window(graph_module, node):
     tensor that FusedMaxPool computes: nn.MaxPool2d or F.max_pool2d with
     sizes rounded down and no indices returned; None for any other node
     (those run on torch)."""
-    if node.op == "call_module":
-        module = _module(graph_module, node)
-        if type(module) is not torch.nn.MaxPool2d or len(node.args) != 1 or node.kwargs:
-            return None
-        args = {"kernel_size": module.kernel_size, "stride": module.stride,
-                "padding": module.padding, "dilation": module.dilation,
-                "ceil_mode": module.ceil_mode, "return_indices": module.return_indices}
-    elif node.op == "call_function" and node.target is F.max_pool2d:
-        names = ("input", "kernel_size", "stride", "padding", "dilation", "ceil_mode",
-                 "return_indices")
-        if len(node.args) > len(names):
-            return None
-        args = dict(zip(names, node.args), **node.kwargs)
-        if not set(args) <= set(names) or not isinstance(args.get("input"), torch.fx.Node) \
-                or "kernel_size" not in args:
-            return None
-    else:
+    args = _pool_args(graph_module, node, torch.nn.MaxPool2d, F.max_pool2d,
+                      ("input", "kernel_size", "stride", "padding", "dilation",
+                       "ceil_mode", "return_indices"))
+    if args is None or args.get("ceil_mode", False) or args.get("return_indices", False):
         return None
-    if args.get("ceil_mode", False) or args.get("return_indices", False):
-        return None
-    kernel = _pair(args["kernel_size"])
-    stride = _pair(args.get("stride") or args["kernel_size"])
-    padding = _pair(args.get("padding", 0))
-    dilation = _pair(args.get("dilation", 1))
-    if kernel is None or stride is None or padding is None or dilation is None or \
-            min(kernel + stride + dilation) < 1 or min(padding) < 0 or \
-            any(2 * p > k for p, k in zip(padding, kernel)):
-        return None
-    return kernel, stride, padding, dilation
+    return _pool_window(args, dilated=True)
 
 
 def _fuse_max_pool(graph_module, node, window, target, threads, layout, index):

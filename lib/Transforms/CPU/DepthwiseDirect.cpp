@@ -34,6 +34,7 @@
 
 #include "Transforms/Common/ChannelsLast.h"
 #include "Transforms/CPU/DirectConvUtils.h"
+#include "Transforms/CPU/RowPieces.h"
 #include "Transforms/CPU/TilingUtils.h"
 
 #include "ConvLower/Transforms/CPU/Passes.h"
@@ -136,35 +137,6 @@ struct OutputPiece {
   bool padded = false;
 };
 
-/// One dimension's runs of outputs with the same taps in the image: the
-/// interior (every tap) and, at each edge, one run per output whose window
-/// reaches into the padding (its taps there dropped).
-struct TapRun {
-  int64_t begin, end, tapBegin, tapEnd;
-};
-SmallVector<TapRun> tapRuns(int64_t outSize, int64_t imageSize, int64_t stride,
-                            int64_t padLow, int64_t dilation, int64_t kernel) {
-  SmallVector<TapRun> runs;
-  for (int64_t o = 0; o < outSize; ++o) {
-    // Tap k reads row o * stride - padLow + k * dilation.
-    int64_t first = o * stride - padLow;
-    int64_t k0 = first >= 0 ? 0 : llvm::divideCeil(-first, dilation);
-    int64_t k1 = std::min<int64_t>(
-        kernel, first >= imageSize
-                    ? 0
-                    : llvm::divideFloorSigned(imageSize - 1 - first, dilation) +
-                          1);
-    k0 = std::min(k0, kernel);
-    if (k1 < k0)
-      k1 = k0;
-    if (!runs.empty() && runs.back().tapBegin == k0 && runs.back().tapEnd == k1)
-      runs.back().end = o + 1;
-    else
-      runs.push_back({o, o + 1, k0, k1});
-  }
-  return runs;
-}
-
 /// Above this many pieces of distinct taps (a pad of 3 or more on a side:
 /// 7 x 7 pieces and up, each a vectorized convolution of its own in the
 /// code), the border strips pad their windows instead.
@@ -202,15 +174,23 @@ SmallVector<OutputPiece> paddedStrips(const ConvPlan &plan,
   return pieces;
 }
 
+/// A 2-D plan's window (its low padding: top, left).
+WindowGeometry geometryOf(const ConvPlan &plan) {
+  return {{plan.outSize[0], plan.outSize[1]},
+          {plan.strides[0], plan.strides[1]},
+          {plan.dilations[0], plan.dilations[1]},
+          {plan.kernel[0], plan.kernel[1]},
+          {plan.padding[0], plan.padding[1]},
+          plan.channels};
+}
+
 /// The runs of outputs with the same taps along rows and columns (tapRuns),
 /// where the output is computed by rows of pieces (rewriteDepthwiseRows);
 /// nothing where they make more than kMaxTapPieces pieces.
 std::optional<std::array<SmallVector<TapRun>, 2>>
 tapRunsByDimension(const ConvPlan &plan, ArrayRef<int64_t> imageSize) {
-  std::array<SmallVector<TapRun>, 2> runs;
-  for (int d = 0; d < 2; ++d)
-    runs[d] = tapRuns(plan.outSize[d], imageSize[d], plan.strides[d],
-                      plan.padding[d], plan.dilations[d], plan.kernel[d]);
+  std::array<SmallVector<TapRun>, 2> runs =
+      tapRunsOf(geometryOf(plan), {imageSize[0], imageSize[1]});
   if (runs[0].size() * runs[1].size() > kMaxTapPieces)
     return std::nullopt;
   return runs;
@@ -259,17 +239,6 @@ Value paddedWindow(OpBuilder &b, Location loc, const ConvPlan &plan,
       getAsIndexOpFoldResult(b.getContext(), high), zero);
 }
 
-/// The image rows (d = 0) or columns (d = 1) that outputs [begin, end) read
-/// with taps [tapBegin, tapEnd) along d: the first (tap k of output o reads
-/// o * stride - padLow + k * dilation) and how many.
-std::pair<int64_t, int64_t> windowSpan(const ConvPlan &plan, int d,
-                                       int64_t begin, int64_t end,
-                                       int64_t tapBegin, int64_t tapEnd) {
-  int64_t dilation = plan.dilations[d], stride = plan.strides[d];
-  return {begin * stride - plan.padding[d] + tapBegin * dilation,
-          (end - begin - 1) * stride + (tapEnd - tapBegin - 1) * dilation + 1};
-}
-
 /// The image window `piece` reads with its taps: inside the image (or, for a
 /// padded piece, its padded copy).
 Value pieceWindow(OpBuilder &b, Location loc, const ConvPlan &plan,
@@ -281,8 +250,8 @@ Value pieceWindow(OpBuilder &b, Location loc, const ConvPlan &plan,
                        sizes = llvm::to_vector(type.getShape());
   for (int d = 0; d < 2; ++d)
     std::tie(offsets[d + 1], sizes[d + 1]) =
-        windowSpan(plan, d, piece.begin[d], piece.end[d], piece.tapBegin[d],
-                   piece.tapEnd[d]);
+        windowSpan(geometryOf(plan), d, piece.begin[d], piece.end[d],
+                   piece.tapBegin[d], piece.tapEnd[d]);
   if (sizes == type.getShape())
     return image;
   return tensor::ExtractSliceOp::create(
@@ -427,122 +396,32 @@ Value depthwiseInStrips(RewriterBase &rewriter, Location loc,
   return acc;
 }
 
-/// One output row `row` ([1, 1, Wo, C], of image `in`, at output row `oh`)
-/// in the row run `rows`: each column run's piece a direct convolution
-/// with the taps both runs keep, reading the image itself (no padding).
-/// Pieces whose windows lie all in the padding keep the row's init.
-Value rowOfPieces(OpBuilder &b, Location loc, const ConvPlan &plan,
-                  Value image, Value taps, Value in, Value oh, Value row,
-                  const TapRun &rows, ArrayRef<TapRun> columns,
-                  SmallVector<linalg::LinalgOp> &convs) {
-  if (rows.tapBegin >= rows.tapEnd)
-    return row;
-  MLIRContext *ctx = b.getContext();
-  AffineExpr d0;
-  bindDims(ctx, d0);
-  // Output row oh's window starts oh * sh below output row 0's.
-  auto [rowZero, windowRows] =
-      windowSpan(plan, 0, 0, 1, rows.tapBegin, rows.tapEnd);
-  OpFoldResult firstRow = affine::makeComposedFoldedAffineApply(
-      b, loc, d0 * plan.strides[0] + rowZero, {getAsOpFoldResult(oh)});
-  SmallVector<OpFoldResult> unit = getAsIndexOpFoldResult(ctx, {1, 1, 1, 1});
-  for (const TapRun &cols : columns) {
-    if (cols.tapBegin >= cols.tapEnd)
-      continue;
-    int64_t width = cols.end - cols.begin;
-    SmallVector<OpFoldResult> partOffsets =
-        getAsIndexOpFoldResult(ctx, {0, 0, cols.begin, 0});
-    SmallVector<OpFoldResult> partSizes =
-        getAsIndexOpFoldResult(ctx, {1, 1, width, plan.channels});
-    Value part = tensor::ExtractSliceOp::create(b, loc, row, partOffsets,
-                                                partSizes, unit);
-    auto [firstColumn, windowColumns] =
-        windowSpan(plan, 1, cols.begin, cols.end, cols.tapBegin, cols.tapEnd);
-    Value window = tensor::ExtractSliceOp::create(
-        b, loc, image,
-        {getAsOpFoldResult(in), firstRow, b.getIndexAttr(firstColumn),
-         b.getIndexAttr(0)},
-        getAsIndexOpFoldResult(ctx,
-                               {1, windowRows, windowColumns, plan.channels}),
-        unit);
-    linalg::LinalgOp conv = depthwiseConv(
-        b, loc, plan, window,
-        tapSlice(b, loc, taps, {rows.tapBegin, cols.tapBegin},
-                 {rows.tapEnd, cols.tapEnd}),
-        part);
-    convs.push_back(conv);
-    row = tensor::InsertSliceOp::create(b, loc, conv->getResult(0), row,
-                                        partOffsets, partSizes, unit);
-  }
-  return row;
-}
-
-/// Output row `oh` by the row run it falls in: nested scf.if on oh, one
-/// branch per run (rowOfPieces).
-Value rowByRun(OpBuilder &b, Location loc, const ConvPlan &plan, Value image,
-               Value taps, Value in, Value oh, Value row,
-               ArrayRef<TapRun> rowRuns, ArrayRef<TapRun> columns,
-               SmallVector<linalg::LinalgOp> &convs) {
-  if (rowRuns.size() == 1)
-    return rowOfPieces(b, loc, plan, image, taps, in, oh, row, rowRuns.front(),
-                       columns, convs);
-  Value end = arith::ConstantIndexOp::create(b, loc, rowRuns.front().end);
-  Value inFirst =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, oh, end);
-  auto branch = scf::IfOp::create(
-      b, loc, inFirst,
-      [&](OpBuilder &tb, Location l) {
-        scf::YieldOp::create(tb, l,
-                             rowOfPieces(tb, l, plan, image, taps, in, oh, row,
-                                         rowRuns.front(), columns, convs));
-      },
-      [&](OpBuilder &eb, Location l) {
-        scf::YieldOp::create(eb, l,
-                             rowByRun(eb, l, plan, image, taps, in, oh, row,
-                                      rowRuns.drop_front(), columns, convs));
-      });
-  return branch.getResult(0);
-}
-
 /// The output as one scf.forall over (image, output row), what the threads
-/// share, each row computed in its pieces of distinct taps (rowByRun) while
-/// it is in cache, its fill first. As separate loops over the output, the
-/// pieces had been one parallel region each (4 to 9 a layer), the edge
-/// rows' regions a thread's work alone, and the edge columns' a second pass
-/// over rows gone from the cache: MobileNetV2's 144 x 56 x 56 layer took
-/// 0.096 ms, its interior alone (no padding) 0.053. One forall whose
-/// blocks cover the output also takes the epilogue into its rows
-/// (conv-lower-parallel-epilogue). Returns the result and the convolutions
-/// (one row each, still to be tiled into registers).
+/// share, each row computed in its pieces of distinct taps while it is in
+/// cache, its fill first (RowPieces.h): each piece a direct convolution
+/// with the taps its windows keep, reading the image itself (no padding).
+/// As separate loops over the output, the pieces had been one parallel
+/// region each (4 to 9 a layer), the edge rows' regions a thread's work
+/// alone, and the edge columns' a second pass over rows gone from the
+/// cache: MobileNetV2's 144 x 56 x 56 layer took 0.096 ms, its interior
+/// alone (no padding) 0.053. Returns the result and the convolutions (one
+/// row each, still to be tiled into registers).
 Value depthwiseInRows(RewriterBase &rewriter, Location loc,
                       const ConvPlan &plan, Value image, Value taps,
                       Value acc, Value fillValue,
                       const std::array<SmallVector<TapRun>, 2> &runs,
                       SmallVector<linalg::LinalgOp> &convs) {
-  MLIRContext *ctx = rewriter.getContext();
-  int64_t n = cast<RankedTensorType>(image.getType()).getDimSize(0);
-  auto forall = scf::ForallOp::create(
-      rewriter, loc, getAsIndexOpFoldResult(ctx, {n, plan.outSize[0]}),
-      ValueRange{acc}, /*mapping=*/std::nullopt);
-  OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPointToStart(forall.getBody());
-  Value in = forall.getInductionVar(0), oh = forall.getInductionVar(1);
-  Value shared = forall.getRegionIterArgs()[0];
-  SmallVector<OpFoldResult> rowOffsets = {in, oh, rewriter.getIndexAttr(0),
-                                          rewriter.getIndexAttr(0)};
-  SmallVector<OpFoldResult> rowSizes =
-      getAsIndexOpFoldResult(ctx, {1, 1, plan.outSize[1], plan.channels});
-  SmallVector<OpFoldResult> unit = getAsIndexOpFoldResult(ctx, {1, 1, 1, 1});
-  Value row = tensor::ExtractSliceOp::create(rewriter, loc, shared, rowOffsets,
-                                             rowSizes, unit);
-  if (fillValue)
-    row = linalg::FillOp::create(rewriter, loc, fillValue, row).getResult(0);
-  row = rowByRun(rewriter, loc, plan, image, taps, in, oh, row, runs[0],
-                 runs[1], convs);
-  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
-  tensor::ParallelInsertSliceOp::create(rewriter, loc, row, shared,
-                                        rowOffsets, rowSizes, unit);
-  return forall.getResult(0);
+  return rowsInForall(
+      rewriter, loc, geometryOf(plan), image, acc, fillValue, runs,
+      [&](OpBuilder &b, Location l, Value window,
+          std::array<int64_t, 2> tapBegin, std::array<int64_t, 2> tapEnd,
+          Value part) -> Value {
+        linalg::LinalgOp conv =
+            depthwiseConv(b, l, plan, window,
+                          tapSlice(b, l, taps, tapBegin, tapEnd), part);
+        convs.push_back(conv);
+        return conv->getResult(0);
+      });
 }
 
 /// The direct convolutions replacing a plan, and whether they are already
