@@ -147,17 +147,18 @@ llvm::Expected<Prepared> prepareFromFlags(MLIRContext &ctx,
   return p;
 }
 
-/// The function must take (input, filter[, bias]) ranked tensors and return
-/// one.
+/// The function must take (input[, filter[, bias]]) ranked tensors (a
+/// pooling reads no filter) and return one.
 llvm::Error checkSignature(func::FuncOp func) {
   std::string name = func.getSymName().str();
   if (func.isExternal())
     return badInput("@" + name + " is a declaration without a body");
   FunctionType type = func.getFunctionType();
-  if (type.getNumInputs() < 2 || type.getNumInputs() > 3 ||
+  if (type.getNumInputs() < 1 || type.getNumInputs() > 3 ||
       type.getNumResults() != 1)
     return badInput(llvm::formatv(
-        "@{0} must take (input, filter[, bias]) tensors and return the output",
+        "@{0} must take (input[, filter[, bias]]) tensors and return the "
+        "output",
         name));
   for (Type t : llvm::concat<const Type>(type.getInputs(), type.getResults()))
     if (!isa<RankedTensorType>(t))

@@ -67,8 +67,9 @@ cl::opt<std::string> mlirFile(cl::Positional, cl::init(""),
                               cl::desc("[conv.mlir]"), cl::cat(problemCat));
 cl::opt<std::string> functionName(
     "function", cl::init(""), cl::cat(problemCat),
-    cl::desc("Function of the .mlir file to run: (input, filter[, bias]) -> "
-             "output on tensors (default: @conv, or the only public function)"));
+    cl::desc(
+        "Function of the .mlir file to run: (input[, filter[, bias]]) -> "
+        "output on tensors (default: @conv, or the only public function)"));
 cl::opt<std::string> inputShape(
     "input-shape", cl::cat(problemCat),
     cl::desc("N,C,H,W (torch order, any layout); N,C,L is torch's conv1d "

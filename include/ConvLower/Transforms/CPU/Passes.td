@@ -308,8 +308,8 @@ def ConvLowerMaxPoolRows : Pass<"conv-lower-max-pool-rows"> {
     // Narrow tiles: a stride-2 tile of 5 columns x 16 channels reads 11
     // input columns (22 AVX2 registers with its 10 accumulators: spills),
     // and the pooling is memory-bound either way (ResNet's 3x3/2 of
-    // 64 x 112 x 112 at batch 8: 2.57 ms at 8 columns, 1.49-1.59 at 1 or 2
-    // columns of 8 to 64 channels, one process alternating).
+    // 64 x 112 x 112 at batch 8: 2.1-2.9 ms at 8 columns, 1.45-1.6 at 1 or
+    // 2 columns of 8 to 32 channels, one process alternating).
     Option<"tileColumns", "tile-columns", "int64_t", /*default=*/"2",
            "Output columns per register tile">,
     Option<"tileChannels", "tile-channels", "int64_t", /*default=*/"16",
