@@ -95,14 +95,19 @@ std::unique_ptr<MLIRContext> compilationContext() {
   return context;
 }
 
+/// Whether runs read a packed copy of the filter (constantWeights): a
+/// pooling reads no filter, and nothing is packed for it.
+bool packsFilter(const ConvSpec &spec) {
+  return spec.constantWeights && !spec.problem.isPooling();
+}
+
 /// What the spec asks of the route (RoutePlan.h).
 RouteRequest routeRequest(const ConvSpec &spec) {
   RouteRequest r;
   r.target = spec.target;
   r.chip = spec.chip;
   r.threads = spec.threads ? spec.threads : defaultCpuThreads();
-  // A pooling has no weights to pack.
-  r.constantWeights = spec.constantWeights && !spec.problem.isPooling();
+  r.constantWeights = packsFilter(spec);
   r.targetFlag = "target";
   return r;
 }
@@ -205,13 +210,8 @@ CompiledConv::compile(const ConvSpec &spec) {
   if (std::string why = gpuEpilogueRefusal(spec.epilogue);
       !why.empty() && spec.target == Target::CpuTwin)
     return badInput(why);
-  // Named before any device question: no device would change it.
-  if (spec.problem.isPooling() &&
-      (spec.target == Target::Cuda || spec.target == Target::CpuTwin))
-    return badInput(llvm::formatv("target {0}: max pooling runs on the CPU "
-                                  "route (target cpu); the GPU kernels are "
-                                  "convolutions",
-                                  toString(spec.target)));
+  if (auto why = poolingTargetRefusal(spec.problem, spec.target, "target"))
+    return badInput(*why);
   std::unique_ptr<CompiledConv> conv(new CompiledConv());
   conv->spec_ = spec;
   conv->impl_ = std::make_unique<Impl>();
@@ -277,7 +277,7 @@ llvm::Error CompiledConv::run(const void *input, const void *filter,
     ms = *kernelMs;
   } else {
     const PackedWeights *packed = nullptr;
-    if (spec_.constantWeights && readsFilter) {
+    if (packsFilter(spec_)) {
       WeightsPack &pack = packOf(weights);
       if (!pack.packed())
         if (llvm::Error e = packLocked(filter, pack, /*repack=*/false))
@@ -306,8 +306,8 @@ llvm::Error CompiledConv::pack(const void *filter, WeightsPack *into) {
   if (!spec_.constantWeights)
     return badInput("pack: this convolution was compiled without constant "
                     "weights: its runs read the filter they are given");
-  if (spec_.problem.isPooling())
-    return llvm::Error::success(); // nothing depends on a pooling's window
+  if (!packsFilter(spec_))
+    return llvm::Error::success(); // a pooling: nothing to pack
   if (!filter)
     return badInput("pack: a null filter");
   return packLocked(filter, packOf(into), /*repack=*/true);

@@ -258,11 +258,28 @@ ConvLowerToLLVMOptions runner::pipelineOptions(const RouteRequest &request,
   return o;
 }
 
+/// What max pooling's refusals say, in `flag`'s terms.
+static std::string poolingOnCpuOnly(llvm::StringRef flag) {
+  return llvm::formatv("max pooling runs on the CPU route ({0} cpu); the GPU "
+                       "kernels are convolutions",
+                       flag);
+}
+
+std::optional<std::string>
+runner::poolingTargetRefusal(const ConvProblem &problem, Target target,
+                             llvm::StringRef flag) {
+  if (!problem.isPooling() ||
+      (target != Target::Cuda && target != Target::CpuTwin))
+    return std::nullopt;
+  return llvm::formatv("{0} {1}: {2}", flag, toString(target),
+                       poolingOnCpuOnly(flag))
+      .str();
+}
+
 LogicalResult runner::checkGpuRoute(const ConvProblem &problem,
                                     std::string &whyNot) {
   if (problem.isPooling()) {
-    whyNot = "max pooling runs on the CPU route (--target cpu); the GPU "
-             "kernels are convolutions";
+    whyNot = poolingOnCpuOnly("--target");
     return failure();
   }
   if (!problem.hasDepth)

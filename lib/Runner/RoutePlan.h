@@ -113,6 +113,14 @@ ConvLowerToLLVMOptions pipelineOptions(const RouteRequest &request,
 /// bundle's manifest and the cuDNN comparison are 2-D); `whyNot` says why.
 LogicalResult checkGpuRoute(const ConvProblem &problem, std::string &whyNot);
 
+/// Why `target` cannot run max pooling `problem`, in the terms of `flag`
+/// ("--target" for conv-run, "target" for the C API): the GPU kernels and
+/// their twin are convolutions. None for a convolution or a CPU target.
+/// Asked before any device question, which would not change it.
+std::optional<std::string> poolingTargetRefusal(const ConvProblem &problem,
+                                                Target target,
+                                                llvm::StringRef flag);
+
 } // namespace mlir::conv_lower::runner
 
 #endif

@@ -176,13 +176,10 @@ llvm::Expected<RunReport> mlir::conv_lower::run(MLIRContext &context,
   if (prepared->problem && prepared->problem->isPooling() && o.constantWeights)
     return badInput("--constant-weights: max pooling has no weights to "
                     "pack");
-  // Named before any device question: no device would change it.
-  if (prepared->problem && prepared->problem->isPooling() &&
-      (o.target == Target::CpuTwin || o.target == Target::Cuda))
-    return badInput(llvm::formatv("--target {0}: max pooling runs on the CPU "
-                                  "route (--target cpu); the GPU kernels are "
-                                  "convolutions",
-                                  toString(o.target)));
+  if (prepared->problem)
+    if (auto why =
+            poolingTargetRefusal(*prepared->problem, o.target, "--target"))
+      return badInput(*why);
   if (std::string why = gpuEpilogueRefusal(prepared->epilogue);
       !why.empty() && o.target == Target::CpuTwin)
     return badInput("--bf16-output, --bf16-residual: " + why +

@@ -9,54 +9,58 @@
 
 namespace convrt {
 
-/// Max pooling: the largest of the window's pixels in the image (the
-/// padding, -infinity, never wins; validate() leaves no window all padding).
-static double referenceMax(const ConvProblem &p, const std::vector<double> &x,
-                           int64_t ni, int64_t ci, int64_t oh, int64_t ow) {
-  double best = -std::numeric_limits<double>::infinity();
-  for (int64_t r = 0; r < p.kh; ++r) {
-    const int64_t ih = oh * p.strideH - p.padTop + r * p.dilationH;
-    if (ih < 0 || ih >= p.h)
-      continue;
-    for (int64_t s = 0; s < p.kw; ++s) {
-      const int64_t iw = ow * p.strideW - p.padLeft + s * p.dilationW;
-      if (iw >= 0 && iw < p.w)
-        best = std::max(best, x[p.inputIndex(ni, ci, ih, iw)]);
-    }
-  }
-  return best;
-}
-
-/// Output planes [begin, end) of the flattened (n, f) range.
-double referenceOutput(const ConvProblem &p, const std::vector<double> &x,
-                       const std::vector<double> &wt,
-                       const std::vector<double> &bias, int64_t ni,
-                       int64_t fi, int64_t oh, int64_t ow, int64_t od) {
-  if (p.isPooling())
-    return referenceMax(p, x, ni, fi, oh, ow);
-  const int64_t cg = p.channelsPerGroup(), g = fi / p.filtersPerGroup();
-  // Quantized: (x - zx) * (w - zw); a padded x is zx and adds nothing.
-  const double zx = double(p.inputZeroPoint), zw = double(p.filterZeroPoint);
-  double sum = bias.empty() ? 0.0 : bias[fi];
-  for (int64_t ci = 0; ci < cg; ++ci) {
-    for (int64_t q = 0; q < p.kd; ++q) {
-      const int64_t id = od * p.strideD - p.padFront + q * p.dilationD;
-      if (id < 0 || id >= p.d)
-        continue; // zero padding (a 2-D problem: d = kd = 1, id = 0)
-      for (int64_t r = 0; r < p.kh; ++r) {
-        const int64_t ih = oh * p.strideH - p.padTop + r * p.dilationH;
-        if (ih < 0 || ih >= p.h)
-          continue;
-        for (int64_t s = 0; s < p.kw; ++s) {
-          const int64_t iw = ow * p.strideW - p.padLeft + s * p.dilationW;
-          if (iw < 0 || iw >= p.w)
-            continue;
-          sum += (wt[p.filterIndex(fi, ci, r, s, q)] - zw) *
-                 (x[p.inputIndex(ni, g * cg + ci, ih, iw, id)] - zx);
-        }
+/// Calls visit(q, r, s, id, ih, iw) for each tap (q, r, s) of output
+/// (od, oh, ow)'s window that lands in the image (id, ih, iw): the padding
+/// is skipped (zero for a convolution, -infinity for max pooling: neither
+/// changes the result).
+template <typename Visit>
+static void forEachTapInImage(const ConvProblem &p, int64_t oh, int64_t ow,
+                              int64_t od, Visit visit) {
+  for (int64_t q = 0; q < p.kd; ++q) {
+    const int64_t id = od * p.strideD - p.padFront + q * p.dilationD;
+    if (id < 0 || id >= p.d)
+      continue; // a 2-D problem: d = kd = 1, id = 0
+    for (int64_t r = 0; r < p.kh; ++r) {
+      const int64_t ih = oh * p.strideH - p.padTop + r * p.dilationH;
+      if (ih < 0 || ih >= p.h)
+        continue;
+      for (int64_t s = 0; s < p.kw; ++s) {
+        const int64_t iw = ow * p.strideW - p.padLeft + s * p.dilationW;
+        if (iw >= 0 && iw < p.w)
+          visit(q, r, s, id, ih, iw);
       }
     }
   }
+}
+
+/// One output of the reference: the convolution's sum (quantized: of
+/// (x - zx) * (w - zw), where a padded x is zx and adds nothing), or max
+/// pooling's largest pixel of the window (validate() leaves no window all
+/// padding).
+double referenceOutput(const ConvProblem &p, const std::vector<double> &x,
+                       const std::vector<double> &wt,
+                       const std::vector<double> &bias, int64_t ni, int64_t fi,
+                       int64_t oh, int64_t ow, int64_t od) {
+  if (p.isPooling()) {
+    double best = -std::numeric_limits<double>::infinity();
+    forEachTapInImage(
+        p, oh, ow, od,
+        [&](int64_t, int64_t, int64_t, int64_t id, int64_t ih, int64_t iw) {
+          best = std::max(best, x[p.inputIndex(ni, fi, ih, iw, id)]);
+        });
+    return best;
+  }
+  const int64_t cg = p.channelsPerGroup(), g = fi / p.filtersPerGroup();
+  const double zx = double(p.inputZeroPoint), zw = double(p.filterZeroPoint);
+  double sum = bias.empty() ? 0.0 : bias[fi];
+  for (int64_t ci = 0; ci < cg; ++ci)
+    forEachTapInImage(p, oh, ow, od,
+                      [&](int64_t q, int64_t r, int64_t s, int64_t id,
+                          int64_t ih, int64_t iw) {
+                        sum +=
+                            (wt[p.filterIndex(fi, ci, r, s, q)] - zw) *
+                            (x[p.inputIndex(ni, g * cg + ci, ih, iw, id)] - zx);
+                      });
   return sum;
 }
 

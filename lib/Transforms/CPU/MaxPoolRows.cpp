@@ -3,17 +3,17 @@
 // linalg.pooling_nhwc_max over a -inf padded image (what ConvModule builds
 // for torch's max_pool2d) otherwise reaches the CPU pipeline's generic
 // lowering: the padded copy of the whole image first, then scalar loops
-// (ResNet-50's 3x3/2 pooling of 64 x 112 x 112 at batch 8: 7.9 ms, here
-// 1.5; torch's 3.9-5.4 in the model, ONNX Runtime's 1.1). Here it is computed
-// as the direct depthwise convolutions are (conv-lower-depthwise-direct,
-// RowPieces.h): one scf.forall over (image, output row), each row cut into
-// pieces whose windows keep the same taps in the image (the padding, -inf,
-// never wins a maximum, so a border pixel's window simply drops the taps that
-// land in it: no padded copy), each piece a pooling of the image itself tiled
-// into register tiles of output columns x channels and one window row, which
-// upstream's DownscaleSizeOneWindowed2DConvolution makes 1-D poolings and its
-// vectorizer turns into maxima of channel vectors, the window's columns
-// unrolled.
+// (ResNet-50's 3x3/2 pooling of 64 x 112 x 112 at batch 8: 8.2 ms, here
+// 1.4-1.8; torch's 3.9-5.4 in the model, ONNX Runtime's 1.1). Here it is
+// computed as the direct depthwise convolutions are
+// (conv-lower-depthwise-direct, RowPieces.h): one scf.forall over (image,
+// output row), each row cut into pieces whose windows keep the same taps in the
+// image (the padding, -inf, never wins a maximum, so a border pixel's window
+// simply drops the taps that land in it: no padded copy), each piece a pooling
+// of the image itself tiled into register tiles of output columns x channels
+// and one window row, which upstream's DownscaleSizeOneWindowed2DConvolution
+// makes 1-D poolings and its vectorizer turns into maxima of channel vectors,
+// the window's columns unrolled.
 //
 //===----------------------------------------------------------------------===//
 
