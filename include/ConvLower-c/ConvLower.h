@@ -40,7 +40,7 @@ extern "C" {
 
 /// The version of this header's API; convlowerGetApiVersion() returns the
 /// library's (a caller built against another version should not use it).
-#define CONVLOWER_API_VERSION 9
+#define CONVLOWER_API_VERSION 10
 
 typedef enum ConvLowerStatus {
   ConvLowerStatusOk = 0,
@@ -78,8 +78,10 @@ typedef enum ConvLowerPooling {
   ConvLowerPoolingNone = 0, ///< the convolution
   /// Max pooling: each channel's largest pixel in its window, the padding
   /// -infinity (torch's max_pool2d). inChannels = outChannels = groups;
-  /// float data, no bias, 1-D or 2-D, padding at most half the window;
-  /// no filter is read (pass NULL); the CPU route only.
+  /// float data, no bias, 1-D or 2-D, padding before at most half the
+  /// window (more after it is torch's ceil_mode, as long as the last window
+  /// starts inside the image); no filter is read (pass NULL); the CPU route
+  /// only.
   ConvLowerPoolingMax = 1,
 } ConvLowerPooling;
 
@@ -222,6 +224,15 @@ convlowerConvRunResidual(ConvLowerConv conv, const void *input,
 /// filter and bias (as convlowerConvRun takes them), and which of the
 /// sequence's buffers it reads and writes, as indices into the buffer
 /// table. `residual` is -1 for a description without one.
+///
+/// `outputChannels` 0: buffers[output] is the step's output, as
+/// convlowerConvRun writes it. Otherwise buffers[output] holds
+/// `outputChannels` channels (the output's shape, its channel count
+/// replaced; same layout) and the step writes its F channels at
+/// [outputChannelOffset, outputChannelOffset + F), the others left as they
+/// are: several steps writing one buffer at their offsets compute a
+/// concatenation along the channels (Inception's branches, SqueezeNet's
+/// fire modules) with no concatenating pass of its own.
 typedef struct ConvLowerStep {
   ConvLowerConv conv;
   const void *filter;
@@ -229,6 +240,8 @@ typedef struct ConvLowerStep {
   int32_t input;
   int32_t residual;
   int32_t output;
+  int32_t outputChannels;
+  int32_t outputChannelOffset;
 } ConvLowerStep;
 
 /// Runs `count` steps in order, each as convlowerConvRun (or
@@ -238,10 +251,11 @@ typedef struct ConvLowerStep {
 /// buffer reused once the steps reading it are done keeps the chain's
 /// activations in cache). Stops at the first step that fails; its message
 /// names the step. Bad input: an index outside [0, bufferCount), a NULL
-/// handle or buffer, a step whose output is also its input or residual, or
-/// a residual given to a description without one (or missing). `stepMs`
-/// (NULL: not timed) receives each step's wall time in milliseconds, the
-/// run's per-layer profile.
+/// handle or buffer, a step whose output is also its input or residual, a
+/// residual given to a description without one (or missing), or an output
+/// slice that does not fit (offset + F > outputChannels, a negative one).
+/// `stepMs` (NULL: not timed) receives each step's wall time in milliseconds,
+/// the run's per-layer profile.
 CONVLOWER_CAPI_EXPORTED ConvLowerStatus
 convlowerRunSteps(const ConvLowerStep *steps, int64_t count,
                   void *const *buffers, int64_t bufferCount, double *stepMs);

@@ -11,14 +11,19 @@
 #include "ConvLower-c/ConvLower.h"
 
 #include "ConvLower/Runner/CompiledConv.h"
+#include "ConvLower/Runner/ConvModule.h"
+#include "ConvLower/Runner/ConvProblem.h"
 #include "ConvLower/Runner/Device.h"
 #include "ConvLower/Runner/DiskCache.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -322,7 +327,85 @@ std::string stepProblem(const ConvLowerStep &step, int64_t i,
                          "output",
                          i, step.output)
         .str();
+  int64_t f = h->conv->spec().problem.f;
+  if (step.outputChannels != 0 &&
+      (step.outputChannelOffset < 0 ||
+       step.outputChannelOffset + f > step.outputChannels))
+    return llvm::formatv("step {0}: its {1} channels do not fit at offset {2} "
+                         "of an output of {3} channels",
+                         i, f, step.outputChannelOffset, step.outputChannels)
+        .str();
   return "";
+}
+
+/// Whole-output scratch for the steps that write a channel slice, one per
+/// thread (steps of concurrent sequences may run at once), grown as needed
+/// and kept: a concatenation's producers run every forward.
+char *sliceScratch(size_t bytes) {
+  struct Scratch {
+    std::unique_ptr<char, decltype(&std::free)> data{nullptr, &std::free};
+    size_t bytes = 0;
+  };
+  thread_local Scratch scratch;
+  if (scratch.bytes < bytes) {
+    size_t rounded = llvm::alignTo(bytes, 64);
+    scratch.data.reset(static_cast<char *>(std::aligned_alloc(64, rounded)));
+    scratch.bytes = scratch.data ? rounded : 0;
+  }
+  return scratch.data.get();
+}
+
+/// Copies a step's whole output `from` (F channels) into channels
+/// [offset, offset + F) of `to`, which holds `channels`: per pixel in the
+/// channels-last layout, per image in the channels-first one.
+void copyIntoChannels(const ConvProblem &p, size_t elementBytes,
+                      const char *from, char *to, int64_t channels,
+                      int64_t offset) {
+  int64_t f = p.f, elements = p.outputElements();
+  bool channelsLast = p.layout == convrt::Layout::NHWC;
+  // A run of F channels: one pixel's (channels last), or one image's
+  // F planes (channels first).
+  int64_t run = channelsLast ? f : elements / p.n;
+  int64_t inner = run / f; // elements per channel in a run
+  for (int64_t at = 0, r = 0; at < elements; at += run, ++r)
+    std::memcpy(to + (r * channels + offset) * inner * elementBytes,
+                from + at * elementBytes, run * elementBytes);
+}
+
+/// Runs one step: into buffers[output] itself, or, for an output slice,
+/// into the scratch and then into its channels (directly where the slice
+/// is one contiguous run: channels first, one image).
+ConvLowerStatus runStep(const ConvLowerStep &step, void *const *buffers) {
+  bool residual = step.residual != -1;
+  const void *residualBuffer = residual ? buffers[step.residual] : nullptr;
+  Handle *h = unwrap(step.conv);
+  const ConvProblem &p = h->conv->spec().problem;
+  if (step.outputChannels == 0 || step.outputChannels == p.f)
+    return runHandle("convlowerRunSteps", step.conv, buffers[step.input],
+                     step.filter, step.bias, residualBuffer,
+                     buffers[step.output], residual);
+  size_t bytes = elementBytes(outputDType(p, h->conv->spec().epilogue));
+  char *to = static_cast<char *>(buffers[step.output]);
+  if (p.layout == convrt::Layout::NCHW && p.n == 1)
+    return runHandle("convlowerRunSteps", step.conv, buffers[step.input],
+                     step.filter, step.bias, residualBuffer,
+                     to + step.outputChannelOffset *
+                              (p.outputElements() / p.f) * bytes,
+                     residual);
+  char *scratch = sliceScratch(p.outputElements() * bytes);
+  if (!scratch)
+    return fail(ConvLowerStatusFailed,
+                llvm::formatv("cannot allocate {0} bytes for a step's output "
+                              "slice",
+                              p.outputElements() * bytes)
+                    .str());
+  ConvLowerStatus status =
+      runHandle("convlowerRunSteps", step.conv, buffers[step.input],
+                step.filter, step.bias, residualBuffer, scratch, residual);
+  if (status == ConvLowerStatusOk)
+    copyIntoChannels(p, bytes, scratch, to, step.outputChannels,
+                     step.outputChannelOffset);
+  return status;
 }
 
 } // namespace
@@ -342,13 +425,8 @@ ConvLowerStatus convlowerRunSteps(const ConvLowerStep *steps, int64_t count,
       return fail(ConvLowerStatusBadInput, "convlowerRunSteps: " + problem);
   }
   for (int64_t i = 0; i < count; ++i) {
-    const ConvLowerStep &step = steps[i];
-    bool residual = step.residual != -1;
     auto start = std::chrono::steady_clock::now();
-    ConvLowerStatus status = runHandle(
-        "convlowerRunSteps", step.conv, buffers[step.input], step.filter,
-        step.bias, residual ? buffers[step.residual] : nullptr,
-        buffers[step.output], residual);
+    ConvLowerStatus status = runStep(steps[i], buffers);
     if (stepMs)
       stepMs[i] = std::chrono::duration<double, std::milli>(
                       std::chrono::steady_clock::now() - start)

@@ -10,7 +10,7 @@ import ctypes
 import ctypes.util
 import os
 
-API_VERSION = 9
+API_VERSION = 10
 
 STATUS_OK, STATUS_BAD_INPUT, STATUS_FAILED = 0, 1, 2
 LAYOUTS = {"nchw": 0, "nhwc": 1}
@@ -71,6 +71,8 @@ class Step(ctypes.Structure):
         ("input", ctypes.c_int32),
         ("residual", ctypes.c_int32),
         ("output", ctypes.c_int32),
+        ("outputChannels", ctypes.c_int32),
+        ("outputChannelOffset", ctypes.c_int32),
     ]
 
 
@@ -80,7 +82,7 @@ class StringRef(ctypes.Structure):
 
 StringCallback = ctypes.CFUNCTYPE(None, StringRef, ctypes.c_void_p)
 
-LIBRARY_NAMES = ("libConvLowerCAPI.so.9", "libConvLowerCAPI.so")
+LIBRARY_NAMES = ("libConvLowerCAPI.so.10", "libConvLowerCAPI.so")
 
 
 def _candidates():

@@ -934,6 +934,7 @@ static void steps(void) {
       {"residual not described", {convs[0], w[0].bytes, b[0].bytes, 0, 2, 1}},
       {"residual missing", {convs[2], w[2].bytes, b[2].bytes, 2, -1, 1}},
       {"NULL handle", {{NULL}, w[0].bytes, b[0].bytes, 0, -1, 1}},
+      {"slice outside", {convs[0], w[0].bytes, b[0].bytes, 0, -1, 1, 30, 10}},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
     ConvLowerStep two[2] = {table[0], bad[i].step};
@@ -953,6 +954,126 @@ static void steps(void) {
 
   for (int i = 0; i < 3; ++i) {
     free(alone[i]);
+    freeTensor(&w[i]);
+    freeTensor(&b[i]);
+    convlowerConvDestroy(convs[i]);
+  }
+  free(buffers[1]);
+  free(buffers[2]);
+  freeTensor(&x);
+}
+
+/* Whether channels [offset, offset + f) of `whole` (`channels` channels)
+ * are `alone` (f channels) bit for bit: `images` images of `pixels` pixels,
+ * channels last or first. */
+static int sliceIs(int nhwc, int64_t images, int64_t pixels, int64_t channels,
+                   int64_t offset, int64_t f, const float *whole,
+                   const float *alone) {
+  int64_t runs = nhwc ? images * pixels : images, run = nhwc ? f : f * pixels;
+  int64_t stride = nhwc ? channels : channels * pixels;
+  int64_t start = nhwc ? offset : offset * pixels;
+  for (int64_t r = 0; r < runs; ++r)
+    if (memcmp(whole + r * stride + start, alone + r * run, 4 * (size_t)run))
+      return 0;
+  return 1;
+}
+
+/* convlowerRunSteps writing channel slices: an Inception-like block (a 1x1
+ * convolution + ReLU, a 3x3 one, a 3x3 max pooling of the block's input)
+ * writing channels 0-4, 5-10 and 11-18 of one buffer, then a 1x1
+ * convolution reading the 19 channels: each slice bit for bit what its
+ * handle writes alone, the last layer within f32's tolerance of the float64
+ * reference on the concatenation. Channels last, and channels first with
+ * one image (the slice written in place) and two (through the scratch).
+ * A step writing one slice leaves the other channels as they were. */
+static void concatSteps(int nhwc, int64_t images) {
+  const int64_t c = 8, hw = 7, pixels = 49, total = 19;
+  ConvLowerConvDesc descs[4];
+  descs[0] = conv2d(images, c, hw, hw, 5, 1);
+  descs[0].bias = true, descs[0].relu = true;
+  descs[1] = conv2d(images, c, hw, hw, 6, 3);
+  descs[1].padBefore[0] = descs[1].padBefore[1] = 1;
+  descs[1].padAfter[0] = descs[1].padAfter[1] = 1;
+  descs[2] = conv2d(images, c, hw, hw, c, 3);
+  descs[2].pooling = ConvLowerPoolingMax, descs[2].groups = c;
+  descs[2].padBefore[0] = descs[2].padBefore[1] = 1;
+  descs[2].padAfter[0] = descs[2].padAfter[1] = 1;
+  descs[3] = conv2d(images, total, hw, hw, 4, 1);
+  descs[3].bias = true;
+  const int64_t offsets[3] = {0, 5, 11};
+  ConvLowerConv convs[4];
+  Tensor w[4], b[4];
+  int64_t elements[4];
+  for (int i = 0; i < 4; ++i) {
+    descs[i].layout = nhwc ? ConvLowerLayoutNHWC : ConvLowerLayoutNCHW;
+    if (convlowerConvCreate(&descs[i], &convs[i], NULL) != ConvLowerStatusOk) {
+      EXPECT(0, "concat: create %d: %s", i, convlowerGetLastErrorMessage());
+      for (int j = 0; j < i; ++j)
+        convlowerConvDestroy(convs[j]);
+      return;
+    }
+    int64_t xn, wn, bn;
+    convlowerConvGetSizes(convs[i], &xn, &wn, &bn, &elements[i]);
+    w[i] = makeTensor(wn ? wn : 1, ConvLowerDTypeF32, 70 + i);
+    b[i] = makeTensor(bn ? bn : 1, ConvLowerDTypeF32, 80 + i);
+  }
+  Tensor x = makeTensor(images * c * pixels, ConvLowerDTypeF32, 90);
+  void *buffers[3] = {x.bytes, nanOutput(images * total * pixels),
+                      nanOutput(elements[3])};
+  ConvLowerStep table[4];
+  for (int i = 0; i < 3; ++i) {
+    ConvLowerStep step = {convs[i],
+                          descs[i].pooling ? NULL : w[i].bytes,
+                          descs[i].bias ? b[i].bytes : NULL,
+                          0,
+                          -1,
+                          1,
+                          (int32_t)total,
+                          (int32_t)offsets[i]};
+    table[i] = step;
+  }
+  ConvLowerStep last = {convs[3], w[3].bytes, b[3].bytes, 1, -1, 2, 0, 0};
+  table[3] = last;
+  ConvLowerStatus status = convlowerRunSteps(table, 4, buffers, 3, NULL);
+  EXPECT(status == ConvLowerStatusOk, "concat: %s",
+         convlowerGetLastErrorMessage());
+  int same = status == ConvLowerStatusOk;
+  for (int i = 0; i < 3 && same; ++i) {
+    void *alone = nanOutput(elements[i]);
+    same = convlowerConvRun(convs[i], x.bytes, table[i].filter, table[i].bias,
+                            alone) == ConvLowerStatusOk &&
+           sliceIs(nhwc, images, pixels, total, offsets[i],
+                   descs[i].outChannels, buffers[1], alone);
+    free(alone);
+  }
+  char name[64];
+  snprintf(name, sizeof name, "concat %s N%lld", nhwc ? "nhwc" : "nchw",
+           (long long)images);
+  EXPECT(same, "%s: a slice differs from its handle's output", name);
+  if (same) {
+    Tensor cat = {images * total * pixels,
+                  malloc(sizeof(double) * images * total * pixels), buffers[1]};
+    for (int64_t i = 0; i < cat.count; ++i)
+      cat.values[i] = ((float *)buffers[1])[i];
+    matches(name, convs[3], &descs[3], &cat, &w[3], &b[3], NULL, buffers[2],
+            elements[3]);
+    free(cat.values);
+  }
+  /* One slice written: the rest keeps its NaNs. */
+  memset(buffers[1], 0xff, 4 * (size_t)(images * total * pixels));
+  status = convlowerRunSteps(&table[1], 1, buffers, 3, NULL);
+  int64_t written = 0, left = 0;
+  for (int64_t i = 0; i < images * total * pixels; ++i)
+    isnan(((float *)buffers[1])[i]) ? ++left : ++written;
+  EXPECT(status == ConvLowerStatusOk && written == images * 6 * pixels &&
+             left == images * (total - 6) * pixels,
+         "%s: one slice wrote %lld values, left %lld", name, (long long)written,
+         (long long)left);
+  printf("%s: 3 slices + a reader, same as alone: %s; one slice wrote %lld "
+         "of %lld\n",
+         name, same ? "yes" : "no", (long long)written,
+         (long long)(images * total * pixels));
+  for (int i = 0; i < 4; ++i) {
     freeTensor(&w[i]);
     freeTensor(&b[i]);
     convlowerConvDestroy(convs[i]);
@@ -1019,6 +1140,9 @@ int main(void) {
   twinReport(NULL, "mma_sync");
   badInput();
   steps();
+  concatSteps(1, 2);
+  concatSteps(0, 1);
+  concatSteps(0, 2);
   uint32_t units = convlowerGetCpuUnits();
   EXPECT((units &
           ~(uint32_t)(ConvLowerCpuUnitAVX512BF16 | ConvLowerCpuUnitAVX512VNNI |
