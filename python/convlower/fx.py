@@ -26,17 +26,18 @@ its rows the same way, global average pooling read by flatten(1) alone
 (the classification heads) as a depthwise convolution whose kernel is the
 image, average pooling counting its padding (nn.AvgPool2d, F.avg_pool2d by
 default) as one whose kernel is the window, max pooling (nn.MaxPool2d,
-F.max_pool2d without ceil_mode or indices; channels-last on the CPU) as
-ConvLower's max pooling of the same windows, and eval-mode Dropout is
-removed. Every other op runs as torch ran it,
-between them. The 2-D convolutions
+F.max_pool2d without indices, ceil_mode too; channels-last on the CPU) as
+ConvLower's max pooling of the same windows, torch.cat along the channels
+of compiled layers that only it reads (Inception's branches, SqueezeNet's
+fire modules) as those layers writing their channels of one buffer
+(FusedCat), and eval-mode Dropout is removed. Every other op runs as torch
+ran it, between them. The 2-D convolutions
 compute on channels-last buffers (layout="nhwc", the default) and hand
 torch channels_last tensors, which torch's pooling, adds and activations
 keep: the activations are converted once, at the first convolution
 (layout="nchw": torch's default layout throughout). Each chain of compiled
 layers whose only output read after it is the last runs as one C call over
-buffers planned per input shape (FusedSequence). Not yet: one MLIR module
-per graph (issue 34).
+buffers planned per input shape (FusedSequence).
 
 The graph computes what the model computes, with BatchNorm's running
 statistics: compile() refuses a model in training mode. A model fx cannot
@@ -458,27 +459,40 @@ class FusedAvgPool(FusedGlobalPool):
 
 
 class FusedMaxPool(FusedAvgPool):
-    """Max pooling (nn.MaxPool2d, F.max_pool2d) with sizes rounded down and
-    no indices returned: ConvLower's max pooling over the same windows (the
-    padding -inf, as in torch), channels-last in and out, in a chain like
-    any layer. Its layer is made at the first call of each (C, H, W); an
-    input of another rank or dtype, or a window of more than MAX_PIXELS
-    pixels, is pooled by torch."""
+    """Max pooling (nn.MaxPool2d, F.max_pool2d) with no indices returned:
+    ConvLower's max pooling over the same windows (the padding -inf, as in
+    torch), channels-last in and out, in a chain like any layer. ceil_mode
+    (sizes rounded up, GoogLeNet's and SqueezeNet's poolings) is more
+    padding after the image, where torch's last window may reach past it.
+    Its layer is made at the first call of each (C, H, W); an input of
+    another rank or dtype, or a window of more than MAX_PIXELS pixels, is
+    pooled by torch."""
 
-    def __init__(self, kernel, stride, padding, dilation, target, threads, layout):
+    def __init__(self, kernel, stride, padding, dilation, ceil_mode, target, threads,
+                 layout):
         super().__init__(kernel, stride, padding, target, threads, layout)
-        self.dilation = dilation
+        self.dilation, self.ceil_mode = dilation, ceil_mode
+
+    def _size(self, size, k, step, pad, d):
+        """torch's output size along one dimension (its pooling_output_shape):
+        rounded up under ceil_mode, the last window starting inside the
+        image or its padding before."""
+        span = size + 2 * pad - d * (k - 1) - 1
+        if not self.ceil_mode:
+            return span // step + 1
+        out = -(-span // step) + 1
+        return out - 1 if (out - 1) * step >= size + pad else out
 
     def output_shape(self, shape):
         if len(shape) != 4:
             return None
-        sizes = tuple((size + 2 * pad - d * (k - 1) - 1) // step + 1
-                      for size, k, step, pad, d in zip(shape[2:], self.kernel, self.stride,
+        sizes = tuple(self._size(*dim) for dim in zip(shape[2:], self.kernel, self.stride,
                                                        self.padding, self.dilation))
         return tuple(shape[:2]) + sizes
 
     def _by_torch(self, x):
-        return F.max_pool2d(x, self.kernel, self.stride, self.padding, self.dilation)
+        return F.max_pool2d(x, self.kernel, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode)
 
     def _layer(self, channels, height, width):
         # A depthwise convolution's shape; its weight is never read.
@@ -487,7 +501,37 @@ class FusedMaxPool(FusedAvgPool):
                                  groups=channels, bias=False)
         layer = FusedConv(window, None, False, self.target, self.threads, self.layout)
         layer.pool = "max"
+        # (before, after) per dimension: after, what the last window reaches
+        # past the image (ceil_mode), at least the padding asked for.
+        out = self.output_shape((1, channels, height, width))[2:]
+        layer.padding = tuple(
+            (pad, max(pad, (o - 1) * step + d * (k - 1) + 1 - size - pad))
+            for o, size, k, step, pad, d in zip(out, (height, width), self.kernel,
+                                                self.stride, self.padding, self.dilation))
         return layer
+
+
+class FusedCat(torch.nn.Module):
+    """torch.cat along the channels of compiled layers' outputs that only
+    the concatenation reads (Inception's and GoogLeNet's branches,
+    SqueezeNet's fire modules). Inside a FusedSequence's one C call it is no
+    step: each layer writes its channels of the concatenation's buffer (the
+    C API's output slices, ConvLowerStep.outputChannelOffset), and the
+    layers after it read that buffer. Run as a module (outside a sequence,
+    or where the sequence has no plan for the shape) it is torch.cat, the
+    same values."""
+
+    def forward(self, *xs):
+        return torch.cat(xs, 1)
+
+    @staticmethod
+    def output_shape(shapes):
+        """The concatenation's shape for its inputs' (None: not images of
+        one size)."""
+        if any(s is None or len(s) != 4 or s[:1] + s[2:] != shapes[0][:1] + shapes[0][2:]
+               for s in shapes):
+            return None
+        return (shapes[0][0], sum(s[1] for s in shapes)) + tuple(shapes[0][2:])
 
 
 class FusedSequence(torch.nn.Module):
@@ -520,9 +564,10 @@ class FusedSequence(torch.nn.Module):
         self.names = list(names)
         for name, layer in zip(names, layers):
             self.add_module(name, layer)
-        # Per layer: the value its input and residual (or None) is, as an
-        # index into [the chain's inputs..., the layers' outputs...].
-        self.refs = list(refs)
+        # Per layer: the values it reads (its input and residual, or a
+        # FusedCat's inputs), as indices into [the chain's inputs..., the
+        # layers' outputs...].
+        self.refs = [tuple(r) for r in refs]
         self.inputs = inputs           # how many inputs the chain takes
         self._plans = collections.OrderedDict()
         self._lock = threading.Lock()
@@ -547,10 +592,12 @@ class FusedSequence(torch.nn.Module):
         Linear's rows)."""
         shapes = [tuple(t.shape) if isinstance(t, torch.Tensor) else None
                   for t in inputs]
-        for layer, (x, _) in zip(self.layers, self.refs):
-            s = shapes[x]
+        for layer, refs in zip(self.layers, self.refs):
+            s = shapes[refs[0]]
             if s is None:
                 out = None
+            elif isinstance(layer, FusedCat):
+                out = layer.output_shape([shapes[v] for v in refs])
             elif isinstance(layer, FusedGlobalPool):
                 out = layer.output_shape(s)
             elif isinstance(layer, FusedLinear):
@@ -586,13 +633,14 @@ class FusedSequence(torch.nn.Module):
         wants = [conv is not None and conv.bf16_wanted(rows_shape(step), in_sequence=True)
                  for step, conv in enumerate(convs)]
         readers = collections.defaultdict(list)
-        for step, (x, r) in enumerate(self.refs):
-            readers[x].append((step, "input"))
-            if r is not None:
-                readers[r].append((step, "residual"))
+        for step, refs in enumerate(self.refs):
+            for v, role in zip(refs, self._roles(step)):
+                readers[v].append((step, role))
         # The chain's inputs and the values its layers produce, but not its
-        # output.
-        bf16 = {v: True for v in range(n_in + count - 1)}
+        # output; a concatenation's stays float32 (its layers write float32
+        # slices).
+        bf16 = {v: True for v in range(n_in + count - 1)
+                if v < n_in or not isinstance(self.layers[v - n_in], FusedCat)}
         changed = True
         while changed:
             changed = False
@@ -600,8 +648,8 @@ class FusedSequence(torch.nn.Module):
                 if not all(wants[s] or role == "residual" and convs[s] is not None
                            for s, role in readers[v]):
                     bf16[v], changed = False, True
-            for step, (x, _) in enumerate(self.refs):
-                if wants[step] and not bf16.get(x, False):
+            for step, refs in enumerate(self.refs):
+                if wants[step] and not bf16.get(refs[0], False):
                     wants[step], changed = False, True
         for step, (layer, conv) in enumerate(zip(self.layers, convs)):
             if conv is not None and conv._bf16_undecided:
@@ -609,11 +657,24 @@ class FusedSequence(torch.nn.Module):
             out_bf16 = bf16.get(n_in + step, False)
             if conv is not None:
                 conv.bf16_output = out_bf16
-                r = self.refs[step][1]
+                r = self._residual(step)
                 conv.bf16_residual = r is not None and bf16[r]
             elif out_bf16:
                 layer.bf16_output = True
         self._bf16_inputs = {v for v in range(n_in) if bf16[v]}
+
+    def _roles(self, step):
+        """What each value `step` reads is to it: "input", "residual", or
+        "concat" (a FusedCat's)."""
+        if isinstance(self.layers[step], FusedCat):
+            return ["concat"] * len(self.refs[step])
+        return ["input", "residual"][:len(self.refs[step])]
+
+    def _residual(self, step):
+        """The value layer `step` adds as its residual, or None."""
+        refs = self.refs[step]
+        return refs[1] if len(refs) > 1 and not isinstance(
+            self.layers[step], FusedCat) else None
 
     @property
     def layers(self):
@@ -665,7 +726,7 @@ class FusedSequence(torch.nn.Module):
             y = plan.run(inputs, step_ms)
             if y is not None:
                 self._plans.move_to_end(key)
-                for name, ms in zip(self.names, step_ms or ()):
+                for name, ms in zip(plan.step_names, step_ms or ()):
                     times.setdefault(name, []).append(ms)
             return y
         finally:
@@ -677,8 +738,8 @@ class FusedSequence(torch.nn.Module):
         layer's time to (CompiledModel.profile)."""
         values = [v.to(torch.bfloat16) if i in self._bf16_inputs and isinstance(v, torch.Tensor)
                   and v.dtype == torch.float32 else v for i, v in enumerate(inputs)]
-        for name, layer, (x, r) in zip(self.names, self.layers, self.refs):
-            args = (values[x],) if r is None else (values[x], values[r])
+        for name, layer, refs in zip(self.names, self.layers, self.refs):
+            args = tuple(values[v] for v in refs)
             start = time.perf_counter()
             values.append(layer(*args))
             if times is not None:
@@ -715,7 +776,15 @@ class _SequencePlan:
         # What each of the chain's inputs is converted to (run_layers' values
         # hold them as converted).
         input_dtypes = [values[i].dtype for i in range(sequence.inputs)]
-        for layer, (x, r) in zip(sequence.layers, sequence.refs):
+        slices = {}
+        for step, (layer, refs) in enumerate(zip(sequence.layers, sequence.refs)):
+            if isinstance(layer, FusedCat):
+                found = cls._slices(sequence, step, values)
+                if found is None:
+                    return None
+                slices.update(found)
+                continue
+            x, r = refs[0], sequence._residual(step)
             conv = cls._compiled(layer, values[x])
             direct = conv._direct.get(values[x].shape[0]) if conv is not None else None
             takes = torch.bfloat16 if conv is not None and conv.compute_dtype else torch.float32
@@ -734,12 +803,31 @@ class _SequencePlan:
             return None
         # The images' layout (a Linear's rows read the same either way).
         layouts = {layer.layout for layer in sequence.layers
-                   if not isinstance(layer, FusedLinear)}
+                   if not isinstance(layer, (FusedLinear, FusedCat))}
         if len(layouts) > 1:
             return None
-        return cls(sequence, convs, calls, values, layouts != {"nchw"}, input_dtypes)
+        return cls(sequence, convs, calls, values, layouts != {"nchw"}, input_dtypes,
+                   slices)
 
-    def __init__(self, sequence, convs, calls, values, nhwc, input_dtypes):
+    @staticmethod
+    def _slices(sequence, step, values):
+        """For the FusedCat at `step`: {value: (the concatenation's value,
+        its channel offset there)} for each value it concatenates, each one
+        a float32 image that a layer of the chain writes and only the
+        concatenation reads; None where one is not."""
+        inputs, out = sequence.inputs, sequence.inputs + step
+        found, offset = {}, 0
+        for v in sequence.refs[step]:
+            readers = [s for s, refs in enumerate(sequence.refs) if v in refs]
+            if (v < inputs or readers != [step] or v in found
+                    or isinstance(sequence.layers[v - inputs], FusedCat)
+                    or values[v].dtype != torch.float32 or values[v].dim() != 4):
+                return None
+            found[v] = (out, offset)
+            offset += values[v].shape[1]
+        return found if offset == values[out].shape[1] else None
+
+    def __init__(self, sequence, convs, calls, values, nhwc, input_dtypes, slices):
         self.nhwc = nhwc
         self.input_dtypes = input_dtypes
         self.calls = calls           # keeps the handles alive
@@ -747,23 +835,33 @@ class _SequencePlan:
         # (the sequence's own run either way).
         self.hooks = [d for m in sequence.modules() if m is not sequence
                       for d in (m._forward_hooks, m._forward_pre_hooks)]
-        count, inputs = len(calls), sequence.inputs
+        layers, inputs = len(sequence.layers), sequence.inputs
+        # The layers that are steps (a FusedCat is none: its layers write
+        # their channels of its value, `slices`).
+        stepped = [i for i, layer in enumerate(sequence.layers)
+                   if not isinstance(layer, FusedCat)]
+        self.step_names = [sequence.names[i] for i in stepped]
+        count = len(stepped)
         # What each input must be (its shape as the C API reads it).
         stored = [self._stored(v) for v in values]
         self.input_shapes = [tuple(v.shape) for v in stored[:inputs]]
         self.output_shape = tuple(stored[-1].shape)
-        # The last step reading each value.
+        # Each value's life in layers: from the first layer writing it (a
+        # concatenation's: its first slice) to the last reading it.
+        first_write = {v: v - inputs for v in range(inputs, inputs + layers)}
+        for v, (cat, _) in slices.items():
+            first_write[cat] = min(first_write[cat], first_write[v])
         last_read = {}
-        for step, (x, r) in enumerate(sequence.refs):
-            last_read[x] = step
-            if r is not None:
-                last_read[r] = step
+        for layer, refs in enumerate(sequence.refs):
+            for v in refs:
+                last_read[v] = layer
         # Buffers: 0..inputs-1 the inputs, `inputs` the output, then one for
-        # each value in between, at its offset in the arena.
-        internal = range(inputs, inputs + count - 1)
+        # each value in between that has memory of its own, at its offset
+        # in the arena.
+        internal = [v for v in range(inputs, inputs + layers - 1) if v not in slices]
         # Sizes in 4-byte words (a bf16 value takes half its elements).
         offsets, elements = self._place(
-            {v: (v - inputs, last_read.get(v, v - inputs)) for v in internal},
+            {v: (first_write[v], last_read.get(v, first_write[v])) for v in internal},
             {v: -(-stored[v].numel() * stored[v].element_size() // 4) for v in internal})
         # Written once here, when the plan is made (compile()'s example
         # call), so that its pages are mapped before the first forward: an
@@ -772,19 +870,25 @@ class _SequencePlan:
         # with the arena written, none on later calls).
         self.arena = torch.zeros(elements, dtype=torch.float32)
         slot_of = {i: i for i in range(inputs)}
-        slot_of[inputs + count - 1] = inputs
+        slot_of[inputs + layers - 1] = inputs
         slot_of.update({v: inputs + 1 + k for k, v in enumerate(internal)})
+        slot_of.update({v: slot_of[cat] for v, (cat, _) in slices.items()})
         steps = (_capi.Step * count)()
-        for step, (call, (x, r)) in enumerate(zip(calls, sequence.refs)):
+        for step, (call, layer) in enumerate(zip(calls, stepped)):
+            refs, r, out = sequence.refs[layer], sequence._residual(layer), inputs + layer
             steps[step].conv = call.conv._handle
             steps[step].filter = call.weight.data_ptr()
             steps[step].bias = call.bias.data_ptr() if call.bias is not None else None
-            steps[step].input = slot_of[x]
+            steps[step].input = slot_of[refs[0]]
             steps[step].residual = -1 if r is None else slot_of[r]
-            steps[step].output = slot_of[inputs + step]
+            steps[step].output = slot_of[out]
+            if out in slices:
+                cat, offset = slices[out]
+                steps[step].outputChannels = values[cat].shape[1]
+                steps[step].outputChannelOffset = offset
         self.steps, self.count = steps, count
         base = self.arena.data_ptr()
-        self.table = (ctypes.c_void_p * (inputs + count))(
+        self.table = (ctypes.c_void_p * (inputs + 1 + len(internal)))(
             *([None] * (inputs + 1)), *[base + 4 * offsets[v] for v in internal])
         # What the direct calls check on every call: the weights are the
         # ones packed (the same tensor, not written since; an inference
@@ -1237,16 +1341,18 @@ def _avg_pool_window(graph_module, node):
 
 
 def _max_pool_window(graph_module, node):
-    """The (kernel, stride, padding, dilation) pairs of a max pooling of one
-    tensor that FusedMaxPool computes: nn.MaxPool2d or F.max_pool2d with
-    sizes rounded down and no indices returned; None for any other node
-    (those run on torch)."""
+    """The (kernel, stride, padding, dilation) pairs and ceil_mode of a max
+    pooling of one tensor that FusedMaxPool computes: nn.MaxPool2d or
+    F.max_pool2d with no indices returned; None for any other node (those
+    run on torch)."""
     args = _pool_args(graph_module, node, torch.nn.MaxPool2d, F.max_pool2d,
                       ("input", "kernel_size", "stride", "padding", "dilation",
                        "ceil_mode", "return_indices"))
-    if args is None or args.get("ceil_mode", False) or args.get("return_indices", False):
+    if args is None or args.get("return_indices", False) \
+            or type(args.get("ceil_mode", False)) is not bool:
         return None
-    return _pool_window(args, dilated=True)
+    window = _pool_window(args, dilated=True)
+    return None if window is None else window + (args.get("ceil_mode", False),)
 
 
 def _fuse_max_pool(graph_module, node, window, target, threads, layout, index):
@@ -1263,6 +1369,44 @@ def _fuse_avg_pool(graph_module, node, window, target, threads, layout, index):
     folded = _replace_chain(graph_module, [node], fused, (node.args[0],), index)
     return OpRecord(node.name, "AvgPool2d" if node.op == "call_module"
                     else _describe(graph_module, node), "convlower", folded), [node]
+
+
+_CATS = {torch.cat, torch.concat}
+# The compiled layers whose output a FusedCat takes: images, computed on
+# the CPU through the C API (a FusedLinear's rows are no channels).
+_IMAGE_LAYERS = (FusedConv, FusedAvgPool, FusedMaxPool)
+
+
+def _cat_inputs(graph_module, node):
+    """For a torch.cat node: the nodes it concatenates where FusedCat takes
+    them (along dim 1, two or more, each a compiled image layer's output
+    read by this concatenation alone), else why not (a string); None for
+    any other node."""
+    if node.op != "call_function" or node.target not in _CATS:
+        return None
+    args = dict(zip(("tensors", "dim"), node.args), **node.kwargs)
+    tensors, dim = args.get("tensors"), args.get("dim", 0)
+    if set(args) - {"tensors", "dim"} or not isinstance(tensors, (list, tuple)):
+        return "its arguments"
+    if dim != 1:
+        return f"along dim {dim}, not the channels"
+    if len(tensors) < 2 or len(set(tensors)) != len(tensors):
+        return "fewer than two distinct inputs"
+    for t in tensors:
+        module = _module(graph_module, t) if isinstance(t, torch.fx.Node) \
+            and t.op == "call_module" else None
+        if not isinstance(module, _IMAGE_LAYERS) or (
+                isinstance(module, FusedConv) and module.rank != 2):
+            return f"{getattr(t, 'name', t)} is not a compiled image layer"
+        if len(t.users) != 1:
+            return f"{t.name} is read elsewhere too"
+    return list(tensors)
+
+
+def _fuse_cat(graph_module, node, tensors, index):
+    """A concatenation (_cat_inputs) as one FusedCat call."""
+    _replace_chain(graph_module, [node], FusedCat(), tuple(tensors), index)
+    return OpRecord(node.name, "cat (channels)", "convlower")
 
 
 _DROPOUTS = (torch.nn.Dropout, torch.nn.Dropout1d, torch.nn.Dropout2d,
@@ -1293,6 +1437,16 @@ def _fuse(graph_module, target, threads, layout, precision):
     index = 0
     for node in list(graph_module.graph.nodes):
         if node in erased:
+            continue
+        concatenated = _cat_inputs(graph_module, node)
+        if isinstance(concatenated, str):
+            records[node.name] = OpRecord(node.name, f"cat ({concatenated})", "torch")
+            continue
+        if concatenated is not None:
+            records[f"convlower_{index}"] = _fuse_cat(graph_module, node, concatenated,
+                                                      index)
+            erased.add(node)
+            index += 1
             continue
         if _is_global_pool(graph_module, node):
             fused = _fuse_global_pool(graph_module, node, target, threads, layout, index)
@@ -1353,7 +1507,7 @@ def _layer_chains(graph_module):
         if (node.op == "call_module"
                 and type(_module(graph_module, node)) in (FusedConv, FusedGlobalPool,
                                                           FusedAvgPool, FusedMaxPool,
-                                                          FusedLinear)
+                                                          FusedLinear, FusedCat)
                 and all(isinstance(a, torch.fx.Node) for a in node.args)
                 and not node.kwargs):
             run.append(node)
@@ -1392,8 +1546,7 @@ def _sequence(graph_module, ops):
                     inputs.append(a)
         value = {a: i for i, a in enumerate(inputs)}
         value.update({node: len(inputs) + i for i, node in enumerate(chain)})
-        refs = [(value[n.args[0]], value[n.args[1]] if len(n.args) > 1 else None)
-                for n in chain]
+        refs = [tuple(value[a] for a in n.args) for n in chain]
         names = [node.target for node in chain]
         layers = [graph_module.get_submodule(name) for name in names]
         name = f"convlower_sequence_{index}"

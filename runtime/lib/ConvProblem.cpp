@@ -63,8 +63,8 @@ int64_t ConvProblem::outW() const {
 }
 
 /// What max pooling adds: float data, one channel per group, no bias, 2-D,
-/// and torch's bound on the padding (at most half the window), which
-/// leaves no window all padding.
+/// and torch's bound on the padding (at most half the window before the
+/// image; after it, ceil_mode's reach), which leaves no window all padding.
 Error ConvProblem::validatePooling() const {
   if (dtype != DType::F32 && dtype != DType::BF16 && dtype != DType::F16)
     return Error::failure(std::string("max pooling takes float data, got ") +
@@ -78,13 +78,24 @@ Error ConvProblem::validatePooling() const {
     return Error::failure("max pooling has no bias");
   if (hasDepth)
     return Error::failure("max pooling is 2-D (or 1-D as H = 1)");
-  if (2 * std::max(padTop, padBottom) > kh ||
-      2 * std::max(padLeft, padRight) > kw)
+  // torch's rule for the padding it is given. More after the image is
+  // ceil_mode's: windows up to the last one starting inside the image,
+  // which keeps a pixel in every window (a window of padding alone would
+  // be -inf).
+  if (2 * padTop > kh || 2 * padLeft > kw)
     return Error::failure(
         "max pooling's padding must be at most half the window (" +
         std::to_string(kh) + "x" + std::to_string(kw) + "), as in torch; got " +
         std::to_string(padTop) + "," + std::to_string(padLeft) + "," +
         std::to_string(padBottom) + "," + std::to_string(padRight));
+  if (2 * padBottom > kh && (outH() - 1) * strideH - padTop >= h)
+    return Error::failure("max pooling's last window of rows starts past "
+                          "the image (padding after " +
+                          std::to_string(padBottom) + ")");
+  if (2 * padRight > kw && (outW() - 1) * strideW - padLeft >= w)
+    return Error::failure("max pooling's last window of columns starts past "
+                          "the image (padding after " +
+                          std::to_string(padRight) + ")");
   return Error::success();
 }
 

@@ -81,7 +81,8 @@ cl::opt<std::string>
     poolOpt("pool", cl::cat(problemCat), cl::value_desc("max"),
             cl::desc("max: max pooling over --window instead of a convolution "
                      "(torch's max_pool2d: the padding -inf, at most half the "
-                     "window; float data; --target cpu)"));
+                     "window before the image; more after it is ceil_mode's, "
+                     "PT,PL,PB,PR; float data; --target cpu)"));
 cl::opt<std::string>
     windowOpt("window", cl::cat(problemCat),
               cl::desc("--pool's window KH,KW (K with a rank-3 input)"));
