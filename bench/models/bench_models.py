@@ -426,8 +426,11 @@ def run_model(name, batch, args, torch, torchvision, convlower):
 def layer_class(layer):
     """What a compiled layer of compile()'s graph is, for the profile's
     breakdown: the RGB stem, 1x1, 3x3 (strided), depthwise, grouped, other
-    windows, the poolings, Linear."""
+    windows, the poolings, Linear, concatenation (no step of its own: its
+    layers write its slices, and their times hold the copies)."""
     name = type(layer).__name__
+    if name == "FusedCat":
+        return "concatenation"
     if name == "FusedMaxPool":
         return "max pooling"
     if name in ("FusedGlobalPool", "FusedAvgPool"):

@@ -356,9 +356,15 @@ class FusedGlobalPool(torch.nn.Module):
     [N, C], computed by ConvLower as a depthwise convolution whose kernel is
     the whole image, every weight 1 / (H W). Its layer is made at the first
     call of each (C, H, W) (the traced graph has no shapes); an input of
-    another rank or dtype, or an image of more than MAX_PIXELS (the
-    depthwise kernel unrolls its taps), is pooled by torch."""
+    another rank or dtype, or an image of more than MAX_IMAGE pixels, is
+    pooled by torch."""
 
+    # The whole image as one window: 13x13 (SqueezeNet's head at 224) to
+    # 56x56 compile in 130-190 ms and run at 2-8 GFLOP/s (conv-run, 2 Zen 3
+    # cores; docs/performance-journal.md), where over 100 pixels used to
+    # fall back to torch and cut the chain's plan.
+    MAX_IMAGE = 32 * 32
+    # A window of more (FusedAvgPool): the depthwise kernel unrolls its taps.
     MAX_PIXELS = 100
     SHAPES = 4           # (C, H, W)s with a layer kept, least recently used dropped
 
@@ -371,7 +377,7 @@ class FusedGlobalPool(torch.nn.Module):
     @staticmethod
     def _key(x):
         if x.dim() != 4 or x.dtype != torch.float32 or \
-                x.shape[2] * x.shape[3] > FusedGlobalPool.MAX_PIXELS:
+                x.shape[2] * x.shape[3] > FusedGlobalPool.MAX_IMAGE:
             return None
         return "x".join(str(d) for d in x.shape[1:])
 
@@ -813,14 +819,14 @@ class _SequencePlan:
     def _slices(sequence, step, values):
         """For the FusedCat at `step`: {value: (the concatenation's value,
         its channel offset there)} for each value it concatenates, each one
-        a float32 image that a layer of the chain writes and only the
+        a float32 image that a layer of the chain (or a concatenation of
+        them: Inception v3's nested cats) writes and only this
         concatenation reads; None where one is not."""
         inputs, out = sequence.inputs, sequence.inputs + step
         found, offset = {}, 0
         for v in sequence.refs[step]:
             readers = [s for s, refs in enumerate(sequence.refs) if v in refs]
             if (v < inputs or readers != [step] or v in found
-                    or isinstance(sequence.layers[v - inputs], FusedCat)
                     or values[v].dtype != torch.float32 or values[v].dim() != 4):
                 return None
             found[v] = (out, offset)
@@ -846,6 +852,14 @@ class _SequencePlan:
         stored = [self._stored(v) for v in values]
         self.input_shapes = [tuple(v.shape) for v in stored[:inputs]]
         self.output_shape = tuple(stored[-1].shape)
+        # A slice of a concatenation that is itself a slice (nested cats)
+        # is one of the outer one's, at the sum of the offsets.
+        slices = dict(slices)
+        for v in slices:
+            cat, offset = slices[v]
+            while cat in slices:
+                cat, offset = slices[cat][0], offset + slices[cat][1]
+            slices[v] = (cat, offset)
         # Each value's life in layers: from the first layer writing it (a
         # concatenation's: its first slice) to the last reading it.
         first_write = {v: v - inputs for v in range(inputs, inputs + layers)}
@@ -1379,9 +1393,9 @@ _IMAGE_LAYERS = (FusedConv, FusedAvgPool, FusedMaxPool)
 
 def _cat_inputs(graph_module, node):
     """For a torch.cat node: the nodes it concatenates where FusedCat takes
-    them (along dim 1, two or more, each a compiled image layer's output
-    read by this concatenation alone), else why not (a string); None for
-    any other node."""
+    them (along dim 1, two or more, each a compiled image layer's output or
+    a FusedCat's, read by this concatenation alone), else why not (a
+    string); None for any other node."""
     if node.op != "call_function" or node.target not in _CATS:
         return None
     args = dict(zip(("tensors", "dim"), node.args), **node.kwargs)
@@ -1395,7 +1409,7 @@ def _cat_inputs(graph_module, node):
     for t in tensors:
         module = _module(graph_module, t) if isinstance(t, torch.fx.Node) \
             and t.op == "call_module" else None
-        if not isinstance(module, _IMAGE_LAYERS) or (
+        if not isinstance(module, _IMAGE_LAYERS + (FusedCat,)) or (
                 isinstance(module, FusedConv) and module.rank != 2):
             return f"{getattr(t, 'name', t)} is not a compiled image layer"
         if len(t.users) != 1:

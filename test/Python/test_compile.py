@@ -551,7 +551,7 @@ except convlower.BadInputError as e:
 # ConvLower call (a depthwise convolution whose kernel is the image), the
 # module and the functional form; eval-mode Dropout is removed; a pooling
 # without the flatten stays torch's, and so does one over more than
-# FusedGlobalPool.MAX_PIXELS pixels (computed by torch inside the call).
+# FusedGlobalPool.MAX_IMAGE pixels (computed by torch inside the call).
 class Head(torch.nn.Module):
     def __init__(self, functional, flatten=True):
         super().__init__()
@@ -575,10 +575,14 @@ compiled = check("head (functional)", Head(True), torch.rand(2, 3, 9, 9), 3, [])
 print(compiled.summary().splitlines()[0])
 check("pool without flatten", Head(False, flatten=False), torch.rand(2, 3, 9, 9), 1,
       ["AdaptiveAvgPool2d", "add"])
-compiled = check("head on 12x12", Head(False), torch.rand(2, 3, 12, 12), 3, [])
+compiled = check("head on 13x13", Head(False), torch.rand(2, 3, 13, 13), 3, [])
 pool = compiled.layer("convlower_1")
-print(f"head on 12x12: pooled by torch {len(pool.layers) == 0}")
-expect(len(pool.layers) == 0, f"12x12 pooling compiled: {list(pool.layers)}")
+print(f"head on 13x13: pooled by ConvLower {len(pool.layers) == 1}")
+expect(len(pool.layers) == 1, f"13x13 pooling by torch: {list(pool.layers)}")
+compiled = check("head on 40x40", Head(False), torch.rand(1, 3, 40, 40), 3, [])
+pool = compiled.layer("convlower_1")
+print(f"head on 40x40: pooled by torch {len(pool.layers) == 0}")
+expect(len(pool.layers) == 0, f"40x40 pooling compiled: {list(pool.layers)}")
 
 # Average pooling over windows as torch computes it by default (the padding
 # counted, sizes rounded down): a depthwise convolution whose kernel is the
@@ -928,6 +932,42 @@ for name, model, reason in (
     theirs = [op.what for op in compiled.ops if op.where == "torch"]
     print(f"{name}: torch runs {[t for t in theirs if t.startswith('cat')]}")
     expect(reason in theirs, f"{name}: torch ran {theirs}")
+
+# A cat inside a cat (Inception v3's last blocks): the inner one's layers
+# write their slices of the outer one's buffer, at the sum of the offsets.
+class Nested(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, 16, 3, padding=1)
+        self.b1 = torch.nn.Conv2d(16, 8, 1)
+        self.b2 = torch.nn.Conv2d(16, 6, 1)
+        self.b2a = torch.nn.Conv2d(6, 10, (1, 3), padding=(0, 1))
+        self.b2b = torch.nn.Conv2d(6, 4, (3, 1), padding=(1, 0))
+        self.b3 = torch.nn.MaxPool2d(3, 1, 1)
+        self.head = torch.nn.Conv2d(38, 10, 1)
+
+    def forward(self, x):
+        x = self.stem(x)
+        t = F.relu(self.b2(x))
+        y = torch.cat([self.b1(x), torch.cat([self.b2a(t), self.b2b(t)], 1), self.b3(x)], 1)
+        return self.head(y)
+
+
+compiled = check("nested cats", Nested().eval(), torch.randn(2, 3, 9, 9), 9, [])
+sequence = [m for m in compiled.graph_module.modules() if type(m).__name__ == "FusedSequence"][0]
+x = torch.randn(2, 3, 9, 9)
+with Counted("convlowerRunSteps", "convlowerConvRun") as calls, torch.inference_mode():
+    y = compiled(x)
+with torch.inference_mode():
+    same = torch.equal(y, sequence.run_layers((x,))[-1])
+plan = next(iter(sequence._plans.values()))
+slices = [(plan.steps[i].outputChannels, plan.steps[i].outputChannelOffset)
+          for i in range(plan.count) if plan.steps[i].outputChannels]
+print(f"nested cats: calls {calls}, {plan.count} steps, slices {slices}, "
+      f"same as the layers {same}")
+expect(calls == {"convlowerRunSteps": 1, "convlowerConvRun": 0} and plan.count == 7
+       and slices == [(38, 0), (38, 8), (38, 18), (38, 22)] and same,
+       f"nested: {calls}, {slices}, same {same}")
 
 # SqueezeNet 1.1 (fire modules: two expansions concatenated; ceil_mode max
 # poolings) and GoogLeNet (four-branch Inception blocks; ceil_mode
