@@ -30,7 +30,10 @@ F.max_pool2d without indices, ceil_mode too; channels-last on the CPU) as
 ConvLower's max pooling of the same windows, torch.cat along the channels
 of compiled layers that only it reads (Inception's branches, SqueezeNet's
 fire modules) as those layers writing their channels of one buffer
-(FusedCat), and eval-mode Dropout is removed. Every other op runs as torch
+(FusedCat), relu(batch_norm(torch.cat(features, 1))) (DenseNet's
+pre-activation, every feature read by every later layer) as each
+feature's own scale, shift and ReLU writing its channels (FusedCatNorm),
+and eval-mode Dropout is removed. Every other op runs as torch
 ran it, between them. The 2-D convolutions
 compute on channels-last buffers (layout="nhwc", the default) and hand
 torch channels_last tensors, which torch's pooling, adds and activations
@@ -540,6 +543,71 @@ class FusedCat(torch.nn.Module):
         return (shapes[0][0], sum(s[1] for s in shapes)) + tuple(shapes[0][2:])
 
 
+class FusedCatNorm(torch.nn.Module):
+    """relu(batch_norm(torch.cat(xs, 1))): DenseNet's pre-activation of the
+    features concatenated so far, each of which every later layer of the
+    block reads too. BatchNorm and ReLU act channel by channel, so this is
+    the concatenation of each input's own scale, shift and ReLU: per input a
+    depthwise 1x1 convolution with its channels of the BatchNorm folded in
+    (FusedConv), which in a FusedSequence's one C call writes its channels of
+    the output (output slices): the features are read once and nothing is
+    concatenated first. The layers are made at the first call of each split
+    of the channels (the traced graph has no shapes); inputs that are not
+    float32 images of one size, or a split that does not add up to the
+    BatchNorm's channels, run as torch ran them."""
+
+    SPLITS = 4           # channel splits with layers kept, least recently used dropped
+
+    def __init__(self, batch_norm, relu, target, threads, layout):
+        super().__init__()
+        self.batch_norm, self.relu = batch_norm, relu
+        self.target, self.threads, self.layout = target, threads, layout
+        self.splits = torch.nn.ModuleDict()
+
+    @staticmethod
+    def output_shape(shapes):
+        return FusedCat.output_shape(shapes)
+
+    def parts_for(self, xs):
+        """The FusedConv of each input (made at the first call of a split),
+        or None where torch computes the op."""
+        shapes = [tuple(x.shape) if isinstance(x, torch.Tensor) else None for x in xs]
+        out = self.output_shape(shapes)
+        if out is None or out[1] != self.batch_norm.num_features \
+                or any(x.dtype != torch.float32 for x in xs):
+            return None
+        key = "_".join(str(s[1]) for s in shapes)
+        if key not in self.splits:
+            self.splits[key] = torch.nn.ModuleList(self._parts([s[1] for s in shapes]))
+            while len(self.splits) > self.SPLITS:
+                del self.splits[next(iter(self.splits))]
+        return list(self.splits[key])
+
+    def _parts(self, channels):
+        bn, start, parts = self.batch_norm, 0, []
+        for c in channels:
+            one = torch.nn.Conv2d(c, c, 1, groups=c, bias=False)
+            piece = torch.nn.BatchNorm2d(c, eps=bn.eps, affine=bn.affine)
+            with torch.no_grad():
+                one.weight.fill_(1.0)
+                piece.running_mean.copy_(bn.running_mean[start:start + c])
+                piece.running_var.copy_(bn.running_var[start:start + c])
+                if bn.affine:
+                    piece.weight.copy_(bn.weight[start:start + c])
+                    piece.bias.copy_(bn.bias[start:start + c])
+            parts.append(FusedConv(one, piece.eval(), self.relu, self.target,
+                                   self.threads, self.layout))
+            start += c
+        return parts
+
+    def forward(self, *xs):
+        parts = self.parts_for(xs)
+        if parts is None:
+            y = self.batch_norm(torch.cat(xs, 1))
+            return F.relu(y) if self.relu else y
+        return torch.cat([part(x) for part, x in zip(parts, xs)], 1)
+
+
 class FusedSequence(torch.nn.Module):
     """A chain of compiled layers (FusedConv, FusedGlobalPool, FusedAvgPool,
     FusedMaxPool, FusedLinear) of the graph, each reading the chain's inputs
@@ -602,7 +670,7 @@ class FusedSequence(torch.nn.Module):
             s = shapes[refs[0]]
             if s is None:
                 out = None
-            elif isinstance(layer, FusedCat):
+            elif isinstance(layer, _CONCATENATING):
                 out = layer.output_shape([shapes[v] for v in refs])
             elif isinstance(layer, FusedGlobalPool):
                 out = layer.output_shape(s)
@@ -644,9 +712,9 @@ class FusedSequence(torch.nn.Module):
                 readers[v].append((step, role))
         # The chain's inputs and the values its layers produce, but not its
         # output; a concatenation's stays float32 (its layers write float32
-        # slices).
+        # slices), and so do its inputs (they take no bf16).
         bf16 = {v: True for v in range(n_in + count - 1)
-                if v < n_in or not isinstance(self.layers[v - n_in], FusedCat)}
+                if v < n_in or not isinstance(self.layers[v - n_in], _CONCATENATING)}
         changed = True
         while changed:
             changed = False
@@ -672,7 +740,7 @@ class FusedSequence(torch.nn.Module):
     def _roles(self, step):
         """What each value `step` reads is to it: "input", "residual", or
         "concat" (a FusedCat's)."""
-        if isinstance(self.layers[step], FusedCat):
+        if isinstance(self.layers[step], _CONCATENATING):
             return ["concat"] * len(self.refs[step])
         return ["input", "residual"][:len(self.refs[step])]
 
@@ -680,7 +748,7 @@ class FusedSequence(torch.nn.Module):
         """The value layer `step` adds as its residual, or None."""
         refs = self.refs[step]
         return refs[1] if len(refs) > 1 and not isinstance(
-            self.layers[step], FusedCat) else None
+            self.layers[step], _CONCATENATING) else None
 
     @property
     def layers(self):
@@ -758,6 +826,15 @@ class FusedSequence(torch.nn.Module):
         return list(self._plans)
 
 
+# One step of a _SequencePlan: the FusedConv and its direct call, the
+# values it reads (x, and r: its residual or None) and writes (out, at
+# channel `offset` of it or None: all of it), its layer's name.
+_Step = collections.namedtuple("_Step", "conv call x r out offset name")
+
+# The layers that concatenate along the channels.
+_CONCATENATING = (FusedCat, FusedCatNorm)
+
+
 class _SequencePlan:
     """A FusedSequence's one C call for one input shape: the steps table,
     the buffers table (the chain's inputs, its output, then each value in
@@ -778,32 +855,37 @@ class _SequencePlan:
     def of(cls, sequence, values):
         """The plan of the layers' direct calls after a run that produced
         `values`, or None where one layer has none (see FusedSequence)."""
-        convs, calls = [], []
+        specs = []
         # What each of the chain's inputs is converted to (run_layers' values
         # hold them as converted).
         input_dtypes = [values[i].dtype for i in range(sequence.inputs)]
         slices = {}
         for step, (layer, refs) in enumerate(zip(sequence.layers, sequence.refs)):
+            out = sequence.inputs + step
+            name = sequence.names[step]
             if isinstance(layer, FusedCat):
                 found = cls._slices(sequence, step, values)
                 if found is None:
                     return None
                 slices.update(found)
                 continue
-            x, r = refs[0], sequence._residual(step)
-            conv = cls._compiled(layer, values[x])
-            direct = conv._direct.get(values[x].shape[0]) if conv is not None else None
-            takes = torch.bfloat16 if conv is not None and conv.compute_dtype else torch.float32
-            if (direct is None or direct.dtype != takes
-                    or direct.out_dtype != conv.output_dtype
-                    or direct.weight is not conv.weight
-                    or direct.conv.has_residual != (r is not None)
-                    or (r is not None and values[r].dtype != direct.residual_dtype)):
+            if isinstance(layer, FusedCatNorm):
+                parts = layer.parts_for([values[v] for v in refs])
+                if parts is None:
+                    return None
+                offset = 0
+                for part, v in zip(parts, refs):
+                    spec = cls._spec(part, values, v, None, out, name, offset)
+                    if spec is None:
+                        return None
+                    specs.append(spec)
+                    offset += values[v].shape[1]
+                continue
+            spec = cls._spec(cls._compiled(layer, values[refs[0]]), values, refs[0],
+                             sequence._residual(step), out, name)
+            if spec is None:
                 return None
-            if values[x].dtype != takes:
-                return None
-            convs.append(conv)
-            calls.append(direct)
+            specs.append(spec)
         if values[-1].dtype != torch.float32 or not all(
                 d in (torch.float32, torch.bfloat16) for d in input_dtypes):
             return None
@@ -812,8 +894,23 @@ class _SequencePlan:
                    if not isinstance(layer, (FusedLinear, FusedCat))}
         if len(layouts) > 1:
             return None
-        return cls(sequence, convs, calls, values, layouts != {"nchw"}, input_dtypes,
-                   slices)
+        return cls(sequence, specs, values, layouts != {"nchw"}, input_dtypes, slices)
+
+    @staticmethod
+    def _spec(conv, values, x, r, out, name, offset=None):
+        """One step: `conv` (a FusedConv, or None) reading values[x] (and
+        values[r]) into `out` (at channel `offset` of it: a FusedCatNorm's
+        part), through its direct call; None where it has none that fits."""
+        direct = conv._direct.get(values[x].shape[0]) if conv is not None else None
+        takes = torch.bfloat16 if conv is not None and conv.compute_dtype else torch.float32
+        if (direct is None or direct.dtype != takes
+                or direct.out_dtype != conv.output_dtype
+                or direct.weight is not conv.weight
+                or direct.conv.has_residual != (r is not None)
+                or (r is not None and values[r].dtype != direct.residual_dtype)
+                or values[x].dtype != takes):
+            return None
+        return _Step(conv, direct, x, r, out, offset, name)
 
     @staticmethod
     def _slices(sequence, step, values):
@@ -833,21 +930,17 @@ class _SequencePlan:
             offset += values[v].shape[1]
         return found if offset == values[out].shape[1] else None
 
-    def __init__(self, sequence, convs, calls, values, nhwc, input_dtypes, slices):
+    def __init__(self, sequence, specs, values, nhwc, input_dtypes, slices):
         self.nhwc = nhwc
         self.input_dtypes = input_dtypes
-        self.calls = calls           # keeps the handles alive
+        self.calls = [spec.call for spec in specs]      # keeps the handles alive
         # Hooks on any of the chain's modules send it back to the layers
         # (the sequence's own run either way).
         self.hooks = [d for m in sequence.modules() if m is not sequence
                       for d in (m._forward_hooks, m._forward_pre_hooks)]
         layers, inputs = len(sequence.layers), sequence.inputs
-        # The layers that are steps (a FusedCat is none: its layers write
-        # their channels of its value, `slices`).
-        stepped = [i for i, layer in enumerate(sequence.layers)
-                   if not isinstance(layer, FusedCat)]
-        self.step_names = [sequence.names[i] for i in stepped]
-        count = len(stepped)
+        self.step_names = [spec.name for spec in specs]
+        count = len(specs)
         # What each input must be (its shape as the C API reads it).
         stored = [self._stored(v) for v in values]
         self.input_shapes = [tuple(v.shape) for v in stored[:inputs]]
@@ -856,10 +949,7 @@ class _SequencePlan:
         # is one of the outer one's, at the sum of the offsets.
         slices = dict(slices)
         for v in slices:
-            cat, offset = slices[v]
-            while cat in slices:
-                cat, offset = slices[cat][0], offset + slices[cat][1]
-            slices[v] = (cat, offset)
+            slices[v] = self._root(slices, v, 0)
         # Each value's life in layers: from the first layer writing it (a
         # concatenation's: its first slice) to the last reading it.
         first_write = {v: v - inputs for v in range(inputs, inputs + layers)}
@@ -888,16 +978,16 @@ class _SequencePlan:
         slot_of.update({v: inputs + 1 + k for k, v in enumerate(internal)})
         slot_of.update({v: slot_of[cat] for v, (cat, _) in slices.items()})
         steps = (_capi.Step * count)()
-        for step, (call, layer) in enumerate(zip(calls, stepped)):
-            refs, r, out = sequence.refs[layer], sequence._residual(layer), inputs + layer
-            steps[step].conv = call.conv._handle
-            steps[step].filter = call.weight.data_ptr()
-            steps[step].bias = call.bias.data_ptr() if call.bias is not None else None
-            steps[step].input = slot_of[refs[0]]
-            steps[step].residual = -1 if r is None else slot_of[r]
-            steps[step].output = slot_of[out]
-            if out in slices:
-                cat, offset = slices[out]
+        for step, spec in enumerate(specs):
+            steps[step].conv = spec.call.conv._handle
+            steps[step].filter = spec.call.weight.data_ptr()
+            steps[step].bias = spec.call.bias.data_ptr() if spec.call.bias is not None else None
+            steps[step].input = slot_of[spec.x]
+            steps[step].residual = -1 if spec.r is None else slot_of[spec.r]
+            steps[step].output = slot_of[spec.out]
+            if spec.out in slices or spec.offset is not None:
+                cat, offset = self._root(slices, spec.out, spec.offset or 0) \
+                    if spec.out in slices else (spec.out, spec.offset)
                 steps[step].outputChannels = values[cat].shape[1]
                 steps[step].outputChannelOffset = offset
         self.steps, self.count = steps, count
@@ -908,9 +998,17 @@ class _SequencePlan:
         # ones packed (the same tensor, not written since; an inference
         # tensor has no version counter). Read from each layer's buffers
         # dict: nn.Module's attribute lookup costs ~0.5 us a layer.
-        self.stamps = [(conv._buffers, call.weight, call.weight.data_ptr(),
-                        not call.weight.is_inference(), self._version(call.weight))
-                       for conv, call in zip(convs, calls)]
+        self.stamps = [(spec.conv._buffers, spec.call.weight, spec.call.weight.data_ptr(),
+                        not spec.call.weight.is_inference(),
+                        self._version(spec.call.weight)) for spec in specs]
+
+    @staticmethod
+    def _root(slices, v, offset):
+        """(the outermost concatenation `v` is a slice of, the channel
+        offset there of `v`'s channel `offset`)."""
+        while v in slices:
+            v, offset = slices[v][0], offset + slices[v][1]
+        return v, offset
 
     @staticmethod
     def _place(lives, sizes):
@@ -1417,6 +1515,41 @@ def _cat_inputs(graph_module, node):
     return list(tensors)
 
 
+def _cat_norm(graph_module, node):
+    """For torch.cat(tensors, 1) read alone by an eval-mode BatchNorm2d,
+    itself read alone by a ReLU or not (DenseNet's norm1 / relu1 of the
+    features so far, its transitions' and its last norm): (tensors, the
+    BatchNorm's node, its module, the ReLU's node or None); None for any
+    other node."""
+    if node.op != "call_function" or node.target not in _CATS:
+        return None
+    args = dict(zip(("tensors", "dim"), node.args), **node.kwargs)
+    tensors = args.get("tensors")
+    if set(args) != {"tensors", "dim"} or args["dim"] != 1 \
+            or not isinstance(tensors, (list, tuple)) or not tensors \
+            or not all(isinstance(t, torch.fx.Node) for t in tensors):
+        return None
+    follower = _only_user(node)
+    bn = _module(graph_module, follower) if follower is not None \
+        and follower.op == "call_module" else None
+    if (type(bn) is not torch.nn.BatchNorm2d or bn.training or not bn.track_running_stats
+            or bn.running_mean is None or len(follower.args) != 1 or follower.kwargs
+            or bn.weight is not None and bn.weight.dtype != torch.float32):
+        return None
+    relu = _only_user(follower)
+    return tensors, follower, bn, relu if _is_plain_relu(graph_module, relu) else None
+
+
+def _fuse_cat_norm(graph_module, node, tensors, bn_node, bn, relu_node, target, threads,
+                   layout, index):
+    """A concatenation, its BatchNorm and ReLU (_cat_norm) as one
+    FusedCatNorm call."""
+    chain = [node, bn_node] + ([relu_node] if relu_node is not None else [])
+    fused = FusedCatNorm(bn, relu_node is not None, target, threads, layout)
+    folded = _replace_chain(graph_module, chain, fused, tuple(tensors), index)
+    return OpRecord(node.name, "cat (channels)", "convlower", folded), chain
+
+
 def _fuse_cat(graph_module, node, tensors, index):
     """A concatenation (_cat_inputs) as one FusedCat call."""
     _replace_chain(graph_module, [node], FusedCat(), tuple(tensors), index)
@@ -1451,6 +1584,14 @@ def _fuse(graph_module, target, threads, layout, precision):
     index = 0
     for node in list(graph_module.graph.nodes):
         if node in erased:
+            continue
+        norm = _cat_norm(graph_module, node) if target in ("cpu", "auto") else None
+        if norm is not None:
+            record, replaced = _fuse_cat_norm(graph_module, node, *norm, target, threads,
+                                              layout, index)
+            erased.update(replaced)
+            records[f"convlower_{index}"] = record
+            index += 1
             continue
         concatenated = _cat_inputs(graph_module, node)
         if isinstance(concatenated, str):
@@ -1521,7 +1662,8 @@ def _layer_chains(graph_module):
         if (node.op == "call_module"
                 and type(_module(graph_module, node)) in (FusedConv, FusedGlobalPool,
                                                           FusedAvgPool, FusedMaxPool,
-                                                          FusedLinear, FusedCat)
+                                                          FusedLinear, FusedCat,
+                                                          FusedCatNorm)
                 and all(isinstance(a, torch.fx.Node) for a in node.args)
                 and not node.kwargs):
             run.append(node)

@@ -969,6 +969,51 @@ expect(calls == {"convlowerRunSteps": 1, "convlowerConvRun": 0} and plan.count =
        and slices == [(38, 0), (38, 8), (38, 18), (38, 22)] and same,
        f"nested: {calls}, {slices}, same {same}")
 
+# DenseNet's pre-activation, relu(norm(torch.cat(features, 1))), where
+# every feature is read by every later layer of its block: a FusedCatNorm,
+# per feature a depthwise 1x1 with its channels of the BatchNorm folded in,
+# writing its slice of the output (a cat of one feature too). torchvision's
+# own DenseNet class, small (growth 8, blocks of 2 and 3 layers): nothing
+# on torch, one C call, within 1e-4 of float64, bit for bit the layers run
+# one by one; a cat -> BatchNorm without the ReLU too.
+model = randomize_batch_norms(torchvision.models.DenseNet(
+    growth_rate=8, block_config=(2, 3), num_init_features=16, bn_size=2,
+    num_classes=10)).eval()
+compiled = check("small densenet", model, torch.rand(2, 3, 32, 32), None, [])
+sequence = [m for m in compiled.graph_module.modules() if type(m).__name__ == "FusedSequence"][0]
+norms = [m for m in sequence.layers if type(m).__name__ == "FusedCatNorm"]
+x = torch.rand(2, 3, 32, 32)
+with Counted("convlowerRunSteps", "convlowerConvRun") as calls, torch.inference_mode():
+    y = compiled(x)
+with torch.inference_mode():
+    same = torch.equal(y, sequence.run_layers((x,))[-1])
+plan = next(iter(sequence._plans.values()))
+parts = sum(1 for i in range(plan.count) if plan.steps[i].outputChannels)
+print(f"small densenet: {len(norms)} cat + BatchNorm (+ ReLU) layers, {parts} slice steps, "
+      f"calls {calls}, same as the layers {same}")
+# 5 dense layers read 1, 2, 1, 2, 3 features; the transition 3, the end 4.
+expect(len(norms) == 7 and parts == 16 and same
+       and calls == {"convlowerRunSteps": 1, "convlowerConvRun": 0},
+       f"small densenet: {len(norms)} norms, {parts} parts, {calls}, same {same}")
+
+
+class CatNorm(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.b = torch.nn.Conv2d(8, 5, 1)
+        self.norm = torch.nn.BatchNorm2d(13)
+        self.head = torch.nn.Conv2d(13, 4, 1)
+
+    def forward(self, x):
+        a = self.a(x)
+        return self.head(self.norm(torch.cat([a, self.b(a)], 1))) + a.mean()
+
+
+compiled = check("cat + BatchNorm, no ReLU", CatNorm(), torch.rand(2, 3, 9, 9), 4, [".mean()"])
+norm = [m for m in compiled.graph_module.modules() if type(m).__name__ == "FusedCatNorm"]
+expect(len(norm) == 1 and not norm[0].relu, f"cat + BatchNorm: {norm}")
+
 # SqueezeNet 1.1 (fire modules: two expansions concatenated; ceil_mode max
 # poolings) and GoogLeNet (four-branch Inception blocks; ceil_mode
 # poolings) at small resolution: nothing left on torch, one C call.
