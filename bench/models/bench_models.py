@@ -427,10 +427,13 @@ def layer_class(layer):
     """What a compiled layer of compile()'s graph is, for the profile's
     breakdown: the RGB stem, 1x1, 3x3 (strided), depthwise, grouped, other
     windows, the poolings, Linear, concatenation (no step of its own: its
-    layers write its slices, and their times hold the copies)."""
+    layers write its slices, and their times hold the copies), and
+    DenseNet's BatchNorm of a concatenation (a step per input)."""
     name = type(layer).__name__
     if name == "FusedCat":
         return "concatenation"
+    if name == "FusedCatNorm":
+        return "concatenation's BatchNorm"
     if name == "FusedMaxPool":
         return "max pooling"
     if name in ("FusedGlobalPool", "FusedAvgPool"):

@@ -232,7 +232,10 @@ convlowerConvRunResidual(ConvLowerConv conv, const void *input,
 /// [outputChannelOffset, outputChannelOffset + F), the others left as they
 /// are: several steps writing one buffer at their offsets compute a
 /// concatenation along the channels (Inception's branches, SqueezeNet's
-/// fire modules) with no concatenating pass of its own.
+/// fire modules) in the steps themselves. (The compiled code writes a
+/// whole output: the slice is copied from it, per pixel channels last, per
+/// image channels first; written in place where it is one run, channels
+/// first with one image.)
 typedef struct ConvLowerStep {
   ConvLowerConv conv;
   const void *filter;

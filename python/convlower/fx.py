@@ -800,7 +800,11 @@ class FusedSequence(torch.nn.Module):
             y = plan.run(inputs, step_ms)
             if y is not None:
                 self._plans.move_to_end(key)
+                # A layer of several steps (FusedCatNorm's parts): their sum.
+                layer_ms = {}
                 for name, ms in zip(plan.step_names, step_ms or ()):
+                    layer_ms[name] = layer_ms.get(name, 0.0) + ms
+                for name, ms in layer_ms.items():
                     times.setdefault(name, []).append(ms)
             return y
         finally:

@@ -995,6 +995,14 @@ print(f"small densenet: {len(norms)} cat + BatchNorm (+ ReLU) layers, {parts} sl
 expect(len(norms) == 7 and parts == 16 and same
        and calls == {"convlowerRunSteps": 1, "convlowerConvRun": 0},
        f"small densenet: {len(norms)} norms, {parts} parts, {calls}, same {same}")
+# profile(): one time per layer and call, a FusedCatNorm's the sum of its
+# parts' steps.
+times = {}
+with torch.inference_mode():
+    sequence.profile_run((x,), times)
+one_each = sorted(times) == sorted(sequence.names) and all(len(t) == 1 for t in times.values())
+print(f"small densenet profile: one time per layer {one_each}")
+expect(one_each, f"small densenet profile: {times}")
 
 
 class CatNorm(torch.nn.Module):
