@@ -902,21 +902,31 @@ class Inception(torch.nn.Module):
         return self.head(y) + a.sum() if self.shared else self.head(y)
 
 
+def planned_run(compiled, x):
+    """Runs `compiled` (one FusedSequence) on x: the C calls it made, whether
+    its output is bit for bit the sequence's layers run one by one, the
+    plan's (outputChannels, outputChannelOffset) slices in step order, the
+    plan and the sequence."""
+    sequence = [m for m in compiled.graph_module.modules()
+                if type(m).__name__ == "FusedSequence"][0]
+    with Counted("convlowerRunSteps", "convlowerConvRun") as calls, torch.inference_mode():
+        y = compiled(x)
+    with torch.inference_mode():
+        same = torch.equal(y, sequence.run_layers((x,))[-1])
+    plan = next(iter(sequence._plans.values()))
+    slices = [(plan.steps[i].outputChannels, plan.steps[i].outputChannelOffset)
+              for i in range(plan.count) if plan.steps[i].outputChannels]
+    return calls, same, slices, plan, sequence
+
+
 for name, batch, layout in (("inception nhwc", 1, "nhwc"), ("inception nhwc N3", 3, "nhwc"),
                             ("inception nchw", 1, "nchw"), ("inception nchw N2", 2, "nchw")):
     model = randomize_batch_norms(Inception(pool=layout == "nhwc")).eval()
     x = torch.randn(batch, 3, 9, 9)
     compiled = check(name, model, x, 7, [], layout=layout)
-    sequences = [m for m in compiled.graph_module.modules()
-                 if type(m).__name__ == "FusedSequence"]
     x = torch.randn(batch, 3, 9, 9)
-    with Counted("convlowerRunSteps", "convlowerConvRun") as calls:
-        error = error_against_float64(model, compiled, x)
-    with torch.inference_mode():
-        same = torch.equal(compiled(x), sequences[0].run_layers((x,))[-1])
-    plan = next(iter(sequences[0]._plans.values()))
-    slices = [(plan.steps[i].outputChannels, plan.steps[i].outputChannelOffset)
-              for i in range(plan.count) if plan.steps[i].outputChannels]
+    error = error_against_float64(model, compiled, x)
+    calls, same, slices, plan, _ = planned_run(compiled, x)
     print(f"{name}: calls {calls}, {plan.count} steps, slices {slices}, "
           f"error {error:.1e}, same as the layers {same}")
     expect(calls == {"convlowerRunSteps": 1, "convlowerConvRun": 0}
@@ -954,15 +964,7 @@ class Nested(torch.nn.Module):
 
 
 compiled = check("nested cats", Nested().eval(), torch.randn(2, 3, 9, 9), 9, [])
-sequence = [m for m in compiled.graph_module.modules() if type(m).__name__ == "FusedSequence"][0]
-x = torch.randn(2, 3, 9, 9)
-with Counted("convlowerRunSteps", "convlowerConvRun") as calls, torch.inference_mode():
-    y = compiled(x)
-with torch.inference_mode():
-    same = torch.equal(y, sequence.run_layers((x,))[-1])
-plan = next(iter(sequence._plans.values()))
-slices = [(plan.steps[i].outputChannels, plan.steps[i].outputChannelOffset)
-          for i in range(plan.count) if plan.steps[i].outputChannels]
+calls, same, slices, plan, _ = planned_run(compiled, torch.randn(2, 3, 9, 9))
 print(f"nested cats: calls {calls}, {plan.count} steps, slices {slices}, "
       f"same as the layers {same}")
 expect(calls == {"convlowerRunSteps": 1, "convlowerConvRun": 0} and plan.count == 7
@@ -980,15 +982,10 @@ model = randomize_batch_norms(torchvision.models.DenseNet(
     growth_rate=8, block_config=(2, 3), num_init_features=16, bn_size=2,
     num_classes=10)).eval()
 compiled = check("small densenet", model, torch.rand(2, 3, 32, 32), None, [])
-sequence = [m for m in compiled.graph_module.modules() if type(m).__name__ == "FusedSequence"][0]
-norms = [m for m in sequence.layers if type(m).__name__ == "FusedCatNorm"]
 x = torch.rand(2, 3, 32, 32)
-with Counted("convlowerRunSteps", "convlowerConvRun") as calls, torch.inference_mode():
-    y = compiled(x)
-with torch.inference_mode():
-    same = torch.equal(y, sequence.run_layers((x,))[-1])
-plan = next(iter(sequence._plans.values()))
-parts = sum(1 for i in range(plan.count) if plan.steps[i].outputChannels)
+calls, same, slices, plan, sequence = planned_run(compiled, x)
+norms = [m for m in sequence.layers if type(m).__name__ == "FusedCatNorm"]
+parts = len(slices)
 print(f"small densenet: {len(norms)} cat + BatchNorm (+ ReLU) layers, {parts} slice steps, "
       f"calls {calls}, same as the layers {same}")
 # 5 dense layers read 1, 2, 1, 2, 3 features; the transition 3, the end 4.
