@@ -636,10 +636,10 @@ class FusedCatNorm(torch.nn.Module):
 
 class FusedSequence(torch.nn.Module):
     """A chain of compiled layers (FusedConv, FusedGlobalPool, FusedAvgPool,
-    FusedMaxPool, FusedLinear) of the graph, each reading the chain's inputs
-    or an earlier layer's output, only the last one's output read after the
-    chain: MobileNetV2 and ResNet-50 from their first convolution to their
-    logits.
+    FusedMaxPool, FusedLinear, FusedCat, FusedCatNorm) of the graph, each
+    reading the chain's inputs or earlier layers' outputs, only the last
+    one's output read after the chain: MobileNetV2, ResNet-50, GoogLeNet
+    and DenseNet-121 from their first convolution to their logits.
 
     Run as one C call (convlowerRunSteps) once each layer has a direct call
     for the input's shape: the layers' handles and weights in a table, the
@@ -765,7 +765,7 @@ class FusedSequence(torch.nn.Module):
 
     def _roles(self, step):
         """What each value `step` reads is to it: "input", "residual", or
-        "concat" (a FusedCat's)."""
+        "concat" (a FusedCat's or FusedCatNorm's)."""
         if isinstance(self.layers[step], _CONCATENATING):
             return ["concat"] * len(self.refs[step])
         return ["input", "residual"][:len(self.refs[step])]
@@ -1134,7 +1134,8 @@ class CompiledModel(torch.nn.Module):
 
     def layer(self, name):
         """The compiled layer (FusedConv, FusedLinear, FusedGlobalPool,
-        FusedAvgPool, FusedMaxPool) the graph calls `name` (convlower_<i>), a
+        FusedAvgPool, FusedMaxPool, FusedCat, FusedCatNorm) the graph calls
+        `name` (convlower_<i>), a
         submodule of the graph or of a FusedSequence."""
         for path, module in self.graph_module.named_modules():
             if path.rsplit(".", 1)[-1] == name:
