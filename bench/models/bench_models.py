@@ -436,7 +436,7 @@ def layer_class(layer):
         return "concatenation's BatchNorm"
     if name == "FusedMaxPool":
         return "max pooling"
-    if name in ("FusedGlobalPool", "FusedAvgPool"):
+    if name in ("FusedGlobalPool", "FusedAvgPool", "FusedMean"):
         return "average pooling"
     if name == "FusedLinear":
         return "Linear"

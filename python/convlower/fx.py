@@ -23,8 +23,8 @@ with its weight packed once (the CPU routes' constant-weight mode: filter
 panels, Winograd's U), on the first call of each input shape. Each float32
 nn.Linear (with the ReLU that reads it alone) becomes a 1x1 convolution of
 its rows the same way, global average pooling read by flatten(1) alone
-(the classification heads) as a depthwise convolution whose kernel is the
-image, average pooling counting its padding (nn.AvgPool2d, F.avg_pool2d by
+(the classification heads; x.mean((2, 3)) too) as a depthwise convolution
+whose kernel is the image, average pooling counting its padding (nn.AvgPool2d, F.avg_pool2d by
 default) as one whose kernel is the window, max pooling (nn.MaxPool2d,
 F.max_pool2d without indices, ceil_mode too; channels-last on the CPU) as
 ConvLower's max pooling of the same windows, torch.cat along the channels
@@ -423,6 +423,15 @@ class FusedGlobalPool(torch.nn.Module):
             mean = self._mean(channels, height, width)
             mean.weight.fill_(1.0 / mean.weight[0, 0].numel())
         return FusedConv(mean, None, False, self.target, self.threads, self.layout)
+
+
+class FusedMean(FusedGlobalPool):
+    """x.mean((2, 3)) (MNASNet's head): global average pooling and its
+    flatten in one op, the same layer as FusedGlobalPool's; torch's mean
+    where that layer does not apply."""
+
+    def _by_torch(self, x):
+        return x.mean((2, 3))
 
 
 class FusedAvgPool(FusedGlobalPool):
@@ -1400,6 +1409,19 @@ def _is_global_pool(graph_module, node):
             and isinstance(args["input"], torch.fx.Node))
 
 
+def _is_spatial_mean(node):
+    """Whether `node` is x.mean((2, 3)) or torch.mean(x, (2, 3)) of one
+    tensor, not keeping the dims and of no other dtype."""
+    if not ((node.op == "call_method" and node.target == "mean")
+            or (node.op == "call_function" and node.target is torch.mean)):
+        return False
+    args = dict(zip(("input", "dim", "keepdim"), node.args), **node.kwargs)
+    dims = args.get("dim")
+    return (set(args) <= {"input", "dim", "keepdim"} and isinstance(args.get("input"), torch.fx.Node)
+            and isinstance(dims, (tuple, list)) and sorted(dims) == [2, 3]
+            and args.get("keepdim", False) is False)
+
+
 def _is_flatten_from_1(node, source):
     """Whether `node` is torch.flatten(source, 1) or source.flatten(1)."""
     if node is None or not node.args or node.args[0] is not source or not (
@@ -1634,6 +1656,14 @@ def _fuse(graph_module, target, threads, layout, precision):
             erased.add(node)
             index += 1
             continue
+        if _is_spatial_mean(node):
+            folded = _replace_chain(graph_module, [node], FusedMean(target, threads, layout),
+                                    (node.args[0],), index)
+            records[f"convlower_{index}"] = OpRecord(
+                node.name, _describe(graph_module, node), "convlower", folded)
+            erased.add(node)
+            index += 1
+            continue
         if _is_global_pool(graph_module, node):
             fused = _fuse_global_pool(graph_module, node, target, threads, layout, index)
             if fused is not None:
@@ -1691,7 +1721,7 @@ def _layer_chains(graph_module):
     runs, run = [], []
     for node in graph_module.graph.nodes:
         if (node.op == "call_module"
-                and type(_module(graph_module, node)) in (FusedConv, FusedGlobalPool,
+                and type(_module(graph_module, node)) in (FusedConv, FusedGlobalPool, FusedMean,
                                                           FusedAvgPool, FusedMaxPool,
                                                           FusedLinear, FusedCat,
                                                           FusedCatNorm)

@@ -565,14 +565,19 @@ class Head(torch.nn.Module):
         y = F.relu(self.conv(x))
         if not self.flatten:
             return self.pool(y) + 1
-        y = F.adaptive_avg_pool2d(y, 1).flatten(1) if self.functional \
-            else torch.flatten(self.pool(y), 1)
+        if self.functional == "mean":
+            y = y.mean((2, 3))
+        else:
+            y = F.adaptive_avg_pool2d(y, 1).flatten(1) if self.functional \
+                else torch.flatten(self.pool(y), 1)
         return self.fc(self.drop(y))
 
 
 check("head (module)", Head(False), torch.rand(2, 3, 9, 9), 3, [])
 compiled = check("head (functional)", Head(True), torch.rand(2, 3, 9, 9), 3, [])
 print(compiled.summary().splitlines()[0])
+# x.mean((2, 3)) (MNASNet's head) is the same pooling and flatten in one op.
+check("head (mean)", Head("mean"), torch.rand(2, 3, 9, 9), 3, [])
 check("pool without flatten", Head(False, flatten=False), torch.rand(2, 3, 9, 9), 1,
       ["AdaptiveAvgPool2d", "add"])
 compiled = check("head on 13x13", Head(False), torch.rand(2, 3, 13, 13), 3, [])
