@@ -377,21 +377,21 @@ void copyIntoChannels(const ConvProblem &p, size_t elementBytes,
 /// is one contiguous run: channels first, one image).
 ConvLowerStatus runStep(const ConvLowerStep &step, void *const *buffers) {
   bool residual = step.residual != -1;
-  const void *residualBuffer = residual ? buffers[step.residual] : nullptr;
+  auto runInto = [&](void *output) {
+    return runHandle("convlowerRunSteps", step.conv, buffers[step.input],
+                     step.filter, step.bias,
+                     residual ? buffers[step.residual] : nullptr, output,
+                     residual);
+  };
   Handle *h = unwrap(step.conv);
   const ConvProblem &p = h->conv->spec().problem;
   if (step.outputChannels == 0 || step.outputChannels == p.f)
-    return runHandle("convlowerRunSteps", step.conv, buffers[step.input],
-                     step.filter, step.bias, residualBuffer,
-                     buffers[step.output], residual);
+    return runInto(buffers[step.output]);
   size_t bytes = elementBytes(outputDType(p, h->conv->spec().epilogue));
   char *to = static_cast<char *>(buffers[step.output]);
   if (p.layout == convrt::Layout::NCHW && p.n == 1)
-    return runHandle("convlowerRunSteps", step.conv, buffers[step.input],
-                     step.filter, step.bias, residualBuffer,
-                     to + step.outputChannelOffset *
-                              (p.outputElements() / p.f) * bytes,
-                     residual);
+    return runInto(to + step.outputChannelOffset * (p.outputElements() / p.f) *
+                            bytes);
   char *scratch = sliceScratch(p.outputElements() * bytes);
   if (!scratch)
     return fail(ConvLowerStatusFailed,
@@ -399,9 +399,7 @@ ConvLowerStatus runStep(const ConvLowerStep &step, void *const *buffers) {
                               "slice",
                               p.outputElements() * bytes)
                     .str());
-  ConvLowerStatus status =
-      runHandle("convlowerRunSteps", step.conv, buffers[step.input],
-                step.filter, step.bias, residualBuffer, scratch, residual);
+  ConvLowerStatus status = runInto(scratch);
   if (status == ConvLowerStatusOk)
     copyIntoChannels(p, bytes, scratch, to, step.outputChannels,
                      step.outputChannelOffset);

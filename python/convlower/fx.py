@@ -1025,8 +1025,7 @@ class _SequencePlan:
             steps[step].residual = -1 if spec.r is None else slot_of[spec.r]
             steps[step].output = slot_of[spec.out]
             if spec.out in slices or spec.offset is not None:
-                cat, offset = self._root(slices, spec.out, spec.offset or 0) \
-                    if spec.out in slices else (spec.out, spec.offset)
+                cat, offset = self._root(slices, spec.out, spec.offset or 0)
                 steps[step].outputChannels = values[cat].shape[1]
                 steps[step].outputChannelOffset = offset
         self.steps, self.count = steps, count
@@ -1542,16 +1541,27 @@ _CATS = {torch.cat, torch.concat}
 _IMAGE_LAYERS = (FusedConv, FusedAvgPool, FusedMaxPool)
 
 
+def _cat_args(node):
+    """(tensors, dim) of a torch.cat / torch.concat node (dim 0 where not
+    given; tensors None where it has other arguments), else None."""
+    if node.op != "call_function" or node.target not in _CATS:
+        return None
+    args = dict(zip(("tensors", "dim"), node.args), **node.kwargs)
+    if set(args) - {"tensors", "dim"}:
+        return None, None
+    return args.get("tensors"), args.get("dim", 0)
+
+
 def _cat_inputs(graph_module, node):
     """For a torch.cat node: the nodes it concatenates where FusedCat takes
     them (along dim 1, two or more, each a compiled image layer's output or
     a FusedCat's, read by this concatenation alone), else why not (a
     string); None for any other node."""
-    if node.op != "call_function" or node.target not in _CATS:
+    args = _cat_args(node)
+    if args is None:
         return None
-    args = dict(zip(("tensors", "dim"), node.args), **node.kwargs)
-    tensors, dim = args.get("tensors"), args.get("dim", 0)
-    if set(args) - {"tensors", "dim"} or not isinstance(tensors, (list, tuple)):
+    tensors, dim = args
+    if not isinstance(tensors, (list, tuple)):
         return "its arguments"
     if dim != 1:
         return f"along dim {dim}, not the channels"
@@ -1574,12 +1584,11 @@ def _cat_norm(graph_module, node):
     features so far, its transitions' and its last norm): (tensors, the
     BatchNorm's node, its module, the ReLU's node or None); None for any
     other node."""
-    if node.op != "call_function" or node.target not in _CATS:
+    args = _cat_args(node)
+    if args is None:
         return None
-    args = dict(zip(("tensors", "dim"), node.args), **node.kwargs)
-    tensors = args.get("tensors")
-    if set(args) != {"tensors", "dim"} or args["dim"] != 1 \
-            or not isinstance(tensors, (list, tuple)) or not tensors \
+    tensors, dim = args
+    if dim != 1 or not isinstance(tensors, (list, tuple)) or not tensors \
             or not all(isinstance(t, torch.fx.Node) for t in tensors):
         return None
     follower = _only_user(node)
@@ -1606,7 +1615,14 @@ def _fuse_cat_norm(graph_module, node, tensors, bn_node, bn, relu_node, target, 
 def _fuse_cat(graph_module, node, tensors, index):
     """A concatenation (_cat_inputs) as one FusedCat call."""
     _replace_chain(graph_module, [node], FusedCat(), tuple(tensors), index)
-    return OpRecord(node.name, "cat (channels)", "convlower")
+    return OpRecord(node.name, "cat (channels)", "convlower"), [node]
+
+
+def _fuse_mean(graph_module, node, target, threads, layout, index):
+    """x.mean((2, 3)) (_is_spatial_mean) as one FusedMean call."""
+    _replace_chain(graph_module, [node], FusedMean(target, threads, layout),
+                   (node.args[0],), index)
+    return OpRecord(node.name, _describe(graph_module, node), "convlower"), [node]
 
 
 _DROPOUTS = (torch.nn.Dropout, torch.nn.Dropout1d, torch.nn.Dropout2d,
@@ -1638,44 +1654,28 @@ def _fuse(graph_module, target, threads, layout, precision):
     for node in list(graph_module.graph.nodes):
         if node in erased:
             continue
+        # (DenseNet's cat -> BatchNorm is a FusedCatNorm whatever its inputs.)
         norm = _cat_norm(graph_module, node) if target in ("cpu", "auto") else None
-        if norm is not None:
-            record, replaced = _fuse_cat_norm(graph_module, node, *norm, target, threads,
-                                              layout, index)
-            erased.update(replaced)
-            records[f"convlower_{index}"] = record
-            index += 1
-            continue
-        concatenated = _cat_inputs(graph_module, node)
-        if isinstance(concatenated, str):
-            records[node.name] = OpRecord(node.name, f"cat ({concatenated})", "torch")
-            continue
-        if concatenated is not None:
-            records[f"convlower_{index}"] = _fuse_cat(graph_module, node, concatenated,
-                                                      index)
-            erased.add(node)
-            index += 1
-            continue
-        if _is_spatial_mean(node):
-            folded = _replace_chain(graph_module, [node], FusedMean(target, threads, layout),
-                                    (node.args[0],), index)
-            records[f"convlower_{index}"] = OpRecord(
-                node.name, _describe(graph_module, node), "convlower", folded)
-            erased.add(node)
-            index += 1
-            continue
-        if _is_global_pool(graph_module, node):
-            fused = _fuse_global_pool(graph_module, node, target, threads, layout, index)
-            if fused is not None:
-                record, replaced = fused
-                erased.update(replaced)
-                records[f"convlower_{index}"] = record
-                index += 1
-            continue
+        concatenated = _cat_inputs(graph_module, node) if norm is None else None
         window = _avg_pool_window(graph_module, node)
         max_window = _max_pool_window(graph_module, node)
         module = _module(graph_module, node)
-        if window is not None:
+        if norm is not None:
+            record, replaced = _fuse_cat_norm(graph_module, node, *norm, target, threads,
+                                              layout, index)
+        elif isinstance(concatenated, str):
+            records[node.name] = OpRecord(node.name, f"cat ({concatenated})", "torch")
+            continue
+        elif concatenated is not None:
+            record, replaced = _fuse_cat(graph_module, node, concatenated, index)
+        elif _is_spatial_mean(node):
+            record, replaced = _fuse_mean(graph_module, node, target, threads, layout, index)
+        elif _is_global_pool(graph_module, node):
+            fused = _fuse_global_pool(graph_module, node, target, threads, layout, index)
+            if fused is None:
+                continue             # no flatten after it: torch's
+            record, replaced = fused
+        elif window is not None:
             record, replaced = _fuse_avg_pool(graph_module, node, window, target,
                                               threads, layout, index)
         elif max_window is not None and target in ("cpu", "auto") and layout == "nhwc":

@@ -847,6 +847,20 @@ static void badInput(void) {
          (long long)sizes[1]);
 }
 
+/* Frees a steps test's `count` layers (handles, filters, biases), its two
+ * buffers after the input (buffers[1], buffers[2]) and its input `x`. */
+static void freeSequence(ConvLowerConv *convs, Tensor *w, Tensor *b, int count,
+                         void **buffers, Tensor *x) {
+  for (int i = 0; i < count; ++i) {
+    freeTensor(&w[i]);
+    freeTensor(&b[i]);
+    convlowerConvDestroy(convs[i]);
+  }
+  free(buffers[1]);
+  free(buffers[2]);
+  freeTensor(x);
+}
+
 /* convlowerRunSteps: a MobileNetV2-like block (1x1 expansion + ReLU6,
  * depthwise 3x3 + ReLU6, 1x1 projection + the block's input) in one call
  * over three buffers, the projection's output reusing the expansion's
@@ -952,15 +966,9 @@ static void steps(void) {
   EXPECT(convlowerRunSteps(NULL, 0, NULL, 0, NULL) == ConvLowerStatusOk,
          "steps: an empty sequence");
 
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < 3; ++i)
     free(alone[i]);
-    freeTensor(&w[i]);
-    freeTensor(&b[i]);
-    convlowerConvDestroy(convs[i]);
-  }
-  free(buffers[1]);
-  free(buffers[2]);
-  freeTensor(&x);
+  freeSequence(convs, w, b, 3, buffers, &x);
 }
 
 /* Whether channels [offset, offset + f) of `whole` (`channels` channels)
@@ -1073,14 +1081,7 @@ static void concatSteps(int nhwc, int64_t images) {
          "of %lld\n",
          name, same ? "yes" : "no", (long long)written,
          (long long)(images * total * pixels));
-  for (int i = 0; i < 4; ++i) {
-    freeTensor(&w[i]);
-    freeTensor(&b[i]);
-    convlowerConvDestroy(convs[i]);
-  }
-  free(buffers[1]);
-  free(buffers[2]);
-  freeTensor(&x);
+  freeSequence(convs, w, b, 4, buffers, &x);
 }
 
 /* desc.pooling: torch's max_pool2d on the CPU, checked against the float64

@@ -608,6 +608,19 @@ class Pooled(torch.nn.Module):
         return self.proj(y)
 
 
+def pooling_layers_made(name, compiled, kind, calls):
+    """Checks that the pooling (a `kind` module) made one layer for the
+    input's shape where it is compiled (3 calls), none where torch pools;
+    returns the `kind` modules."""
+    pools = [m for m in compiled.graph_module.modules() if type(m).__name__ == kind]
+    made = [len(p.layers) for p in pools]
+    sequences = [m for m in compiled.graph_module.modules()
+                 if type(m).__name__ == "FusedSequence"]
+    print(f"{name}: pooling layers made {made}, sequences {len(sequences)}")
+    expect(made == ([1] if calls == 3 else []), f"{name}: pooling layers {made}")
+    return pools
+
+
 for name, model, calls, torch_ops in [
         ("AvgPool2d(3, 2, 1)", Pooled(torch.nn.AvgPool2d(3, 2, 1)), 3, []),
         ("AvgPool2d(2)", Pooled(torch.nn.AvgPool2d(2)), 3, []),
@@ -617,13 +630,7 @@ for name, model, calls, torch_ops in [
          Pooled(torch.nn.AvgPool2d(3, 2, 1, count_include_pad=False)), 2, ["AvgPool2d"]),
         ("ceil_mode=True", Pooled(torch.nn.AvgPool2d(3, 2, ceil_mode=True)), 2, ["AvgPool2d"])]:
     compiled = check(name, model, torch.rand(2, 3, 11, 11), calls, torch_ops)
-    pools = [m for m in compiled.graph_module.modules()
-             if type(m).__name__ == "FusedAvgPool"]
-    made = [len(p.layers) for p in pools]
-    sequences = [m for m in compiled.graph_module.modules()
-                 if type(m).__name__ == "FusedSequence"]
-    print(f"{name}: pooling layers made {made}, sequences {len(sequences)}")
-    expect(made == ([1] if calls == 3 else []), f"{name}: pooling layers {made}")
+    pooling_layers_made(name, compiled, "FusedAvgPool", calls)
 
 # Max pooling as torch computes it (the padding -inf, no indices):
 # ConvLower's max pooling of the same windows, one call made for the input's
@@ -650,13 +657,7 @@ for name, model, calls, torch_ops, layout in [
         ("max nchw", Pooled(torch.nn.MaxPool2d(3, 2, 1)), 2, ["MaxPool2d"], "nchw")]:
     x = torch.randn(2, 3, 11, 11)
     compiled = check(name, model, x, calls, torch_ops, layout=layout)
-    pools = [m for m in compiled.graph_module.modules()
-             if type(m).__name__ == "FusedMaxPool"]
-    made = [len(p.layers) for p in pools]
-    sequences = [m for m in compiled.graph_module.modules()
-                 if type(m).__name__ == "FusedSequence"]
-    print(f"{name}: pooling layers made {made}, sequences {len(sequences)}")
-    expect(made == ([1] if calls == 3 else []), f"{name}: pooling layers {made}")
+    pools = pooling_layers_made(name, compiled, "FusedMaxPool", calls)
     if calls == 3:
         # Bit for bit what torch's pooling picks from the same values.
         pool = pools[0]
